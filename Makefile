@@ -1,0 +1,33 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+export HF_HUB_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install test lint demo bench clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	# CPU torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+lint: install
+	$(VENV)/bin/ruff check medmemorybench tests scripts
+
+test: install lint
+	$(VENV)/bin/pytest -q -p no:cacheprovider
+
+demo: install
+	$(VENV)/bin/medmemorybench demo --out demo_output
+
+bench: install
+	$(PY) scripts/bench_simulate.py
+
+clean:
+	rm -rf $(VENV) demo_output

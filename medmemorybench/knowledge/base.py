@@ -1,0 +1,74 @@
+"""`KnowledgeBase`: the loaded catalogue, indexed by key, with lookups that expand class references."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from medmemorybench.knowledge.models import (
+    Advice,
+    AllergyGroup,
+    Condition,
+    Contraindication,
+    DietHabit,
+    Drug,
+    DrugClass,
+    EconomicProfile,
+    HistoryCondition,
+    Interaction,
+    Lab,
+    MedicationPreference,
+    RelativeTemplate,
+    Topic,
+)
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    """Every record of the knowledge base, keyed by its identifier."""
+
+    labs: dict[str, Lab]
+    classes: dict[str, DrugClass]
+    drugs: dict[str, Drug]
+    allergy_groups: dict[str, AllergyGroup]
+    history_conditions: dict[str, HistoryCondition]
+    contraindications: list[Contraindication]
+    interactions: list[Interaction]
+    advice: dict[str, Advice]
+    habits: dict[str, DietHabit]
+    preferences: dict[str, MedicationPreference]
+    economic_profiles: dict[str, EconomicProfile]
+    topics: dict[str, Topic]
+    relatives: dict[str, RelativeTemplate]
+    conditions: dict[str, Condition]
+
+    def expand(self, refs: list[str] | tuple[str, ...]) -> frozenset[str]:
+        """Drug keys named by a list of drug or class keys."""
+        out: set[str] = set()
+        for ref in refs:
+            if ref in self.drugs:
+                out.add(ref)
+            else:
+                out.update(self.drugs_by_class.get(ref, ()))
+        return frozenset(out)
+
+    @cached_property
+    def drugs_by_class(self) -> dict[str, tuple[str, ...]]:
+        """Drug keys of each class."""
+        by_class: dict[str, list[str]] = {}
+        for drug in self.drugs.values():
+            by_class.setdefault(drug.drug_class, []).append(drug.key)
+        return {key: tuple(sorted(keys)) for key, keys in by_class.items()}
+
+    @cached_property
+    def roster(self) -> list[Condition]:
+        """Conditions in default-roster order."""
+        return sorted(self.conditions.values(), key=lambda c: c.roster)
+
+    def condition(self, key: str) -> Condition:
+        """The condition `key`; raises KeyError naming the known ones."""
+        try:
+            return self.conditions[key]
+        except KeyError:
+            known = ", ".join(sorted(self.conditions))
+            raise KeyError(f"unknown condition '{key}'; known conditions: {known}") from None

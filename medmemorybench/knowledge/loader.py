@@ -1,0 +1,181 @@
+"""Loads the knowledge-base YAML files into a `KnowledgeBase`, collecting every error before raising."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from medmemorybench.errors import KnowledgeError
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import (
+    Advice,
+    AllergyGroup,
+    Condition,
+    Contraindication,
+    DietHabit,
+    Drug,
+    DrugClass,
+    EconomicProfile,
+    HistoryCondition,
+    Interaction,
+    Lab,
+    MedicationPreference,
+    RelativeTemplate,
+    Topic,
+)
+from medmemorybench.knowledge.validate import check_references
+
+DATA_DIR = Path(__file__).parent / "data"
+
+M = TypeVar("M", bound=BaseModel)
+
+# file (relative to the data folder) -> top-level key -> record model
+_SECTIONS: dict[str, dict[str, type[BaseModel]]] = {
+    "labs.yaml": {"labs": Lab},
+    "drug_classes.yaml": {"classes": DrugClass},
+    "allergies.yaml": {"allergy_groups": AllergyGroup},
+    "history.yaml": {"history_conditions": HistoryCondition, "contraindications": Contraindication},
+    "interactions.yaml": {"interactions": Interaction},
+    "diet.yaml": {"advice": Advice, "habits": DietHabit},
+    "preferences.yaml": {"medication_preferences": MedicationPreference, "economic_profiles": EconomicProfile},
+    "noise_topics.yaml": {"topics": Topic},
+    "relatives.yaml": {"relatives": RelativeTemplate},
+}
+
+
+def _read_yaml(path: Path, errors: list[str]) -> Any:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    except FileNotFoundError:
+        errors.append(f"{path}: file is missing")
+    except yaml.YAMLError as exc:
+        errors.append(f"{path}: not valid YAML: {exc}".replace("\n", " "))
+    return None
+
+
+def _format_validation(path: Path, prefix: str, exc: ValidationError) -> list[str]:
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(part) for part in (prefix, *err["loc"]) if part != "")
+        lines.append(f"{path}: {where}: {err['msg']}")
+    return lines
+
+
+def _parse_records(
+    path: Path, section: str, raw: Any, model: type[M], errors: list[str]
+) -> list[M]:
+    if not isinstance(raw, list):
+        errors.append(f"{path}: {section}: expected a list of records, got {type(raw).__name__}")
+        return []
+    records = []
+    for index, item in enumerate(raw):
+        try:
+            records.append(model.model_validate(item))
+        except ValidationError as exc:
+            errors.extend(_format_validation(path, f"{section}[{index}]", exc))
+    return records
+
+
+def _index(records: list[M], key: Callable[[M], str], path: str, errors: list[str]) -> dict[str, M]:
+    out: dict[str, M] = {}
+    for record in records:
+        name = key(record)
+        if name in out:
+            errors.append(f"{path}: duplicate key '{name}'")
+        out[name] = record
+    return out
+
+
+def load_knowledge(data_dir: Path | str = DATA_DIR) -> KnowledgeBase:
+    """Load and validate the whole knowledge base.
+
+    Args:
+        data_dir: folder holding the YAML files (defaults to the packaged base).
+
+    Returns:
+        The validated knowledge base.
+
+    Raises:
+        KnowledgeError: listing every problem found, each naming its file and field.
+    """
+    data_dir = Path(data_dir)
+    errors: list[str] = []
+    sections: dict[str, list[Any]] = {}
+    for filename, keys in _SECTIONS.items():
+        path = data_dir / filename
+        raw = _read_yaml(path, errors)
+        if raw is None:
+            continue
+        if not isinstance(raw, dict):
+            errors.append(f"{path}: expected a mapping with keys {sorted(keys)}")
+            continue
+        for unknown in sorted(set(raw) - set(keys)):
+            errors.append(f"{path}: {unknown}: unknown top-level key (expected one of {sorted(keys)})")
+        for section, model in keys.items():
+            if section not in raw:
+                errors.append(f"{path}: {section}: missing top-level key")
+                continue
+            sections[section] = _parse_records(path, section, raw[section], model, errors)
+
+    drugs: list[Drug] = []
+    drug_files = sorted((data_dir / "drugs").glob("*.yaml"))
+    if not drug_files:
+        errors.append(f"{data_dir / 'drugs'}: no drug files found")
+    for path in drug_files:
+        raw = _read_yaml(path, errors)
+        if isinstance(raw, dict) and set(raw) == {"drugs"}:
+            drugs.extend(_parse_records(path, "drugs", raw["drugs"], Drug, errors))
+        elif raw is not None:
+            errors.append(f"{path}: expected a mapping with the single key 'drugs'")
+
+    conditions: list[Condition] = []
+    condition_files = sorted((data_dir / "conditions").glob("*.yaml"))
+    for path in condition_files:
+        raw = _read_yaml(path, errors)
+        if raw is None:
+            continue
+        try:
+            condition = Condition.model_validate(raw)
+        except ValidationError as exc:
+            errors.extend(_format_validation(path, "", exc))
+            continue
+        if condition.key != path.stem:
+            errors.append(f"{path}: key: '{condition.key}' must equal the file name '{path.stem}'")
+        conditions.append(condition)
+
+    def get(section: str) -> list[Any]:
+        return sections.get(section, [])
+
+    kb = KnowledgeBase(
+        labs=_index(get("labs"), lambda r: r.key, "labs.yaml", errors),
+        classes=_index(get("classes"), lambda r: r.key, "drug_classes.yaml", errors),
+        drugs=_index(drugs, lambda r: r.key, "drugs/*.yaml", errors),
+        allergy_groups=_index(get("allergy_groups"), lambda r: r.key, "allergies.yaml", errors),
+        history_conditions=_index(get("history_conditions"), lambda r: r.key, "history.yaml", errors),
+        contraindications=get("contraindications"),
+        interactions=get("interactions"),
+        advice=_index(get("advice"), lambda r: r.key, "diet.yaml advice", errors),
+        habits=_index(get("habits"), lambda r: r.key, "diet.yaml habits", errors),
+        preferences=_index(get("medication_preferences"), lambda r: r.key, "preferences.yaml", errors),
+        economic_profiles=_index(get("economic_profiles"), lambda r: r.key, "preferences.yaml", errors),
+        topics=_index(get("topics"), lambda r: r.key, "noise_topics.yaml", errors),
+        relatives=_index(get("relatives"), lambda r: r.relation, "relatives.yaml", errors),
+        conditions=_index(conditions, lambda r: r.key, "conditions/*.yaml", errors),
+    )
+    if not errors:
+        errors.extend(check_references(kb, data_dir))
+    if errors:
+        raise KnowledgeError(errors)
+    return kb
+
+
+@lru_cache(maxsize=4)
+def default_knowledge() -> KnowledgeBase:
+    """The packaged knowledge base, loaded once per process."""
+    return load_knowledge(DATA_DIR)
