@@ -1,0 +1,5 @@
+"""MedMemoryBench: a benchmark of agent memory for personalized healthcare."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

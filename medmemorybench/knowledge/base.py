@@ -18,6 +18,7 @@ from medmemorybench.knowledge.models import (
     Interaction,
     Lab,
     MedicationPreference,
+    People,
     RelativeTemplate,
     Topic,
 )
@@ -41,6 +42,7 @@ class KnowledgeBase:
     topics: dict[str, Topic]
     relatives: dict[str, RelativeTemplate]
     conditions: dict[str, Condition]
+    people: People
 
     def expand(self, refs: list[str] | tuple[str, ...]) -> frozenset[str]:
         """Drug keys named by a list of drug or class keys."""

@@ -25,6 +25,7 @@ from medmemorybench.knowledge.models import (
     Interaction,
     Lab,
     MedicationPreference,
+    People,
     RelativeTemplate,
     Topic,
 )
@@ -149,6 +150,15 @@ def load_knowledge(data_dir: Path | str = DATA_DIR) -> KnowledgeBase:
             errors.append(f"{path}: key: '{condition.key}' must equal the file name '{path.stem}'")
         conditions.append(condition)
 
+    people_path = data_dir / "people.yaml"
+    people = None
+    raw_people = _read_yaml(people_path, errors)
+    if raw_people is not None:
+        try:
+            people = People.model_validate(raw_people)
+        except ValidationError as exc:
+            errors.extend(_format_validation(people_path, "", exc))
+
     def get(section: str) -> list[Any]:
         return sections.get(section, [])
 
@@ -167,6 +177,7 @@ def load_knowledge(data_dir: Path | str = DATA_DIR) -> KnowledgeBase:
         topics=_index(get("topics"), lambda r: r.key, "noise_topics.yaml", errors),
         relatives=_index(get("relatives"), lambda r: r.relation, "relatives.yaml", errors),
         conditions=_index(conditions, lambda r: r.key, "conditions/*.yaml", errors),
+        people=people,  # type: ignore[arg-type]  # None only when errors is non-empty
     )
     if not errors:
         errors.extend(check_references(kb, data_dir))

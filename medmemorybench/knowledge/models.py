@@ -70,7 +70,7 @@ KNOWN_UNITS: frozenset[str] = frozenset(
         "µmol/L", "µg/L", "U/L", "IU/L", "mIU/L", "IU/mL", "mL/min/1.73m²", "mg/g", "mg/mmol",
         "×10⁹/L", "×10¹²/L", "mm/h", "mmHg", "bpm", "kg", "kg/m²", "cm", "°C", "breaths/min", "L",
         "% predicted", "events/h", "points", "T-score", "g/cm²", "ratio", "seconds", "score", "U/mL",
-        "dB/m", "kPa", "µg/g", "mIU/mL", "mU/L", "×10⁹/L",
+        "dB/m", "kPa", "µg/g", "mIU/mL", "mU/L",
     }
 )
 """Units the knowledge base may use; anything else is a typo until added here on purpose."""
@@ -525,3 +525,25 @@ class RelativeTemplate(_Record):
     """Their age minus the patient's (range)."""
     typical_conditions: list[str] = Field(min_length=1)
     """Condition or history-condition keys such a relative typically has."""
+
+
+class NamesByLanguage(_Record):
+    """Names to draw from, per language."""
+
+    en: list[str] = Field(min_length=5)
+    """English names."""
+    zh: list[str] = Field(min_length=5)
+    """Chinese names."""
+
+
+class People(_Record):
+    """What the persona generator draws names, jobs and habits from (people.yaml)."""
+
+    given_names: dict[Literal["female", "male"], NamesByLanguage]
+    """Given names by sex."""
+    surnames: NamesByLanguage
+    """Family names."""
+    occupations: list[Text] = Field(min_length=5)
+    """Occupations."""
+    lifestyles: list[Text] = Field(min_length=5)
+    """Lifestyles in a phrase."""

@@ -1,0 +1,90 @@
+"""Simulating patients: one care year per persona, the roster cycling through the conditions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from medmemorybench.errors import InputError
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Condition
+from medmemorybench.simulate.care_plan import plan_care
+from medmemorybench.simulate.engine import YearBuilder
+from medmemorybench.simulate.family import make_family
+from medmemorybench.simulate.models import CareYear, Persona
+from medmemorybench.simulate.persona import make_demographics, persona_id_for
+from medmemorybench.simulate.rng import rng_for
+from medmemorybench.simulate.traps import choose_traps
+
+DEFAULT_ENCOUNTERS = 100
+
+
+def simulate_patient(
+    kb: KnowledgeBase,
+    seed: int,
+    index: int,
+    condition: Condition | None = None,
+    n_encounters: int = DEFAULT_ENCOUNTERS,
+) -> CareYear:
+    """Simulate the `index`-th persona's year (0-based).
+
+    Args:
+        kb: the knowledge base.
+        seed: global seed; the same (seed, index, condition, n_encounters) gives an identical year.
+        index: position in the cohort; fixes the persona id and, by default, the condition
+            (the roster cycles through the conditions).
+        condition: override the roster's condition.
+        n_encounters: regular encounters in the year.
+    """
+    persona_id = persona_id_for(index)
+    condition = condition or kb.roster[index % len(kb.roster)]
+    rngs = {purpose: rng_for(seed, persona_id, purpose)
+            for purpose in ("demographics", "traps", "family", "dates", "labs", "events")}
+    who = make_demographics(kb, condition, rngs["demographics"])
+    traps, safety = choose_traps(kb, condition, rngs["traps"])
+    history = tuple(t.option for t in traps if t.category == "medication_history")
+    plan = plan_care(kb, condition, safety, history)
+    family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"])
+    events = YearBuilder(kb, condition, persona_id, traps, plan, safety, rngs, n_encounters).build()
+    persona = Persona(
+        persona_id=persona_id,
+        condition=condition.key,
+        icd11=condition.icd11.code,
+        name=who.name,
+        sex=who.sex,  # type: ignore[arg-type]
+        age=who.age,
+        occupation=who.occupation,
+        lifestyle=who.lifestyle,
+        traps=traps,
+        family=family,
+    )
+    return CareYear(seed=seed, persona=persona, events=events)
+
+
+def iter_cohort(
+    kb: KnowledgeBase,
+    seed: int,
+    n_personas: int,
+    n_encounters: int = DEFAULT_ENCOUNTERS,
+    conditions: list[str] | None = None,
+) -> Iterator[CareYear]:
+    """Yield the years of `n_personas` patients in persona order.
+
+    Args:
+        conditions: restrict the roster to these condition keys (cycled in the given order).
+
+    Raises:
+        InputError: for a non-positive count or an unknown condition (listing the known ones).
+    """
+    if n_personas < 1:
+        raise InputError(f"--personas: must be at least 1, got {n_personas}")
+    roster = kb.roster
+    if conditions:
+        unknown = [key for key in conditions if key not in kb.conditions]
+        if unknown:
+            raise InputError(
+                f"--condition: unknown condition {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(sorted(kb.conditions))}"
+            )
+        roster = [kb.conditions[key] for key in conditions]
+    for index in range(n_personas):
+        yield simulate_patient(kb, seed, index, roster[index % len(roster)], n_encounters)

@@ -1,0 +1,357 @@
+"""The ground truth's records: persona, traps, family, typed facts, events and the care year.
+
+These are language-free: facts hold knowledge-base keys and numbers, never rendered sentences
+(names that have no key, like a misdiagnosis, carry their `Text` in every language).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from medmemorybench.knowledge.models import Text
+
+TrapCategory = Literal[
+    "allergy",
+    "medication_history",
+    "disease_history",
+    "medication_preference",
+    "diet_preference",
+    "lifestyle_economic",
+]
+TRAP_CATEGORIES: tuple[TrapCategory, ...] = (
+    "allergy",
+    "medication_history",
+    "disease_history",
+    "medication_preference",
+    "diet_preference",
+    "lifestyle_economic",
+)
+
+EventKind = Literal[
+    "symptom_report",
+    "trap_disclosure",
+    "lab_check",
+    "misdiagnosis",
+    "diagnostic_test",
+    "diagnosis",
+    "prescription",
+    "dose_change",
+    "switch",
+    "adverse_event",
+    "complication",
+    "lifestyle",
+    "psychological",
+    "follow_up",
+]
+
+MedicationAction = Literal["start", "increase", "decrease", "stop", "continue"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- typed facts ---------------------------------------------------------------------------------
+
+
+class SymptomFact(_Record):
+    """The patient reports a symptom."""
+
+    type: Literal["symptom"] = "symptom"
+    symptom: str
+    """Symptom key of the condition, or an adverse-effect/complication key."""
+    name: Text
+    """Clinical name."""
+    lay: Text
+    """The patient's words."""
+
+
+class LabFact(_Record):
+    """A measured lab or vital value."""
+
+    type: Literal["lab"] = "lab"
+    lab: str
+    """Lab key."""
+    value: float
+    """Value, rounded to the lab's decimals."""
+    unit: str
+    """Unit."""
+
+
+class DiagnosisFact(_Record):
+    """A diagnosis made, confirmed, or withdrawn."""
+
+    type: Literal["diagnosis"] = "diagnosis"
+    name: Text
+    """What was diagnosed."""
+    icd11: str
+    """ICD-11 code."""
+    status: Literal["suspected", "confirmed", "ruled_out", "complication"]
+    """Status of the diagnosis."""
+
+
+class TestFact(_Record):
+    """A diagnostic test and what it showed."""
+
+    type: Literal["test"] = "test"
+    test: str
+    """Diagnostic-test key of the condition."""
+    name: Text
+    """Test name."""
+    finding: Text
+    """Result."""
+
+
+class MedicationFact(_Record):
+    """A change (or confirmation) of one drug of the regimen."""
+
+    type: Literal["medication"] = "medication"
+    drug: str
+    """Drug key."""
+    action: MedicationAction
+    """What was done."""
+    dose: float
+    """Dose after the action (for stop: the dose that was stopped)."""
+    unit: str
+    """Dose unit."""
+    frequency: str
+    """Frequency after the action."""
+    previous_dose: float | None = None
+    """Dose before an increase or decrease."""
+    reason: str
+    """Why, as a code: first_line, titration, step_up, add_on, complication:<key>,
+    adverse_effect:<key>, misdiagnosis, diagnosis_revised, long_term, adherence, stable."""
+
+
+class AvoidedFact(_Record):
+    """The doctor explains that the usual drug is not given because of a trap fact."""
+
+    type: Literal["avoided"] = "avoided"
+    drug: str
+    """The drug standard care would have given."""
+    trap: TrapCategory
+    """The trap that rules it out."""
+    instead: str
+    """The drug given instead."""
+
+
+class AllergyFact(_Record):
+    """An allergy the patient discloses."""
+
+    type: Literal["allergy"] = "allergy"
+    group: str
+    """Allergy-group key."""
+    agent: Text
+    """What they reacted to."""
+    reaction: Text
+    """How they reacted."""
+
+
+class HistoryFact(_Record):
+    """A past or coexisting disease."""
+
+    type: Literal["history"] = "history"
+    history: str
+    """History-condition key."""
+
+
+class PreferenceFact(_Record):
+    """A dose-form or administration constraint."""
+
+    type: Literal["preference"] = "preference"
+    preference: str
+    """Medication-preference key."""
+
+
+class DietFact(_Record):
+    """An eating or drinking habit."""
+
+    type: Literal["diet"] = "diet"
+    habit: str
+    """Diet-habit key."""
+
+
+class EconomicFact(_Record):
+    """A money or insurance limit."""
+
+    type: Literal["economic"] = "economic"
+    profile: str
+    """Economic-profile key."""
+    monthly_budget_usd: int
+    """Most the patient can pay for medicines a month (USD)."""
+
+
+class AdverseFact(_Record):
+    """An adverse effect attributed to a drug."""
+
+    type: Literal["adverse"] = "adverse"
+    drug: str
+    """Drug key."""
+    effect: str
+    """Adverse-effect key of that drug."""
+
+
+class ComplicationFact(_Record):
+    """A complication of the disease."""
+
+    type: Literal["complication"] = "complication"
+    complication: str
+    """Complication key of the condition."""
+
+
+class AdviceFact(_Record):
+    """Lifestyle advice given."""
+
+    type: Literal["advice"] = "advice"
+    advice: str
+    """Advice key."""
+
+
+class StressorFact(_Record):
+    """A psychological or social strain the patient reports."""
+
+    type: Literal["stressor"] = "stressor"
+    stressor: str
+    """Stressor key of the condition."""
+
+
+class AdherenceFact(_Record):
+    """Doses the patient missed."""
+
+    type: Literal["adherence"] = "adherence"
+    drug: str
+    """Drug key."""
+    missed_days: int
+    """Days of missed doses."""
+
+
+Fact = Annotated[
+    SymptomFact
+    | LabFact
+    | DiagnosisFact
+    | TestFact
+    | MedicationFact
+    | AvoidedFact
+    | AllergyFact
+    | HistoryFact
+    | PreferenceFact
+    | DietFact
+    | EconomicFact
+    | AdverseFact
+    | ComplicationFact
+    | AdviceFact
+    | StressorFact
+    | AdherenceFact,
+    Field(discriminator="type"),
+]
+
+
+# --- persona -------------------------------------------------------------------------------------
+
+
+class Trap(_Record):
+    """A trap fact: disclosed early, in real conflict with standard care of this patient's disease."""
+
+    category: TrapCategory
+    """Which of the six kinds."""
+    option: str
+    """Knowledge-base key of the chosen option (allergy group, drug, history, preference, habit, profile)."""
+    fact: Fact
+    """The fact as disclosed."""
+    forbidden_drugs: list[str]
+    """Care-path drugs it rules out that the guideline would otherwise give (in order of preference)."""
+    undermined_advice: list[str] = Field(default_factory=list)
+    """Advice of the condition the habit works against (diet traps)."""
+
+
+class RelativeDrug(_Record):
+    """A drug a relative takes."""
+
+    drug: str
+    """Drug key."""
+    dose: float
+    """Dose."""
+    unit: str
+    """Unit."""
+    frequency: str
+    """Frequency."""
+
+
+class Relative(_Record):
+    """A family member the patient consults for (the confusers of family noise)."""
+
+    relation: str
+    """Relative-template key."""
+    name: Text
+    """First name."""
+    sex: Literal["female", "male"]
+    """Sex."""
+    age: int
+    """Age in 2024."""
+    conditions: list[str]
+    """Condition or history-condition keys."""
+    drugs: list[RelativeDrug]
+    """Their drugs (overlapping the patient's drug classes)."""
+    allergies: list[AllergyFact]
+    """Their allergies."""
+    labs: list[LabFact]
+    """Their lab values (the patient's lab names, other values)."""
+
+
+class Persona(_Record):
+    """One patient."""
+
+    persona_id: str
+    """Stable identifier ("P0001")."""
+    condition: str
+    """Condition key."""
+    icd11: str
+    """ICD-11 code of the condition."""
+    name: Text
+    """Full name."""
+    sex: Literal["female", "male"]
+    """Sex."""
+    age: int
+    """Age on 2024-01-01."""
+    occupation: Text
+    """Occupation."""
+    lifestyle: Text
+    """Lifestyle in a phrase."""
+    traps: list[Trap]
+    """The six trap facts."""
+    family: list[Relative]
+    """Two to four relatives."""
+
+
+class Event(_Record):
+    """One regular encounter of the care year; each becomes one session."""
+
+    event_id: str
+    """Globally unique ("P0001-E017")."""
+    index: int
+    """1-based position in the year."""
+    date: str
+    """ISO date."""
+    phase: int = Field(ge=1, le=5)
+    """Phase of the year."""
+    kind: EventKind
+    """What happened."""
+    facts: list[Fact] = Field(min_length=1)
+    """What the encounter establishes."""
+    triggered_by: list[str] = Field(default_factory=list)
+    """Earlier event ids that caused it."""
+
+
+class CareYear(_Record):
+    """A patient's simulated year: the persona and the dated causal event graph."""
+
+    schema_version: int = 1
+    """Version of this record's shape."""
+    seed: int
+    """Global seed it was made with."""
+    persona: Persona
+    """The patient."""
+    events: list[Event]
+    """Encounters in date order."""

@@ -1,0 +1,71 @@
+"""A readable timeline of one care year for the terminal (`medmemorybench show`)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.simulate.describe import describe_event, describe_fact, drug_name, format_number
+from medmemorybench.simulate.models import CareYear
+from medmemorybench.simulate.summary import causal_chains
+from medmemorybench.simulate.timeline import regimen_changes, state_on
+
+PHASE_NAMES = {
+    1: "hidden onset / misdiagnosis",
+    2: "turning point and diagnosis",
+    3: "complications",
+    4: "lifestyle and psychological strain",
+    5: "follow-up and living with the disease",
+}
+
+
+def render_timeline(kb: KnowledgeBase, year: CareYear, console: Console) -> None:
+    """Print persona, traps, family, each phase's events, regimen changes, chains and the final state."""
+    p = year.persona
+    condition = kb.conditions.get(p.condition)
+    title = condition.name.en if condition else p.condition
+    console.print(f"[bold]{p.persona_id}[/bold] {p.name.en}, {p.sex}, {p.age}, {p.occupation.en}; "
+                  f"{p.lifestyle.en}\ncondition: {title} (ICD-11 {p.icd11}); seed {year.seed}")
+
+    traps = Table("trap", "fact", "rules out", title="trap facts")
+    for trap in p.traps:
+        ruled_out = ", ".join(drug_name(kb, d) for d in trap.forbidden_drugs) or "-"
+        if trap.undermined_advice:
+            ruled_out += f" | undermines: {', '.join(trap.undermined_advice)}"
+        traps.add_row(trap.category, describe_fact(kb, trap.fact), ruled_out)
+    console.print(traps)
+
+    family = Table("relative", "age", "conditions", "drugs", "allergies", "labs", title="family")
+    for r in p.family:
+        family.add_row(
+            f"{r.relation} ({r.name.en})", str(r.age), ", ".join(r.conditions),
+            ", ".join(f"{drug_name(kb, d.drug)} {format_number(d.dose)} {d.unit}" for d in r.drugs),
+            ", ".join(a.agent.en for a in r.allergies) or "-",
+            ", ".join(describe_fact(kb, lab) for lab in r.labs),
+        )
+    console.print(family)
+
+    for phase, name in PHASE_NAMES.items():
+        table = Table("#", "date", "kind", "facts", "triggered by", title=f"phase {phase}: {name}",
+                      show_lines=False)
+        for event in (e for e in year.events if e.phase == phase):
+            table.add_row(str(event.index), event.date, event.kind, describe_event(kb, event),
+                          ", ".join(t.split("-E")[-1] for t in event.triggered_by))
+        console.print(table)
+
+    console.print("[bold]regimen changes[/bold]")
+    for event_id, fact in regimen_changes(year):
+        console.print(f"  {event_id}: {describe_fact(kb, fact)}", highlight=False)
+
+    console.print("[bold]causal chains (3+ events)[/bold]")
+    by_id = {e.event_id: e for e in year.events}
+    for chain in causal_chains(year):
+        steps = " -> ".join(f"{by_id[i].index}:{by_id[i].kind}" for i in chain.event_ids)
+        console.print(f"  {steps}  ({chain.span_days} days)", highlight=False)
+
+    if year.events:
+        end = state_on(year, year.events[-1].date)
+        meds = ", ".join(f"{drug_name(kb, k)} {format_number(v.dose)} {v.unit} {v.frequency}"
+                         for k, v in sorted(end.medications.items()))
+        console.print(f"[bold]state on {end.date}[/bold]: {meds}", highlight=False)

@@ -1,0 +1,71 @@
+"""Derived views of a care year: causal chains and a one-line summary."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import NamedTuple
+
+from medmemorybench.simulate.models import CareYear, Event
+from medmemorybench.simulate.timeline import regimen_changes
+
+
+class Chain(NamedTuple):
+    """A causal chain: events each triggered by the one before."""
+
+    event_ids: list[str]
+    span_days: int
+
+
+def causal_chains(year: CareYear, min_events: int = 3) -> list[Chain]:
+    """Maximal causal chains of at least `min_events` events, longest first.
+
+    A chain follows `triggered_by` links back from an event that triggers nothing further.
+    """
+    by_id: dict[str, Event] = {e.event_id: e for e in year.events}
+    triggers_something = {t for e in year.events for t in e.triggered_by}
+
+    def longest_back(event_id: str) -> list[str]:
+        parents = by_id[event_id].triggered_by
+        if not parents:
+            return [event_id]
+        best = max((longest_back(p) for p in parents), key=len)
+        return [*best, event_id]
+
+    chains = []
+    for event in year.events:
+        if event.event_id in triggers_something or not event.triggered_by:
+            continue
+        path = longest_back(event.event_id)
+        if len(path) >= min_events:
+            first, last = date.fromisoformat(by_id[path[0]].date), date.fromisoformat(by_id[path[-1]].date)
+            chains.append(Chain(path, (last - first).days))
+    return sorted(chains, key=lambda c: (-len(c.event_ids), c.event_ids))
+
+
+class YearSummary(NamedTuple):
+    """Headline numbers of one care year."""
+
+    persona_id: str
+    condition: str
+    events: int
+    regimen_changes: int
+    lab_measurements: int
+    longest_chain: int
+    longest_chain_days: int
+    traps: str
+
+
+def summarize_year(year: CareYear) -> YearSummary:
+    """Counts that show at a glance whether a year is rich enough to ask questions about."""
+    chains = causal_chains(year)
+    labs = sum(1 for e in year.events for f in e.facts if f.type == "lab")
+    return YearSummary(
+        persona_id=year.persona.persona_id,
+        condition=year.persona.condition,
+        events=len(year.events),
+        regimen_changes=len(regimen_changes(year)),
+        lab_measurements=labs,
+        longest_chain=len(chains[0].event_ids) if chains else 0,
+        longest_chain_days=chains[0].span_days if chains else 0,
+        traps=", ".join(f"{t.category}={t.option}" for t in year.persona.traps),
+    )
