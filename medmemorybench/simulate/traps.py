@@ -54,11 +54,14 @@ def _options(
         if category != "lifestyle_economic":
             yield Constraint(category, key)
             continue
+        # The budget must be below the dearest drug care would give (so it bites) and at least the
+        # cheapest allowed option of every step (so care stays possible).
         low, high = kb.economic_profiles[key].monthly_budget_usd
-        dearest = max(kb.drugs[p.chosen].monthly_cost_usd for p in plan)
-        ceiling = min(high, math.ceil(dearest) - 1)
-        if ceiling >= low:
-            yield Constraint(category, key, rng.randint(low, ceiling))
+        cost = {d: kb.drugs[d].monthly_cost_usd for p in plan for d in (p.chosen, *p.alternatives)}
+        floor = max(math.ceil(min(cost[d] for d in (p.chosen, *p.alternatives))) for p in plan)
+        ceiling = min(high, math.ceil(max(cost[p.chosen] for p in plan)) - 1)
+        if max(low, floor) <= ceiling:
+            yield Constraint(category, key, rng.randint(max(low, floor), ceiling))
 
 
 def _trap_fact(kb: KnowledgeBase, constraint: Constraint, rng: random.Random):  # noqa: ANN202
@@ -80,57 +83,87 @@ def _trap_fact(kb: KnowledgeBase, constraint: Constraint, rng: random.Random):  
     return EconomicFact(profile=key, monthly_budget_usd=constraint.budget_usd)
 
 
+def _preferred(condition: Condition, plan: list[StepPlan]) -> list[str]:
+    """Drugs standard care would give or reach for next: each step's choice and its top-2 candidates."""
+    out = [p.chosen for p in plan]
+    for step in condition.care_path:
+        out.extend(c for c in step.candidates[:2] if c not in out)
+    return out
+
+
+MAX_SEARCH_NODES = 400
+"""Bound on the backtracking search over trap options (a few dozen nodes suffice in practice)."""
+
+
 def choose_traps(
     kb: KnowledgeBase, condition: Condition, rng: random.Random
 ) -> tuple[list[Trap], SafetyProfile]:
     """Pick one biting option per trap category.
 
+    An option bites when it rules out a drug standard care would give this patient or reach for next
+    (options that rule out the drug the plan currently chooses are tried first), or, for a diet habit,
+    works against the condition's advice. Categories are filled in order with backtracking, so an
+    early choice cannot make a later category impossible.
+
     Returns:
         The six traps (in category order) and the safety profile they make.
 
     Raises:
-        SimulationError: when the knowledge base has no option of some category that conflicts
-            with this condition's care (a gap to fix in the data, named in the message).
+        SimulationError: when no combination works (a gap in the data, named in the message).
     """
-    profile = SafetyProfile(kb)
-    history_drugs: tuple[str, ...] = ()
-    traps: list[Trap] = []
-    for category in TRAP_CATEGORIES:
-        plan = plan_care(kb, condition, profile, history_drugs)
-        picked = None
+    visited = 0
+    deepest: list[TrapCategory] = []
+
+    def search(index: int, profile: SafetyProfile, history: tuple[str, ...]) -> list[Trap] | None:
+        nonlocal visited, deepest
+        if index == len(TRAP_CATEGORIES):
+            return []
+        category = TRAP_CATEGORIES[index]
+        if index + 1 > len(deepest):
+            deepest = list(TRAP_CATEGORIES[: index + 1])
+        plan = plan_care(kb, condition, profile, history)
+        chosen = [p.chosen for p in plan]
+        preferred = _preferred(condition, plan)
+        strong, weak = [], []
         for constraint in _options(kb, condition, category, plan, rng):
-            if constraint.category == "medication_history" and not profile.is_allowed(constraint.option):
+            if category == "medication_history" and not profile.is_allowed(constraint.option):
                 continue
             forbidden = forbidden_by(kb, constraint)
-            bites = [p.chosen for p in plan if p.chosen in forbidden]
+            bites = [d for d in preferred if d in forbidden]
             undermined = []
             if category == "diet_preference":
                 habit = kb.habits[constraint.option]
                 undermined = [a for a in condition.lifestyle_advice if a in habit.undermines_advice]
             if not bites and not undermined:
                 continue
+            is_strong = any(d in forbidden for d in chosen) or bool(undermined)
+            (strong if is_strong else weak).append((constraint, bites, undermined))
+        for constraint, bites, undermined in strong + weak:
+            visited += 1
+            if visited > MAX_SEARCH_NODES:
+                return None
             trial = profile.with_constraint(constraint)
             extra = (constraint.option,) if category == "medication_history" else ()
             try:
-                plan_care(kb, condition, trial, history_drugs + extra)
+                plan_care(kb, condition, trial, history + extra)
             except SimulationError:
                 continue
-            picked = constraint
-            history_drugs += extra
-            profile = trial
-            traps.append(
-                Trap(
-                    category=category,
-                    option=constraint.option,
-                    fact=_trap_fact(kb, constraint, rng),
-                    forbidden_drugs=bites,
-                    undermined_advice=undermined,
-                )
-            )
-            break
-        if picked is None:
-            raise SimulationError(
-                f"conditions/{condition.key}.yaml: no {category} option in the knowledge base conflicts "
-                "with this condition's care path while leaving every step a safe drug"
-            )
+            rest = search(index + 1, trial, history + extra)
+            if rest is not None:
+                trap = Trap(category=category, option=constraint.option, fact=_trap_fact(kb, constraint, rng),
+                            forbidden_drugs=bites, undermined_advice=undermined)
+                return [trap, *rest]
+        return None
+
+    traps = search(0, SafetyProfile(kb), ())
+    if traps is None:
+        raise SimulationError(
+            f"conditions/{condition.key}.yaml: no combination of trap options conflicts with this condition's "
+            f"care path while leaving every step a safe drug (search reached {deepest[-1] if deepest else '-'}); "
+            "add candidates or options to the knowledge base"
+        )
+    profile = SafetyProfile(kb)
+    for trap in traps:
+        budget = trap.fact.monthly_budget_usd if isinstance(trap.fact, EconomicFact) else None
+        profile = profile.with_constraint(Constraint(trap.category, trap.option, budget))
     return traps, profile

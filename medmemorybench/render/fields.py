@@ -1,0 +1,55 @@
+"""Surface forms of ground-truth values, shared by the renderer and the question generator.
+
+A question's key facts are built with the same functions that wrote the conversation, so "what the
+gold answer says" and "what the session says" cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Text
+
+
+def text_of(text: Text, language: str) -> str:
+    """The phrase in `language`."""
+    return getattr(text, language)
+
+
+def format_number(value: float) -> str:
+    """A number without a trailing '.0' (500.0 -> '500', 2.5 -> '2.5')."""
+    return f"{value:g}"
+
+
+def format_lab_value(kb: KnowledgeBase, lab: str, value: float) -> str:
+    """A lab value with the lab's reporting decimals (HbA1c 7.0 -> '7.0', creatinine 88.0 -> '88')."""
+    decimals = kb.labs[lab].decimals
+    return f"{value:.{decimals}f}"
+
+
+def lab_with_unit(kb: KnowledgeBase, lab: str, value: float) -> str:
+    """'7.2 %' — the exact string every session states and every key fact checks."""
+    return f"{format_lab_value(kb, lab, value)} {kb.labs[lab].unit}"
+
+
+def dose_with_unit(dose: float, unit: str) -> str:
+    """'500 mg'."""
+    return f"{format_number(dose)} {unit}"
+
+
+def lab_status(kb: KnowledgeBase, lab: str, value: float) -> str:
+    """'high', 'low' or 'normal' against the lab's reference range."""
+    low, high = kb.labs[lab].reference
+    return "high" if value > high else "low" if value < low else "normal"
+
+
+def spoken_date(iso: str) -> str:
+    """'2024-03-04' -> '4 March'."""
+    day = date.fromisoformat(iso)
+    return f"{day.day} {day:%B}"
+
+
+def budget_text(budget_usd: int) -> str:
+    """'$40'."""
+    return f"${budget_usd}"

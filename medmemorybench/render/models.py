@@ -1,0 +1,53 @@
+"""Sessions: what a memory system reads. One regular session per event; noise sessions are marked."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SessionKind = Literal["regular", "health_noise", "family_noise"]
+
+
+class Turn(BaseModel):
+    """One utterance."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Literal["patient", "doctor"]
+    """Who speaks."""
+    text: str = Field(min_length=1)
+    """What they say."""
+
+
+class Session(BaseModel):
+    """A consultation in the stream."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    session_id: str
+    """Unique id: `P0001-S017` (regular, the 17th encounter), `P0001-H003` (health), `P0001-F012` (family)."""
+    kind: SessionKind
+    """Regular encounter or one of the two kinds of noise."""
+    date: str | None = None
+    """ISO date (regular sessions only; noise is undated)."""
+    family_member: str | None = None
+    """Relation of the relative consulted for (family noise only)."""
+    turns: list[Turn] = Field(min_length=2)
+    """The dialogue, patient first."""
+    event_ids: list[str] = Field(default_factory=list)
+    """Ground-truth events the session renders (regular sessions only)."""
+    renderer: str = "template"
+    """What produced the text: `template` or `llm:<model>`."""
+
+
+def session_text(session: Session) -> str:
+    """The text a memory system indexes: a date header (regular sessions) then the turns."""
+    header = f"Date: {session.date}\n" if session.date else ""
+    return header + "\n".join(f"{t.role.capitalize()}: {t.text}" for t in session.turns)
+
+
+def regular_session_id(event_id: str) -> str:
+    """`P0001-E017` -> `P0001-S017`: a regular session is named after the event it renders."""
+    persona, _, number = event_id.rpartition("-E")
+    return f"{persona}-S{number}"
