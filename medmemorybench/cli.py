@@ -133,6 +133,118 @@ def show_cmd(
         render_timeline(_knowledge(knowledge), year, console)
 
 
+def _build(out: Path, options, overwrite: bool):  # noqa: ANN001, ANN202
+    """Build, validate and export; returns (folder, built). Refuses to export an invalid dataset."""
+    from medmemorybench.dataset import build_dataset, export_dataset, validate_rows
+    from medmemorybench.errors import InputError
+    from medmemorybench.render.templates import load_templates
+
+    target = out / "medmemorybench"
+    if target.exists() and not overwrite:
+        raise InputError(f"--out: {target} already exists; choose another --out or pass --overwrite")
+    kb = _knowledge(None)
+    templates = load_templates(options.language)
+    with _progress() as progress:
+        task = progress.add_task("building", total=options.personas)
+        built = build_dataset(kb, templates, options, on_patient=lambda _: progress.advance(task))
+    problems = validate_rows(built.rows)
+    if problems:
+        shown = "\n  ".join(problems[:20])
+        raise InputError(f"the built dataset is invalid ({len(problems)} problems); nothing was written:\n  {shown}")
+    return export_dataset(built, out, overwrite=overwrite), built
+
+
+def _print_summary(folder: Path, built) -> None:  # noqa: ANN001
+    stats = built.stats
+    table = Table("type", "questions", title=f"MedMemoryBench built: {folder}")
+    for code, count in stats["questions_by_type"].items():
+        table.add_row(code, str(count))
+    table.add_row("all", str(stats["questions"]))
+    console.print(table)
+    size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+    console.print(f"patients {stats['personas']}; sessions efficient {stats['sessions']['efficient']}, "
+                  f"mixed {stats['sessions']['mixed']}; turns efficient {stats['turns']['efficient']}, "
+                  f"mixed {stats['turns']['mixed']}; {size_mb:.1f} MB on disk", highlight=False)
+    console.print(f"fingerprint {built.fingerprint}", highlight=False)
+    console.print(f"load it with: datasets.load_dataset('{folder}', 'mixed', split='checkpoint_30')", highlight=False)
+
+
+@app.command("build")
+def build_cmd(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write `medmemorybench/` (the HF dataset) into.")],
+    seed: Annotated[int, typer.Option(help="Global seed: the same seed gives identical content.")] = 0,
+    personas: Annotated[int, typer.Option(help="Number of patients.")] = 20,
+    health_sessions: Annotated[int, typer.Option("--health-sessions", help="Health noise sessions per patient.")] = 100,
+    family_sessions: Annotated[int, typer.Option("--family-sessions", help="Family noise sessions per patient.")] = 100,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing build.")] = False,
+) -> None:
+    """Build the benchmark: simulate, render, add noise, ask questions, validate, export as a HF dataset.
+
+    Example: medmemorybench build --seed 0 --out out
+    """
+    from medmemorybench.dataset import BuildOptions
+    from medmemorybench.errors import InputError
+
+    with _user_errors():
+        for name, value in (("--personas", personas), ("--health-sessions", health_sessions + 1),
+                            ("--family-sessions", family_sessions + 1)):
+            if value < 1:
+                raise InputError(f"{name}: must be {'at least 1' if name == '--personas' else 'zero or more'}")
+        options = BuildOptions(seed=seed, personas=personas, health_sessions=health_sessions,
+                               family_sessions=family_sessions)
+        folder, built = _build(out, options, overwrite)
+        _print_summary(folder, built)
+
+
+@app.command("validate")
+def validate_cmd(
+    folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
+) -> None:
+    """Check a built dataset: schema, unique ids, leakage, answerability, abstention, MQ shape, trap coverage.
+
+    Example: medmemorybench validate out/medmemorybench
+    """
+    from medmemorybench.dataset import read_rows, validate_rows
+
+    with _user_errors():
+        problems = validate_rows(read_rows(folder))
+        if problems:
+            for line in problems:
+                err_console.print(line, markup=False, highlight=False)
+            err_console.print(f"{len(problems)} problem(s) in {folder}", markup=False)
+            raise typer.Exit(1)
+        console.print(f"{folder}: valid")
+
+
+@app.command("publish")
+def publish_cmd(
+    folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
+    repo_id: Annotated[str, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME.")],
+    pr: Annotated[bool, typer.Option("--pr", help="Open a pull request instead of committing to main.")] = False,
+    private: Annotated[bool, typer.Option(help="Create the repo as private.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be uploaded; send nothing.")] = False,
+) -> None:
+    """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`).
+
+    Example: medmemorybench publish out/medmemorybench --repo-id my-org/MedMemoryBench --pr
+    """
+    from medmemorybench.dataset import read_rows, validate_rows
+    from medmemorybench.dataset.publish import plan_operations, publish
+    from medmemorybench.errors import InputError
+
+    with _user_errors():
+        problems = validate_rows(read_rows(folder))
+        if problems:
+            raise InputError(f"{folder}: refusing to publish an invalid dataset ({len(problems)} problems); "
+                             f"run `medmemorybench validate {folder}`")
+        if dry_run:
+            for op in plan_operations(folder):
+                console.print(f"add {op.path_in_repo}", highlight=False)
+            return
+        info = publish(folder, repo_id, create_pr=pr, private=private)
+        console.print(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
+
+
 @app.command("demo")
 def demo_cmd(
     out: Annotated[Path, typer.Option("--out", help="Folder for everything the demo writes.")] = Path(
@@ -140,32 +252,17 @@ def demo_cmd(
     ),
     seed: Annotated[int, typer.Option(help="Global seed.")] = 0,
 ) -> None:
-    """The main job on the embedded defaults: simulate the 20 default patients and summarise each year.
+    """The main job on the embedded defaults: build the 20-patient dataset (both modes) and print its card summary.
 
     Example: medmemorybench demo --out demo_output
     """
-    from medmemorybench.simulate import iter_cohort
-    from medmemorybench.simulate.store import write_cohort
-    from medmemorybench.simulate.summary import summarize_year
+    from medmemorybench.dataset import BuildOptions
 
     with _user_errors():
-        kb = _knowledge(None)
-        summaries = []
-        with _progress() as progress:
-            task = progress.add_task("simulating", total=len(kb.roster))
-            write_cohort(
-                iter_cohort(kb, seed, len(kb.roster)), out / "years", overwrite=True,
-                on_written=lambda y: (summaries.append(summarize_year(y)), progress.advance(task)),
-                metadata={"seed": seed, "personas": len(kb.roster), "medmemorybench": __version__},
-            )
-        table = Table("persona", "condition", "events", "regimen changes", "lab values", "longest chain",
-                      title=f"care years (seed {seed})")
-        for s in summaries:
-            table.add_row(s.persona_id, s.condition, str(s.events), str(s.regimen_changes),
-                          str(s.lab_measurements), f"{s.longest_chain} events / {s.longest_chain_days} d")
-        console.print(table)
-        console.print(f"care years written to {out / 'years'}; inspect one with "
-                      f"`medmemorybench show {out / 'years' / 'P0001.json'}`")
+        folder, built = _build(out, BuildOptions(seed=seed), overwrite=True)
+        _print_summary(folder, built)
+        console.print(f"inspect a patient's ground truth with `medmemorybench show`; validate with "
+                      f"`medmemorybench validate {folder}`", highlight=False)
 
 
 def main() -> None:

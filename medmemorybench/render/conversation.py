@@ -8,8 +8,6 @@ Later visits refer back to earlier ones. The doctor never contradicts a trap fac
 
 from __future__ import annotations
 
-import random
-
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.render.fields import (
     budget_text,
@@ -201,7 +199,10 @@ class SessionRenderer:
         if self.memorable and self.rng.random() < BACKREF_PROBABILITY:
             when, earlier = self.rng.choice(self.memorable)
             closing = self.say("backref", date=spoken_date(when), earlier=earlier) + " " + closing
-        lines += [("patient", self.say("close.patient")), ("doctor", closing)]
+        goodbye = self.say("close.patient")
+        if not doctor:  # the doctor's last line was a question: answer it before saying goodbye
+            goodbye = self.say("filler.patient") + " " + goodbye
+        lines += [("patient", goodbye), ("doctor", closing)]
         self._remember(event)
         return Session(
             session_id=regular_session_id(event.event_id),

@@ -78,7 +78,7 @@ def describe_fact(kb: KnowledgeBase, fact: object) -> str:
         advice = kb.advice.get(fact.advice)
         return f"advice: {advice.text.en if advice else fact.advice}"
     if isinstance(fact, StressorFact):
-        return f"stressor: {fact.stressor}"
+        return f"stressor: {fact.stressor.replace('_', ' ')}"
     if isinstance(fact, AdherenceFact):
         return f"missed {fact.missed_days} days of {drug_name(kb, fact.drug)}"
     raise TypeError(f"no description for fact {type(fact).__name__}")

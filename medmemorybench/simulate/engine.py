@@ -165,6 +165,8 @@ class YearBuilder:
         self.events.append(event)
         if handle:
             self.handles[handle] = event.event_id
+        if kind in ("prescription", "dose_change", "switch"):
+            self.handles["last_change"] = event.event_id
         return event
 
     def _measure(self, labs: list[str], day: int) -> list[Fact]:
@@ -307,8 +309,12 @@ class YearBuilder:
         return event
 
     def _act_lab_check(self, day: int, phase: int) -> Event:
+        """A planned check: it follows up the latest change of treatment."""
+        return self._lab_check(day, phase, [self.handles.get("last_change")])
+
+    def _lab_check(self, day: int, phase: int, triggers: list[str | None]) -> Event:
         self.fill_turn += 1
-        return self._emit(day, phase, "lab_check", self._measure(self._key_labs(), day), [], "last_lab")
+        return self._emit(day, phase, "lab_check", self._measure(self._key_labs(), day), triggers, "last_lab")
 
     def _act_titrate(self, day: int, phase: int) -> Event | None:
         for plan in self.plan.values():
@@ -470,17 +476,17 @@ class YearBuilder:
             if self.fill_turn % 2:
                 return self._emit(day, phase, "symptom_report",
                                   [*self._symptoms(1), *self._measure(self._vitals(), day)], [])
-            return self._act_lab_check(day, phase)
+            return self._lab_check(day, phase, [])
         turn = self.fill_turn % (4 if phase == 4 else 3)
         if turn == 0:
-            return self._act_lab_check(day, phase)
+            return self._lab_check(day, phase, [])
         if turn == 1:
             return self._advice_event(day, phase, [])
         if turn == 3:
             return self._act_stressor(day, phase)
         drugs = sorted(self.active)
         if not drugs:
-            return self._act_lab_check(day, phase)
+            return self._lab_check(day, phase, [])
         drug = drugs[self.fill_turn % len(drugs)]
         facts: list[Fact] = [self._continue(drug, "stable"), *self._measure(self._vitals()[:1], day)]
         return self._emit(day, phase, "follow_up", facts, [])

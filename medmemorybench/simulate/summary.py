@@ -16,10 +16,11 @@ class Chain(NamedTuple):
     span_days: int
 
 
-def causal_chains(year: CareYear, min_events: int = 3) -> list[Chain]:
-    """Maximal causal chains of at least `min_events` events, longest first.
+def causal_chains(year: CareYear, min_events: int = 3, maximal_only: bool = True) -> list[Chain]:
+    """Causal chains of at least `min_events` events, longest first.
 
-    A chain follows `triggered_by` links back from an event that triggers nothing further.
+    A chain follows `triggered_by` links back (the longest way) from its last event; by default only
+    from events that trigger nothing further, with `maximal_only=False` from every event.
     """
     by_id: dict[str, Event] = {e.event_id: e for e in year.events}
     triggers_something = {t for e in year.events for t in e.triggered_by}
@@ -33,7 +34,7 @@ def causal_chains(year: CareYear, min_events: int = 3) -> list[Chain]:
 
     chains = []
     for event in year.events:
-        if event.event_id in triggers_something or not event.triggered_by:
+        if (maximal_only and event.event_id in triggers_something) or not event.triggered_by:
             continue
         path = longest_back(event.event_id)
         if len(path) >= min_events:

@@ -1,0 +1,166 @@
+"""Building the benchmark in memory: simulate, render, add noise, ask questions, and lay out the rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from medmemorybench.dataset.schema import PERSONAS_SPLIT, split_name
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.questions.generate import generate_questions
+from medmemorybench.questions.models import Question
+from medmemorybench.render.conversation import SessionRenderer
+from medmemorybench.render.models import Session
+from medmemorybench.render.noise import render_family_sessions, render_health_sessions
+from medmemorybench.render.stream import checkpoints_of, insert_noise, split_by_checkpoint
+from medmemorybench.render.templates import Templates
+from medmemorybench.simulate import iter_cohort
+from medmemorybench.simulate.describe import describe_fact
+from medmemorybench.simulate.models import CareYear
+from medmemorybench.simulate.store import care_year_json
+
+Rows = dict[str, dict[str, list[dict]]]
+"""config -> split -> rows."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What to build."""
+
+    seed: int = 0
+    personas: int = 20
+    encounters: int = 100
+    health_sessions: int = 100
+    """Health-consultation noise sessions per patient (mixed mode)."""
+    family_sessions: int = 100
+    """Family proxy consultations per patient, spread over the relatives (mixed mode)."""
+    language: str = "en"
+
+
+@dataclass
+class PatientBuild:
+    """Everything built for one patient."""
+
+    year: CareYear
+    regular: list[Session]
+    mixed: list[Session]
+    questions: list[Question]
+    checkpoints: list[int]
+
+
+@dataclass
+class BuiltDataset:
+    """The rows of every config and split, with the statistics the card reports."""
+
+    options: BuildOptions
+    rows: Rows
+    stats: dict = field(default_factory=dict)
+    fingerprint: str = ""
+
+
+def build_patient(kb: KnowledgeBase, templates: Templates, year: CareYear, options: BuildOptions) -> PatientBuild:
+    """Render one patient's year, add noise, and generate the questions."""
+    from medmemorybench.simulate.rng import rng_for
+
+    pid = year.persona.persona_id
+    regular = SessionRenderer(kb, templates, year).render_year()
+    health = render_health_sessions(kb, templates, year, options.health_sessions,
+                                    rng_for(year.seed, pid, "noise/health"))
+    family = render_family_sessions(kb, templates, year, options.family_sessions,
+                                    rng_for(year.seed, pid, "noise/family"))
+    mixed = insert_noise(regular, health + family, rng_for(year.seed, pid, "noise/insert"))
+    checkpoints = checkpoints_of(len(regular))
+    questions = generate_questions(kb, year, regular, checkpoints, options.language)
+    return PatientBuild(year, regular, mixed, questions, checkpoints)
+
+
+def persona_row(kb: KnowledgeBase, year: CareYear) -> dict:
+    """The `personas` row of one patient."""
+    p = year.persona
+    condition = kb.conditions[p.condition]
+    return {
+        "persona_id": p.persona_id,
+        "condition": p.condition,
+        "condition_name": condition.name.en,
+        "icd11": p.icd11,
+        "group": condition.group.key,
+        "sex": p.sex,
+        "age": p.age,
+        "traps": [{"category": t.category, "option": t.option, "detail": describe_fact(kb, t.fact),
+                   "forbidden_drugs": t.forbidden_drugs} for t in p.traps],
+        "family": [{"relation": r.relation, "sex": r.sex, "age": r.age, "conditions": r.conditions,
+                    "drugs": [d.drug for d in r.drugs]} for r in p.family],
+        "events": [{"event_id": e.event_id, "date": e.date, "phase": e.phase, "kind": e.kind,
+                    "triggered_by": e.triggered_by,
+                    "facts_json": json.dumps([f.model_dump() for f in e.facts], ensure_ascii=False)}
+                   for e in year.events],
+        "care_year_json": care_year_json(year),
+    }
+
+
+def _stream_rows(patient: PatientBuild, stream: list[Session]) -> dict[int, dict]:
+    by_checkpoint = split_by_checkpoint(stream, patient.checkpoints)
+    return {
+        c: {
+            "persona_id": patient.year.persona.persona_id,
+            "checkpoint": c,
+            "sessions": [s.model_dump() for s in by_checkpoint[c]],
+            "questions": [q.model_dump() for q in patient.questions if q.checkpoint == c],
+        }
+        for c in patient.checkpoints
+    }
+
+
+def fingerprint_rows(rows: Rows) -> str:
+    """SHA-256 of the canonical JSON of every row: equal content, equal fingerprint."""
+    digest = hashlib.sha256()
+    for config in sorted(rows):
+        for split in sorted(rows[config]):
+            for row in rows[config][split]:
+                digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+def build_dataset(
+    kb: KnowledgeBase,
+    templates: Templates,
+    options: BuildOptions,
+    on_patient: Callable[[PatientBuild], None] | None = None,
+) -> BuiltDataset:
+    """Build every config's rows for the cohort (in memory; `export` writes them)."""
+    rows: Rows = {"efficient": {}, "mixed": {}, "questions": {}, "personas": {PERSONAS_SPLIT: []}}
+    turns: Counter = Counter()
+    sessions: Counter = Counter()
+    by_type: Counter = Counter()
+    by_checkpoint: Counter = Counter()
+    traps_tested: dict[str, set] = {}
+    for year in iter_cohort(kb, options.seed, options.personas, options.encounters):
+        patient = build_patient(kb, templates, year, options)
+        for config, stream in (("efficient", patient.regular), ("mixed", patient.mixed)):
+            for checkpoint, row in _stream_rows(patient, stream).items():
+                rows[config].setdefault(split_name(checkpoint), []).append(row)
+            turns[config] += sum(len(s.turns) for s in stream)
+            sessions[config] += len(stream)
+        for question in patient.questions:
+            rows["questions"].setdefault(split_name(question.checkpoint), []).append(question.model_dump())
+            by_type[question.query_type] += 1
+            by_checkpoint[question.checkpoint] += 1
+            if question.trap_category:
+                traps_tested.setdefault(year.persona.persona_id, set()).add(question.trap_category)
+        rows["personas"][PERSONAS_SPLIT].append(persona_row(kb, year))
+        if on_patient:
+            on_patient(patient)
+    stats = {
+        "personas": options.personas,
+        "questions": sum(by_type.values()),
+        "questions_by_type": dict(sorted(by_type.items())),
+        "questions_by_checkpoint": {str(k): v for k, v in sorted(by_checkpoint.items())},
+        "sessions": dict(sessions),
+        "turns": dict(turns),
+    }
+    built = BuiltDataset(options, rows, stats)
+    built.fingerprint = fingerprint_rows(rows)
+    return built

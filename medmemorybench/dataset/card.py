@@ -1,0 +1,50 @@
+"""The dataset card: README.md with the `configs:` and `dataset_info:` header, rendered from a template."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from datasets import DatasetInfo
+from jinja2 import StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+
+from medmemorybench import __version__
+from medmemorybench.dataset.schema import CONFIGS, FEATURES
+
+CARD_TEMPLATE = Path(__file__).parent / "cards" / "README.md.jinja"
+LICENSE = "cc-by-4.0"
+TYPE_NAMES = {
+    "EEM": "entity exact match", "TLA": "temporal localization", "SUA": "state update",
+    "MQ": "multiple choice (1-3 correct of 4)", "IG": "inference generation (patient-specific advice)",
+    "MCD": "multi-hop clinical deduction", "ABS": "abstention: the honest answer is 'not in my records'",
+}
+
+
+def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]]) -> str:
+    """The YAML front matter: license, configs with their data files, and dataset_info from the schema."""
+    configs, infos = [], []
+    for config in CONFIGS:
+        entry = {"config_name": config, "data_files": [
+            {"split": split, "path": f"{config}/{split}.parquet"} for split in splits[config]]}
+        if config == "efficient":
+            entry["default"] = True
+        configs.append(entry)
+        features = DatasetInfo(features=FEATURES[config])._to_yaml_dict()["features"]
+        infos.append({"config_name": config, "features": features,
+                      "splits": [{"name": s, "num_examples": num_examples[config][s]} for s in splits[config]]})
+    header = {"license": LICENSE, "language": ["en"], "pretty_name": "MedMemoryBench",
+              "task_categories": ["question-answering"], "tags": ["medical", "memory", "long-context", "synthetic"],
+              "configs": configs, "dataset_info": infos}
+    return yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip()
+
+
+def render_card(*, splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]], stats: dict,
+                seed: int, fingerprint: str, repo_or_path: str = "medmemorybench") -> str:
+    """The card's full text."""
+    env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
+    template = env.from_string(CARD_TEMPLATE.read_text(encoding="utf-8"))
+    checkpoint_splits = ", ".join(f"`{s}`" for s in splits["efficient"])
+    return template.render(header=card_header(splits, num_examples), version=__version__, seed=seed,
+                           fingerprint=fingerprint, stats=stats, type_names=TYPE_NAMES,
+                           checkpoint_splits=checkpoint_splits, repo_or_path=repo_or_path, license=LICENSE)

@@ -1,0 +1,73 @@
+"""Writing a built dataset as a Hugging Face dataset folder, atomically.
+
+Everything goes to `<out>/medmemorybench.partial/` first; only a validated, complete folder is moved
+to `<out>/medmemorybench/`, so an interrupted build never leaves a folder that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from datasets import Dataset
+
+from medmemorybench import __version__
+from medmemorybench.dataset.build import BuiltDataset
+from medmemorybench.dataset.card import render_card
+from medmemorybench.dataset.schema import CONFIGS, FEATURES
+from medmemorybench.errors import InputError
+
+DATASET_DIRNAME = "medmemorybench"
+METADATA_FILE = "medmemorybench.json"
+
+
+def _split_key(split: str) -> tuple[int, str]:
+    number = split.rpartition("_")[2]
+    return (int(number), split) if number.isdigit() else (0, split)
+
+
+def export_dataset(built: BuiltDataset, out: Path, *, overwrite: bool = False) -> Path:
+    """Write parquet files, the card and a metadata file under `<out>/medmemorybench/`.
+
+    Raises:
+        InputError: if the target exists and `overwrite` is false.
+    """
+    target = Path(out) / DATASET_DIRNAME
+    if target.exists() and not overwrite:
+        raise InputError(f"--out: {target} already exists; choose another --out or pass --overwrite")
+    partial = target.with_name(target.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    splits: dict[str, list[str]] = {}
+    num_examples: dict[str, dict[str, int]] = {}
+    for config in CONFIGS:
+        (partial / config).mkdir(parents=True)
+        splits[config] = sorted(built.rows[config], key=_split_key)
+        num_examples[config] = {}
+        for split in splits[config]:
+            rows = built.rows[config][split]
+            Dataset.from_list(rows, features=FEATURES[config]).to_parquet(str(partial / config / f"{split}.parquet"))
+            num_examples[config][split] = len(rows)
+    stats = {**built.stats, "tokens": _approx_tokens(built)}
+    (partial / "README.md").write_text(
+        render_card(splits=splits, num_examples=num_examples, stats=stats, seed=built.options.seed,
+                    fingerprint=built.fingerprint), encoding="utf-8")
+    metadata = {"medmemorybench": __version__, "fingerprint": built.fingerprint, "seed": built.options.seed,
+                "options": vars(built.options), "stats": stats}
+    (partial / METADATA_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(partial, target)
+    return target
+
+
+def _approx_tokens(built: BuiltDataset) -> dict[str, int]:
+    """Whitespace words x 1.3, a tokenizer-free estimate (reported as approximate)."""
+    out = {}
+    for config in ("efficient", "mixed"):
+        words = sum(len(turn["text"].split()) for rows in built.rows[config].values() for row in rows
+                    for session in row["sessions"] for turn in session["turns"])
+        out[config] = round(words * 1.3)
+    return out

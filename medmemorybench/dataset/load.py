@@ -1,0 +1,96 @@
+"""Finding and loading a built dataset: a local folder first, else the Hub id."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from medmemorybench.dataset.schema import CONFIGS, FEATURES, PERSONAS_SPLIT
+from medmemorybench.errors import InputError
+
+HUB_ID = "medmemorybench/MedMemoryBench"
+DATASET_DIRNAME = "medmemorybench"
+ENV_VAR = "MEDMEMORYBENCH_DATA"
+
+
+def find_local(path: str | Path | None = None) -> Path | None:
+    """The dataset folder to use: `path`, $MEDMEMORYBENCH_DATA, ./medmemorybench, ./out/medmemorybench.
+
+    A folder counts when it holds a README.md card; a parent holding `medmemorybench/` also works.
+    """
+    candidates = [Path(p) for p in (path, os.environ.get(ENV_VAR)) if p]
+    candidates += [Path.cwd() / DATASET_DIRNAME, Path.cwd() / "out" / DATASET_DIRNAME]
+    for candidate in candidates:
+        for folder in (candidate, candidate / DATASET_DIRNAME):
+            if (folder / "README.md").is_file() and (folder / "efficient").is_dir():
+                return folder
+    return None
+
+
+def check_config_split(config: str, split: str | None, folder: Path | None = None) -> None:
+    """Raise InputError naming the valid configs or splits."""
+    if config not in CONFIGS:
+        raise InputError(f"unknown config '{config}'; valid configs: {', '.join(CONFIGS)}")
+    if split is None or folder is None:
+        return
+    available = sorted(p.stem for p in (folder / config).glob("*.parquet"))
+    if split not in available:
+        raise InputError(f"unknown split '{split}' for config '{config}'; valid splits: {', '.join(available)}")
+
+
+def load(config: str = "efficient", split: str | None = None, path: str | Path | None = None):  # noqa: ANN201
+    """Load a config (and split) of MedMemoryBench with `datasets`.
+
+    Uses a local build when one is found (see `find_local`), otherwise the Hub id `HUB_ID`.
+
+    Raises:
+        InputError: for an unknown config or split, or when no local build exists and the Hub
+            cannot be reached (offline).
+    """
+    from datasets import load_dataset
+
+    folder = find_local(path)
+    check_config_split(config, split, folder)
+    if folder is not None:
+        return load_dataset(str(folder), config, split=split)
+    try:
+        return load_dataset(HUB_ID, config, split=split)
+    except Exception as exc:  # noqa: BLE001 - datasets raises many kinds when offline
+        raise InputError(
+            f"no local build found (looked in {path or '-'}, ${ENV_VAR}, ./{DATASET_DIRNAME}, ./out/{DATASET_DIRNAME}) "
+            f"and the Hub dataset {HUB_ID} could not be loaded ({exc.__class__.__name__}); "
+            "run `medmemorybench build --out out` first"
+        ) from None
+
+
+def read_rows(folder: Path) -> dict[str, dict[str, list[dict]]]:
+    """Every row of a dataset folder, read with pyarrow and checked against the schema.
+
+    Raises:
+        InputError: naming the file that is missing, unreadable (corrupted) or of another schema.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from datasets import Features
+
+    if not (folder / "README.md").is_file():
+        raise InputError(f"{folder}: not a MedMemoryBench dataset folder (no README.md card)")
+    rows: dict[str, dict[str, list[dict]]] = {}
+    for config in CONFIGS:
+        files = sorted((folder / config).glob("*.parquet"))
+        if not files:
+            raise InputError(f"{folder / config}: no parquet files for config '{config}'")
+        rows[config] = {}
+        for file in files:
+            try:
+                table = pq.read_table(file)
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise InputError(f"{file}: corrupted or not a parquet file ({exc})") from None
+            found = Features.from_arrow_schema(table.schema)
+            if found != FEATURES[config]:
+                raise InputError(f"{file}: columns do not match the '{config}' schema "
+                                 f"(expected {sorted(FEATURES[config])}, found {sorted(found)})")
+            rows[config][file.stem] = table.to_pylist()
+    if PERSONAS_SPLIT not in rows["personas"]:
+        raise InputError(f"{folder / 'personas'}: missing split '{PERSONAS_SPLIT}'")
+    return rows

@@ -1,0 +1,83 @@
+"""The published rows: one `datasets.Features` per config. Builder, loader and card all use these."""
+
+from __future__ import annotations
+
+from datasets import Features, List, Value
+
+CONFIGS = ("efficient", "mixed", "questions", "personas")
+STREAM_CONFIGS = ("efficient", "mixed")
+PERSONAS_SPLIT = "all"
+
+TURN = {"role": Value("string"), "text": Value("string")}
+
+SESSION = {
+    "session_id": Value("string"),
+    "kind": Value("string"),
+    "date": Value("string"),
+    "family_member": Value("string"),
+    "turns": List(TURN),
+    "event_ids": List(Value("string")),
+    "renderer": Value("string"),
+}
+
+QUESTION = {
+    "query_id": Value("string"),
+    "persona_id": Value("string"),
+    "checkpoint": Value("int32"),
+    "query_type": Value("string"),
+    "question": Value("string"),
+    "options": List(Value("string")),
+    "answer": Value("string"),
+    "answer_aliases": List(Value("string")),
+    "correct_options": List(Value("string")),
+    "evidence_session_ids": List(Value("string")),
+    "key_facts": List(Value("string")),
+    "reasoning_chain": List({"node": Value("string"), "session_id": Value("string")}),
+    "trap_category": Value("string"),
+    "abstain": Value("bool"),
+    "absent_fact": Value("string"),
+    "common_wrong_answer": Value("string"),
+    "template": Value("string"),
+}
+
+STREAM_FEATURES = Features(
+    {
+        "persona_id": Value("string"),
+        "checkpoint": Value("int32"),
+        "sessions": List(SESSION),
+        "questions": List(QUESTION),
+    }
+)
+"""`efficient` and `mixed`: one patient at one checkpoint (the new sessions, then that checkpoint's questions)."""
+
+QUESTION_FEATURES = Features(QUESTION)
+"""`questions`: one question per row."""
+
+PERSONA_FEATURES = Features(
+    {
+        "persona_id": Value("string"),
+        "condition": Value("string"),
+        "condition_name": Value("string"),
+        "icd11": Value("string"),
+        "group": Value("string"),
+        "sex": Value("string"),
+        "age": Value("int32"),
+        "traps": List({"category": Value("string"), "option": Value("string"), "detail": Value("string"),
+                       "forbidden_drugs": List(Value("string"))}),
+        "family": List({"relation": Value("string"), "sex": Value("string"), "age": Value("int32"),
+                        "conditions": List(Value("string")), "drugs": List(Value("string"))}),
+        "events": List({"event_id": Value("string"), "date": Value("string"), "phase": Value("int32"),
+                        "kind": Value("string"), "triggered_by": List(Value("string")),
+                        "facts_json": Value("string")}),
+        "care_year_json": Value("string"),
+    }
+)
+"""`personas`: one patient, with the whole event graph (facts as JSON) and the full care-year record."""
+
+FEATURES = {"efficient": STREAM_FEATURES, "mixed": STREAM_FEATURES, "questions": QUESTION_FEATURES,
+            "personas": PERSONA_FEATURES}
+
+
+def split_name(checkpoint: int) -> str:
+    """`checkpoint_10` (dashes are not allowed in split names)."""
+    return f"checkpoint_{checkpoint}"

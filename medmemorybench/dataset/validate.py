@@ -1,0 +1,118 @@
+"""The dataset validator: schema, unique ids, leakage, answerability, abstention, MQ shape, trap coverage.
+
+Works on rows (dicts), so the builder can refuse to export an invalid dataset and `medmemorybench
+validate DIR` can check a folder on disk with the same code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from medmemorybench.dataset.build import Rows
+from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.dataset.schema import FEATURES
+from medmemorybench.render.models import Session, session_text
+from medmemorybench.simulate.models import TRAP_CATEGORIES
+
+_REGULAR_ID = re.compile(r"^(?P<persona>.+)-S(?P<number>\d+)$")
+MAX_REPORTED = 50
+
+
+def _session_texts(rows: Rows) -> dict[str, str]:
+    texts = {}
+    for split_rows in rows.get("efficient", {}).values():
+        for row in split_rows:
+            for session in row["sessions"]:
+                texts[session["session_id"]] = session_text(Session.model_validate(session))
+    return texts
+
+
+def _check_schema(rows: Rows, problems: list[str]) -> None:
+    for config, splits in rows.items():
+        features = FEATURES[config]
+        for split, split_rows in splits.items():
+            for index, row in enumerate(split_rows):
+                missing = set(features) - set(row)
+                extra = set(row) - set(features)
+                if missing or extra:
+                    problems.append(f"{config}/{split}[{index}]: fields missing {sorted(missing)} "
+                                    f"or unexpected {sorted(extra)}")
+                    continue
+                try:
+                    features.encode_example(row)
+                except (TypeError, ValueError, KeyError) as exc:
+                    problems.append(f"{config}/{split}[{index}]: does not match the schema: {exc}")
+
+
+def _check_streams(rows: Rows, problems: list[str]) -> None:
+    for config in ("efficient", "mixed"):
+        seen: set[str] = set()
+        for split, split_rows in rows.get(config, {}).items():
+            for row in split_rows:
+                for session in row["sessions"]:
+                    sid = session["session_id"]
+                    if sid in seen:
+                        problems.append(f"{config}/{split}: duplicate session_id {sid}")
+                    seen.add(sid)
+                    match = _REGULAR_ID.match(sid)
+                    if session["kind"] == "regular" and match and int(match["number"]) > row["checkpoint"]:
+                        problems.append(f"{config}/{split}: {row['persona_id']} holds {sid} beyond its checkpoint "
+                                        f"{row['checkpoint']}")
+
+
+def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str]) -> None:
+    normalized = {sid: normalize_text(text) for sid, text in texts.items()}
+    own_text: dict[str, str] = defaultdict(str)
+    for sid, text in normalized.items():
+        match = _REGULAR_ID.match(sid)
+        if match:
+            own_text[match["persona"]] += " " + text
+    ids: set[str] = set()
+    categories: dict[str, set[str]] = defaultdict(set)
+    personas: set[str] = set()
+    for split, split_rows in rows.get("questions", {}).items():
+        for q in split_rows:
+            qid = q["query_id"]
+            personas.add(q["persona_id"])
+            where = f"questions/{split}: {qid}"
+            if qid in ids:
+                problems.append(f"{where}: duplicate query_id")
+            ids.add(qid)
+            if q["trap_category"]:
+                categories[q["persona_id"]].add(q["trap_category"])
+            for sid in q["evidence_session_ids"]:
+                match = _REGULAR_ID.match(sid)
+                if match is None or match["persona"] != q["persona_id"]:
+                    problems.append(f"{where}: evidence {sid} is not one of the patient's regular sessions")
+                elif int(match["number"]) > q["checkpoint"]:
+                    problems.append(f"{where}: leakage: evidence {sid} comes after checkpoint {q['checkpoint']}")
+            evidence = " ".join(normalized.get(sid, "") for sid in q["evidence_session_ids"])
+            for fact in q["key_facts"]:
+                if normalize_text(fact) not in evidence:
+                    problems.append(f"{where}: key fact {fact!r} appears in none of its evidence sessions")
+            if q["abstain"]:
+                absent = q["absent_fact"] or ""
+                if not absent:
+                    problems.append(f"{where}: abstention question without absent_fact")
+                elif normalize_text(absent) in own_text[q["persona_id"]]:
+                    problems.append(f"{where}: abstention fact {absent!r} appears in the patient's own sessions")
+            if q["query_type"] == "MQ":
+                letters = {o.split(".")[0] for o in q["options"]}
+                if len(q["options"]) != 4 or not 1 <= len(q["correct_options"]) <= 3 or \
+                        not set(q["correct_options"]) <= letters:
+                    problems.append(f"{where}: MQ needs 4 options with 1-3 correct, got {q['options']} / "
+                                    f"{q['correct_options']}")
+    for persona in sorted(personas):
+        missing = [c for c in TRAP_CATEGORIES if c not in categories[persona]]
+        if missing:
+            problems.append(f"questions: {persona}: trap categories never tested: {missing}")
+
+
+def validate_rows(rows: Rows) -> list[str]:
+    """Every violation found, each naming config/split and id (empty: valid)."""
+    problems: list[str] = []
+    _check_schema(rows, problems)
+    _check_streams(rows, problems)
+    _check_questions(rows, _session_texts(rows), problems)
+    return problems

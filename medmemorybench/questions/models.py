@@ -1,0 +1,62 @@
+"""The question record: one question at one checkpoint, with its gold answer, evidence and key facts."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+QueryType = Literal["EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS"]
+QUERY_TYPES: tuple[QueryType, ...] = ("EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS")
+
+
+class ChainNode(BaseModel):
+    """One step of a multi-hop reasoning chain and the session that states it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    node: str
+    """What happened at this step."""
+    session_id: str
+    """Regular session that states it."""
+
+
+class Question(BaseModel):
+    """A benchmark question."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    query_id: str
+    """Globally unique: `<persona>-C<checkpoint>-<type><n>`."""
+    persona_id: str
+    """Patient."""
+    checkpoint: int
+    """Asked after this many regular sessions."""
+    query_type: QueryType
+    """Paper's type code, plus ABS (abstention)."""
+    question: str
+    """What the patient asks."""
+    options: list[str] = Field(default_factory=list)
+    """MQ: the four options, letter-prefixed ("A. metformin")."""
+    answer: str
+    """Gold answer."""
+    answer_aliases: list[str] = Field(default_factory=list)
+    """Other accepted surface forms of the answer."""
+    correct_options: list[str] = Field(default_factory=list)
+    """MQ: letters of the correct options."""
+    evidence_session_ids: list[str] = Field(default_factory=list)
+    """Regular sessions (<= checkpoint) the answer rests on."""
+    key_facts: list[str] = Field(default_factory=list)
+    """Normalized strings a correct answer must contain; each appears in the evidence sessions."""
+    reasoning_chain: list[ChainNode] = Field(default_factory=list)
+    """MCD: the causal chain, in order."""
+    trap_category: str | None = None
+    """The trap category the question tests, if any."""
+    abstain: bool = False
+    """Whether the honest answer is that the records do not say."""
+    absent_fact: str | None = None
+    """ABS: the term asked about, which the patient's own sessions never mention."""
+    common_wrong_answer: str | None = None
+    """IG: the textbook answer that is wrong for this patient."""
+    template: str
+    """Phrasing intent the question was made from (for analysis by sub-kind)."""
