@@ -55,7 +55,8 @@ def main() -> None:
     start = time.perf_counter()
     default_knowledge()
     load_s = time.perf_counter() - start
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    cpu = platform.processor() or platform.machine()
+    print(f"machine: {cpu}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"knowledge base load: {load_s:.2f} s")
     print("| patients | mode | wall time (s) | per patient (ms) | JSON size (MB) |")
     print("|---|---|---|---|---|")
@@ -65,7 +66,8 @@ def main() -> None:
     workers = os.cpu_count() or 1
     if workers > 1:
         elapsed = time_parallel(args.large, args.seed, workers)
-        print(f"| {args.large} | {workers} processes, in memory | {elapsed:.2f} | {1000 * elapsed / args.large:.1f} | - |")
+        per_patient_ms = 1000 * elapsed / args.large
+        print(f"| {args.large} | {workers} processes, in memory | {elapsed:.2f} | {per_patient_ms:.1f} | - |")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS (main process): {peak_mb:.0f} MB")
 

@@ -1,0 +1,104 @@
+"""Questions: schedule, gold from the ground truth, evidence before the checkpoint, traps covered."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from medmemorybench.dataset.build import BuildOptions, build_patient
+from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.knowledge import default_knowledge
+from medmemorybench.render.models import session_text
+from medmemorybench.render.templates import load_templates
+from medmemorybench.simulate import simulate_patient, state_on
+from medmemorybench.simulate.models import TRAP_CATEGORIES
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return default_knowledge()
+
+
+@pytest.fixture(scope="module")
+def patients(kb):
+    templates = load_templates("en")
+    return [build_patient(kb, templates, simulate_patient(kb, 11, index), BuildOptions()) for index in range(20)]
+
+
+def test_schedule_per_checkpoint(patients):
+    for patient in patients:
+        for checkpoint in patient.checkpoints:
+            counts = Counter(q.query_type for q in patient.questions if q.checkpoint == checkpoint)
+            assert counts["EEM"] <= 2 and counts["TLA"] <= 2 and counts["SUA"] <= 1 and counts["ABS"] <= 1
+            assert counts["MCD"] == 0 or checkpoint % 20 == 0
+        total = Counter(q.query_type for q in patient.questions)
+        assert total["EEM"] == 20 and total["SUA"] >= 8 and total["ABS"] == 10 and total["MCD"] >= 2
+
+
+def test_evidence_is_never_after_the_checkpoint(patients):
+    for patient in patients:
+        for q in patient.questions:
+            assert all(int(sid.rpartition("-S")[2]) <= q.checkpoint for sid in q.evidence_session_ids), q.query_id
+
+
+def test_key_facts_appear_in_the_evidence_sessions(patients):
+    for patient in patients:
+        texts = {s.session_id: normalize_text(session_text(s)) for s in patient.regular}
+        for q in patient.questions:
+            evidence = " ".join(texts[sid] for sid in q.evidence_session_ids)
+            for fact in q.key_facts:
+                assert normalize_text(fact) in evidence, (q.query_id, fact)
+
+
+def test_all_six_trap_categories_are_tested_for_every_patient(patients):
+    for patient in patients:
+        tested = {q.trap_category for q in patient.questions if q.trap_category}
+        assert tested == set(TRAP_CATEGORIES), patient.year.persona.persona_id
+
+
+def test_current_dose_answers_match_the_state_timeline(kb, patients):
+    # SUA gold comes from the structured state, not from text.
+    for patient in patients:
+        for q in (q for q in patient.questions if q.template == "sua.current_dose"):
+            date = patient.year.events[q.checkpoint - 1].date
+            doses = state_on(patient.year, date).medications
+            assert any(q.answer == f"{d.dose:g} {d.unit}" for d in doses.values()), q.query_id
+
+
+def test_mq_has_four_options_with_one_to_three_correct(patients):
+    for patient in patients:
+        for q in (q for q in patient.questions if q.query_type == "MQ"):
+            assert len(q.options) == 4 and 1 <= len(q.correct_options) <= 3
+            assert q.answer == ", ".join(q.correct_options)
+
+
+def test_abstention_questions_ask_about_what_the_patient_never_said(patients):
+    for patient in patients:
+        own = normalize_text(" ".join(session_text(s) for s in patient.regular))
+        for q in (q for q in patient.questions if q.abstain):
+            assert q.absent_fact and normalize_text(q.absent_fact) not in own
+            assert not q.evidence_session_ids and not q.key_facts
+
+
+def test_mcd_chains_span_two_sessions_and_two_weeks(patients):
+    from datetime import date
+
+    for patient in patients:
+        dates = {s.session_id: s.date for s in patient.regular}
+        for q in (q for q in patient.questions if q.query_type == "MCD"):
+            sessions = [n.session_id for n in q.reasoning_chain]
+            assert 3 <= len(sessions) <= 5 and len(set(sessions)) >= 2
+            span = date.fromisoformat(dates[sessions[-1]]) - date.fromisoformat(dates[sessions[0]])
+            assert span.days >= 14
+
+
+def test_ig_questions_carry_the_common_wrong_answer(patients):
+    for patient in patients:
+        for q in (q for q in patient.questions if q.query_type == "IG"):
+            assert q.common_wrong_answer and q.trap_category
+
+
+def test_question_ids_are_unique(patients):
+    ids = [q.query_id for p in patients for q in p.questions]
+    assert len(ids) == len(set(ids))

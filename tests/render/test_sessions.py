@@ -1,0 +1,115 @@
+"""Rendered sessions: shape, every fact stated verbatim, noise marked, early-weighted insertion."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from medmemorybench.knowledge import default_knowledge
+from medmemorybench.render.conversation import SessionRenderer
+from medmemorybench.render.fields import dose_with_unit, lab_with_unit, spoken_date
+from medmemorybench.render.models import Session, Turn, session_text
+from medmemorybench.render.noise import render_family_sessions, render_health_sessions
+from medmemorybench.render.stream import bucket_sizes, checkpoints_of, insert_noise, split_by_checkpoint
+from medmemorybench.render.templates import load_templates
+from medmemorybench.simulate import simulate_patient
+from medmemorybench.simulate.models import AllergyFact, LabFact, MedicationFact
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return default_knowledge()
+
+
+@pytest.fixture(scope="module")
+def rendered(kb):
+    out = []
+    for index in (0, 4, 10, 17):
+        year = simulate_patient(kb, 3, index)
+        out.append((year, SessionRenderer(kb, load_templates("en"), year).render_year()))
+    return out
+
+
+def test_sessions_alternate_six_to_ten_turns_patient_first(rendered):
+    for _, sessions in rendered:
+        for session in sessions:
+            roles = [t.role for t in session.turns]
+            assert 6 <= len(roles) <= 10, session.session_id
+            assert roles[0] == "patient"
+            assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), session.session_id
+
+
+def test_every_lab_and_dose_is_stated_with_its_unit(kb, rendered):
+    for year, sessions in rendered:
+        for event, session in zip(year.events, sessions, strict=True):
+            text = session_text(session)
+            for fact in event.facts:
+                if isinstance(fact, LabFact):
+                    assert lab_with_unit(kb, fact.lab, fact.value) in text, (session.session_id, fact)
+                if isinstance(fact, MedicationFact):
+                    assert kb.drugs[fact.drug].name.en in text, (session.session_id, fact)
+                    if fact.action != "stop":
+                        assert dose_with_unit(fact.dose, fact.unit) in text, (session.session_id, fact)
+                if isinstance(fact, AllergyFact):
+                    assert fact.agent.en in text
+
+
+def test_later_sessions_refer_back_to_earlier_ones(rendered):
+    for year, sessions in rendered:
+        earlier_dates = {spoken_date(e.date) for e in year.events[:30]}
+        back_references = [s for s in sessions[30:]
+                           if any(f" {d}" in s.turns[-1].text for d in earlier_dates)]
+        assert len(back_references) >= 5, year.persona.persona_id
+
+
+def test_sessions_are_dated_regular_and_linked_to_their_event(rendered):
+    for year, sessions in rendered:
+        for event, session in zip(year.events, sessions, strict=True):
+            assert session.kind == "regular" and session.date == event.date
+            assert session.event_ids == [event.event_id]
+            assert session.session_id == event.event_id.replace("-E", "-S")
+
+
+def test_noise_is_undated_and_marked(kb):
+    year = simulate_patient(kb, 0, 1)
+    templates = load_templates("en")
+    health = render_health_sessions(kb, templates, year, 30, random.Random(1))
+    family = render_family_sessions(kb, templates, year, 20, random.Random(2))
+    assert all(s.kind == "health_noise" and s.date is None for s in health)
+    assert len({s.session_id for s in health}) == 30
+    assert all(s.kind == "family_noise" and s.family_member for s in family)
+    relations = Counter(s.family_member for s in family)
+    assert set(relations) == {r.relation for r in year.persona.family}
+
+
+def test_bucket_sizes_follow_3_3_2_1_1():
+    assert bucket_sizes(200) == [60, 60, 40, 20, 20]
+    assert sum(bucket_sizes(7)) == 7
+
+
+def _session(sid: str, kind: str) -> Session:
+    return Session(session_id=sid, kind=kind, turns=[Turn(role="patient", text="a"), Turn(role="doctor", text="b")])
+
+
+def test_insertion_is_early_weighted_and_never_after_the_last_regular():
+    regular = [_session(f"P-S{i:03d}", "regular") for i in range(1, 101)]
+    noise = [_session(f"P-H{i:03d}", "health_noise") for i in range(200)]
+    stream = insert_noise(regular, noise, random.Random(0))
+    assert [s for s in stream if s.kind == "regular"] == regular
+    assert stream[-1].session_id == "P-S100"
+    before_first_fifth = sum(1 for s in stream[: stream.index(regular[19]) + 1] if s.kind != "regular")
+    after_four_fifths = sum(1 for s in stream[stream.index(regular[79]):] if s.kind != "regular")
+    assert before_first_fifth > after_four_fifths * 2
+
+
+def test_split_by_checkpoint_keeps_every_session_once_in_order():
+    regular = [_session(f"P-S{i:03d}", "regular") for i in range(1, 36)]
+    noise = [_session(f"P-H{i:03d}", "health_noise") for i in range(40)]
+    stream = insert_noise(regular, noise, random.Random(5))
+    checkpoints = checkpoints_of(35)
+    assert checkpoints == [10, 20, 30, 35]
+    parts = split_by_checkpoint(stream, checkpoints)
+    assert [s for c in checkpoints for s in parts[c]] == stream
+    assert [s.session_id for s in parts[10] if s.kind == "regular"][-1] == "P-S010"
