@@ -133,7 +133,7 @@ def show_cmd(
         render_timeline(_knowledge(knowledge), year, console)
 
 
-def _build(out: Path, options, overwrite: bool):  # noqa: ANN001, ANN202
+def _build(out: Path, options, overwrite: bool, backbone=None):  # noqa: ANN001, ANN202
     """Build, validate and export; returns (folder, built). Refuses to export an invalid dataset."""
     from medmemorybench.dataset import build_dataset, export_dataset, validate_rows
     from medmemorybench.errors import InputError
@@ -146,7 +146,8 @@ def _build(out: Path, options, overwrite: bool):  # noqa: ANN001, ANN202
     templates = load_templates(options.language)
     with _progress() as progress:
         task = progress.add_task("building", total=options.personas)
-        built = build_dataset(kb, templates, options, on_patient=lambda _: progress.advance(task))
+        built = build_dataset(kb, templates, options, on_patient=lambda _: progress.advance(task),
+                              backbone=backbone)
     problems = validate_rows(built.rows)
     if problems:
         shown = "\n  ".join(problems[:20])
@@ -177,10 +178,19 @@ def build_cmd(
     health_sessions: Annotated[int, typer.Option("--health-sessions", help="Health noise sessions per patient.")] = 100,
     family_sessions: Annotated[int, typer.Option("--family-sessions", help="Family noise sessions per patient.")] = 100,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing build.")] = False,
+    encounters: Annotated[int, typer.Option(help="Regular sessions per patient (10-365).")] = 100,
+    renderer: Annotated[str, typer.Option(help="Who writes the regular sessions: template or llm.")] = "template",
+    model: Annotated[str, typer.Option("--model", help="Backbone for --renderer llm: hf, openai, vllm.")] = "hf",
+    model_args: Annotated[str, typer.Option("--model_args", "--model-args",
+                                            help="Backbone options, key=value,key=value.")] = "",
 ) -> None:
     """Build the benchmark: simulate, render, add noise, ask questions, validate, export as a HF dataset.
 
-    Example: medmemorybench build --seed 0 --out out
+    Examples:
+      medmemorybench build --seed 0 --out out
+      medmemorybench build --personas 1 --encounters 10 --renderer llm --model hf --out out-llm
+      medmemorybench build --renderer llm --model openai \
+        --model_args model=qwen,base_url=http://localhost:8000/v1 --out out-api
     """
     from medmemorybench.dataset import BuildOptions
     from medmemorybench.errors import InputError
@@ -190,9 +200,18 @@ def build_cmd(
                             ("--family-sessions", family_sessions + 1)):
             if value < 1:
                 raise InputError(f"{name}: must be {'at least 1' if name == '--personas' else 'zero or more'}")
-        options = BuildOptions(seed=seed, personas=personas, health_sessions=health_sessions,
-                               family_sessions=family_sessions)
-        folder, built = _build(out, options, overwrite)
+        if renderer not in ("template", "llm"):
+            raise InputError(f"--renderer: '{renderer}' is not one of: template, llm")
+        backbone = None
+        spec = "template"
+        if renderer == "llm":
+            from medmemorybench.models import load_backbone, parse_model_args
+
+            backbone = load_backbone(model, parse_model_args(model_args))
+            spec = f"llm:{model}:{backbone.model_id}"
+        options = BuildOptions(seed=seed, personas=personas, encounters=encounters, health_sessions=health_sessions,
+                               family_sessions=family_sessions, renderer=spec)
+        folder, built = _build(out, options, overwrite, backbone)
         _print_summary(folder, built)
 
 

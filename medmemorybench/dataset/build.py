@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from medmemorybench.dataset.schema import PERSONAS_SPLIT, split_name
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.models.base import Backbone
 from medmemorybench.questions.generate import generate_questions
 from medmemorybench.questions.models import Question
 from medmemorybench.render.conversation import SessionRenderer
@@ -38,6 +39,8 @@ class BuildOptions:
     family_sessions: int = 100
     """Family proxy consultations per patient, spread over the relatives (mixed mode)."""
     language: str = "en"
+    renderer: str = "template"
+    """`template`, or `llm:<backbone spec>` when sessions were written by LLM agents."""
 
 
 @dataclass
@@ -61,12 +64,18 @@ class BuiltDataset:
     fingerprint: str = ""
 
 
-def build_patient(kb: KnowledgeBase, templates: Templates, year: CareYear, options: BuildOptions) -> PatientBuild:
-    """Render one patient's year, add noise, and generate the questions."""
+def build_patient(kb: KnowledgeBase, templates: Templates, year: CareYear, options: BuildOptions,
+                  backbone: Backbone | None = None) -> PatientBuild:
+    """Render one patient's year (by LLM agents when a backbone is given), add noise, ask the questions."""
     from medmemorybench.simulate.rng import rng_for
 
     pid = year.persona.persona_id
-    regular = SessionRenderer(kb, templates, year).render_year()
+    if backbone is not None:
+        from medmemorybench.render.llm import LLMSessionRenderer
+
+        regular = LLMSessionRenderer(kb, templates, year, backbone).render_year()
+    else:
+        regular = SessionRenderer(kb, templates, year).render_year()
     health = render_health_sessions(kb, templates, year, options.health_sessions,
                                     rng_for(year.seed, pid, "noise/health"))
     family = render_family_sessions(kb, templates, year, options.family_sessions,
@@ -129,16 +138,23 @@ def build_dataset(
     templates: Templates,
     options: BuildOptions,
     on_patient: Callable[[PatientBuild], None] | None = None,
+    backbone: Backbone | None = None,
 ) -> BuiltDataset:
-    """Build every config's rows for the cohort (in memory; `export` writes them)."""
+    """Build every config's rows for the cohort (in memory; `export` writes them).
+
+    Args:
+        backbone: when given, regular sessions are written by LLM agents through it (with template
+            fallback per session); otherwise by the template renderer.
+    """
     rows: Rows = {"efficient": {}, "mixed": {}, "questions": {}, "personas": {PERSONAS_SPLIT: []}}
     turns: Counter = Counter()
     sessions: Counter = Counter()
     by_type: Counter = Counter()
     by_checkpoint: Counter = Counter()
-    traps_tested: dict[str, set] = {}
+    renderers: Counter = Counter()
     for year in iter_cohort(kb, options.seed, options.personas, options.encounters):
-        patient = build_patient(kb, templates, year, options)
+        patient = build_patient(kb, templates, year, options, backbone)
+        renderers.update(s.renderer for s in patient.regular)
         for config, stream in (("efficient", patient.regular), ("mixed", patient.mixed)):
             for checkpoint, row in _stream_rows(patient, stream).items():
                 rows[config].setdefault(split_name(checkpoint), []).append(row)
@@ -148,8 +164,6 @@ def build_dataset(
             rows["questions"].setdefault(split_name(question.checkpoint), []).append(question.model_dump())
             by_type[question.query_type] += 1
             by_checkpoint[question.checkpoint] += 1
-            if question.trap_category:
-                traps_tested.setdefault(year.persona.persona_id, set()).add(question.trap_category)
         rows["personas"][PERSONAS_SPLIT].append(persona_row(kb, year))
         if on_patient:
             on_patient(patient)
@@ -160,6 +174,7 @@ def build_dataset(
         "questions_by_checkpoint": {str(k): v for k, v in sorted(by_checkpoint.items())},
         "sessions": dict(sessions),
         "turns": dict(turns),
+        "regular_sessions_by_renderer": dict(sorted(renderers.items())),
     }
     built = BuiltDataset(options, rows, stats)
     built.fingerprint = fingerprint_rows(rows)

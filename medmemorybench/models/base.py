@@ -1,0 +1,83 @@
+"""The Backbone interface: a language model that takes a batch of chat requests.
+
+Every backend returns one `Completion` per request, in order. A request that fails after retries
+comes back with `error` set and empty text: it is recorded as an error, never scored as a wrong answer.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ChatRequest(BaseModel):
+    """One chat completion to make."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    messages: list[dict[str, str]]
+    """OpenAI-style messages: [{"role": "system" | "user" | "assistant", "content": ...}]."""
+    max_tokens: int = Field(default=256, gt=0)
+    """Most tokens to generate."""
+    temperature: float = Field(default=0.0, ge=0)
+    """Sampling temperature (0: greedy)."""
+    stop: list[str] = Field(default_factory=list)
+    """Stop strings."""
+    seed: int | None = 0
+    """Sampling seed, where the backend supports one."""
+    response_schema: dict | None = None
+    """JSON schema the answer must follow (guided decoding where supported)."""
+
+
+class Completion(BaseModel):
+    """A model's answer to one request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = ""
+    """Generated text (empty when `error` is set)."""
+    prompt_tokens: int = 0
+    """Tokens in the prompt."""
+    completion_tokens: int = 0
+    """Tokens generated."""
+    cached_tokens: int = 0
+    """Prompt tokens served from a prefix cache, where the backend reports it."""
+    latency_ms: float = 0.0
+    """Wall time of the request (or its share of the batch)."""
+    truncated_tokens: int = 0
+    """Prompt tokens cut to fit the context window (0: none; recorded, never silent)."""
+    error: str | None = None
+    """Why the request failed, after retries."""
+    cache_hit: bool = False
+    """Whether the response came from the response cache."""
+
+
+class Backbone(ABC):
+    """A language model behind `generate`."""
+
+    name: str = "backbone"
+    """Registry name."""
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str:
+        """What model answers (path, Hub id or server model name)."""
+
+    @property
+    def context_window(self) -> int:
+        """Tokens the model reads at most (prompt + completion)."""
+        return 8192
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in `text` (backends with a tokenizer override this rough estimate)."""
+        return max(1, len(text) // 4)
+
+    def identity(self) -> dict:
+        """What to record in results so the run can be rebuilt."""
+        return {"backbone": self.name, "model": self.model_id}
+
+    @abstractmethod
+    def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        """One completion per request, in order."""

@@ -1,0 +1,95 @@
+"""`hf`: transformers on CPU (or GPU); by default the embedded SmolLM2-135M-Instruct.
+
+Model args: pretrained (a local folder; default the embedded model), batch_size, threads, max_length.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.embedded import embedded_model_path
+
+
+class HFBackbone(Backbone):
+    """Batched greedy or sampled generation with left padding."""
+
+    name = "hf"
+
+    def __init__(self, pretrained: str | None = None, batch_size: int = 8, threads: int | None = None,
+                 max_length: int | None = None) -> None:
+        torch.set_flush_denormal(True)  # denormals make CPU generation ~14x slower
+        if threads:
+            torch.set_num_threads(int(threads))
+        self._path = str(pretrained or embedded_model_path())
+        self.tokenizer = AutoTokenizer.from_pretrained(self._path)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = AutoModelForCausalLM.from_pretrained(self._path)
+        self.model.eval()
+        self.batch_size = int(batch_size)
+        self._max_length = int(max_length or getattr(self.model.config, "max_position_embeddings", 2048))
+
+    @property
+    def model_id(self) -> str:
+        return self._path
+
+    @property
+    def context_window(self) -> int:
+        return self._max_length
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def identity(self) -> dict:
+        return {"backbone": self.name, "model": self.model_id, "batch_size": self.batch_size}
+
+    def _encode(self, request: ChatRequest) -> tuple[list[int], int]:
+        ids = self.tokenizer.apply_chat_template(request.messages, add_generation_prompt=True, tokenize=True)
+        if isinstance(ids, dict) or hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        budget = self._max_length - request.max_tokens
+        cut = max(0, len(ids) - budget)
+        return ids[cut:], cut  # keep the end: the question comes last in every prompt
+
+    def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        out: list[Completion | None] = [None] * len(requests)
+        order = sorted(range(len(requests)), key=lambda i: (requests[i].max_tokens, requests[i].temperature))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            for index, completion in zip(chunk, self._generate_batch([requests[i] for i in chunk]), strict=True):
+                out[index] = completion
+        return [c for c in out if c is not None]
+
+    def _generate_batch(self, batch: list[ChatRequest]) -> list[Completion]:
+        encoded = [self._encode(r) for r in batch]
+        width = max(len(ids) for ids, _ in encoded)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids, _ in encoded])
+        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids, _ in encoded])
+        first = batch[0]
+        sampling = {"do_sample": first.temperature > 0}
+        if first.temperature > 0:
+            sampling["temperature"] = first.temperature
+            torch.manual_seed(first.seed or 0)
+        started = time.perf_counter()
+        with torch.no_grad():
+            generated = self.model.generate(input_ids=input_ids, attention_mask=attention,
+                                            max_new_tokens=max(r.max_tokens for r in batch),
+                                            pad_token_id=pad, **sampling)
+        latency_ms = 1000 * (time.perf_counter() - started) / len(batch)
+        completions = []
+        for row, request, (ids, cut) in zip(generated, batch, encoded, strict=True):
+            new_tokens = row[width:][: request.max_tokens]
+            text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+            for stop in request.stop:
+                text = text.split(stop)[0]
+            completions.append(Completion(text=text.strip(), prompt_tokens=len(ids),
+                                          completion_tokens=int((new_tokens != pad).sum()),
+                                          latency_ms=latency_ms, truncated_tokens=cut))
+        return completions

@@ -1,0 +1,162 @@
+"""The optional LLM renderer: a patient agent and a doctor agent write each session, turn by turn.
+
+Both agents are prompted (`prompts/render/*.jinja`) with the facts they must state. The turns of all
+sessions are generated together, one batch per turn, through any `Backbone`. A fact verifier then
+checks that every fact the questions may need appears verbatim; a session that fails is retried, then
+falls back to the template renderer. `Session.renderer` records which renderer made each session.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from jinja2 import StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+
+from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.models.base import Backbone, ChatRequest
+from medmemorybench.render.conversation import SessionRenderer
+from medmemorybench.render.fields import dose_with_unit, lab_with_unit, text_of
+from medmemorybench.render.models import Session, Turn
+from medmemorybench.render.templates import Templates
+from medmemorybench.resources import prompts_dir
+from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdverseFact,
+    AdviceFact,
+    AllergyFact,
+    AvoidedFact,
+    CareYear,
+    DiagnosisFact,
+    DietFact,
+    EconomicFact,
+    Event,
+    HistoryFact,
+    LabFact,
+    MedicationFact,
+    PreferenceFact,
+    StressorFact,
+    SymptomFact,
+    TestFact,
+)
+
+logger = logging.getLogger(__name__)
+
+TURNS = 8
+MAX_TOKENS_PER_TURN = 96
+
+
+def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: str = "en") -> dict[str, list[str]]:
+    """The exact strings each role must say for the session of `event` ({"patient": [...], "doctor": [...]})."""
+    t = lambda text: text_of(text, language)  # noqa: E731
+    drug = lambda key: t(kb.drugs[key].name)  # noqa: E731
+    need: dict[str, list[str]] = {"patient": [], "doctor": []}
+    renderer_detail = SessionRenderer(kb, _NullTemplates(language), year).trap_detail
+    for fact in event.facts:
+        if isinstance(fact, SymptomFact):
+            need["doctor"].append(t(fact.name))
+        elif isinstance(fact, LabFact):
+            need["doctor"].append(lab_with_unit(kb, fact.lab, fact.value))
+        elif isinstance(fact, DiagnosisFact):
+            need["doctor"].append(t(fact.name))
+        elif isinstance(fact, TestFact):
+            need["doctor"] += [t(fact.name), t(fact.finding)]
+        elif isinstance(fact, MedicationFact):
+            role = "patient" if fact.reason == "long_term" else "doctor"
+            need[role].append(drug(fact.drug))
+            if fact.action != "stop":
+                need[role].append(dose_with_unit(fact.dose, fact.unit))
+        elif isinstance(fact, AvoidedFact):
+            need["doctor"] += [drug(fact.drug), drug(fact.instead), renderer_detail(fact.trap)]
+        elif isinstance(fact, AllergyFact):
+            need["patient"] += [t(fact.agent), t(fact.reaction)]
+        elif isinstance(fact, HistoryFact):
+            need["doctor"].append(t(kb.history_conditions[fact.history].name))
+        elif isinstance(fact, PreferenceFact):
+            need["patient"].append(t(kb.preferences[fact.preference].text))
+        elif isinstance(fact, DietFact):
+            need["patient"].append(t(kb.habits[fact.habit].text))
+        elif isinstance(fact, EconomicFact):
+            need["patient"].append(f"${fact.monthly_budget_usd}")
+        elif isinstance(fact, AdverseFact):
+            effect = next(e for e in kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
+            need["doctor"] += [t(effect.name), drug(fact.drug)]
+        elif isinstance(fact, AdviceFact):
+            need["doctor"].append(t(kb.advice[fact.advice].text))
+        elif isinstance(fact, StressorFact):
+            stressor = next(s for s in kb.conditions[year.persona.condition].stressors if s.key == fact.stressor)
+            need["patient"].append(t(stressor.text))
+        elif isinstance(fact, AdherenceFact):
+            need["patient"] += [drug(fact.drug), str(fact.missed_days)]
+    return {role: list(dict.fromkeys(items)) for role, items in need.items()}
+
+
+class _NullTemplates(Templates):
+    """Just enough of `Templates` to reuse `SessionRenderer.trap_detail`."""
+
+    def __init__(self, language: str) -> None:
+        super().__init__(language, {}, {})
+
+
+def is_complete(session: Session, need: dict[str, list[str]]) -> bool:
+    """Whether every required string appears (normalized) in the dialogue."""
+    text = normalize_text(" ".join(turn.text for turn in session.turns))
+    return all(normalize_text(item) in text for items in need.values() for item in items)
+
+
+class LLMSessionRenderer:
+    """Renders a year's regular sessions with two LLM agents, falling back to templates per session."""
+
+    def __init__(self, kb: KnowledgeBase, templates: Templates, year: CareYear, backbone: Backbone,
+                 retries: int = 1) -> None:
+        self.kb, self.templates, self.year, self.backbone, self.retries = kb, templates, year, backbone, retries
+        env = SandboxedEnvironment(undefined=StrictUndefined)
+        folder = prompts_dir() / "render"
+        self.prompts = {role: env.from_string((folder / f"{role}.jinja").read_text(encoding="utf-8"))
+                        for role in ("patient", "doctor")}
+
+    def _context(self, event: Event) -> dict:
+        p = self.year.persona
+        lang = self.templates.language
+        return {"name": text_of(p.name, lang), "age": p.age, "occupation": text_of(p.occupation, lang),
+                "date": event.date}
+
+    def _dialogues(self, events: list[Event], needs: list[dict[str, list[str]]]) -> list[list[Turn]]:
+        dialogues: list[list[Turn]] = [[] for _ in events]
+        for step in range(TURNS):
+            role = "patient" if step % 2 == 0 else "doctor"
+            requests = [
+                ChatRequest(messages=[{"role": "user", "content": self.prompts[role].render(
+                    **self._context(event), facts=need[role], turns=dialogue)}],
+                    max_tokens=MAX_TOKENS_PER_TURN, temperature=0.0, stop=["\nPatient:", "\nDoctor:"])
+                for event, need, dialogue in zip(events, needs, dialogues, strict=True)
+            ]
+            for dialogue, completion in zip(dialogues, self.backbone.generate(requests), strict=True):
+                text = completion.text.split("\n")[0].removeprefix(f"{role.capitalize()}:").strip()
+                dialogue.append(Turn(role=role, text=text or "..."))  # type: ignore[arg-type]
+        return dialogues
+
+    def render_year(self) -> list[Session]:
+        """All regular sessions; each one LLM-written if it passes the verifier, else the template's."""
+        fallback = SessionRenderer(self.kb, self.templates, self.year).render_year()
+        events = list(self.year.events)
+        needs = [required_facts(self.kb, self.year, e, self.templates.language) for e in events]
+        result: dict[int, Session] = {}
+        pending = list(range(len(events)))
+        for _ in range(self.retries + 1):
+            if not pending:
+                break
+            dialogues = self._dialogues([events[i] for i in pending], [needs[i] for i in pending])
+            still = []
+            for index, turns in zip(pending, dialogues, strict=True):
+                session = fallback[index].model_copy(update={"turns": turns,
+                                                              "renderer": f"llm:{self.backbone.model_id}"})
+                if is_complete(session, needs[index]):
+                    result[index] = session
+                else:
+                    still.append(index)
+            pending = still
+        logger.info("%s: %d of %d sessions LLM-rendered, %d fell back to templates",
+                    self.year.persona.persona_id, len(result), len(events), len(pending))
+        return [result.get(i, fallback[i]) for i in range(len(events))]
