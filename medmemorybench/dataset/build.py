@@ -14,7 +14,7 @@ from medmemorybench.models.base import Backbone
 from medmemorybench.questions.generate import generate_questions
 from medmemorybench.questions.models import Question
 from medmemorybench.render.conversation import SessionRenderer
-from medmemorybench.render.models import Session
+from medmemorybench.render.models import Session, regular_session_id
 from medmemorybench.render.noise import render_family_sessions, render_health_sessions
 from medmemorybench.render.stream import checkpoints_of, insert_noise, split_by_checkpoint
 from medmemorybench.render.templates import Templates
@@ -99,7 +99,7 @@ def persona_row(kb: KnowledgeBase, year: CareYear) -> dict:
         "sex": p.sex,
         "age": p.age,
         "traps": [{"category": t.category, "option": t.option, "detail": describe_fact(kb, t.fact),
-                   "forbidden_drugs": t.forbidden_drugs} for t in p.traps],
+                   "forbidden_drugs": t.forbidden_drugs, "disclosed_in": _disclosed_in(year, t)} for t in p.traps],
         "family": [{"relation": r.relation, "sex": r.sex, "age": r.age, "conditions": r.conditions,
                     "drugs": [d.drug for d in r.drugs]} for r in p.family],
         "events": [{"event_id": e.event_id, "date": e.date, "phase": e.phase, "kind": e.kind,
@@ -108,6 +108,14 @@ def persona_row(kb: KnowledgeBase, year: CareYear) -> dict:
                    for e in year.events],
         "care_year_json": care_year_json(year),
     }
+
+
+def _disclosed_in(year: CareYear, trap) -> str | None:  # noqa: ANN001
+    """The regular session where a trap fact is disclosed (None if the year is too short to hold it)."""
+    for event in year.events:
+        if event.kind == "trap_disclosure" and trap.fact in event.facts:
+            return regular_session_id(event.event_id)
+    return None
 
 
 def _stream_rows(patient: PatientBuild, stream: list[Session]) -> dict[int, dict]:

@@ -63,7 +63,7 @@ PERSONA_FEATURES = Features(
         "sex": Value("string"),
         "age": Value("int32"),
         "traps": List({"category": Value("string"), "option": Value("string"), "detail": Value("string"),
-                       "forbidden_drugs": List(Value("string"))}),
+                       "forbidden_drugs": List(Value("string")), "disclosed_in": Value("string")}),
         "family": List({"relation": Value("string"), "sex": Value("string"), "age": Value("int32"),
                         "conditions": List(Value("string")), "drugs": List(Value("string"))}),
         "events": List({"event_id": Value("string"), "date": Value("string"), "phase": Value("int32"),

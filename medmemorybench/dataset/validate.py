@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from medmemorybench.dataset.build import Rows
 from medmemorybench.dataset.normalize import normalize_text
-from medmemorybench.dataset.schema import FEATURES
+from medmemorybench.dataset.schema import FEATURES, PERSONAS_SPLIT
 from medmemorybench.render.models import Session, session_text
 from medmemorybench.simulate.models import TRAP_CATEGORIES
 
@@ -70,11 +70,9 @@ def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str]) -> 
             own_text[match["persona"]] += " " + text
     ids: set[str] = set()
     categories: dict[str, set[str]] = defaultdict(set)
-    personas: set[str] = set()
     for split, split_rows in rows.get("questions", {}).items():
         for q in split_rows:
             qid = q["query_id"]
-            personas.add(q["persona_id"])
             where = f"questions/{split}: {qid}"
             if qid in ids:
                 problems.append(f"{where}: duplicate query_id")
@@ -103,10 +101,17 @@ def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str]) -> 
                         not set(q["correct_options"]) <= letters:
                     problems.append(f"{where}: MQ needs 4 options with 1-3 correct, got {q['options']} / "
                                     f"{q['correct_options']}")
-    for persona in sorted(personas):
-        missing = [c for c in TRAP_CATEGORIES if c not in categories[persona]]
+    for persona in rows.get("personas", {}).get(PERSONAS_SPLIT, []):
+        last = max((q["checkpoint"] for q in _questions_of(rows, persona["persona_id"])), default=0)
+        required = [t["category"] for t in persona["traps"]
+                    if t["disclosed_in"] and int(_REGULAR_ID.match(t["disclosed_in"])["number"]) <= last]
+        missing = [c for c in TRAP_CATEGORIES if c in required and c not in categories[persona["persona_id"]]]
         if missing:
-            problems.append(f"questions: {persona}: trap categories never tested: {missing}")
+            problems.append(f"questions: {persona['persona_id']}: trap categories never tested: {missing}")
+
+
+def _questions_of(rows: Rows, persona_id: str) -> list[dict]:
+    return [q for split_rows in rows.get("questions", {}).values() for q in split_rows if q["persona_id"] == persona_id]
 
 
 def validate_rows(rows: Rows) -> list[str]:
