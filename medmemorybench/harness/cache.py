@@ -1,0 +1,80 @@
+"""A SQLite response cache keyed by (backbone identity, messages, generation parameters).
+
+Reruns and rescoring read answers from here instead of calling the model again. Only successful
+completions are stored: an error is retried on the next run, never replayed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from medmemorybench.models.base import Backbone, ChatRequest, Completion
+
+
+def cache_key(identity: dict, request: ChatRequest) -> str:
+    """Stable key of a request to a given backbone."""
+    payload = json.dumps({"backbone": identity, "request": request.model_dump()}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class ResponseCache:
+    """Completions stored by key in one SQLite file (safe to share between runs)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)")
+        self._db.commit()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
+        """Cached completions of the keys that have one."""
+        found: dict[str, Completion] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                for key, text in self._db.execute(f"SELECT key, completion FROM responses WHERE key IN ({marks})",
+                                                  chunk):
+                    found[key] = Completion.model_validate_json(text)
+        return found
+
+    def put_many(self, items: dict[str, Completion]) -> None:
+        """Store successful completions."""
+        rows = [(k, c.model_dump_json()) for k, c in items.items() if c.error is None]
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)", rows)
+            self._db.commit()
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+
+def generate_cached(
+    backbone: Backbone, requests: Sequence[ChatRequest], cache: ResponseCache | None
+) -> list[Completion]:
+    """`backbone.generate` for the requests the cache does not hold; cached ones are marked `cache_hit`."""
+    if cache is None:
+        return backbone.generate(requests)
+    identity = backbone.identity()
+    keys = [cache_key(identity, r) for r in requests]
+    cached = cache.get_many(keys)
+    missing = [i for i, k in enumerate(keys) if k not in cached]
+    fresh = backbone.generate([requests[i] for i in missing]) if missing else []
+    cache.put_many({keys[i]: c for i, c in zip(missing, fresh, strict=True)})
+    out: list[Completion] = []
+    fresh_by_index = dict(zip(missing, fresh, strict=True))
+    for i, key in enumerate(keys):
+        if key in cached:
+            out.append(cached[key].model_copy(update={"cache_hit": True}))
+        else:
+            out.append(fresh_by_index[i])
+    return out

@@ -1,0 +1,75 @@
+"""Rendering question prompts from the Jinja templates in `prompts/` (sandboxed, StrictUndefined).
+
+The memory goes first and the question last, so that a patient's shared history is a common prefix
+(vLLM's prefix cache serves the repeats). No wall-clock time: `as_of` is the date of the latest
+regular session the memory has read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from medmemorybench.harness.tasks import TaskConfig, TaskConfigError
+from medmemorybench.memory.base import MemoryItem
+from medmemorybench.models.base import ChatRequest
+from medmemorybench.resources import prompts_dir
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What a prompt says about where a memory item came from."""
+
+    date: str | None
+    kind: str
+    family_member: str | None
+
+
+def item_label(item: MemoryItem, sessions: dict[str, SessionInfo]) -> str:
+    """'consultation of 2024-03-04', 'general health question', 'question about a relative (mother)'."""
+    labels = []
+    for sid in item.session_ids:
+        info = sessions.get(sid)
+        if info is None or info.kind == "regular":
+            labels.append(f"consultation of {info.date if info else 'unknown date'}")
+        elif info.kind == "family_noise":
+            labels.append(f"question about a relative ({info.family_member})")
+        else:
+            labels.append("general health question (undated)")
+    return "; ".join(dict.fromkeys(labels))
+
+
+def prompt_hash(request: ChatRequest) -> str:
+    """SHA-256 of the messages (what the model reads)."""
+    text = "\n".join(f"{m['role']}:{m['content']}" for m in request.messages)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class PromptBuilder:
+    """Builds the chat request of a question."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.env = SandboxedEnvironment(loader=FileSystemLoader(str(folder or prompts_dir())),
+                                        undefined=StrictUndefined, keep_trailing_newline=False)
+
+    def _render(self, template: str, source: str, **context: object) -> str:
+        try:
+            return self.env.get_template(template).render(**context).strip()
+        except TemplateError as exc:
+            raise TaskConfigError(f"{source}: template '{template}': {exc}") from None
+
+    def build(self, task: TaskConfig, question: dict, memory: list[MemoryItem], sessions: dict[str, SessionInfo],
+              as_of: str) -> ChatRequest:
+        """The request for one question given what the memory retrieved."""
+        records = [{"label": item_label(item, sessions), "text": item.text, "session_ids": list(item.session_ids)}
+                   for item in memory]
+        system = self._render(task.system_prompt, task.source_file, as_of=as_of)
+        user = self._render(task.template_for(question["query_type"]), task.source_file,
+                            question=question, memory=records, as_of=as_of)
+        kwargs = task.generation_kwargs
+        return ChatRequest(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                           max_tokens=kwargs.max_tokens, temperature=kwargs.temperature, stop=kwargs.stop)

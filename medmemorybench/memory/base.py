@@ -1,0 +1,71 @@
+"""The MemorySystem interface: what the protocol runner streams sessions into and retrieves from.
+
+A memory is created fresh per patient, receives that patient's sessions in stream order (one
+`ingest` call per checkpoint with the sessions new since the last one), and answers `retrieve` with
+items that carry the session ids they came from (provenance for Recall@k).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from medmemorybench.render.models import Session
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One retrieved piece of memory."""
+
+    text: str
+    """What the backbone will read."""
+    session_ids: tuple[str, ...]
+    """Sessions it came from."""
+    score: float = 0.0
+    """Retrieval score (higher is better; systems differ in scale)."""
+
+
+@dataclass
+class Retrieval:
+    """What `retrieve` returns for one question."""
+
+    items: list[MemoryItem] = field(default_factory=list)
+    truncated_sessions: int = 0
+    """Sessions left out to fit a context budget (long-context memories), recorded per question."""
+
+
+class MemorySystem(ABC):
+    """A memory of one patient's consultations."""
+
+    name: str = "memory"
+    """Registry name."""
+
+    def __init__(self, **options: object) -> None:
+        self.options = options
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Forget everything (a new patient)."""
+
+    @abstractmethod
+    def ingest(self, sessions: Sequence[Session]) -> None:
+        """Add sessions, in stream order; called once per checkpoint with the new sessions."""
+
+    @abstractmethod
+    def retrieve(self, questions: Sequence[str], k: int, token_budget: int | None = None) -> list[Retrieval]:
+        """The memory relevant to each question (the bare question, never the instruction prompt).
+
+        Args:
+            k: items per question (systems that return everything ignore it).
+            token_budget: most tokens of memory text the backbone can take (used by long-context
+                systems; None means unlimited).
+        """
+
+    def session_ids(self) -> set[str]:
+        """Every session id the memory holds (the runner's leakage guard checks it)."""
+        return set()
+
+    def spec(self) -> dict:
+        """Name and options, recorded in results so the run can be rebuilt."""
+        return {"memory": self.name, **{k: v for k, v in self.options.items()}}

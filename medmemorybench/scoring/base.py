@@ -1,0 +1,57 @@
+"""Scores and the scorer registry: small functions registered by name, as in inspect_ai's `@scorer`.
+
+A scorer takes a question row (a dict of the `questions` config) and a prediction string and returns
+a `Score`. An unscored result (`value=None`, status "error") is never a zero: reports keep n_error apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Question = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Score:
+    """The outcome of scoring one answer."""
+
+    value: float | None
+    """In [0, 1]; None when the answer could not be scored."""
+    extracted: str | None = None
+    """What the scorer read out of the prediction (letters, matched alias ...)."""
+    explanation: str = ""
+    """Why, in a sentence."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Details (partial credit, matched facts, judge sub-scores ...)."""
+    status: Literal["scored", "error"] = "scored"
+    """"error" when unscorable (e.g. an unparseable judge reply)."""
+
+
+ScoreFn = Callable[[Question, str], Score]
+
+
+@dataclass(frozen=True)
+class ScorerInfo:
+    """A registered scorer."""
+
+    name: str
+    fn: ScoreFn
+    higher_is_better: bool
+    aggregation: str
+    description: str
+
+
+SCORERS: dict[str, ScorerInfo] = {}
+
+
+def scorer(name: str, *, higher_is_better: bool = True, aggregation: str = "mean",
+           description: str) -> Callable[[ScoreFn], ScoreFn]:
+    """Register a scorer under `name`."""
+
+    def register(fn: ScoreFn) -> ScoreFn:
+        SCORERS[name] = ScorerInfo(name, fn, higher_is_better, aggregation, description)
+        return fn
+
+    return register
