@@ -157,7 +157,8 @@ def _build(out: Path, options, overwrite: bool, backbone=None):  # noqa: ANN001,
 
 def _print_summary(folder: Path, built) -> None:  # noqa: ANN001
     stats = built.stats
-    table = Table("type", "questions", title=f"MedMemoryBench built: {folder}")
+    console.print(f"MedMemoryBench built: {folder}", highlight=False)
+    table = Table("type", "questions")
     for code, count in stats["questions_by_type"].items():
         table.add_row(code, str(count))
     table.add_row("all", str(stats["questions"]))

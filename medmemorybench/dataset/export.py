@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from datasets import Dataset
+from datasets.utils.logging import disable_progress_bar
 
 from medmemorybench import __version__
 from medmemorybench.dataset.build import BuiltDataset
@@ -34,6 +35,7 @@ def export_dataset(built: BuiltDataset, out: Path, *, overwrite: bool = False) -
     Raises:
         InputError: if the target exists and `overwrite` is false.
     """
+    disable_progress_bar()  # one bar per parquet file would drown the build's own progress bar
     target = Path(out) / DATASET_DIRNAME
     if target.exists() and not overwrite:
         raise InputError(f"--out: {target} already exists; choose another --out or pass --overwrite")

@@ -1,0 +1,70 @@
+"""The run header (run.json): everything needed to rebuild or rescore a run (inspect_ai's EvalSpec)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import asdict
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from medmemorybench import __version__
+
+if TYPE_CHECKING:
+    from medmemorybench.harness.runner import RunConfig
+    from medmemorybench.harness.tasks import TaskConfig
+    from medmemorybench.models.base import Backbone
+
+PACKAGES = ("torch", "transformers", "datasets", "bm25s", "sentence-transformers", "openai", "vllm", "pydantic")
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).parent)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbone: Backbone | None,
+               judge: Backbone | None) -> dict[str, Any]:
+    """Config, dataset fingerprint, versions, model, judge, memory and task identities."""
+    meta_path = dataset / "medmemorybench.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+    judge_identity = None
+    if judge is not None:
+        from medmemorybench.scoring import load_judge_prompts
+
+        judge_identity = {**judge.identity(), "prompts": {k: p.sha256 for k, p in load_judge_prompts().items()}}
+    cfg = asdict(config)
+    cfg.pop("resume", None)
+    return _jsonable({
+        "medmemorybench": __version__,
+        "git_revision": _git_revision(),
+        "packages": _versions(),
+        "dataset": str(dataset),
+        "dataset_fingerprint": meta.get("fingerprint"),
+        "dataset_seed": meta.get("seed"),
+        "config": cfg,
+        "tasks": [{"task": t.task, "version": t.version, "source_file": t.source_file, "mode": t.dataset_name,
+                   "query_types": t.types(), "retrieval_k": t.retrieval_k} for t in tasks],
+        "model": backbone.identity() if backbone is not None else {"backbone": "none"},
+        "judge": judge_identity,
+        "memory": {"memory": config.memory, **config.memory_args},
+    })

@@ -1,0 +1,71 @@
+"""Run results on disk: `samples.jsonl` (one line per question, flushed as written) and `run.json`.
+
+A killed run is resumed from the lines already written: nothing is asked twice and nothing counted
+twice. A last line cut off by the kill is dropped (and the file repaired) before appending.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from medmemorybench.errors import InputError
+
+SAMPLES = "samples.jsonl"
+RUN_HEADER = "run.json"
+SUMMARY = "summary.json"
+
+
+def read_samples(path: Path) -> list[dict]:
+    """Every complete line of a samples file (a cut-off last line is skipped)."""
+    return list(_complete_lines(path))
+
+
+def _complete_lines(path: Path) -> Iterator[dict]:
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                if not line.endswith("\n"):  # the kill cut the last line: tolerated, rewritten on resume
+                    return
+                raise InputError(f"{path}: line {number} is not valid JSON") from None
+
+
+def sample_key(record: dict) -> tuple[str, str]:
+    """What identifies a sample across a resume."""
+    return (record["task"], record["query_id"])
+
+
+class SampleWriter:
+    """Appends sample lines; knows which samples exist already."""
+
+    def __init__(self, run_dir: Path, resume: bool) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = run_dir / SAMPLES
+        existing = read_samples(self.path)
+        if existing and not resume:
+            raise InputError(f"--output_path: {run_dir} already holds {len(existing)} results; pass --resume to "
+                             "continue that run or choose another folder")
+        self.done = {sample_key(r) for r in existing}
+        if self.path.exists():  # drop a cut-off last line so appends start on a clean line
+            self.path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in existing), encoding="utf-8")
+        self._handle = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: dict) -> None:
+        """Append one sample and flush it to disk."""
+        key = sample_key(record)
+        if key in self.done:
+            raise RuntimeError(f"sample {key} written twice")
+        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.flush()
+        self.done.add(key)
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()

@@ -1,0 +1,236 @@
+"""The protocol runner (SPEC §3): stream each patient's sessions into a fresh memory, checkpoint by
+checkpoint, and ask that checkpoint's questions of all patients as one batch.
+
+Guarantees: the memory persists across checkpoints and is fresh per patient; sessions are ingested at
+every checkpoint even when it asks nothing (or everything was answered before a resume); a leakage
+guard stops the run if a memory holds a session beyond the checkpoint; retrieval uses the bare
+question; prompts carry no wall-clock time; a backbone error is recorded as an error, never scored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from medmemorybench.dataset.load import find_local
+from medmemorybench.errors import InputError, MedMemoryBenchError
+from medmemorybench.harness.cache import ResponseCache, generate_cached
+from medmemorybench.harness.header import run_header
+from medmemorybench.harness.prompting import PromptBuilder, SessionInfo, prompt_hash
+from medmemorybench.harness.results import RUN_HEADER, SampleWriter
+from medmemorybench.harness.samples import make_record
+from medmemorybench.harness.summary import write_summary
+from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
+from medmemorybench.memory import MemorySystem, load_memory
+from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.embedded import cache_root
+from medmemorybench.render.models import Session
+
+_REGULAR = re.compile(r"-S(\d+)$")
+PROMPT_OVERHEAD_TOKENS = 400
+"""Tokens kept free for the system message, instructions and question when fitting long contexts."""
+
+
+class LeakageError(MedMemoryBenchError):
+    """A memory holds a session from after the checkpoint being asked."""
+
+
+@dataclass
+class RunConfig:
+    """Everything a run needs; recorded in run.json."""
+
+    tasks: list[str]
+    output_path: Path
+    model: str = "none"
+    model_args: dict = field(default_factory=dict)
+    memory: str = "bm25"
+    memory_args: dict = field(default_factory=dict)
+    dataset_path: str | None = None
+    limit: int | None = None
+    """Evaluate only the first N patients."""
+    checkpoints: list[int] | None = None
+    """Ask only at these checkpoints (sessions of earlier ones are still ingested)."""
+    judge: str | None = None
+    judge_args: dict = field(default_factory=dict)
+    resume: bool = False
+    use_cache: bool = True
+    cache_path: Path | None = None
+
+
+@dataclass
+class _Pending:
+    task: TaskConfig
+    question: dict
+    retrieval: object
+    request: ChatRequest | None
+
+
+def _checkpoint_of(split: str) -> int:
+    return int(split.rpartition("_")[2])
+
+
+def _splits(folder: Path, task: TaskConfig, only: list[int] | None) -> list[str]:
+    available = sorted((p.stem for p in (folder / task.dataset_name).glob("checkpoint_*.parquet")), key=_checkpoint_of)
+    if task.test_split != "all":
+        unknown = [s for s in task.test_split if s not in available]
+        if unknown:
+            raise InputError(f"{task.source_file}: test_split: {unknown} not in the dataset ({', '.join(available)})")
+    return available
+
+
+def _guard(memory: MemorySystem, persona_id: str, checkpoint: int) -> None:
+    for sid in memory.session_ids():
+        match = _REGULAR.search(sid)
+        if match and int(match.group(1)) > checkpoint:
+            raise LeakageError(f"memory of {persona_id} holds {sid} while answering checkpoint {checkpoint}")
+
+
+class Runner:
+    """Runs the configured tasks and writes samples.jsonl, run.json and summary.json."""
+
+    def __init__(self, config: RunConfig, on_progress: Callable[[str, int, int], None] | None = None) -> None:
+        self.config = config
+        self.on_progress = on_progress or (lambda *_: None)
+        self.tasks = resolve_tasks(config.tasks)
+        folder = find_local(config.dataset_path)
+        if folder is None:
+            raise InputError(f"--dataset_path: no MedMemoryBench build found at {config.dataset_path or './out'}; "
+                             "run `medmemorybench build --out out` first")
+        self.folder = folder
+        self.backbone: Backbone | None = None
+        self.judge: Backbone | None = None
+        self.builder = PromptBuilder()
+        self.done: set[tuple[str, str]] = set()
+
+    def _load_models(self) -> None:
+        from medmemorybench.models import load_backbone
+
+        if self.config.model != "none":
+            self.backbone = load_backbone(self.config.model, self.config.model_args)
+        if self.config.judge:
+            self.judge = load_backbone(self.config.judge, self.config.judge_args)
+
+    def _check_header(self, header: dict) -> None:
+        path = self.config.output_path / RUN_HEADER
+        if self.config.resume and path.exists():
+            previous = json.loads(path.read_text(encoding="utf-8"))
+            for key in ("dataset_fingerprint", "config"):
+                if previous.get(key) != header.get(key):
+                    raise InputError(f"--resume: {path} was written with another {key}; resume with the same "
+                                     "options or choose another --output_path")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(header, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+
+    def run(self) -> Path:
+        """Run everything; returns the summary path."""
+        writer = SampleWriter(self.config.output_path, self.config.resume)  # refuses a non-empty folder early
+        self.done = writer.done  # what a resumed run has answered already
+        self._load_models()
+        header = run_header(self.config, self.folder, self.tasks, self.backbone, self.judge)
+        self._check_header(header)
+        cache = None
+        if self.config.use_cache and self.backbone is not None:
+            cache = ResponseCache(self.config.cache_path or cache_root() / "responses.sqlite")
+        try:
+            for task in self.tasks:
+                self._run_task(task, writer, cache)
+        finally:
+            writer.close()
+            if cache:
+                cache.close()
+        return write_summary(self.config.output_path, header, self.tasks)
+
+    def _rows(self, task: TaskConfig, split: str) -> list[dict]:
+        rows = pq.read_table(self.folder / task.dataset_name / f"{split}.parquet").to_pylist()
+        rows.sort(key=lambda r: r["persona_id"])
+        return rows[: self.config.limit] if self.config.limit else rows
+
+    def _run_task(self, task: TaskConfig, writer: SampleWriter, cache: ResponseCache | None) -> None:
+        memories: dict[str, MemorySystem] = {}
+        sessions: dict[str, SessionInfo] = {}
+        last_date: dict[str, str] = {}
+        splits = _splits(self.folder, task, self.config.checkpoints)
+        for number, split in enumerate(splits, start=1):
+            checkpoint = _checkpoint_of(split)
+            asked = (task.test_split == "all" or split in task.test_split) and (
+                not self.config.checkpoints or checkpoint in self.config.checkpoints)
+            pending: list[_Pending] = []
+            for row in self._rows(task, split):
+                pid = row["persona_id"]
+                memory = memories.get(pid)
+                if memory is None:
+                    memory = memories[pid] = self._new_memory()
+                batch = [Session.model_validate(s) for s in row["sessions"]]
+                memory.ingest(batch)  # always: a checkpoint without questions still feeds the stream
+                for s in batch:
+                    sessions[s.session_id] = SessionInfo(s.date, s.kind, s.family_member)
+                    if s.date:
+                        last_date[pid] = s.date
+                _guard(memory, pid, checkpoint)
+                if asked:
+                    pending.extend(self._prepare(task, row, memory, sessions, last_date.get(pid, "")))
+            self._answer(task, pending, writer, cache)
+            self.on_progress(f"{task.task} {split}", number, len(splits))
+
+    def _new_memory(self) -> MemorySystem:
+        memory = load_memory(self.config.memory, dict(self.config.memory_args))
+        if self.backbone is not None and hasattr(memory, "count_tokens"):
+            memory.count_tokens = self.backbone.count_tokens  # long contexts are fitted in model tokens
+        return memory
+
+    def _prepare(self, task: TaskConfig, row: dict, memory: MemorySystem, sessions: dict[str, SessionInfo],
+                 as_of: str) -> list[_Pending]:
+        wanted = set(task.types())
+        questions = [q for q in row["questions"]
+                     if q["query_type"] in wanted and (task.task, q["query_id"]) not in self.done]
+        if not questions:
+            return []
+        budget = None
+        if self.backbone is not None:
+            budget = self.backbone.context_window - task.generation_kwargs.max_tokens - PROMPT_OVERHEAD_TOKENS
+        retrievals = memory.retrieve([q["question"] for q in questions], task.retrieval_k, budget)
+        out = []
+        for question, retrieval in zip(questions, retrievals, strict=True):
+            request = None
+            if self.backbone is not None:
+                request = self.builder.build(task, question, retrieval.items, sessions, as_of)
+            out.append(_Pending(task, question, retrieval, request))
+        return out
+
+    def _answer(self, task: TaskConfig, pending: list[_Pending], writer: SampleWriter,
+                cache: ResponseCache | None) -> None:
+        if not pending:
+            return
+        completions: list[Completion | None] = [None] * len(pending)
+        if self.backbone is not None:
+            completions = list(generate_cached(self.backbone, [p.request for p in pending], cache))  # type: ignore[misc]
+        judged = self._judge(pending, completions)
+        for item, completion, judge_score in zip(pending, completions, judged, strict=True):
+            record = make_record(task, item.question, item.retrieval, completion,
+                                 prompt_hash(item.request) if item.request else None,
+                                 hashlib.sha256(item.question["answer"].encode()).hexdigest(), judge_score)
+            writer.write(record)
+
+    def _judge(self, pending: list[_Pending], completions: list[Completion | None]) -> list:
+        if self.judge is None:
+            return [None] * len(pending)
+        from medmemorybench.scoring import judge_many
+
+        index = [i for i, (p, c) in enumerate(zip(pending, completions, strict=True))
+                 if p.question["query_type"] in ("TLA", "SUA", "IG", "MCD") and c is not None and c.error is None]
+        scores = judge_many([pending[i].question for i in index], [completions[i].text for i in index], self.judge)
+        out: list = [None] * len(pending)
+        for i, score in zip(index, scores, strict=True):
+            out[i] = score
+        return out
+
+
+def run_evaluation(config: RunConfig, on_progress: Callable[[str, int, int], None] | None = None) -> Path:
+    """Run the configured evaluation; returns the path of summary.json."""
+    return Runner(config, on_progress).run()

@@ -1,0 +1,88 @@
+"""One sample line: the question, what was retrieved (with provenance), the output and every score."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from medmemorybench.harness.tasks import TaskConfig
+from medmemorybench.memory.base import Retrieval
+from medmemorybench.models.base import Completion
+from medmemorybench.scoring import (
+    hallucinated,
+    is_abstention,
+    recall_at_k,
+    reciprocal_rank,
+    score_answer,
+    trap_safe,
+)
+from medmemorybench.scoring.base import Score
+
+SNIPPET_CHARS = 400
+MAX_ITEMS_WITH_TEXT = 10
+METRIC_FIELDS = ("correct", "token_f1", "rouge_l", "mq_partial", "exact_match", "key_fact_rubric", "abstained")
+
+
+def _retrieved(retrieval: Retrieval) -> list[dict[str, Any]]:
+    return [{"session_ids": list(item.session_ids), "score": round(float(item.score), 6),
+             **({"text": item.text[:SNIPPET_CHARS]} if rank < MAX_ITEMS_WITH_TEXT else {})}
+            for rank, item in enumerate(retrieval.items)]
+
+
+def _score_dict(score: Score) -> dict[str, Any]:
+    return {"value": score.value, "extracted": score.extracted, "explanation": score.explanation,
+            "status": score.status, "metadata": score.metadata}
+
+
+def make_record(task: TaskConfig, question: dict, retrieval: Retrieval, completion: Completion | None,
+                prompt_hash: str | None, target_hash: str, judge_score: Score | None) -> dict[str, Any]:
+    """The samples.jsonl line of one question.
+
+    `completion` is None in retrieval-only runs; a completion with an error is recorded with status
+    "error" and no answer scores (an error is not a wrong answer).
+    """
+    ids = [list(item.session_ids) for item in retrieval.items]
+    evidence = question["evidence_session_ids"]
+    recall = recall_at_k(ids, evidence, task.retrieval_k) if evidence else None
+    record: dict[str, Any] = {
+        "task": task.task, "task_version": task.version, "mode": task.dataset_name,
+        "query_id": question["query_id"], "persona_id": question["persona_id"],
+        "checkpoint": question["checkpoint"], "query_type": question["query_type"],
+        "trap_category": question["trap_category"], "abstain": question["abstain"],
+        "question": question["question"], "gold": question["answer"],
+        "prompt_hash": prompt_hash, "target_hash": target_hash,
+        "retrieved": _retrieved(retrieval), "truncated_sessions": retrieval.truncated_sessions,
+        "recall_at_k": recall, "mrr": reciprocal_rank(ids, evidence) if evidence else None,
+        "output": None, "error": None, "status": "retrieval_only",
+        "scores": {}, **{name: None for name in METRIC_FIELDS},
+        "hallucinated": None, "trap_safe": None, "judge": None,
+        "tokens": None, "latency_ms": None, "cache_hit": False, "truncated_tokens": 0,
+    }
+    if completion is None:
+        return record
+    record.update(tokens={"prompt": completion.prompt_tokens, "completion": completion.completion_tokens,
+                          "cached": completion.cached_tokens},
+                  latency_ms=round(completion.latency_ms, 1), cache_hit=completion.cache_hit,
+                  truncated_tokens=completion.truncated_tokens, output=completion.text)
+    if completion.error is not None:
+        record.update(status="error", error=completion.error)
+        return record
+    judge = (lambda _q, _p: judge_score) if judge_score is not None else None
+    scores = score_answer(question, completion.text, judge=judge)
+    record["status"] = "scored" if scores["correct"].status == "scored" else "error"
+    record["scores"] = {name: _score_dict(score) for name, score in scores.items()}
+    for name in METRIC_FIELDS:
+        if name in scores:
+            record[name] = scores[name].value
+    if question["query_type"] == "ABS" or record["abstained"] is None:
+        record["abstained"] = float(is_abstention(completion.text))
+    correct = record["correct"]
+    is_correct = None if correct is None else correct >= 1.0
+    record["hallucinated"] = _as_float(hallucinated(question, completion.text, is_correct, recall))
+    record["trap_safe"] = _as_float(trap_safe(question, completion.text))
+    if judge_score is not None:
+        record["judge"] = {"value": judge_score.value, "status": judge_score.status, **judge_score.metadata}
+    return record
+
+
+def _as_float(value: bool | None) -> float | None:
+    return None if value is None else float(value)
