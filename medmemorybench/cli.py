@@ -285,6 +285,132 @@ def demo_cmd(
                       f"`medmemorybench validate {folder}`", highlight=False)
 
 
+def _int_list(text: str | None, flag: str) -> list[int] | None:
+    from medmemorybench.errors import InputError
+
+    if not text:
+        return None
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InputError(f"{flag}: '{text}' is not a comma-separated list of numbers") from None
+
+
+@app.command("run")
+def run_cmd(
+    tasks: Annotated[str, typer.Option("--tasks", help="Tasks, groups or tags, comma-separated.")] = "medmemorybench",
+    model: Annotated[str, typer.Option("--model", help="Backbone: hf, openai, vllm, or none.")] = "none",
+    model_args: Annotated[str, typer.Option("--model_args", "--model-args", help="Backbone key=value,...")] = "",
+    memory: Annotated[str, typer.Option("--memory", help="Memory: none, long_context, bm25, dense, ...")] = "bm25",
+    memory_args: Annotated[str, typer.Option("--memory_args", "--memory-args", help="Memory key=value,...")] = "",
+    output_path: Annotated[Path, typer.Option("--output_path", "--output-path", help="Run folder.")] = Path("runs/run"),
+    dataset_path: Annotated[str | None, typer.Option(
+        "--dataset_path", "--dataset-path", help="Built dataset folder (default: ./medmemorybench, ./out).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Evaluate only the first N patients.")] = None,
+    checkpoints: Annotated[str | None, typer.Option(help="Ask only at these checkpoints, e.g. 10,50,100.")] = None,
+    judge: Annotated[str | None, typer.Option(help="Backbone for the LLM judge (default: rule rubric).")] = None,
+    judge_args: Annotated[str, typer.Option("--judge_args", "--judge-args", help="Judge key=value,...")] = "",
+    resume: Annotated[bool, typer.Option(help="Continue a killed run in --output_path.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no_cache", "--no-cache", help="Bypass the response cache.")] = False,
+) -> None:
+    """Evaluate a memory system (and backbone) on the benchmark, streaming sessions checkpoint by checkpoint.
+
+    Examples:
+      medmemorybench run --tasks medmemorybench --memory bm25 --model none --output_path runs/bm25
+      medmemorybench run --tasks medmemorybench_mixed_eem --memory dense --model hf --limit 2 --output_path runs/smol
+      medmemorybench run --memory long_context --model openai \\
+        --model_args model=Qwen2.5-7B-Instruct,base_url=http://localhost:8000/v1 --output_path runs/qwen
+      medmemorybench run ... --resume        # after a crash or Ctrl-C
+    """
+    from medmemorybench.harness.runner import RunConfig, run_evaluation
+    from medmemorybench.models import parse_model_args
+
+    with _user_errors():
+        config = RunConfig(
+            tasks=[t.strip() for t in tasks.split(",") if t.strip()], output_path=output_path, model=model,
+            model_args=parse_model_args(model_args), memory=memory,
+            memory_args=parse_model_args(memory_args, "--memory_args"),
+            dataset_path=dataset_path, limit=limit, checkpoints=_int_list(checkpoints, "--checkpoints"),
+            judge=judge, judge_args=parse_model_args(judge_args, "--judge_args"), resume=resume, use_cache=not no_cache,
+        )
+        with _progress() as progress:
+            bar = progress.add_task("evaluating", total=None)
+
+            def advance(label: str, done: int, total: int) -> None:
+                progress.update(bar, description=label, completed=done, total=total)
+
+            summary = run_evaluation(config, advance)
+        _print_report([output_path])
+        console.print(f"results: {output_path / 'samples.jsonl'}; summary: {summary}", highlight=False)
+
+
+def _print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
+    from medmemorybench.report import load_summary, metric_table, saturation_plot
+
+    summaries = [load_summary(r) for r in runs]
+    titles = (("correct", "accuracy %"), ("recall_at_k", "Recall@k %"), ("hallucinated", "hallucination %"),
+              ("trap_safe", "trap safety %"))
+    for metric, title in titles:
+        header, rows = metric_table(summaries, metric)
+        if len(header) < 2:
+            continue
+        table = Table(*header, title=title)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    if plot is not None:
+        return saturation_plot(summaries, plot)
+    return None
+
+
+@app.command("report")
+def report_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (each with summary.json).")],
+    plot: Annotated[Path | None, typer.Option(help="Where to write the saturation plot PNG.")] = None,
+) -> None:
+    """Print runs side by side and write the saturation plot (accuracy and Recall@k by checkpoint).
+
+    Example: medmemorybench report runs/bm25 runs/dense --plot runs/saturation.png
+    """
+    with _user_errors():
+        written = _print_report(runs, plot or runs[0] / "saturation.png")
+        console.print(f"saturation plot: {written}", highlight=False)
+
+
+@app.command("ls")
+def ls_cmd(
+    what: Annotated[str, typer.Argument(help="tasks, memories, models or scorers")],
+) -> None:
+    """List what can be named on the command line.
+
+    Example: medmemorybench ls tasks
+    """
+    from medmemorybench.errors import InputError
+
+    with _user_errors():
+        if what == "tasks":
+            from medmemorybench.harness.tasks import GroupConfig, load_registry
+
+            for name, config in load_registry().items():
+                kind = "group" if isinstance(config, GroupConfig) else config.dataset_name
+                console.print(f"{name}  ({kind})", highlight=False)
+        elif what == "memories":
+            from medmemorybench.memory import available_memories
+
+            console.print("\n".join(available_memories()))
+        elif what == "models":
+            from medmemorybench.models import BACKBONES
+
+            console.print("\n".join([*BACKBONES, "none"]))
+        elif what == "scorers":
+            from medmemorybench.scoring import SCORERS
+
+            for name, info in sorted(SCORERS.items()):
+                console.print(f"{name}: {info.description}", highlight=False)
+        else:
+            raise InputError(f"ls: unknown list '{what}'; choose tasks, memories, models or scorers")
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -23,17 +23,17 @@ INSTALL_HINTS = {
 }
 
 
-def parse_model_args(text: str | None) -> dict[str, object]:
+def parse_model_args(text: str | None, flag: str = "--model_args") -> dict[str, object]:
     """lm-eval style `key=value,key2=value2` into a dict (ints, floats and booleans converted).
 
     Raises:
-        InputError: for an item without '='.
+        InputError: for an item without '=', naming `flag`.
     """
     args: dict[str, object] = {}
     for item in filter(None, (part.strip() for part in (text or "").split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise InputError(f"--model_args: '{item}' is not key=value")
+            raise InputError(f"{flag}: '{item}' is not key=value")
         args[key.strip()] = _convert(value.strip())
     return args
 

@@ -1,0 +1,58 @@
+"""Side-by-side tables of runs: accuracy and Recall@k per question type and mode, with n and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from medmemorybench.errors import InputError
+from medmemorybench.harness.results import RUN_HEADER, SUMMARY
+
+TYPE_ORDER = ("EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS")
+
+
+def load_summary(run_dir: Path) -> dict[str, Any]:
+    """A run's summary.json.
+
+    Raises:
+        InputError: naming the folder when it holds no summary.
+    """
+    path = Path(run_dir) / SUMMARY
+    if not path.is_file():
+        hint = " (the run has not finished: `medmemorybench run ... --resume` completes it)" \
+            if (Path(run_dir) / RUN_HEADER).exists() else ""
+        raise InputError(f"{run_dir}: no {SUMMARY}{hint}")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def run_label(summary: dict[str, Any]) -> str:
+    """'bm25 / hf:SmolLM2' from the header."""
+    header = summary["header"]
+    model = header["model"].get("model") or header["model"].get("backbone")
+    return f"{header['memory']['memory']} / {Path(str(model)).name}"
+
+
+def _cell(stat: dict[str, Any] | None) -> str:
+    if not stat or stat.get("mean") is None:
+        return "-"
+    errors = f", {stat['n_error']} err" if stat.get("n_error") else ""
+    return f"{100 * stat['mean']:.1f} (n={stat['n_scored']}{errors})"
+
+
+def metric_table(summaries: list[dict[str, Any]], metric: str) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: one row per type (+ mean over types), one column per run x mode."""
+    columns: list[tuple[dict, str, str]] = []
+    for summary in summaries:
+        for name, task in summary["tasks"].items():
+            if metric in task["metrics"]:
+                columns.append((task["metrics"][metric], f"{run_label(summary)}\n{task['mode']}", name))
+    header = ["type", *(label for _, label, _ in columns)]
+    rows = []
+    for query_type in TYPE_ORDER:
+        cells = [_cell(next((g for g in m["by_type"] if g["query_type"] == query_type), None)) for m, _, _ in columns]
+        if any(c != "-" for c in cells):
+            rows.append([query_type, *cells])
+    rows.append(["mean over types", *(_cell((m.get("mean_over_types") or [None])[0]) for m, _, _ in columns)])
+    rows.append(["all questions", *(_cell((m.get("overall") or [None])[0]) for m, _, _ in columns)])
+    return header, rows
