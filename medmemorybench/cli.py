@@ -39,7 +39,7 @@ def _user_errors() -> Iterator[None]:
     try:
         yield
     except MedMemoryBenchError as exc:
-        err_console.print(f"error: {exc}", markup=False, highlight=False)
+        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err_console.print("interrupted", markup=False)

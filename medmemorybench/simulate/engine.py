@@ -51,10 +51,10 @@ PHASE_PLANS: dict[int, list[tuple[str, int]]] = {
         ("lab_check", 2), ("titrate", 2), ("lab_check", 3), ("advice", 3)],
     3: [("complication_lab", 2), ("adverse_onset", 2), ("complication", 2), ("adverse_confirm", 2),
         ("lab_check", 3), ("adverse_switch", 2), ("complication_treat", 2), ("start_steps", 1),
-        ("lab_check", 3)],
+        ("lab_check", 3), ("titrate", 3)],
     4: [("start_steps", 1), ("stressor", 2), ("lapse", 2), ("lapse_lab", 2), ("counselling", 2),
         ("titrate", 2), ("lab_check", 3), ("advice", 3)],
-    5: [("start_steps", 1), ("lab_check", 2), ("titrate", 2), ("lab_check", 3), ("final_review", 2)],
+    5: [("start_steps", 1), ("lab_check", 2), ("titrate", 2), ("lab_check", 3), ("titrate", 3), ("final_review", 2)],
 }
 
 
@@ -425,10 +425,22 @@ class YearBuilder:
         return self._emit(day, phase, "switch", facts, [trigger], "adverse_switch")
 
     def _act_start_steps(self, day: int, phase: int) -> Event | None:
+        """Start every care step of this phase not started yet, in one prescription."""
+        events = []
         for plan in self.plan.values():
             if plan.step.phase == phase and plan.step.role != "first_line" and plan.step.key not in self.step_drug:
-                return self._prescribe_step(plan, day, phase, plan.step.role, [self.handles.get("last_lab")])
-        return None
+                event = self._prescribe_step(plan, day, phase, plan.step.role, [self.handles.get("last_lab")])
+                if event is not None:
+                    events.append(self.events.pop())
+        if not events:
+            return None
+        merged = events[0].model_copy(update={
+            "facts": [f for e in events for f in e.facts],
+            "triggered_by": sorted({t for e in events for t in e.triggered_by}),
+        })
+        self.events.append(merged)
+        self.handles["last_change"] = merged.event_id
+        return merged
 
     def _act_stressor(self, day: int, phase: int) -> Event:
         self.fill_turn += 1
