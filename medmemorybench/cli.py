@@ -411,6 +411,32 @@ def ls_cmd(
             raise InputError(f"ls: unknown list '{what}'; choose tasks, memories, models or scorers")
 
 
+@app.command("serve")
+def serve_cmd(
+    model: Annotated[str, typer.Option("--model", help="Backbone to serve: hf (default: embedded SmolLM2).")] = "hf",
+    model_args: Annotated[str, typer.Option("--model_args", "--model-args", help="Backbone key=value,...")] = "",
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    max_batch: Annotated[int, typer.Option("--max-batch", help="Most requests answered together.")] = 16,
+) -> None:
+    """Serve a backbone as an OpenAI-compatible chat API (POST /v1/chat/completions), micro-batched.
+
+    Example: medmemorybench serve --model hf --port 8000   # then --model openai
+    --model_args model=smollm2,base_url=http://127.0.0.1:8000/v1
+    """
+    from medmemorybench.models import load_backbone, parse_model_args
+    from medmemorybench.serve import make_server
+
+    with _user_errors():
+        backbone = load_backbone(model, parse_model_args(model_args))
+        server = make_server(backbone, host, port, max_batch)
+        console.print(f"serving {backbone.model_id} at http://{host}:{server.server_address[1]}/v1", highlight=False)
+        try:
+            server.serve_forever()
+        finally:
+            server.server_close()
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

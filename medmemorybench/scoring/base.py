@@ -6,9 +6,12 @@ a `Score`. An unscored result (`value=None`, status "error") is never a zero: re
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from medmemorybench.errors import InputError
 
 Question = dict[str, Any]
 
@@ -55,3 +58,16 @@ def scorer(name: str, *, higher_is_better: bool = True, aggregation: str = "mean
         return fn
 
     return register
+
+
+def get_scorer(name: str) -> ScorerInfo:
+    """The registered scorer called `name` (import `medmemorybench.scoring` first to register them all).
+
+    Raises:
+        InputError: If no scorer has that name; the message suggests near matches and lists them all.
+    """
+    if name in SCORERS:
+        return SCORERS[name]
+    near = difflib.get_close_matches(name, SCORERS, n=3)
+    hint = f" did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+    raise InputError(f"unknown scorer {name!r};{hint} registered scorers: {', '.join(sorted(SCORERS))}")

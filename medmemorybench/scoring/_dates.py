@@ -1,0 +1,92 @@
+"""Dates written in an answer, in whatever form: "2024-03-04", "4 March 2024", "March 4th", "2024年3月4日".
+
+A date without a year matches on month and day: the sessions themselves say "4 March" (a care year
+lies within one calendar year), so an answer that repeats them is right. Purely numeric day/month
+forms such as "04/03/2024" are ambiguous and are not read.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import NamedTuple
+
+from medmemorybench.dataset.normalize import normalize_text
+
+_MONTHS = {name: number for number, names in enumerate((
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+    ("november", "nov"), ("december", "dec")), start=1) for name in names}
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
+_DAY = r"(?<!\d)(\d{1,2})(?:st|nd|rd|th)?(?!\d)"
+_YEAR = r"(\d{4})(?!\d)"
+
+_ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_CHINESE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
+_DAY_MONTH = re.compile(_DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s*" + _YEAR + ")?")
+_MONTH_DAY = re.compile(r"\b" + _MONTH + r"\s+(?:the\s+)?" + _DAY + r"(?:,?\s*" + _YEAR + ")?")
+
+
+class DateMention(NamedTuple):
+    """A calendar date read from text; `year` is None when the text gives none."""
+
+    year: int | None
+    month: int
+    day: int
+
+
+def _valid(year: int | None, month: int, day: int) -> bool:
+    try:
+        date(year or 2024, month, day)  # 2024 is a leap year: "29 February" stays valid without a year
+    except ValueError:
+        return False
+    return True
+
+
+def find_dates(text: str) -> list[DateMention]:
+    """Every date `text` states, in the order the patterns find them.
+
+    Args:
+        text: Free text.
+
+    Returns:
+        The dates, each with its year when one is written.
+    """
+    text = normalize_text(text)
+    found: list[DateMention] = []
+
+    def add(year: str | None, month: int, day: str) -> None:
+        y = int(year) if year else None
+        if _valid(y, month, int(day)):
+            found.append(DateMention(y, month, int(day)))
+
+    for m in _ISO.finditer(text):
+        add(m.group(1), int(m.group(2)), m.group(3))
+    for m in _CHINESE.finditer(text):
+        add(m.group(1), int(m.group(2)), m.group(3))
+    for m in _DAY_MONTH.finditer(text):
+        add(m.group(3), _MONTHS[m.group(2)], m.group(1))
+    for m in _MONTH_DAY.finditer(text):
+        add(m.group(3), _MONTHS[m.group(1)], m.group(2))
+    return found
+
+
+def parse_iso(text: str) -> date | None:
+    """`text` as a date when it is exactly YYYY-MM-DD, else None."""
+    try:
+        return date.fromisoformat(text.strip()) if len(text.strip()) == 10 else None
+    except ValueError:
+        return None
+
+
+def states_date(text: str, day: date) -> bool:
+    """Whether `text` states `day` (any written form; a yearless date matches on month and day).
+
+    Args:
+        text: The answer.
+        day: The gold date.
+
+    Returns:
+        True when some date in the text is that day.
+    """
+    return any(m.month == day.month and m.day == day.day and m.year in (None, day.year) for m in find_dates(text))

@@ -1,0 +1,123 @@
+"""Every applicable score for one answer, and "correct": the accuracy score of the question's type.
+
+| type | "correct" is | also |
+|---|---|---|
+| EEM | exact_match | token_f1, rouge_l |
+| MQ | mq_exact | mq_partial |
+| TLA SUA IG MCD | the judge's verdict if a judge is given, else key_fact_rubric | key_fact_rubric, token_f1, rouge_l |
+| ABS | abstained | token_f1, rouge_l |
+
+A prediction here is always an answer text. A generation that failed (backbone error, timeout) is
+recorded by the runner with status "error" and never reaches these functions: scoring it would turn
+an error into a wrong answer (SPEC §6). A judge error makes "correct" an error too; it never falls
+back to the rubric silently (the rubric score stays beside it under its own name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from medmemorybench.models.base import Backbone
+from medmemorybench.scoring.abstention import abstained
+from medmemorybench.scoring.base import Question, Score, ScoreFn
+from medmemorybench.scoring.exact_match import exact_match
+from medmemorybench.scoring.llm_judge import JUDGED_TYPES, judge_many
+from medmemorybench.scoring.multiple_choice import mq_exact, mq_partial
+from medmemorybench.scoring.rubric import key_fact_rubric
+from medmemorybench.scoring.text_overlap import rouge_l, token_f1
+
+JudgeFn = Callable[[Question, str], Score]
+
+SCORERS_BY_TYPE: dict[str, tuple[tuple[str, ScoreFn], ...]] = {
+    "EEM": (("exact_match", exact_match),),
+    "MQ": (("mq_exact", mq_exact), ("mq_partial", mq_partial)),
+    "TLA": (("key_fact_rubric", key_fact_rubric),),
+    "SUA": (("key_fact_rubric", key_fact_rubric),),
+    "IG": (("key_fact_rubric", key_fact_rubric),),
+    "MCD": (("key_fact_rubric", key_fact_rubric),),
+    "ABS": (("abstained", abstained),),
+}
+"""The type-specific scorers; the first one is the accuracy score when no judge is used."""
+
+
+def as_row(question: Any) -> Question:
+    """A question as a plain dict (accepts a dict or a pydantic `Question`)."""
+    return question.model_dump() if hasattr(question, "model_dump") else dict(question)
+
+
+def _check(question: Question, prediction: Any) -> None:
+    if question.get("query_type") not in SCORERS_BY_TYPE:
+        raise ValueError(f"{question.get('query_id')}: unknown query type {question.get('query_type')!r}; "
+                         f"expected one of {', '.join(SCORERS_BY_TYPE)}")
+    if not isinstance(prediction, str):
+        raise TypeError(f"{question.get('query_id')}: prediction must be the answer text, got "
+                        f"{type(prediction).__name__}; a failed generation is recorded as an error by the "
+                        "runner, not scored")
+
+
+def _assemble(question: Question, prediction: str, verdict: Score | None) -> dict[str, Score]:
+    kind = question["query_type"]
+    scores = {name: fn(question, prediction) for name, fn in SCORERS_BY_TYPE[kind]}
+    if kind != "MQ":
+        scores["token_f1"] = token_f1(question, prediction)
+        scores["rouge_l"] = rouge_l(question, prediction)
+    primary = next(iter(SCORERS_BY_TYPE[kind]))[0]
+    if verdict is not None:
+        scores["llm_judge"] = verdict
+        primary = "llm_judge"
+    scores["correct"] = replace(scores[primary], metadata={**scores[primary].metadata, "scorer": primary})
+    return scores
+
+
+def score_answer(question: Question, prediction: str, judge: JudgeFn | None = None) -> dict[str, Score]:
+    """Score one answer with every scorer that applies to its question type.
+
+    Args:
+        question: A question row (dict or pydantic `Question`).
+        prediction: The answer text (never a failed generation; see the module docstring).
+        judge: For TLA/SUA/IG/MCD, a judge (e.g. `LLMJudge(backbone)`) whose verdict becomes "correct".
+
+    Returns:
+        Scores by scorer name, plus "correct" (a copy of the type's accuracy score, with
+        metadata["scorer"] naming it) and "llm_judge" when a judge was used.
+
+    Raises:
+        TypeError: If the prediction is not a string (None from a failed generation, say).
+        ValueError: If the question's type is unknown.
+    """
+    row = as_row(question)
+    _check(row, prediction)
+    verdict = judge(row, prediction) if judge is not None and row["query_type"] in JUDGED_TYPES else None
+    return _assemble(row, prediction, verdict)
+
+
+def score_answers(questions: Sequence[Question], predictions: Sequence[str],
+                  judge_backbone: Backbone | None = None) -> list[dict[str, Score]]:
+    """`score_answer` for many answers, with every judged question sent to the judge in one batch.
+
+    Args:
+        questions: Question rows.
+        predictions: Their answer texts, in the same order.
+        judge_backbone: The judge model; None scores TLA/SUA/IG/MCD with the key-fact rubric.
+
+    Returns:
+        One dict of scores per question, in order.
+
+    Raises:
+        ValueError: If the lists differ in length or a question type is unknown.
+        TypeError: If a prediction is not a string.
+    """
+    if len(questions) != len(predictions):
+        raise ValueError(f"score_answers: {len(questions)} questions but {len(predictions)} predictions")
+    rows = [as_row(q) for q in questions]
+    for row, prediction in zip(rows, predictions, strict=True):
+        _check(row, prediction)
+    verdicts: list[Score | None] = [None] * len(rows)
+    if judge_backbone is not None:
+        judged = [i for i, row in enumerate(rows) if row["query_type"] in JUDGED_TYPES]
+        results = judge_many([rows[i] for i in judged], [predictions[i] for i in judged], judge_backbone)
+        for i, verdict in zip(judged, results, strict=True):
+            verdicts[i] = verdict
+    return [_assemble(row, p, v) for row, p, v in zip(rows, predictions, verdicts, strict=True)]

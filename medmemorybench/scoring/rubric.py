@@ -1,0 +1,109 @@
+"""TLA / SUA / IG / MCD without a judge: does the answer state every key fact? Deterministic and offline.
+
+A short key fact (a value with unit, a drug, a date) must be stated (`_match.contains_term`; a
+YYYY-MM-DD fact matches the date in any written form or one of the answer's aliases). A long key fact
+(a sentence the patient said, six or more content words) is stated when each of its numbers appears and
+at least `LONG_FACT_RECALL` of its content words do (prefix-matched, so "skipping" counts for "skip"):
+answers paraphrase sentences. For IG, an answer that endorses the common wrong answer scores 0 whatever
+facts it names. The LLM judge (`llm_judge.py`) is the paper's measure for these types; this rubric is
+the reproducible floor beside it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.scoring._dates import parse_iso, states_date
+from medmemorybench.scoring._endorse import endorses_wrong_answer
+from medmemorybench.scoring._match import contains_term, first_contained
+from medmemorybench.scoring.base import Question, Score, scorer
+from medmemorybench.scoring.exact_match import gold_strings
+
+LONG_FACT_WORDS = 6
+"""A key fact with at least this many content words is matched by word recall, not verbatim."""
+LONG_FACT_RECALL = 0.6
+"""Share of a long fact's content words an answer must contain."""
+
+_STOPWORDS = frozenset((
+    "a", "an", "the", "i", "i'm", "my", "me", "we", "you", "your", "he", "she", "it", "its", "they", "them", "to",
+    "of", "in", "on", "at", "for", "by", "with", "and", "or", "but", "so", "as", "is", "are", "was", "were", "be",
+    "been", "do", "does", "did", "have", "has", "had", "not", "no", "this", "that", "these", "those", "there",
+    "then", "than", "very", "just", "only", "also", "about", "from", "into", "up", "out", "if", "when", "what",
+    "which", "who",
+))
+_TOKEN = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(normalize_text(text))
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in _tokens(text) if w not in _STOPWORDS and not _NUMBER.fullmatch(w)]
+
+
+def _word_stated(word: str, answer_words: set[str]) -> bool:
+    stem = word[: max(3, len(word) - 2)]
+    return any(candidate.startswith(stem) for candidate in answer_words)
+
+
+def is_fact_stated(prediction: str, fact: str, aliases: list[str] | None = None) -> bool:
+    """Whether the prediction states one key fact (see the module docstring for the rules).
+
+    Args:
+        prediction: The model's answer text.
+        fact: One key fact.
+        aliases: Other accepted forms of the question's answer, tried for a date fact.
+
+    Returns:
+        True when the fact is stated.
+    """
+    day = parse_iso(fact)
+    if day is not None:
+        return states_date(prediction, day) or first_contained(prediction, aliases or []) is not None
+    words = _content_words(fact)
+    if len(words) < LONG_FACT_WORDS:
+        return contains_term(prediction, fact)
+    if not all(contains_term(prediction, t) for t in _tokens(fact) if _NUMBER.fullmatch(t)):
+        return False
+    answer_words = set(_content_words(prediction))
+    found = sum(_word_stated(word, answer_words) for word in words)
+    return found / len(words) >= LONG_FACT_RECALL
+
+
+@scorer("key_fact_rubric", description="TLA/SUA/IG/MCD: every key fact is stated and, for IG, the wrong answer "
+                                       "is not endorsed (deterministic)")
+def key_fact_rubric(question: Question, prediction: str) -> Score:
+    """1.0 when every key fact is stated (and an IG answer does not endorse the wrong answer), else 0.0.
+
+    Args:
+        question: A question row (uses `key_facts`, `answer_aliases`, `query_type`, `common_wrong_answer`);
+            with no key facts, the gold answer or an alias must be stated.
+        prediction: The model's answer text.
+
+    Returns:
+        The score; metadata has `coverage` (share of key facts stated), `missing` and, for IG, `endorsed`.
+    """
+    prediction = prediction or ""
+    aliases = list(question.get("answer_aliases") or [])
+    facts = [f for f in question.get("key_facts") or [] if f.strip()]
+    if facts:
+        stated = [f for f in facts if is_fact_stated(prediction, f, aliases)]
+        missing = [f for f in facts if f not in stated]
+    elif gold_strings(question):
+        hit = first_contained(prediction, gold_strings(question))
+        stated, missing = ([hit], []) if hit else ([], gold_strings(question)[:1])
+    else:
+        return Score(None, explanation=f"{question.get('query_id')}: no key facts and no answer to check against",
+                     status="error")
+    total = len(stated) + len(missing)
+    metadata: dict = {"coverage": len(stated) / total if total else 0.0, "missing": missing}
+    if question.get("query_type") == "IG":
+        metadata["endorsed"] = endorses_wrong_answer(question, prediction)
+        if metadata["endorsed"]:
+            return Score(0.0, explanation="endorses the common wrong answer", metadata=metadata)
+    if missing:
+        return Score(0.0, explanation=f"missing {missing!r}", metadata=metadata)
+    return Score(1.0, extracted="; ".join(stated), explanation="states every key fact", metadata=metadata)

@@ -1,0 +1,142 @@
+"""The protocol runner: stream order, batching, leakage guard, bare-question retrieval, errors, cache."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from medmemorybench.harness import runner as runner_module
+from medmemorybench.harness.results import read_samples
+from medmemorybench.harness.runner import LeakageError, RunConfig, Runner
+from medmemorybench.memory.long_context import LongContext as LongContextMemory
+from tests.harness.conftest import RecordingBackbone
+
+
+def _config(dataset_dir, tmp_path, **kwargs) -> RunConfig:
+    return RunConfig(tasks=kwargs.pop("tasks", ["medmemorybench_efficient"]), output_path=tmp_path / "run",
+                     dataset_path=str(dataset_dir), cache_path=tmp_path / "cache.sqlite", **kwargs)
+
+
+def _run(config: RunConfig, backbone=None, memory_factory=None) -> Runner:  # noqa: ANN001
+    runner = Runner(config)
+    if backbone is not None:
+        runner._load_models = lambda: setattr(runner, "backbone", backbone)  # type: ignore[method-assign]
+    if memory_factory is not None:
+        runner._new_memory = memory_factory  # type: ignore[method-assign]
+    runner.run()
+    return runner
+
+
+def _questions(dataset_dir, mode="efficient") -> list[dict]:
+    import pyarrow.parquet as pq
+
+    out = []
+    for path in sorted((dataset_dir / mode).glob("*.parquet")):
+        for row in pq.read_table(path).to_pylist():
+            out.extend(row["questions"])
+    return out
+
+
+def test_retrieval_only_run_writes_one_sample_per_question(dataset_dir, tmp_path):
+    runner = _run(_config(dataset_dir, tmp_path, memory="bm25"))
+    samples = read_samples(runner.config.output_path / "samples.jsonl")
+    assert len(samples) == len(_questions(dataset_dir))
+    assert {s["status"] for s in samples} == {"retrieval_only"}
+    assert all(s["recall_at_k"] is not None for s in samples if s["query_type"] != "ABS")
+    summary = json.loads((runner.config.output_path / "summary.json").read_text())
+    assert summary["header"]["dataset_fingerprint"] and summary["tasks"]["medmemorybench_efficient"]["metrics"]
+
+
+class SpyMemory(LongContextMemory):
+    """Records what the runner feeds and asks."""
+
+    log: list = []
+
+    def ingest(self, sessions):  # noqa: ANN001, ANN201
+        SpyMemory.log.append(("ingest", [s.session_id for s in sessions]))
+        super().ingest(sessions)
+
+    def retrieve(self, questions, k, token_budget=None):  # noqa: ANN001, ANN201
+        SpyMemory.log.append(("retrieve", list(questions)))
+        return super().retrieve(questions, k, token_budget)
+
+
+def test_sessions_are_streamed_even_where_nothing_is_asked(dataset_dir, tmp_path):
+    SpyMemory.log = []
+    _run(_config(dataset_dir, tmp_path, checkpoints=[100], limit=1), memory_factory=SpyMemory)
+    ingested = [sid for kind, ids in SpyMemory.log if kind == "ingest" for sid in ids]
+    assert len(ingested) == 100 and ingested == sorted(ingested)
+    asked = [q for kind, qs in SpyMemory.log if kind == "retrieve" for q in qs]
+    questions_at_100 = [q["question"] for q in _questions(dataset_dir) if q["checkpoint"] == 100
+                        and q["persona_id"] == "P0001"]
+    assert asked == questions_at_100  # the bare questions, never an instruction prompt
+
+
+def test_all_patients_of_a_checkpoint_go_to_the_backbone_in_one_batch(dataset_dir, tmp_path):
+    backbone = RecordingBackbone()
+    _run(_config(dataset_dir, tmp_path, model="recording", memory="bm25"), backbone)
+    assert len(backbone.batches) == 10  # one per checkpoint
+    first = backbone.batches[0]
+    assert len({r.messages[1]["content"].split("Question:")[0] for r in first}) > 1
+    assert {q["persona_id"] for q in _questions(dataset_dir) if q["checkpoint"] == 10} == {"P0001", "P0002", "P0003"}
+
+
+def test_prompts_hold_no_wall_clock_date_and_put_the_question_last(dataset_dir, tmp_path):
+    backbone = RecordingBackbone()
+    _run(_config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1), backbone)
+    today = dt.date.today()
+    for batch in backbone.batches:
+        for request in batch:
+            text = " ".join(m["content"] for m in request.messages)
+            assert today.isoformat() not in text and str(today.year) not in text
+            assert "2024-" in request.messages[0]["content"]  # "as of" comes from the data
+            assert request.messages[1]["content"].rfind("Question:") > request.messages[1]["content"].rfind("[1]")
+
+
+def test_backbone_errors_are_errors_not_wrong_answers(dataset_dir, tmp_path):
+    backbone = RecordingBackbone(error="HTTP 503: overloaded")
+    runner = _run(_config(dataset_dir, tmp_path, model="recording", memory="none", limit=1,
+                          tasks=["medmemorybench_efficient_eem"]), backbone)
+    samples = read_samples(runner.config.output_path / "samples.jsonl")
+    assert samples and all(s["status"] == "error" and s["correct"] is None for s in samples)
+    summary = json.loads((runner.config.output_path / "summary.json").read_text())
+    overall = summary["tasks"]["medmemorybench_efficient_eem"]["metrics"]["correct"]["overall"][0]
+    assert overall["n_error"] == len(samples) and overall["n_scored"] == 0
+
+
+def test_leakage_guard_stops_a_memory_that_sees_the_future(dataset_dir, tmp_path):
+    class FutureMemory(LongContextMemory):
+        def session_ids(self):  # noqa: ANN201
+            return {"P0001-S099"}
+
+    with pytest.raises(LeakageError, match="holds P0001-S099 while answering checkpoint 10"):
+        _run(_config(dataset_dir, tmp_path, limit=1), memory_factory=FutureMemory)
+
+
+def test_rerun_is_served_from_the_response_cache(dataset_dir, tmp_path):
+    config = _config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1,
+                     tasks=["medmemorybench_efficient_eem"])
+    first = RecordingBackbone()
+    _run(config, first)
+    second = RecordingBackbone()
+    config.output_path = tmp_path / "run2"
+    runner = _run(config, second)
+    assert sum(len(b) for b in second.batches) == 0
+    assert all(s["cache_hit"] for s in read_samples(runner.config.output_path / "samples.jsonl"))
+
+
+def test_existing_results_need_resume(dataset_dir, tmp_path):
+    config = _config(dataset_dir, tmp_path, memory="none", limit=1, tasks=["medmemorybench_efficient_eem"])
+    _run(config)
+    from medmemorybench.errors import InputError
+
+    with pytest.raises(InputError, match="pass --resume"):
+        _run(config)
+
+
+def test_runner_module_has_no_wall_clock_calls():
+    # Dates in prompts come from the data; the runner must not read the clock.
+    source = open(runner_module.__file__).read()
+    assert "datetime.now" not in source and "date.today" not in source and "time.time()" not in source

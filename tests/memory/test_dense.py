@@ -1,0 +1,106 @@
+"""Dense retrieval with the real all-MiniLM-L6-v2: finds facts, embeds each chunk once, batches questions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from medmemorybench.errors import InputError
+from medmemorybench.memory import load_memory
+from medmemorybench.memory.dense import DEFAULT_MODEL, DenseMemory, resolve_model, shared_model
+from tests.memory.conftest import FACT_QUESTION, FACT_SESSION_ID
+
+QUESTIONS = [FACT_QUESTION, "What dose of metformin do I take?", "How is my blood pressure?"]
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    """One embedding cache for the tests that only read results (each chunk is embedded once per module)."""
+    return str(tmp_path_factory.mktemp("embeddings"))
+
+
+@pytest.fixture
+def encode_calls(monkeypatch):
+    """The texts of every encode call on the shared model."""
+    model = shared_model(resolve_model(DEFAULT_MODEL)[0])
+    calls: list[list[str]] = []
+    original = model.encode
+
+    def counting(texts, *args, **kwargs):
+        calls.append(list(texts))
+        return original(texts, *args, **kwargs)
+
+    monkeypatch.setattr(model, "encode", counting)
+    return calls
+
+
+def test_finds_the_session_holding_a_rare_lab(stream, shared_cache):
+    memory = DenseMemory(cache_dir=shared_cache)
+    memory.ingest(stream)
+    [retrieval] = memory.retrieve([FACT_QUESTION], k=5)
+    assert FACT_SESSION_ID in {sid for item in retrieval.items for sid in item.session_ids}
+
+
+def test_chunk_hits_carry_their_session(stream, shared_cache):
+    memory = DenseMemory(cache_dir=shared_cache)
+    memory.ingest(stream)
+    [retrieval] = memory.retrieve([FACT_QUESTION], k=5)
+    hit = next(item for item in retrieval.items if item.session_ids == (FACT_SESSION_ID,))
+    assert "ceruloplasmin came back at 0.12 g/L" in hit.text
+    assert hit.text.count("\n") == 4  # one window of 4 turns under the date header
+    valid = {s.session_id for s in stream}
+    assert all(item.session_ids and set(item.session_ids) <= valid for item in retrieval.items)
+    scores = [item.score for item in retrieval.items]
+    assert scores == sorted(scores, reverse=True) and len(scores) == 5
+
+
+def test_each_chunk_is_embedded_once_across_instances(stream, tmp_path, encode_calls):
+    first = DenseMemory(cache_dir=str(tmp_path))
+    first.ingest(stream)
+    assert sum(len(texts) for texts in encode_calls) == len(first.store)
+    expected = first.retrieve(QUESTIONS, k=5)
+    encode_calls.clear()
+    second = DenseMemory(cache_dir=str(tmp_path))  # another patient or mode holding the same sessions
+    second.ingest(stream)
+    assert encode_calls == []
+    got = second.retrieve(QUESTIONS, k=5)
+    assert encode_calls == [QUESTIONS]  # all questions in one call
+    assert [[i.session_ids for i in r.items] for r in got] == [[i.session_ids for i in r.items] for r in expected]
+    assert np.allclose([i.score for r in got for i in r.items], [i.score for r in expected for i in r.items],
+                       atol=1e-5)
+    assert second.model is first.model
+
+
+def test_reset_forgets_and_reingest_reads_the_cache(stream, shared_cache, encode_calls):
+    memory = DenseMemory(cache_dir=shared_cache)
+    memory.ingest(stream)
+    memory.reset()
+    assert memory.session_ids() == set()
+    assert all(not r.items for r in memory.retrieve(QUESTIONS, k=5))
+    encode_calls.clear()
+    memory.ingest(stream[:3])
+    assert encode_calls == []
+    assert memory.session_ids() == {s.session_id for s in stream[:3]}
+    assert {sid for r in memory.retrieve(QUESTIONS, k=20) for i in r.items for sid in i.session_ids} <= \
+        memory.session_ids()
+
+
+def test_embeddings_are_normalized(stream, shared_cache):
+    memory = DenseMemory(cache_dir=shared_cache)
+    memory.ingest(stream[:2])
+    memory.retrieve(["x"], k=1)
+    assert np.allclose(np.linalg.norm(memory._matrix, axis=1), 1.0, atol=1e-4)
+
+
+def test_threads_option_sets_torch_threads(monkeypatch, tmp_path):
+    import torch
+
+    seen = []
+    monkeypatch.setattr(torch, "set_num_threads", seen.append)
+    DenseMemory(cache_dir=str(tmp_path), threads=3)
+    assert seen == [3]
+
+
+def test_missing_model_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match=r"--memory_args for 'dense'.*not a local sentence-transformers folder"):
+        load_memory("dense", {"model": str(tmp_path / "nowhere"), "cache_dir": str(tmp_path)})

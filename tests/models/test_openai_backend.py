@@ -1,0 +1,124 @@
+"""The `openai` backbone against real HTTP servers on loopback: our OpenAI-compatible `serve`, and a
+scripted server (a unit-test double) that answers 429/500 before succeeding, to test retries."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.openai_compatible import OpenAIBackbone
+from medmemorybench.serve import make_server
+
+
+class EchoBackbone(Backbone):
+    """Unit-test double served by the real server: echoes the last user message."""
+
+    name = "echo"
+
+    def __init__(self) -> None:
+        self.batch_sizes: list[int] = []
+
+    @property
+    def model_id(self) -> str:
+        return "echo"
+
+    def generate(self, requests):  # noqa: ANN001, ANN201
+        self.batch_sizes.append(len(requests))
+        return [Completion(text="echo: " + r.messages[-1]["content"], prompt_tokens=5, completion_tokens=2)
+                for r in requests]
+
+
+@pytest.fixture
+def served():
+    backbone = EchoBackbone()
+    server = make_server(backbone, port=0, max_batch=8, batch_window_ms=50)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield backbone, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def _requests(n: int) -> list[ChatRequest]:
+    return [ChatRequest(messages=[{"role": "user", "content": f"q{i}"}], max_tokens=8) for i in range(n)]
+
+
+def test_round_trip_through_the_served_api_keeps_order(served):
+    _, url = served
+    client = OpenAIBackbone(model="echo", base_url=url, concurrency=4)
+    out = client.generate(_requests(6))
+    assert [c.text for c in out] == [f"echo: q{i}" for i in range(6)]
+    assert all(c.error is None and c.prompt_tokens == 5 for c in out)
+
+
+def test_concurrent_requests_are_micro_batched_by_the_server(served):
+    backbone, url = served
+    OpenAIBackbone(model="echo", base_url=url, concurrency=8).generate(_requests(8))
+    assert max(backbone.batch_sizes) > 1
+
+
+class Scripted(BaseHTTPRequestHandler):
+    """Fails with the scripted statuses first, then succeeds."""
+
+    script: list[int] = []
+    calls = 0
+
+    def log_message(self, *args):  # noqa: ANN002, ANN201
+        pass
+
+    def do_POST(self):  # noqa: N802, ANN201
+        type(self).calls += 1
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        status = self.script.pop(0) if self.script else 200
+        body = {"error": {"message": "nope"}} if status != 200 else {
+            "id": "x", "object": "chat.completion", "model": "m", "created": 0,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def scripted():
+    Scripted.calls = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_429_and_5xx_are_retried_with_backoff(scripted):
+    Scripted.script = [429, 500, 503]
+    client = OpenAIBackbone(model="m", base_url=scripted, concurrency=1, max_retries=4, backoff_s=0.01)
+    (out,) = client.generate(_requests(1))
+    assert out.text == "ok" and out.error is None and Scripted.calls == 4
+
+
+def test_final_failure_is_an_error_not_an_answer(scripted):
+    Scripted.script = [500] * 10
+    client = OpenAIBackbone(model="m", base_url=scripted, concurrency=1, max_retries=2, backoff_s=0.01)
+    (out,) = client.generate(_requests(1))
+    assert out.text == "" and out.error and "failed after 3 attempts" in out.error and Scripted.calls == 3
+
+
+def test_client_errors_are_not_retried(scripted):
+    Scripted.script = [400]
+    client = OpenAIBackbone(model="m", base_url=scripted, concurrency=1, max_retries=4, backoff_s=0.01)
+    (out,) = client.generate(_requests(1))
+    assert out.error and out.error.startswith("HTTP 400") and Scripted.calls == 1
+
+
+def test_unreachable_server_is_an_error_after_retries():
+    client = OpenAIBackbone(model="m", base_url="http://127.0.0.1:9/v1", concurrency=1, max_retries=1,
+                            backoff_s=0.01, timeout_s=2)
+    (out,) = client.generate(_requests(1))
+    assert out.error and "APIConnectionError" in out.error

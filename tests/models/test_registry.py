@@ -1,0 +1,45 @@
+"""Backbone names, lm-eval style model_args, and the install hint for a missing optional dependency."""
+
+from __future__ import annotations
+
+import builtins
+
+import pytest
+
+from medmemorybench.errors import InputError
+from medmemorybench.models import load_backbone, parse_model_args
+
+
+def test_model_args_are_parsed_with_types():
+    assert parse_model_args("pretrained=/m,tensor_parallel_size=2,temperature=0.5,trust=true") == {
+        "pretrained": "/m", "tensor_parallel_size": 2, "temperature": 0.5, "trust": True}
+    assert parse_model_args("") == {}
+
+
+def test_malformed_model_args_name_the_flag():
+    with pytest.raises(InputError, match=r"--judge_args: 'oops' is not key=value"):
+        parse_model_args("a=1,oops", "--judge_args")
+
+
+def test_unknown_backbone_suggests_and_lists():
+    with pytest.raises(InputError, match=r"--model: unknown model 'vlm'\. Did you mean 'vllm'\?.*Available: hf, none, openai, vllm"):
+        load_backbone("vlm")
+
+
+def test_missing_vllm_gives_the_install_command(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_vllm(name, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if name == "vllm" or name.startswith("vllm."):
+            raise ModuleNotFoundError("No module named 'vllm'", name="vllm")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_vllm)
+    monkeypatch.delitem(__import__("sys").modules, "medmemorybench.models.vllm_backend", raising=False)
+    with pytest.raises(InputError, match=r"needs the package 'vllm'.*pip install -e '\.\[vllm\]'"):
+        load_backbone("vllm", {"pretrained": "x"})
+
+
+def test_bad_constructor_argument_is_an_input_error():
+    with pytest.raises(InputError, match=r"--model_args for 'openai'"):
+        load_backbone("openai", {"modle": "x"})

@@ -1,0 +1,97 @@
+"""Aggregation: means, counts, intervals, per mode and over types."""
+
+import pytest
+
+from medmemorybench.scoring import aggregate, wilson_interval
+
+
+def rows_of(query_type, mode, values, checkpoint=10):
+    return [{"query_type": query_type, "mode": mode, "checkpoint": checkpoint, "value": v} for v in values]
+
+
+def test_group_mean_counts_and_errors():
+    result = aggregate(rows_of("EEM", "mixed", [1, 0, 1, None]))
+    [group] = result.groups
+    assert group.key == {"query_type": "EEM", "mode": "mixed", "checkpoint": 10}
+    assert group.mean == pytest.approx(2 / 3)
+    assert (group.n_scored, group.n_error) == (3, 1)
+
+
+def test_unscored_rows_are_not_zeros():
+    # a None (error) must not pull the mean down
+    [group] = aggregate(rows_of("EEM", "mixed", [1, None, None])).groups
+    assert group.mean == 1.0
+
+
+def test_group_of_only_errors_has_no_mean():
+    [group] = aggregate(rows_of("EEM", "mixed", [None, None])).groups
+    assert group.mean is None and group.ci_low is None and group.n_error == 2
+
+
+def test_wilson_interval_known_value():
+    low, high = wilson_interval(8, 10)
+    assert low == pytest.approx(0.4902, abs=1e-4)
+    assert high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_binary_metric_gets_wilson_interval():
+    [group] = aggregate(rows_of("EEM", "mixed", [1] * 8 + [0] * 2)).groups
+    assert (group.ci_low, group.ci_high) == pytest.approx(wilson_interval(8, 10))
+
+
+def test_wilson_interval_of_all_correct_is_below_one():
+    # the normal approximation would give the degenerate [1, 1]
+    [group] = aggregate(rows_of("EEM", "mixed", [1] * 5)).groups
+    assert group.ci_low < 1.0 and group.ci_high == 1.0
+
+
+def test_continuous_metric_gets_normal_interval():
+    [group] = aggregate(rows_of("EEM", "mixed", [0.2, 0.4, 0.6])).groups
+    half = 1.959963984540054 * 0.2 / 3 ** 0.5
+    assert (group.ci_low, group.ci_high) == pytest.approx((0.4 - half, 0.4 + half))
+
+
+def test_bools_are_read_as_zero_and_one():
+    [group] = aggregate(rows_of("IG", "mixed", [True, False, True, True])).groups
+    assert group.mean == 0.75
+
+
+def test_overall_pools_rows_per_mode():
+    rows = rows_of("EEM", "mixed", [1, 1, 1]) + rows_of("MQ", "mixed", [0]) + rows_of("EEM", "efficient", [0])
+    overall = {g.key["mode"]: g for g in aggregate(rows).overall}
+    assert overall["mixed"].mean == 0.75
+    assert overall["efficient"].mean == 0.0
+
+
+def test_mean_over_types_weights_types_equally():
+    # EEM 3/3 and MQ 0/1: pooled 0.75, mean over types 0.5 (the paper's avg accuracy)
+    rows = rows_of("EEM", "mixed", [1, 1, 1]) + rows_of("MQ", "mixed", [0])
+    [macro] = aggregate(rows).macro
+    assert macro.mean == 0.5
+    assert macro.n_scored == 4
+
+
+def test_mean_over_types_leaves_out_abs_by_default():
+    rows = rows_of("EEM", "mixed", [1]) + rows_of("ABS", "mixed", [0])
+    assert aggregate(rows).macro[0].mean == 1.0
+    assert aggregate(rows, macro_types=None).macro[0].mean == 0.5
+
+
+def test_groups_sorted_by_checkpoint_numerically():
+    rows = rows_of("EEM", "mixed", [1], checkpoint=100) + rows_of("EEM", "mixed", [1], checkpoint=20)
+    assert [g.key["checkpoint"] for g in aggregate(rows).groups] == [20, 100]
+
+
+def test_custom_metric_key():
+    rows = [{"query_type": "EEM", "mode": "mixed", "checkpoint": 10, "token_f1": 0.5}]
+    assert aggregate(rows, metric="token_f1").groups[0].mean == 0.5
+
+
+def test_row_missing_a_key_names_it():
+    with pytest.raises(ValueError, match="row 0 has no 'mode'"):
+        aggregate([{"query_type": "EEM", "checkpoint": 10, "value": 1}])
+
+
+def test_as_dict_is_flat():
+    [group] = aggregate(rows_of("EEM", "mixed", [1])).groups
+    assert group.as_dict()["query_type"] == "EEM" and group.as_dict()["n_scored"] == 1
