@@ -10,8 +10,8 @@ import re
 from collections import defaultdict
 
 from medmemorybench.dataset.build import Rows
-from medmemorybench.dataset.normalize import normalize_text
 from medmemorybench.dataset.schema import FEATURES, PERSONAS_SPLIT
+from medmemorybench.normalize import normalize_text
 from medmemorybench.render.models import Session, session_text
 from medmemorybench.simulate.models import TRAP_CATEGORIES
 

@@ -11,22 +11,19 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.render.fields import dose_with_unit, format_number, lab_with_unit, text_of
+from medmemorybench.normalize import normalize_text
+from medmemorybench.render.fields import dose_with_unit, format_number, lab_with_unit, text_of, trap_detail
 from medmemorybench.simulate.describe import describe_event
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
-    AllergyFact,
     AvoidedFact,
     CareYear,
     DiagnosisFact,
-    DietFact,
     EconomicFact,
     Event,
-    HistoryFact,
     LabFact,
     MedicationFact,
-    PreferenceFact,
     SymptomFact,
     TestFact,
     Trap,
@@ -73,7 +70,7 @@ class QuestionMaker:
         self.events = year.events
         self.condition = kb.conditions[year.persona.condition]
         self.traps: list[Trap] = year.persona.traps
-        self.patient_text = " ".join(session_text.values()).lower()
+        self.patient_text = normalize_text(" ".join(session_text.values()))
 
     # --- small helpers --------------------------------------------------------------------------
 
@@ -110,20 +107,7 @@ class QuestionMaker:
 
     def trap_detail(self, trap: Trap) -> str:
         """The short string that identifies a trap fact in the dialogue."""
-        fact = trap.fact
-        if isinstance(fact, AllergyFact):
-            return self._t(fact.agent)
-        if isinstance(fact, MedicationFact):
-            return self.drug(fact.drug)
-        if isinstance(fact, HistoryFact):
-            return self._t(self.kb.history_conditions[fact.history].name)
-        if isinstance(fact, PreferenceFact):
-            return self._t(self.kb.preferences[fact.preference].text)
-        if isinstance(fact, DietFact):
-            return self._t(self.kb.habits[fact.habit].text)
-        if isinstance(fact, EconomicFact):
-            return f"${fact.monthly_budget_usd}"
-        raise TypeError(type(fact).__name__)
+        return trap_detail(self.kb, trap, self.lang)
 
     def trap_reason(self, trap: Trap) -> str:
         detail = self.trap_detail(trap)
@@ -396,27 +380,30 @@ class QuestionMaker:
 
     # --- ABS ------------------------------------------------------------------------------------
 
+    def _never_said(self, *terms: str) -> bool:
+        """Whether none of the terms occurs (normalized) in the patient's own sessions."""
+        return all(normalize_text(term) not in self.patient_text for term in terms)
+
     def abs(self, checkpoint: int) -> list[Draft]:
         drafts = []
         answer, aliases = self.answers["abstain"], self.answers["abstain_aliases"]
         for relative in self.year.persona.family:
             for item in relative.drugs:
                 name = self.drug(item.drug)
-                if name.lower() not in self.patient_text:
+                if self._never_said(name):
                     drafts.append(Draft("ABS", "abs.relative_drug", {"drug": name}, answer, [], [],
                                         f"abs:drug:{item.drug}", aliases=list(aliases), abstain=True,
                                         absent_fact=name))
             for lab in relative.labs:
                 lay = self._lay(self.kb.labs[lab.lab].lay)
-                name = self._t(self.kb.labs[lab.lab].name)
-                if name.lower() not in self.patient_text and lay.lower() not in self.patient_text:
+                if self._never_said(self._t(self.kb.labs[lab.lab].name), lay):
                     drafts.append(Draft("ABS", "abs.unmeasured_lab", {"lab_lay": lay}, answer, [], [],
                                         f"abs:lab:{lab.lab}", aliases=list(aliases), abstain=True,
                                         absent_fact=lay))
         measured = {f.lab for e in self.events for f in e.facts if isinstance(f, LabFact)}
         for key in sorted(set(self.kb.labs) - measured):
             lab = self.kb.labs[key]
-            if self._t(lab.name).lower() not in self.patient_text and self._t(lab.lay).lower() not in self.patient_text:
+            if self._never_said(self._t(lab.name), self._lay(lab.lay)):
                 drafts.append(Draft("ABS", "abs.unmeasured_lab", {"lab_lay": self._lay(lab.lay)}, answer, [], [],
                                     f"abs:lab:{key}", aliases=list(aliases), abstain=True,
                                     absent_fact=self._lay(lab.lay)))

@@ -17,6 +17,7 @@ from medmemorybench.render.fields import (
     lab_status,
     spoken_date,
     text_of,
+    trap_detail,
 )
 from medmemorybench.render.models import Session, Turn, regular_session_id
 from medmemorybench.render.templates import Templates
@@ -73,21 +74,8 @@ class SessionRenderer:
         return self._t(self.kb.drugs[key].name)
 
     def trap_detail(self, category: str) -> str:
-        """What the doctor cites when a trap rules a drug out ("Bactrim", "$40", ...)."""
-        fact = self.traps[category].fact
-        if isinstance(fact, AllergyFact):
-            return self._t(fact.agent)
-        if isinstance(fact, MedicationFact):
-            return self.drug(fact.drug)
-        if isinstance(fact, HistoryFact):
-            return self._t(self.kb.history_conditions[fact.history].name)
-        if isinstance(fact, PreferenceFact):
-            return self._t(self.kb.preferences[fact.preference].text)
-        if isinstance(fact, DietFact):
-            return self._t(self.kb.habits[fact.habit].text)
-        if isinstance(fact, EconomicFact):
-            return budget_text(fact.monthly_budget_usd)
-        raise TypeError(f"trap fact {type(fact).__name__} has no detail")
+        """What the doctor cites when the trap of `category` rules a drug out."""
+        return trap_detail(self.kb, self.traps[category], self.lang)
 
     def _reason(self, code: str) -> str:
         return self.templates.word("reason", code.partition(":")[0])

@@ -10,6 +10,15 @@ from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Text
+from medmemorybench.simulate.models import (
+    AllergyFact,
+    DietFact,
+    EconomicFact,
+    HistoryFact,
+    MedicationFact,
+    PreferenceFact,
+    Trap,
+)
 
 
 def text_of(text: Text, language: str) -> str:
@@ -53,3 +62,24 @@ def spoken_date(iso: str) -> str:
 def budget_text(budget_usd: int) -> str:
     """'$40'."""
     return f"${budget_usd}"
+
+
+def trap_detail(kb: KnowledgeBase, trap: Trap, language: str) -> str:
+    """The short string that identifies a trap fact in the dialogue ("Bactrim", "$40", ...).
+
+    The doctor cites it when a trap rules a drug out, and IG/MQ questions use it as their key fact.
+    """
+    fact = trap.fact
+    if isinstance(fact, AllergyFact):
+        return text_of(fact.agent, language)
+    if isinstance(fact, MedicationFact):
+        return text_of(kb.drugs[fact.drug].name, language)
+    if isinstance(fact, HistoryFact):
+        return text_of(kb.history_conditions[fact.history].name, language)
+    if isinstance(fact, PreferenceFact):
+        return text_of(kb.preferences[fact.preference].text, language)
+    if isinstance(fact, DietFact):
+        return text_of(kb.habits[fact.habit].text, language)
+    if isinstance(fact, EconomicFact):
+        return budget_text(fact.monthly_budget_usd)
+    raise TypeError(f"trap fact {type(fact).__name__} has no detail")

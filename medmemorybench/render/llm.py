@@ -13,11 +13,11 @@ import logging
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from medmemorybench.dataset.normalize import normalize_text
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.models.base import Backbone, ChatRequest
+from medmemorybench.normalize import normalize_text
 from medmemorybench.render.conversation import SessionRenderer
-from medmemorybench.render.fields import dose_with_unit, lab_with_unit, text_of
+from medmemorybench.render.fields import dose_with_unit, lab_with_unit, text_of, trap_detail
 from medmemorybench.render.models import Session, Turn
 from medmemorybench.render.templates import Templates
 from medmemorybench.resources import prompts_dir
@@ -52,7 +52,7 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: st
     t = lambda text: text_of(text, language)  # noqa: E731
     drug = lambda key: t(kb.drugs[key].name)  # noqa: E731
     need: dict[str, list[str]] = {"patient": [], "doctor": []}
-    renderer_detail = SessionRenderer(kb, _NullTemplates(language), year).trap_detail
+    traps = {trap.category: trap for trap in year.persona.traps}
     for fact in event.facts:
         if isinstance(fact, SymptomFact):
             need["doctor"].append(t(fact.name))
@@ -68,7 +68,7 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: st
             if fact.action != "stop":
                 need[role].append(dose_with_unit(fact.dose, fact.unit))
         elif isinstance(fact, AvoidedFact):
-            need["doctor"] += [drug(fact.drug), drug(fact.instead), renderer_detail(fact.trap)]
+            need["doctor"] += [drug(fact.drug), drug(fact.instead), trap_detail(kb, traps[fact.trap], language)]
         elif isinstance(fact, AllergyFact):
             need["patient"] += [t(fact.agent), t(fact.reaction)]
         elif isinstance(fact, HistoryFact):
@@ -90,13 +90,6 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: st
         elif isinstance(fact, AdherenceFact):
             need["patient"] += [drug(fact.drug), str(fact.missed_days)]
     return {role: list(dict.fromkeys(items)) for role, items in need.items()}
-
-
-class _NullTemplates(Templates):
-    """Just enough of `Templates` to reuse `SessionRenderer.trap_detail`."""
-
-    def __init__(self, language: str) -> None:
-        super().__init__(language, {}, {})
 
 
 def is_complete(session: Session, need: dict[str, list[str]]) -> bool:

@@ -11,7 +11,7 @@ import re
 from datetime import date
 from typing import NamedTuple
 
-from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.normalize import normalize_text
 
 _MONTHS = {name: number for number, names in enumerate((
     ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.normalize import normalize_text
 from medmemorybench.scoring._match import contains_term
 from medmemorybench.scoring.abstention import is_abstention
 from medmemorybench.scoring.base import Question

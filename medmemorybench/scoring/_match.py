@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.normalize import normalize_text
 
 _UNIT_SYNONYMS = (
     (re.compile(r"(?<=\d)\s*(?:milligrams?|mgs)\b"), "mg"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.normalize import normalize_text
 from medmemorybench.scoring.base import Question, Score, scorer
 
 _NEG = r"(?:not|cannot|can't|couldn't|could not|don't|do not|didn't|did not|unable to)"

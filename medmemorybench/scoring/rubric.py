@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from medmemorybench.dataset.normalize import normalize_text
+from medmemorybench.normalize import normalize_text
 from medmemorybench.scoring._dates import parse_iso, states_date
 from medmemorybench.scoring._endorse import endorses_wrong_answer
 from medmemorybench.scoring._match import contains_term, first_contained

@@ -138,5 +138,6 @@ def test_existing_results_need_resume(dataset_dir, tmp_path):
 
 def test_runner_module_has_no_wall_clock_calls():
     # Dates in prompts come from the data; the runner must not read the clock.
-    source = open(runner_module.__file__).read()
+    with open(runner_module.__file__) as handle:
+        source = handle.read()
     assert "datetime.now" not in source and "date.today" not in source and "time.time()" not in source

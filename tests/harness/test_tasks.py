@@ -38,7 +38,8 @@ def test_tags_select_tasks():
 
 
 def test_unknown_task_suggests_near_match():
-    with pytest.raises(TaskConfigError, match=r"unknown task 'medmemorybench_mixd'; did you mean 'medmemorybench_mixed'"):
+    expected = r"unknown task 'medmemorybench_mixd'; did you mean 'medmemorybench_mixed'"
+    with pytest.raises(TaskConfigError, match=expected):
         resolve_tasks(["medmemorybench_mixd"])
 
 
@@ -52,14 +53,16 @@ def test_unknown_key_is_named_with_file(task_copy):
 def test_unknown_metric_suggests_the_right_one(task_copy):
     path = task_copy / "_defaults.yaml"
     path.write_text(path.read_text().replace("metric: rouge_l", "metric: rougel"))
-    with pytest.raises(TaskConfigError, match=r"metric_list\[4\].metric: unknown metric 'rougel'; did you mean 'rouge_l'"):
+    expected = r"metric_list\[4\].metric: unknown metric 'rougel'; did you mean 'rouge_l'"
+    with pytest.raises(TaskConfigError, match=expected):
         load_registry(task_copy)
 
 
 def test_missing_template_is_named(task_copy):
     path = task_copy / "medmemorybench_efficient_eem.yaml"
     path.write_text(path.read_text() + 'doc_to_text: "qa/{query_type}_v2.jinja"\n')
-    with pytest.raises(TaskConfigError, match=r"medmemorybench_efficient_eem.yaml: doc_to_text \(EEM\): template 'qa/eem_v2.jinja' not found"):
+    expected = r"medmemorybench_efficient_eem.yaml: doc_to_text \(EEM\): template 'qa/eem_v2.jinja' not found"
+    with pytest.raises(TaskConfigError, match=expected):
         load_registry(task_copy)
 
 

@@ -22,7 +22,8 @@ def test_malformed_model_args_name_the_flag():
 
 
 def test_unknown_backbone_suggests_and_lists():
-    with pytest.raises(InputError, match=r"--model: unknown model 'vlm'\. Did you mean 'vllm'\?.*Available: hf, none, openai, vllm"):
+    expected = r"--model: unknown model 'vlm'\. Did you mean 'vllm'\?.*Available: hf, none, openai, vllm"
+    with pytest.raises(InputError, match=expected):
         load_backbone("vlm")
 
 

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from medmemorybench.dataset.build import BuildOptions, build_patient
-from medmemorybench.dataset.normalize import normalize_text
 from medmemorybench.knowledge import default_knowledge
+from medmemorybench.normalize import normalize_text
 from medmemorybench.render.models import session_text
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient, state_on
