@@ -6,7 +6,7 @@ from datasets import Features, List, Value
 
 CONFIGS = ("efficient", "mixed", "questions", "personas")
 STREAM_CONFIGS = ("efficient", "mixed")
-PERSONAS_SPLIT = "all"
+PERSONAS_SPLIT = "patients"  # "all" is reserved by `datasets` (the union of splits)
 
 TURN = {"role": Value("string"), "text": Value("string")}
 

@@ -118,6 +118,8 @@ def validate_rows(rows: Rows) -> list[str]:
     """Every violation found, each naming config/split and id (empty: valid)."""
     problems: list[str] = []
     _check_schema(rows, problems)
+    if problems:  # the other checks read fields the schema guarantees
+        return problems
     _check_streams(rows, problems)
     _check_questions(rows, _session_texts(rows), problems)
     return problems

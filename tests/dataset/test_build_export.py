@@ -45,7 +45,7 @@ def test_load_dataset_by_config_and_split_offline(folder):
 def test_questions_and_personas_configs(folder):
     questions = load_dataset(str(folder), "questions", split="checkpoint_20")
     assert set(questions["checkpoint"]) == {20}
-    personas = load_dataset(str(folder), "personas", split="all")
+    personas = load_dataset(str(folder), "personas", split="patients")
     assert len(personas) == OPTIONS.personas and len(personas[0]["events"]) == 100
 
 

@@ -35,7 +35,7 @@ def folder(tmp_path_factory):
 def test_operations_are_every_file_with_relative_paths(folder):
     paths = [op.path_in_repo for op in plan_operations(folder)]
     assert "README.md" in paths and "medmemorybench.json" in paths
-    assert "mixed/checkpoint_10.parquet" in paths and "personas/all.parquet" in paths
+    assert "mixed/checkpoint_10.parquet" in paths and "personas/patients.parquet" in paths
     assert len(paths) == len([p for p in folder.rglob("*") if p.is_file()])
 
 

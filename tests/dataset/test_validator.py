@@ -74,7 +74,7 @@ def test_schema_violation_is_reported(rows):
 
 def test_missing_trap_category_is_reported(rows):
     bad = copy.deepcopy(rows)
-    persona = next(iter(bad["personas"]["all"]))["persona_id"]
+    persona = next(iter(bad["personas"]["patients"]))["persona_id"]
     for split_rows in bad["questions"].values():
         for q in split_rows:
             if q["persona_id"] == persona and q["trap_category"] == "allergy":

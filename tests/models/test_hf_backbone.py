@@ -9,7 +9,7 @@ from medmemorybench.models import ChatRequest, load_backbone
 
 @pytest.fixture(scope="module")
 def smol():
-    return load_backbone("hf", {"batch_size": 4, "threads": 2})
+    return load_backbone("hf", {"batch_size": 4, "max_length": 384})  # a short window keeps the test fast
 
 
 def test_batched_greedy_generation_is_deterministic(smol):
