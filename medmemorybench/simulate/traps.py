@@ -91,8 +91,15 @@ def _preferred(condition: Condition, plan: list[StepPlan]) -> list[str]:
     return out
 
 
-MAX_SEARCH_NODES = 400
+MAX_SEARCH_NODES = 3000
 """Bound on the backtracking search over trap options (a few dozen nodes suffice in practice)."""
+
+SEARCH_ORDER: tuple[TrapCategory, ...] = (
+    "lifestyle_economic", "medication_preference", "allergy", "disease_history", "medication_history",
+    "diet_preference",
+)
+"""The most constraining categories first: a budget or a dose-form rule can leave no drug for a step
+that the others still allow, so they are placed while the search still has room to choose."""
 
 
 def choose_traps(
@@ -116,11 +123,11 @@ def choose_traps(
 
     def search(index: int, profile: SafetyProfile, history: tuple[str, ...]) -> list[Trap] | None:
         nonlocal visited, deepest
-        if index == len(TRAP_CATEGORIES):
+        if index == len(SEARCH_ORDER):
             return []
-        category = TRAP_CATEGORIES[index]
+        category = SEARCH_ORDER[index]
         if index + 1 > len(deepest):
-            deepest = list(TRAP_CATEGORIES[: index + 1])
+            deepest = list(SEARCH_ORDER[: index + 1])
         plan = plan_care(kb, condition, profile, history)
         chosen = [p.chosen for p in plan]
         preferred = _preferred(condition, plan)
@@ -162,6 +169,7 @@ def choose_traps(
             f"care path while leaving every step a safe drug (search reached {deepest[-1] if deepest else '-'}); "
             "add candidates or options to the knowledge base"
         )
+    traps.sort(key=lambda trap: TRAP_CATEGORIES.index(trap.category))
     profile = SafetyProfile(kb)
     for trap in traps:
         budget = trap.fact.monthly_budget_usd if isinstance(trap.fact, EconomicFact) else None
