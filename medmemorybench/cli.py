@@ -168,7 +168,8 @@ def _print_summary(folder: Path, built) -> None:  # noqa: ANN001
                   f"mixed {stats['sessions']['mixed']}; turns efficient {stats['turns']['efficient']}, "
                   f"mixed {stats['turns']['mixed']}; {size_mb:.1f} MB on disk", highlight=False)
     console.print(f"fingerprint {built.fingerprint}", highlight=False)
-    console.print(f"load it with: datasets.load_dataset('{folder}', 'mixed', split='checkpoint_30')", highlight=False)
+    split = sorted(built.rows["mixed"], key=lambda name: int(name.rpartition("_")[2]))[0]
+    console.print(f"load it with: datasets.load_dataset('{folder}', 'mixed', split='{split}')", highlight=False)
 
 
 @app.command("build")

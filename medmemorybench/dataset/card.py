@@ -21,7 +21,8 @@ TYPE_NAMES = {
 }
 
 
-def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]]) -> str:
+def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]],
+                num_bytes: dict[str, dict[str, int]] | None = None) -> str:
     """The YAML front matter: license, configs with their data files, and dataset_info from the schema."""
     configs, infos = [], []
     for config in CONFIGS:
@@ -32,7 +33,8 @@ def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, 
         configs.append(entry)
         features = DatasetInfo(features=FEATURES[config])._to_yaml_dict()["features"]
         infos.append({"config_name": config, "features": features,
-                      "splits": [{"name": s, "num_examples": num_examples[config][s]} for s in splits[config]]})
+                      "splits": [{"name": s, "num_bytes": (num_bytes or {}).get(config, {}).get(s, 0),
+                                  "num_examples": num_examples[config][s]} for s in splits[config]]})
     header = {"license": LICENSE, "language": ["en"], "pretty_name": "MedMemoryBench",
               "task_categories": ["question-answering"], "tags": ["medical", "memory", "long-context", "synthetic"],
               "configs": configs, "dataset_info": infos}
@@ -40,11 +42,12 @@ def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, 
 
 
 def render_card(*, splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]], stats: dict,
-                seed: int, fingerprint: str, repo_or_path: str = "medmemorybench") -> str:
+                seed: int, fingerprint: str, repo_or_path: str = "medmemorybench",
+                num_bytes: dict[str, dict[str, int]] | None = None) -> str:
     """The card's full text."""
     env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
     template = env.from_string(CARD_TEMPLATE.read_text(encoding="utf-8"))
     checkpoint_splits = ", ".join(f"`{s}`" for s in splits["efficient"])
-    return template.render(header=card_header(splits, num_examples), version=__version__, seed=seed,
+    return template.render(header=card_header(splits, num_examples, num_bytes), version=__version__, seed=seed,
                            fingerprint=fingerprint, stats=stats, type_names=TYPE_NAMES,
                            checkpoint_splits=checkpoint_splits, repo_or_path=repo_or_path, license=LICENSE)

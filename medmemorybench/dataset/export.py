@@ -44,18 +44,22 @@ def export_dataset(built: BuiltDataset, out: Path, *, overwrite: bool = False) -
         shutil.rmtree(partial)
     splits: dict[str, list[str]] = {}
     num_examples: dict[str, dict[str, int]] = {}
+    num_bytes: dict[str, dict[str, int]] = {}
     for config in CONFIGS:
         (partial / config).mkdir(parents=True)
         splits[config] = sorted(built.rows[config], key=_split_key)
         num_examples[config] = {}
+        num_bytes[config] = {}
         for split in splits[config]:
             rows = built.rows[config][split]
-            Dataset.from_list(rows, features=FEATURES[config]).to_parquet(str(partial / config / f"{split}.parquet"))
+            dataset = Dataset.from_list(rows, features=FEATURES[config])
+            dataset.to_parquet(str(partial / config / f"{split}.parquet"))
             num_examples[config][split] = len(rows)
+            num_bytes[config][split] = dataset.data.nbytes
     stats = {**built.stats, "tokens": _approx_tokens(built)}
     (partial / "README.md").write_text(
         render_card(splits=splits, num_examples=num_examples, stats=stats, seed=built.options.seed,
-                    fingerprint=built.fingerprint), encoding="utf-8")
+                    fingerprint=built.fingerprint, num_bytes=num_bytes), encoding="utf-8")
     metadata = {"medmemorybench": __version__, "fingerprint": built.fingerprint, "seed": built.options.seed,
                 "options": vars(built.options), "stats": stats}
     (partial / METADATA_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n", encoding="utf-8")

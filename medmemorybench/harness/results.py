@@ -1,7 +1,8 @@
 """Run results on disk: `samples.jsonl` (one line per question, flushed as written) and `run.json`.
 
 A killed run is resumed from the lines already written: nothing is asked twice and nothing counted
-twice. A last line cut off by the kill is dropped (and the file repaired) before appending.
+twice. A last line cut off by the kill is dropped (and the file repaired) before appending, and
+samples whose generation failed are dropped too, so the resume asks them again.
 """
 
 from __future__ import annotations
@@ -52,9 +53,11 @@ class SampleWriter:
         if existing and not resume:
             raise InputError(f"--output_path: {run_dir} already holds {len(existing)} results; pass --resume to "
                              "continue that run or choose another folder")
-        self.done = {sample_key(r) for r in existing}
-        if self.path.exists():  # drop a cut-off last line so appends start on a clean line
-            self.path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in existing), encoding="utf-8")
+        # A resume asks again what failed (a backbone error is not an answer) and keeps the rest.
+        kept = [r for r in existing if r.get("status") != "error"]
+        self.done = {sample_key(r) for r in kept}
+        if self.path.exists():  # also drops a cut-off last line, so appends start on a clean line
+            self.path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
         self._handle = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict) -> None:

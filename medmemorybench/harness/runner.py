@@ -77,6 +77,11 @@ def _checkpoint_of(split: str) -> int:
 
 def _splits(folder: Path, task: TaskConfig, only: list[int] | None) -> list[str]:
     available = sorted((p.stem for p in (folder / task.dataset_name).glob("checkpoint_*.parquet")), key=_checkpoint_of)
+    if only:
+        unknown_points = sorted(set(only) - {_checkpoint_of(s) for s in available})
+        if unknown_points:
+            raise InputError(f"--checkpoints: {unknown_points} not in the dataset; available: "
+                             f"{', '.join(str(_checkpoint_of(s)) for s in available)}")
     if task.test_split != "all":
         unknown = [s for s in task.test_split if s not in available]
         if unknown:

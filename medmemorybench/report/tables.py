@@ -34,8 +34,10 @@ def run_label(summary: dict[str, Any]) -> str:
 
 
 def _cell(stat: dict[str, Any] | None) -> str:
-    if not stat or stat.get("mean") is None:
+    if not stat:
         return "-"
+    if stat.get("mean") is None:
+        return f"- ({stat['n_error']} err)" if stat.get("n_error") else "-"
     errors = f", {stat['n_error']} err" if stat.get("n_error") else ""
     return f"{100 * stat['mean']:.1f} (n={stat['n_scored']}{errors})"
 

@@ -141,3 +141,21 @@ def test_runner_module_has_no_wall_clock_calls():
     with open(runner_module.__file__) as handle:
         source = handle.read()
     assert "datetime.now" not in source and "date.today" not in source and "time.time()" not in source
+
+
+def test_resume_asks_failed_questions_again_and_keeps_the_rest(dataset_dir, tmp_path):
+    config = _config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1,
+                     tasks=["medmemorybench_efficient_eem"], use_cache=False)
+    _run(config, RecordingBackbone(error="HTTP 503: overloaded"))
+    config.resume = True
+    runner = _run(config, RecordingBackbone(reply="500 mg"))
+    samples = read_samples(runner.config.output_path / "samples.jsonl")
+    assert samples and all(s["status"] == "scored" for s in samples)
+    assert len({s["query_id"] for s in samples}) == len(samples)
+
+
+def test_checkpoint_missing_from_the_dataset_is_an_input_error(dataset_dir, tmp_path):
+    from medmemorybench.errors import InputError
+
+    with pytest.raises(InputError, match=r"--checkpoints: \[25\] not in the dataset"):
+        _run(_config(dataset_dir, tmp_path, checkpoints=[25], limit=1))
