@@ -292,8 +292,9 @@ def demo_cmd(
         plans = [
             ("bm25", RunConfig(tasks=["medmemorybench"], output_path=runs / "bm25", memory="bm25",
                                dataset_path=str(folder))),
+            # Non-overlapping 4-turn windows halve the chunks to embed on a CPU-only first run.
             ("dense", RunConfig(tasks=["medmemorybench"], output_path=runs / "dense", memory="dense",
-                                dataset_path=str(folder))),
+                                memory_args={"stride": 4}, dataset_path=str(folder))),
             ("smollm2-qa", RunConfig(tasks=["medmemorybench_efficient"], output_path=runs / "smollm2_bm25",
                                      memory="bm25", model="hf", dataset_path=str(folder), limit=qa_patients,
                                      checkpoints=[20, 60, 100])),
