@@ -20,7 +20,6 @@ from medmemorybench.simulate.models import (
     AvoidedFact,
     CareYear,
     DiagnosisFact,
-    EconomicFact,
     Event,
     LabFact,
     MedicationFact,
@@ -28,6 +27,7 @@ from medmemorybench.simulate.models import (
     TestFact,
     Trap,
 )
+from medmemorybench.simulate.safety import profile_for
 from medmemorybench.simulate.summary import causal_chains
 from medmemorybench.simulate.timeline import state_on
 
@@ -70,6 +70,7 @@ class QuestionMaker:
         self.events = year.events
         self.condition = kb.conditions[year.persona.condition]
         self.traps: list[Trap] = year.persona.traps
+        self.safety = profile_for(kb, self.traps)
         self.patient_text = normalize_text(" ".join(session_text.values()))
 
     # --- small helpers --------------------------------------------------------------------------
@@ -237,7 +238,7 @@ class QuestionMaker:
         disclosed = self._disclosed(checkpoint)
         forbidden_all = {d for t in self.traps for d in t.forbidden_drugs}
         candidates = sorted({c for s in self.condition.care_path for c in s.candidates})
-        safe = [d for d in candidates if d not in forbidden_all and self._is_safe(d)]
+        safe = [d for d in candidates if d not in forbidden_all and self.safety.is_allowed(d)]
         for trap, event in disclosed:
             wrong = [d for d in trap.forbidden_drugs if d in candidates]
             if not wrong or not safe:
@@ -272,15 +273,6 @@ class QuestionMaker:
                                         [self.drug(d) for d in right], f"mq_current:{checkpoint}",
                                         options=options, correct_options=correct))
         return drafts
-
-    def _is_safe(self, drug: str) -> bool:
-        from medmemorybench.simulate.safety import Constraint, forbidden_by
-
-        for trap in self.traps:
-            budget = trap.fact.monthly_budget_usd if isinstance(trap.fact, EconomicFact) else None
-            if drug in forbidden_by(self.kb, Constraint(trap.category, trap.option, budget)):
-                return False
-        return True
 
     # --- IG -------------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY, Drug
-from medmemorybench.simulate.models import TrapCategory
+from medmemorybench.simulate.models import EconomicFact, Trap, TrapCategory
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,13 @@ class SafetyProfile:
     def is_allowed(self, drug_key: str) -> bool:
         """Whether no constraint forbids the drug."""
         return not self.reasons(drug_key)
+
+
+def profile_for(kb: KnowledgeBase, traps: list[Trap]) -> SafetyProfile:
+    """The safety profile a persona's trap facts make."""
+    constraints = [Constraint(t.category, t.option,
+                              t.fact.monthly_budget_usd if isinstance(t.fact, EconomicFact) else None) for t in traps]
+    return SafetyProfile(kb, constraints)
 
 
 def _usable_form(drug: Drug, excluded_forms: set[str], excluded_sizes: set[str]) -> bool:

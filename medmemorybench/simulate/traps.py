@@ -25,7 +25,7 @@ from medmemorybench.simulate.models import (
     Trap,
     TrapCategory,
 )
-from medmemorybench.simulate.safety import Constraint, SafetyProfile, forbidden_by
+from medmemorybench.simulate.safety import Constraint, SafetyProfile, forbidden_by, profile_for
 
 
 def _care_classes(kb: KnowledgeBase, condition: Condition) -> set[str]:
@@ -170,8 +170,4 @@ def choose_traps(
             "add candidates or options to the knowledge base"
         )
     traps.sort(key=lambda trap: TRAP_CATEGORIES.index(trap.category))
-    profile = SafetyProfile(kb)
-    for trap in traps:
-        budget = trap.fact.monthly_budget_usd if isinstance(trap.fact, EconomicFact) else None
-        profile = profile.with_constraint(Constraint(trap.category, trap.option, budget))
-    return traps, profile
+    return traps, profile_for(kb, traps)
