@@ -42,7 +42,7 @@ def make_record(task: TaskConfig, question: dict, retrieval: Retrieval, completi
     """
     ids = [list(item.session_ids) for item in retrieval.items]
     evidence = question["evidence_session_ids"]
-    recall = recall_at_k(ids, evidence, task.retrieval_k) if evidence else None
+    recall = recall_at_k(ids, evidence, task.retrieval_k)  # None for a question without evidence (ABS)
     record: dict[str, Any] = {
         "task": task.task, "task_version": task.version, "mode": task.dataset_name,
         "query_id": question["query_id"], "persona_id": question["persona_id"],
@@ -51,7 +51,7 @@ def make_record(task: TaskConfig, question: dict, retrieval: Retrieval, completi
         "question": question["question"], "gold": question["answer"],
         "prompt_hash": prompt_hash, "target_hash": target_hash,
         "retrieved": _retrieved(retrieval), "truncated_sessions": retrieval.truncated_sessions,
-        "recall_at_k": recall, "mrr": reciprocal_rank(ids, evidence) if evidence else None,
+        "recall_at_k": recall, "mrr": reciprocal_rank(ids, evidence),
         "output": None, "error": None, "status": "retrieval_only",
         "scores": {}, **{name: None for name in METRIC_FIELDS},
         "hallucinated": None, "trap_safe": None, "judge": None,

@@ -10,6 +10,7 @@ from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Text
+from medmemorybench.simulate.describe import format_number
 from medmemorybench.simulate.models import (
     AllergyFact,
     DietFact,
@@ -20,15 +21,13 @@ from medmemorybench.simulate.models import (
     Trap,
 )
 
+__all__ = ["budget_text", "dose_with_unit", "format_lab_value", "format_number", "lab_status", "lab_with_unit",
+           "spoken_date", "text_of", "trap_detail"]
+
 
 def text_of(text: Text, language: str) -> str:
     """The phrase in `language`."""
     return getattr(text, language)
-
-
-def format_number(value: float) -> str:
-    """A number without a trailing '.0' (500.0 -> '500', 2.5 -> '2.5')."""
-    return f"{value:g}"
 
 
 def format_lab_value(kb: KnowledgeBase, lab: str, value: float) -> str:
