@@ -18,8 +18,10 @@ from medmemorybench.knowledge.models import (
     Interaction,
     Lab,
     MedicationPreference,
+    PatientRule,
     People,
     RelativeTemplate,
+    RenalBaseline,
     Topic,
 )
 
@@ -43,6 +45,8 @@ class KnowledgeBase:
     relatives: dict[str, RelativeTemplate]
     conditions: dict[str, Condition]
     people: People
+    patient_rules: list[PatientRule]
+    renal_baseline: list[RenalBaseline]
 
     def expand(self, refs: list[str] | tuple[str, ...]) -> frozenset[str]:
         """Drug keys named by a list of drug or class keys."""

@@ -25,11 +25,13 @@ from medmemorybench.knowledge.models import (
     Interaction,
     Lab,
     MedicationPreference,
+    PatientRule,
     People,
     RelativeTemplate,
+    RenalBaseline,
     Topic,
 )
-from medmemorybench.knowledge.validate import check_references
+from medmemorybench.knowledge.validate import check_completeness, check_references
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -46,6 +48,7 @@ _SECTIONS: dict[str, dict[str, type[BaseModel]]] = {
     "preferences.yaml": {"medication_preferences": MedicationPreference, "economic_profiles": EconomicProfile},
     "noise_topics.yaml": {"topics": Topic},
     "relatives.yaml": {"relatives": RelativeTemplate},
+    "patient_rules.yaml": {"rules": PatientRule, "renal_baseline": RenalBaseline},
 }
 
 
@@ -93,11 +96,16 @@ def _index(records: list[M], key: Callable[[M], str], path: str, errors: list[st
     return out
 
 
-def load_knowledge(data_dir: Path | str = DATA_DIR) -> KnowledgeBase:
+REQUIRE_COMPLETE = False
+"""Whether loading also demands every clinical rule (kinetics, regimens, purposes...); see `check_completeness`."""
+
+
+def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | None = None) -> KnowledgeBase:
     """Load and validate the whole knowledge base.
 
     Args:
         data_dir: folder holding the YAML files (defaults to the packaged base).
+        require_complete: also check that every clinical rule is filled in (default `REQUIRE_COMPLETE`).
 
     Returns:
         The validated knowledge base.
@@ -106,6 +114,8 @@ def load_knowledge(data_dir: Path | str = DATA_DIR) -> KnowledgeBase:
         KnowledgeError: listing every problem found, each naming its file and field.
     """
     data_dir = Path(data_dir)
+    if require_complete is None:
+        require_complete = REQUIRE_COMPLETE
     errors: list[str] = []
     sections: dict[str, list[Any]] = {}
     for filename, keys in _SECTIONS.items():
@@ -178,9 +188,13 @@ def load_knowledge(data_dir: Path | str = DATA_DIR) -> KnowledgeBase:
         relatives=_index(get("relatives"), lambda r: r.relation, "relatives.yaml", errors),
         conditions=_index(conditions, lambda r: r.key, "conditions/*.yaml", errors),
         people=people,  # type: ignore[arg-type]  # None only when errors is non-empty
+        patient_rules=get("rules"),
+        renal_baseline=get("renal_baseline"),
     )
     if not errors:
         errors.extend(check_references(kb, data_dir))
+    if not errors and require_complete:
+        errors.extend(check_completeness(kb))
     if errors:
         raise KnowledgeError(errors)
     return kb

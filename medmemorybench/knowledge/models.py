@@ -50,7 +50,9 @@ FormKind = Literal[
     "injection",
     "infusion",
     "patch",
-    "inhaler",
+    "pressurised_inhaler",
+    "dry_powder_inhaler",
+    "soft_mist_inhaler",
     "nebulizer",
     "nasal_spray",
     "cream",
@@ -60,6 +62,31 @@ FormKind = Literal[
     "granules",
     "device",
 ]
+
+Toxicity = Literal[
+    "hepatotoxic",
+    "nephrotoxic",
+    "myelotoxic",
+    "qt_prolonging",
+    "hyperkalaemic",
+    "hypoglycaemic",
+    "bleeding",
+    "serotonergic",
+    "anticholinergic",
+    "sedating",
+    "bradycardic",
+    "hypotensive",
+    "fluid_retaining",
+    "gi_ulcerogenic",
+    "immunosuppressive",
+    "teratogenic",
+]
+"""Closed vocabulary of harms a drug can do; an adverse effect of one kind makes every drug of that kind avoided
+from then on (a patient whose methotrexate raised their liver enzymes is not switched to leflunomide)."""
+
+Regimen = Literal["chronic", "course", "one_off"]
+"""How a drug is given: taken until stopped, for a fixed course (antibiotics, steroid bursts), or administered once
+(radioiodine, a joint injection)."""
 
 KNOWN_UNITS: frozenset[str] = frozenset(
     {
@@ -103,6 +130,21 @@ class Code(_Record):
 # --- catalogue: labs, drug classes, drugs ---------------------------------------------------------
 
 
+class Kinetics(_Record):
+    """How fast a lab can change and how often it is measured: what keeps simulated values physiological."""
+
+    response_days: float = Field(gt=0)
+    """Days after a change in what drives it (a drug, a dose, a flare, missed doses) before the value reliably
+    shows the change: the guideline's recheck interval (HbA1c ~90, free T4 ~35, blood pressure ~14, CRP ~3).
+    Simulated values approach a new level with a time constant of `response_days / 2`."""
+    min_interval_days: int = Field(ge=1)
+    """Shortest interval between two measurements in real care (1: can be taken at any visit)."""
+    cv: float = Field(ge=0, le=0.5)
+    """Coefficient of variation of a single measurement (within-person biological plus analytical), a fraction."""
+    source: str
+    """Where the figures come from."""
+
+
 class Lab(_Record):
     """A lab test or vital sign that can be measured and remembered."""
 
@@ -124,6 +166,8 @@ class Lab(_Record):
     """Range outside which a value is physiologically implausible; simulated values are clamped here."""
     decimals: int = Field(ge=0, le=3)
     """Decimals a value is reported with."""
+    kinetics: Kinetics | None = None
+    """Response time, measuring interval and noise (required; `None` only while the base is being filled)."""
     source: str
     """Where the reference range comes from."""
 
@@ -139,17 +183,6 @@ class DrugClass(_Record):
     """ATC code prefix of the class, where one exists."""
 
 
-class DoseForm(_Record):
-    """One way a drug is supplied."""
-
-    form: FormKind
-    """Dose form."""
-    strength: float | None = Field(default=None, gt=0)
-    """Strength of one unit in the drug's dose unit, where meaningful."""
-    size: Literal["small", "large"] | None = None
-    """Physical size of a tablet or capsule (large = hard to swallow)."""
-
-
 class DoseSpec(_Record):
     """Standard dosing: where treatment starts, how it is titrated, and its ceiling."""
 
@@ -163,6 +196,11 @@ class DoseSpec(_Record):
     """Maximum dose."""
     frequency: Frequency
     """Usual frequency."""
+    titration_days: int | None = Field(default=None, ge=1)
+    """Shortest interval between two dose increases (required when `step` > 0)."""
+    ladder: list[float] | None = None
+    """The doses per administration a prescriber actually uses, ascending, when they are not evenly spaced
+    (atorvastatin 10, 20, 40, 80); replaces start + n*step. Its first and last entries are `start` and `max`."""
     source: str
     """Guideline or label the numbers come from."""
 
@@ -170,7 +208,40 @@ class DoseSpec(_Record):
     def _ordered(self) -> DoseSpec:
         if self.start > self.max:
             raise ValueError(f"start dose {self.start} exceeds max {self.max}")
+        if self.ladder is not None:
+            if self.ladder != sorted(set(self.ladder)) or not self.ladder:
+                raise ValueError(f"ladder {self.ladder} must be strictly ascending")
+            if self.ladder[0] != self.start or self.ladder[-1] != self.max:
+                raise ValueError(f"ladder {self.ladder} must run from start {self.start} to max {self.max}")
         return self
+
+    def doses(self) -> list[float]:
+        """Every dose per administration on the titration ladder, ascending."""
+        if self.ladder is not None:
+            return list(self.ladder)
+        if self.step <= 0:
+            return [self.start]
+        out, dose = [], self.start
+        while dose <= self.max + 1e-9:
+            out.append(round(dose, 3))
+            dose += self.step
+        return out
+
+
+class DoseForm(_Record):
+    """One way a drug is supplied."""
+
+    form: FormKind
+    """Dose form."""
+    strength: float | None = Field(default=None, gt=0)
+    """Strength of one unit in the drug's dose unit, where meaningful."""
+    size: Literal["small", "large"] | None = None
+    """Physical size of a tablet or capsule (large = hard to swallow)."""
+    release: Literal["immediate", "extended"] = "immediate"
+    """Immediate or extended (modified) release."""
+    dose: DoseSpec | None = None
+    """This formulation's own dosing when it differs from the drug's (an extended-release tablet taken once
+    a day); None: the drug's `dose`."""
 
 
 class AdverseEffect(_Record):
@@ -186,6 +257,21 @@ class AdverseEffect(_Record):
     """Lab that shows it, if any (a lab key)."""
     lab_delta: float | None = None
     """How much that lab moves when the effect occurs (signed, lab units)."""
+    onset_days: tuple[int, int] = (7, 90)
+    """When after starting the drug the effect usually appears (days)."""
+    toxicity: Toxicity | None = None
+    """The kind of harm it is; once it has happened, every drug with that toxicity is avoided."""
+
+
+class Monitoring(_Record):
+    """A lab a drug needs checked while it is taken."""
+
+    lab: str
+    """Lab key."""
+    every_days: int = Field(ge=1)
+    """Interval between checks in the first year of treatment."""
+    source: str
+    """Label or guideline."""
 
 
 class Drug(_Record):
@@ -207,10 +293,27 @@ class Drug(_Record):
     """Typical monthly out-of-pocket cost without insurance (USD)."""
     chronic_use: bool = False
     """Whether people commonly take it long-term (eligible as a medication-history trap)."""
+    regimen: Regimen = "chronic"
+    """Taken until stopped, given as a course, or administered once (a care step may say otherwise)."""
+    course_days: int | None = Field(default=None, ge=1)
+    """Usual length of a course (required for course drugs)."""
+    wanes_days: int | None = Field(default=None, ge=0)
+    """Days after the last dose before its effect fades (about five half-lives, longer where the effect
+    outlasts the drug); a lapse shorter than this changes nothing measurable. Required for chronic drugs."""
+    monitoring: list[Monitoring] = Field(default_factory=list)
+    """Labs to check while it is taken (methotrexate: liver enzymes and blood count)."""
+    co_prescribe: list[str] = Field(default_factory=list)
+    """Drug keys always started with it (methotrexate: folic acid)."""
+    toxicities: list[Toxicity] = Field(default_factory=list)
+    """Kinds of harm it can do (a patient who had that harm from another drug is not given it)."""
     adverse_effects: list[AdverseEffect] = Field(default_factory=list)
     """Adverse effects the simulator may give a patient on this drug."""
     source: str
     """Label or guideline the facts come from."""
+
+    def formulations(self) -> list[tuple[DoseForm, DoseSpec]]:
+        """Every dose form with the dosing it is taken at."""
+        return [(form, form.dose or self.dose) for form in self.forms]
 
 
 # --- safety rules -------------------------------------------------------------------------------
@@ -227,12 +330,25 @@ class AllergyGroup(_Record):
     """What the patient reacted to, as they would name it."""
     reactions: list[Text] = Field(min_length=1)
     """Reactions the patient may report."""
+    reaction_type: Literal["immediate", "delayed", "severe_cutaneous", "organ_specific", "intolerance"] | None = None
+    """What kind of reaction it is: immediate (IgE: hives, angioedema, anaphylaxis), delayed (rash days later),
+    severe cutaneous (SJS/TEN, DRESS), organ-specific (agranulocytosis, HIT), or a non-immune intolerance.
+    Required."""
     classes: list[str] = Field(default_factory=list)
     """Drug classes that are unsafe with this allergy (cross-reactivity included)."""
     drugs: list[str] = Field(default_factory=list)
     """Individual drugs that are unsafe with this allergy."""
     source: str
     """Where the cross-reactivity comes from."""
+
+
+class LabRange(_Record):
+    """A lab and the range a value is drawn from."""
+
+    lab: str
+    """Lab key."""
+    range: tuple[float, float]
+    """Low and high."""
 
 
 class HistoryCondition(_Record):
@@ -246,17 +362,29 @@ class HistoryCondition(_Record):
     """How a patient says it."""
     icd11: str
     """ICD-11 code."""
+    sex: Literal["any", "female", "male"] = "any"
+    """Who can have it."""
+    age: tuple[int, int] = (18, 100)
+    """Ages at which an adult plausibly has it."""
+    treatments: list[str] = Field(default_factory=list)
+    """Standard long-term drugs for it, most usual first (a patient's long-term drug, a relative's drugs)."""
+    labs: list[LabRange] = Field(default_factory=list)
+    """Labs typical of it and their usual values under treatment (a relative's results)."""
+    egfr: tuple[float, float] | None = None
+    """Kidney function (eGFR, mL/min/1.73m²) it implies, where it does."""
 
 
 class Contraindication(_Record):
-    """Drug–disease contraindication: with this history, these drugs are not given."""
+    """Drug–disease contraindication: with this history (or main condition), these drugs are not given."""
 
     history: str
-    """A history-condition key."""
+    """A history-condition key, or a condition key (the rule then binds every patient with that condition)."""
     classes: list[str] = Field(default_factory=list)
     """Forbidden drug classes."""
     drugs: list[str] = Field(default_factory=list)
     """Forbidden drugs."""
+    level: Literal["contraindicated", "caution"] = "contraindicated"
+    """A bar (never given) or a caution the doctor weighs and mentions."""
     reason: Text
     """Why."""
     source: str
@@ -272,6 +400,9 @@ class Interaction(_Record):
     """Drug or class keys on the other side."""
     severity: Literal["major", "moderate"]
     """Severity."""
+    action: Literal["avoid", "caution"] | None = None
+    """What a prescriber does: never combine (avoid) or combine with monitoring or a dose change (caution).
+    Required."""
     effect: Text
     """What happens."""
     source: str
@@ -295,7 +426,9 @@ class DietHabit(_Record):
     text: Text
     """How the patient describes the habit."""
     conflicts_with: list[str] = Field(default_factory=list)
-    """Drug or class keys the habit makes unsafe or ineffective."""
+    """Drug or class keys the habit makes unsafe or ineffective: not given while the habit lasts."""
+    cautions: list[str] = Field(default_factory=list)
+    """Drug or class keys the habit calls for a warning or a timing change with, but does not rule out."""
     undermines_advice: list[str] = Field(default_factory=list)
     """Advice keys the habit works against."""
     reason: Text
@@ -332,6 +465,51 @@ class EconomicProfile(_Record):
     """Where the figures come from."""
 
 
+class RuleWhen(_Record):
+    """Which patients a patient rule binds; every field given must hold."""
+
+    min_age: int | None = None
+    """Age at or above which it applies."""
+    max_age: int | None = None
+    """Age at or below which it applies."""
+    sex: Literal["female", "male"] | None = None
+    """The sex it applies to."""
+    egfr_below: float | None = None
+    """Kidney function (eGFR) below which it applies."""
+    conditions: list[str] = Field(default_factory=list)
+    """Condition or history-condition keys: it applies to a patient with any of them."""
+
+
+class PatientRule(_Record):
+    """A prescribing rule that binds some patients beyond their six trap facts (age, kidneys, sex, diseases)."""
+
+    key: str
+    """Identifier (named in `show` and in failures)."""
+    when: RuleWhen
+    """Who it binds."""
+    drugs: list[str] = Field(min_length=1)
+    """Drug or class keys it is about."""
+    level: Literal["avoid", "caution", "max_dose"]
+    """Never given, given with a warning, or given only up to `max_daily_dose`."""
+    max_daily_dose: float | None = None
+    """For `max_dose`: most a day, in the drug's dose unit."""
+    reason: Text
+    """Why."""
+    source: str
+    """Guideline (Beers 2023, KDIGO, labels...)."""
+
+
+class RenalBaseline(_Record):
+    """Kidney function of a patient without kidney disease, by age band."""
+
+    max_age: int
+    """Upper age of the band."""
+    egfr: tuple[float, float]
+    """Range eGFR is drawn from (mL/min/1.73m²)."""
+    source: str
+    """Reference."""
+
+
 # --- conditions ---------------------------------------------------------------------------------
 
 
@@ -344,6 +522,8 @@ class Symptom(_Record):
     """Clinical term."""
     lay: Text
     """Patient's words."""
+    specific: bool = False
+    """Points to the true diagnosis (goitre in Graves disease): never reported before the turning point."""
 
 
 class Misdiagnosis(_Record):
@@ -355,6 +535,9 @@ class Misdiagnosis(_Record):
     """ICD-11 code of the wrong diagnosis."""
     drug: str | None = None
     """Drug given for it, if any (a drug key)."""
+    findings: list[LabRange] = Field(default_factory=list)
+    """Results that made it look right, measured at the visit where it is made (none diagnostic of the true
+    condition)."""
 
 
 class DiagnosticTest(_Record):
@@ -381,8 +564,47 @@ class Monitored(_Record):
     """Range at diagnosis, untreated."""
     treated: tuple[float, float]
     """Range treatment brings it to."""
+    diagnostic: bool = False
+    """An abnormal value reveals the true diagnosis: first measured at the diagnostic work-up, never in the
+    misdiagnosis phase."""
     source: str
     """Where the figures come from."""
+
+
+class Indication(_Record):
+    """What must be on record before a care step starts; nothing set: the confirmed diagnosis."""
+
+    complication: str | None = None
+    """A complication key of the condition: the step treats it."""
+    lab: str | None = None
+    """A lab key whose latest value must cross `above` or `below`."""
+    above: float | None = None
+    """Threshold the lab must exceed."""
+    below: float | None = None
+    """Threshold the lab must fall under."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Indication:
+        if self.complication and self.lab:
+            raise ValueError("an indication names a complication or a lab, not both")
+        if self.lab and (self.above is None) == (self.below is None):
+            raise ValueError("a lab indication needs exactly one of above / below")
+        if not self.lab and (self.above is not None or self.below is not None):
+            raise ValueError("above / below need a lab")
+        return self
+
+
+class Candidate(_Record):
+    """A drug a care step may give, with what this use changes about its usual dosing."""
+
+    drug: str
+    """Drug key."""
+    dose: float | None = Field(default=None, gt=0)
+    """Dose per administration for this use (a steroid burst: prednisolone 40 mg); None: the drug's start."""
+    regimen: Regimen | None = None
+    """Regimen for this use; None: the drug's own."""
+    course_days: int | None = Field(default=None, ge=1)
+    """Course length for this use; None: the drug's own."""
 
 
 class CareStep(_Record):
@@ -394,8 +616,35 @@ class CareStep(_Record):
     """Where in the path it sits."""
     phase: int = Field(ge=2, le=5)
     """Phase it is started in."""
-    candidates: list[str] = Field(min_length=2)
-    """Drug keys, most preferred first; the care plan takes the first this patient may have."""
+    candidates: list[Candidate] = Field(min_length=2)
+    """Drugs, most preferred first (a drug key, or a mapping for a use-specific dose or regimen); the care plan
+    takes the first this patient may have."""
+    purpose: Text | None = None
+    """What it is for, in a patient's words ("to slow the heart down"); required."""
+    indication: Indication = Field(default_factory=Indication)
+    """What must be on record before it starts."""
+    moves: list[str] = Field(default_factory=list)
+    """Monitored labs its drug brings toward their treated range."""
+    targets: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Labs it drives to a range of its own instead (radioiodine: free T4 low, TSH high), overriding earlier steps."""
+    titrate_on: str | None = None
+    """The lab whose result decides a dose increase (default: the first of `moves`)."""
+
+    @field_validator("candidates", mode="before")
+    @classmethod
+    def _candidate_mappings(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [{"drug": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @property
+    def drug_keys(self) -> list[str]:
+        """The candidates' drug keys, in order."""
+        return [c.drug for c in self.candidates]
+
+    def candidate(self, drug: str) -> Candidate:
+        """The candidate entry of `drug`."""
+        return next(c for c in self.candidates if c.drug == drug)
 
 
 class Complication(_Record):
@@ -409,12 +658,41 @@ class Complication(_Record):
     """Patient's words."""
     icd11: str
     """ICD-11 code."""
-    lab: str
-    """Monitored lab (key) that shows it."""
-    lab_delta: float
+    acute: bool = False
+    """Needs treatment at once (pneumonia, atrial fibrillation); otherwise found and treated at routine visits."""
+    lab: str | None = None
+    """Monitored lab (key) that shows it, if one does."""
+    lab_delta: float | None = None
     """Signed change of that lab when it appears."""
-    treatment: str
-    """Care-step key that treats it."""
+    finding: Text | None = None
+    """What examination or imaging shows, for a complication no monitored lab shows."""
+    setting: Literal["outpatient", "emergency", "admission"] = "outpatient"
+    """Where it is managed: the severity-appropriate level of care."""
+    treatment: list[str] = Field(min_length=1)
+    """Care-step keys started (or intensified) for it, in order."""
+    treat_within_days: int = Field(default=14, ge=0)
+    """Latest day after it is found by which treatment has started (0: the same visit)."""
+    escalation: list[str] = Field(default_factory=list)
+    """Care-step keys added later if it does not settle (rescue therapy)."""
+    escalate_after_days: int | None = Field(default=None, ge=1)
+    """Days after the first treatment when escalation is given."""
+    forbids: list[str] = Field(default_factory=list)
+    """Drug or class keys unsafe from then on (acute kidney injury: NSAIDs)."""
+
+    @field_validator("treatment", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _shown_somehow(self) -> Complication:
+        if (self.lab is None) != (self.lab_delta is None):
+            raise ValueError("lab and lab_delta go together")
+        if self.lab is None and self.finding is None:
+            raise ValueError("a complication needs a lab (with lab_delta) or a finding")
+        if self.escalation and self.escalate_after_days is None:
+            raise ValueError("escalation needs escalate_after_days")
+        return self
 
 
 class Stressor(_Record):
@@ -473,6 +751,8 @@ class Condition(_Record):
     """Advice keys."""
     stressors: list[Stressor] = Field(min_length=2)
     """Psychological/social strains."""
+    counselling_advice: str | None = None
+    """Advice key the doctor gives after a lapse in adherence (default: the last of `lifestyle_advice`)."""
     source: str
     """Guideline(s) the condition follows."""
 

@@ -61,6 +61,12 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: atc: '{drug.atc}' is not a 7-character ATC code")
         if drug.dose.unit not in KNOWN_UNITS:
             errors.append(f"{where}: dose.unit: unknown unit '{drug.dose.unit}'")
+        for monitored_lab in drug.monitoring:
+            if monitored_lab.lab not in kb.labs:
+                errors.append(f"{where}: monitoring: unknown lab '{monitored_lab.lab}'")
+        for partner in drug.co_prescribe:
+            if partner not in kb.drugs:
+                errors.append(f"{where}: co_prescribe: unknown drug '{partner}'")
         for effect in drug.adverse_effects:
             if effect.lab is not None and effect.lab not in kb.labs:
                 errors.append(f"{where}: adverse_effects.{effect.key}.lab: unknown lab '{effect.lab}'")
@@ -83,13 +89,32 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: names no drug or class, so it can never conflict with care")
     for index, rule in enumerate(kb.contraindications):
         where = f"history.yaml: contraindications[{index}]"
-        if rule.history not in kb.history_conditions:
-            errors.append(f"{where}: history: unknown history condition '{rule.history}'")
+        if rule.history not in kb.history_conditions and rule.history not in kb.conditions:
+            errors.append(f"{where}: history: unknown history condition or condition '{rule.history}'")
         _check_refs(where, "classes", rule.classes, kb, errors)
         _check_refs(where, "drugs", rule.drugs, kb, errors)
     for hist in kb.history_conditions.values():
+        where = f"history.yaml: {hist.key}"
         if not ICD11_CODE.match(hist.icd11):
-            errors.append(f"history.yaml: {hist.key}: icd11: '{hist.icd11}' is not an ICD-11 code")
+            errors.append(f"{where}: icd11: '{hist.icd11}' is not an ICD-11 code")
+        _check_range(where, "age", hist.age, errors)
+        for drug_key in hist.treatments:
+            if drug_key not in kb.drugs:
+                errors.append(f"{where}: treatments: unknown drug '{drug_key}'")
+        for lab_range in hist.labs:
+            if lab_range.lab not in kb.labs:
+                errors.append(f"{where}: labs: unknown lab '{lab_range.lab}'")
+            _check_range(where, f"labs.{lab_range.lab}", lab_range.range, errors)
+    for key in sorted(set(kb.history_conditions) & set(kb.conditions)):
+        errors.append(f"history.yaml: {key}: the same key names a history condition and a condition")
+    for rule in kb.patient_rules:
+        where = f"patient_rules.yaml: {rule.key}"
+        _check_refs(where, "drugs", rule.drugs, kb, errors)
+        for key in rule.when.conditions:
+            if key not in kb.conditions and key not in kb.history_conditions:
+                errors.append(f"{where}: when.conditions: unknown condition '{key}'")
+        if (rule.level == "max_dose") != (rule.max_daily_dose is not None):
+            errors.append(f"{where}: max_daily_dose goes with level max_dose, and only with it")
     for index, rule in enumerate(kb.interactions):
         where = f"interactions.yaml: interactions[{index}]"
         _check_refs(where, "a", rule.a, kb, errors)
@@ -97,6 +122,7 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
     for habit in kb.habits.values():
         where = f"diet.yaml: habits.{habit.key}"
         _check_refs(where, "conflicts_with", habit.conflicts_with, kb, errors)
+        _check_refs(where, "cautions", habit.cautions, kb, errors)
         for advice in habit.undermines_advice:
             if advice not in kb.advice:
                 errors.append(f"{where}: undermines_advice: unknown advice '{advice}'")
@@ -147,19 +173,113 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
             if step.key in steps:
                 errors.append(f"{where}: care_path: duplicate step key '{step.key}'")
             steps[step.key] = step
-            for drug in step.candidates:
+            for drug in step.drug_keys:
                 if drug not in kb.drugs:
                     errors.append(f"{where}: care_path.{step.key}.candidates: unknown drug '{drug}'")
+        complications = {comp.key for comp in cond.complications}
+        for step in cond.care_path:
+            at = f"{where}: care_path.{step.key}"
+            for field_name, labs in (("moves", step.moves), ("targets", list(step.targets)),
+                                     ("titrate_on", [step.titrate_on] if step.titrate_on else [])):
+                for lab_key in labs:
+                    if lab_key not in monitored:
+                        errors.append(f"{at}.{field_name}: '{lab_key}' is not a monitored lab")
+            for lab_key, value in step.targets.items():
+                _check_range(at, f"targets.{lab_key}", value, errors)
+            indication = step.indication
+            if indication.complication and indication.complication not in complications:
+                errors.append(f"{at}.indication.complication: unknown complication '{indication.complication}'")
+            if indication.lab and indication.lab not in monitored:
+                errors.append(f"{at}.indication.lab: '{indication.lab}' is not a monitored lab")
         for comp in cond.complications:
-            if comp.lab not in monitored:
-                errors.append(f"{where}: complications.{comp.key}.lab: '{comp.lab}' is not monitored")
-            if comp.treatment not in steps:
-                errors.append(f"{where}: complications.{comp.key}.treatment: unknown care step")
+            at = f"{where}: complications.{comp.key}"
+            if comp.lab is not None and comp.lab not in monitored:
+                errors.append(f"{at}.lab: '{comp.lab}' is not monitored")
+            for step_key in [*comp.treatment, *comp.escalation]:
+                if step_key not in steps:
+                    errors.append(f"{at}: treatment/escalation: unknown care step '{step_key}'")
+            _check_refs(at, "forbids", comp.forbids, kb, errors)
             if not ICD11_CODE.match(comp.icd11):
-                errors.append(f"{where}: complications.{comp.key}.icd11: '{comp.icd11}' is not ICD-11")
-        for advice in cond.lifestyle_advice:
+                errors.append(f"{at}.icd11: '{comp.icd11}' is not ICD-11")
+        for mis in cond.misdiagnoses:
+            for finding in mis.findings:
+                if finding.lab not in kb.labs:
+                    errors.append(f"{where}: misdiagnoses.findings: unknown lab '{finding.lab}'")
+                elif any(m.lab == finding.lab and m.diagnostic for m in cond.monitored):
+                    errors.append(f"{where}: misdiagnoses.findings: '{finding.lab}' is diagnostic of the true "
+                                  "condition, so it cannot support the misdiagnosis")
+                _check_range(where, f"misdiagnoses.findings.{finding.lab}", finding.range, errors)
+        for advice in [*cond.lifestyle_advice, *([cond.counselling_advice] if cond.counselling_advice else [])]:
             if advice not in kb.advice:
                 errors.append(f"{where}: lifestyle_advice: unknown advice '{advice}'")
+
+
+SPLITTABLE_FORMS = frozenset({"tablet"})
+"""Forms a dose may be made of by halving one unit (scored tablets)."""
+COUNTED_FORMS = frozenset({"tablet", "capsule"})
+"""Forms whose doses must be whole (or, for tablets, half) multiples of a strength that exists."""
+
+
+def _achievable(dose: float, strengths: list[float], form: str) -> bool:
+    multiples = (0.5, 1, 2) if form in SPLITTABLE_FORMS else (1, 2)
+    return any(abs(dose - n * strength) < 1e-6 for strength in strengths for n in multiples)
+
+
+def _check_drug_completeness(kb: KnowledgeBase, errors: list[str]) -> None:
+    for drug in kb.drugs.values():
+        where = f"drugs/*.yaml: {drug.key}"
+        if drug.regimen == "course" and drug.course_days is None:
+            errors.append(f"{where}: course_days: required for a course drug")
+        if drug.regimen == "chronic" and drug.wanes_days is None:
+            errors.append(f"{where}: wanes_days: required for a chronic drug")
+        for form, spec in drug.formulations():
+            titrated = len(spec.doses()) > 1
+            if titrated and spec.titration_days is None:
+                errors.append(f"{where}: dose.titration_days: required when the dose is titrated (step > 0)")
+            if drug.regimen == "one_off" and titrated:
+                errors.append(f"{where}: dose.step: a one-off drug is not titrated")
+            if form.form not in COUNTED_FORMS or form.strength is None or spec.unit != drug.dose.unit:
+                continue
+            strengths = [f.strength for f in drug.forms
+                         if f.form == form.form and f.release == form.release and f.strength is not None]
+            for dose in spec.doses():
+                if not _achievable(dose, strengths, form.form):
+                    errors.append(f"{where}: dose: {dose:g} {spec.unit} cannot be made from the {form.release}-release "
+                                  f"{form.form} strengths {sorted(set(strengths))}; give a `ladder` of real doses")
+                    break
+
+
+def check_completeness(kb: KnowledgeBase) -> list[str]:
+    """The clinical rules every record must carry for the simulator to be physiological and safe.
+
+    Returns:
+        One message per missing rule, naming file and field.
+    """
+    errors: list[str] = []
+    for lab in kb.labs.values():
+        if lab.kinetics is None:
+            errors.append(f"labs.yaml: {lab.key}: kinetics: required (response_days, min_interval_days, cv, source)")
+    _check_drug_completeness(kb, errors)
+    for group in kb.allergy_groups.values():
+        if group.reaction_type is None:
+            errors.append(f"allergies.yaml: {group.key}: reaction_type: required")
+    for index, rule in enumerate(kb.interactions):
+        if rule.action is None:
+            errors.append(f"interactions.yaml: interactions[{index}]: action: required (avoid or caution)")
+    for cond in kb.conditions.values():
+        where = f"conditions/{cond.key}.yaml"
+        for step in cond.care_path:
+            if step.purpose is None:
+                errors.append(f"{where}: care_path.{step.key}.purpose: required")
+            if not step.moves and not step.targets and step.role in ("first_line", "step_up"):
+                errors.append(f"{where}: care_path.{step.key}.moves: a {step.role} step must move a monitored lab")
+        if sum(not s.specific for s in cond.symptoms) < 2:
+            errors.append(f"{where}: symptoms: needs at least 2 non-specific symptoms for the misdiagnosis phase")
+        if all(m.diagnostic for m in cond.monitored):
+            errors.append(f"{where}: monitored: needs a lab that is not diagnostic for the misdiagnosis phase")
+    if not kb.renal_baseline:
+        errors.append("patient_rules.yaml: renal_baseline: at least one age band is required")
+    return errors
 
 
 def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
