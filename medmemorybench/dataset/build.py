@@ -113,7 +113,7 @@ def persona_row(kb: KnowledgeBase, year: CareYear) -> dict:
 def _disclosed_in(year: CareYear, trap) -> str | None:  # noqa: ANN001
     """The regular session where a trap fact is disclosed (None if the year is too short to hold it)."""
     for event in year.events:
-        if event.kind == "trap_disclosure" and trap.fact in event.facts:
+        if trap.fact in event.facts:
             return regular_session_id(event.event_id)
     return None
 

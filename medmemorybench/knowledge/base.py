@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from medmemorybench.knowledge.models import (
@@ -47,6 +47,8 @@ class KnowledgeBase:
     people: People
     patient_rules: list[PatientRule]
     renal_baseline: list[RenalBaseline]
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    """Derived indexes computed once per loaded base by the modules that need them (never data)."""
 
     def expand(self, refs: list[str] | tuple[str, ...]) -> frozenset[str]:
         """Drug keys named by a list of drug or class keys."""
@@ -65,6 +67,17 @@ class KnowledgeBase:
         for drug in self.drugs.values():
             by_class.setdefault(drug.drug_class, []).append(drug.key)
         return {key: tuple(sorted(keys)) for key, keys in by_class.items()}
+
+    @cached_property
+    def interaction_partners(self) -> dict[str, list[tuple[str, Interaction]]]:
+        """For every drug, each drug it interacts with and the rule (both directions)."""
+        partners: dict[str, list[tuple[str, Interaction]]] = {}
+        for rule in self.interactions:
+            side_a, side_b = self.expand(rule.a), self.expand(rule.b)
+            for one, others in ((side_a, side_b), (side_b, side_a)):
+                for drug in one:
+                    partners.setdefault(drug, []).extend((other, rule) for other in sorted(others) if other != drug)
+        return partners
 
     @cached_property
     def roster(self) -> list[Condition]:

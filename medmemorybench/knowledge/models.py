@@ -168,6 +168,8 @@ class Lab(_Record):
     """Decimals a value is reported with."""
     kinetics: Kinetics | None = None
     """Response time, measuring interval and noise (required; `None` only while the base is being filled)."""
+    routine: bool = False
+    """Taken at any visit of any patient (blood pressure, heart rate, weight)."""
     source: str
     """Where the reference range comes from."""
 
@@ -735,6 +737,8 @@ class Condition(_Record):
     """Who gets it."""
     age: tuple[int, int]
     """Age range of a patient."""
+    eligible_age: tuple[int, int] | None = None
+    """Ages at which anyone (a relative, say) can have it; default: `age`."""
     symptoms: list[Symptom] = Field(min_length=3)
     """Presenting symptoms."""
     misdiagnoses: list[Misdiagnosis] = Field(min_length=1)

@@ -104,7 +104,8 @@ class QuestionMaker:
         return out
 
     def disclosure(self, trap: Trap) -> Event | None:
-        return next((e for e in self.events if e.kind == "trap_disclosure" and trap.fact in e.facts), None)
+        """The visit where the trap fact was told (at a visit of its own, or in passing at another)."""
+        return next((e for e in self.events if trap.fact in e.facts), None)
 
     def trap_detail(self, trap: Trap) -> str:
         """The short string that identifies a trap fact in the dialogue."""
@@ -212,12 +213,23 @@ class QuestionMaker:
                                     f"dose:{drug}:{dose.since}", aliases=[value.replace(" ", "")]))
         for event in upto:
             if event.kind == "switch":
-                stop = next(f for f in event.facts if isinstance(f, MedicationFact) and f.action == "stop")
-                start = next(f for f in event.facts if isinstance(f, MedicationFact) and f.action == "start")
+                start, stop, stopped_in = self.switched(event)
+                if stop is None:
+                    continue
                 name = self.drug(start.drug)
-                drafts.append(Draft("SUA", "sua.replacement", {"drug": self.drug(stop.drug)}, name, [event], [name],
-                                    f"replacement:{event.event_id}"))
+                drafts.append(Draft("SUA", "sua.replacement", {"drug": self.drug(stop.drug)}, name,
+                                    [stopped_in, event], [name], f"replacement:{event.event_id}"))
         return drafts
+
+    def switched(self, event: Event) -> tuple[MedicationFact, MedicationFact | None, Event | None]:
+        """A switch's new drug, and the drug it replaces with the visit where that was stopped."""
+        start = next(f for f in event.facts if isinstance(f, MedicationFact) and f.action in ("start", "administer"))
+        for earlier in reversed([e for e in self.events if e.index <= event.index]):
+            stop = next((f for f in earlier.facts if isinstance(f, MedicationFact) and f.action == "stop"
+                         and f.step == start.step and f.reason == start.reason), None)
+            if stop is not None:
+                return start, stop, earlier
+        return start, None, None
 
     # --- MQ -------------------------------------------------------------------------------------
 
@@ -237,7 +249,7 @@ class QuestionMaker:
         drafts = []
         disclosed = self._disclosed(checkpoint)
         forbidden_all = {d for t in self.traps for d in t.forbidden_drugs}
-        candidates = sorted({c for s in self.condition.care_path for c in s.candidates})
+        candidates = sorted({c for s in self.condition.care_path for c in s.drug_keys})
         safe = [d for d in candidates if d not in forbidden_all and self.safety.is_allowed(d)]
         for trap, event in disclosed:
             wrong = [d for d in trap.forbidden_drugs if d in candidates]
@@ -279,12 +291,14 @@ class QuestionMaker:
     def ig(self, checkpoint: int) -> list[Draft]:
         drafts = []
         answers = self.answers
-        avoided = {(f.drug, f.trap): (e, f) for e in self.upto(checkpoint) for f in e.facts
-                   if isinstance(f, AvoidedFact)}
+        avoided = {(f.drug, category): (e, f) for e in self.upto(checkpoint) for f in e.facts
+                   if isinstance(f, AvoidedFact) for category in f.traps}
         condition_lay = self._lay(self.condition.lay)
         for trap, event in self._disclosed(checkpoint):
             detail = self.trap_detail(trap)
-            for drug in trap.forbidden_drugs:
+            for forbidden in trap.forbidden:
+                drug = forbidden.drug
+                purpose = self._t(self.step_purpose(forbidden.step))
                 evidence = [event]
                 instead = ""
                 if (drug, trap.category) in avoided:
@@ -293,8 +307,8 @@ class QuestionMaker:
                     instead = answers["ig_instead"].format(instead=self.drug(fact.instead))
                 answer = answers["ig_no"].format(drug=self.drug(drug), reason=self.trap_reason(trap),
                                                  instead=instead).strip().rstrip(";")
-                wrong = answers["ig_wrong"].format(drug=self.drug(drug), condition=self._t(self.condition.name))
-                fields = {"drug": self.drug(drug), "condition_lay": condition_lay}
+                wrong = answers["ig_wrong"].format(drug=self.drug(drug), purpose=purpose)
+                fields = {"drug": self.drug(drug), "purpose": purpose}
                 drafts.append(Draft("IG", "ig.drug_suggestion", fields, answer, evidence, [detail],
                                     f"ig:{trap.category}:{drug}", trap_category=trap.category,
                                     common_wrong_answer=wrong))
@@ -305,6 +319,12 @@ class QuestionMaker:
                                     f"ig:habit:{trap.option}", trap_category=trap.category,
                                     common_wrong_answer=answers["ig_habit_wrong"]))
         return drafts
+
+    def step_purpose(self, step_key: str):  # noqa: ANN201
+        """What a care step is for, in the patient's words."""
+        step = next(s for s in self.condition.care_path if s.key == step_key)
+        assert step.purpose is not None, f"conditions/{self.condition.key}.yaml: {step_key}: purpose missing"
+        return step.purpose
 
     # --- MCD ------------------------------------------------------------------------------------
 
@@ -351,9 +371,10 @@ class QuestionMaker:
         kinds = [n.kind for n in nodes]
         last = nodes[-1]
         if "switch" in kinds:
-            switch = nodes[kinds.index("switch")]
-            meds = [f for f in switch.facts if isinstance(f, MedicationFact)]
-            return "mcd.why_switch", {"drug": self.drug(meds[0].drug), "replacement": self.drug(meds[-1].drug)}
+            start, stop, _ = self.switched(nodes[kinds.index("switch")])
+            if stop is None:
+                return None
+            return "mcd.why_switch", {"drug": self.drug(stop.drug), "replacement": self.drug(start.drug)}
         if "complication" in kinds:
             diagnosis = next(f for f in nodes[kinds.index("complication")].facts if isinstance(f, DiagnosisFact))
             return "mcd.why_complication", {"complication": self._t(diagnosis.name)}

@@ -28,6 +28,7 @@ from medmemorybench.simulate.models import (
     AllergyFact,
     AvoidedFact,
     CareYear,
+    CautionFact,
     ComplicationFact,
     DiagnosisFact,
     DietFact,
@@ -37,12 +38,14 @@ from medmemorybench.simulate.models import (
     LabFact,
     MedicationFact,
     PreferenceFact,
+    SettingFact,
     StressorFact,
     SymptomFact,
     TestFact,
     Trap,
 )
 from medmemorybench.simulate.rng import rng_for
+from medmemorybench.simulate.safety import rule_text
 
 Line = tuple[str, str]  # (role, text)
 
@@ -69,9 +72,12 @@ class SessionRenderer:
     def _t(self, text) -> str:  # noqa: ANN001
         return text_of(text, self.lang)
 
-    def drug(self, key: str) -> str:
-        """A drug's generic name."""
-        return self._t(self.kb.drugs[key].name)
+    def drug(self, key: str, release: str = "immediate") -> str:
+        """A drug's generic name (with its formulation where an extended-release form was chosen)."""
+        name = self._t(self.kb.drugs[key].name)
+        if release == "extended" and "extended" not in name and "modified" not in name:
+            name += " " + self.templates.word("release", "extended")
+        return name
 
     def trap_detail(self, category: str) -> str:
         """What the doctor cites when the trap of `category` rules a drug out."""
@@ -79,6 +85,18 @@ class SessionRenderer:
 
     def _reason(self, code: str) -> str:
         return self.templates.word("reason", code.partition(":")[0])
+
+    def rule_phrase(self, rule_id: str) -> str:
+        """Why a rule bars or qualifies a drug, as a full sentence."""
+        kind, _, key = rule_id.partition(":")
+        if kind == "toxicity":
+            return self.templates.word("toxicity", key).capitalize() + "."
+        if kind == "complication":
+            comp = next(c for c in self.kb.conditions[self.year.persona.condition].complications if c.key == key)
+            return self._t(comp.name).capitalize() + "."
+        text = rule_text(self.kb, rule_id)
+        phrase = self._t(text) if text is not None else rule_id
+        return phrase[0].upper() + phrase[1:] + ("" if phrase.endswith(".") else ".")
 
     # --- facts to lines -------------------------------------------------------------------------
 
@@ -101,20 +119,42 @@ class SessionRenderer:
         if isinstance(fact, TestFact):
             return [("doctor", self.say("fact.test", test=t(fact.name), finding=t(fact.finding)))]
         if isinstance(fact, MedicationFact):
-            fields = {"drug": self.drug(fact.drug), "dose": format_number(fact.dose), "unit": fact.unit,
+            fields = {"drug": self.drug(fact.drug, fact.release), "dose": format_number(fact.dose), "unit": fact.unit,
                       "frequency": self.templates.word("frequency", fact.frequency),
                       "reason": self._reason(fact.reason)}
-            if fact.action in ("increase", "decrease"):
+            if fact.action in ("increase", "decrease", "correct"):
                 fields["previous_dose"] = format_number(fact.previous_dose or fact.dose)
             if fact.reason == "long_term":  # the patient discloses a drug they already take
                 return [("patient", self.say("fact.medication.continue", **fields))]
+            if fact.action == "correct":
+                return [("patient", self.say("fact.medication.correct", **fields)),
+                        ("doctor", self.say("ack.medication.correct", drug=fields["drug"], dose=fields["dose"],
+                                            unit=fact.unit))]
+            if fact.action == "start" and fact.course_days:
+                return [("doctor", self.say("fact.medication.start_course", days=str(fact.course_days), **fields))]
             return [("doctor", self.say(f"fact.medication.{fact.action}", **fields))]
         if isinstance(fact, AvoidedFact):
-            reason = self.say(f"trap_reason.{fact.trap}", detail=self.trap_detail(fact.trap))
-            return [("doctor", self.say("fact.avoided", drug=self.drug(fact.drug), instead=self.drug(fact.instead),
-                                        trap_reason=reason))]
+            drug, instead = self.drug(fact.drug), self.drug(fact.instead)
+            if fact.traps:
+                reasons = [self.say(f"trap_reason.{c}", detail=self.trap_detail(c)) for c in fact.traps]
+                reason = self.templates.word("joiner", "and").join(reasons)
+                return [("doctor", self.say("fact.avoided", drug=drug, instead=instead, trap_reason=reason))]
+            reason = " ".join(self.rule_phrase(r) for r in fact.rules)
+            return [("doctor", self.say("fact.avoided_rule", drug=drug, instead=instead, reason=reason))]
+        if isinstance(fact, CautionFact):
+            if fact.trap is not None and fact.rule.startswith("diet:"):
+                caution = self.say(f"trap_reason.{fact.trap}", detail=self.trap_detail(fact.trap)) + ". " + \
+                    self.rule_phrase(fact.rule)
+            else:
+                caution = self.rule_phrase(fact.rule)
+            return [("doctor", self.say("fact.caution", drug=self.drug(fact.drug), caution=caution))]
+        if isinstance(fact, SettingFact):
+            return [("doctor", self.say(f"fact.setting.{fact.setting}"))]
         if isinstance(fact, AllergyFact):
             fields = {"agent": t(fact.agent), "reaction": t(fact.reaction)}
+            if fact.corrected_from is not None:
+                return [("patient", self.say("fact.allergy_correction", previous=t(fact.corrected_from), **fields)),
+                        ("doctor", self.say("ack.allergy_correction", **fields))]
             return [("patient", self.say("fact.allergy", **fields)), ("doctor", self.say("ack.allergy", **fields))]
         if isinstance(fact, HistoryFact):
             hist = kb.history_conditions[fact.history]
@@ -137,7 +177,10 @@ class SessionRenderer:
             return [("doctor", self.say("fact.adverse", drug=self.drug(fact.drug), effect=t(effect.name),
                                         effect_lay=t(effect.lay)))]
         if isinstance(fact, ComplicationFact):
-            return []  # stated by the complication's DiagnosisFact and SymptomFact
+            comp = next(c for c in kb.conditions[self.year.persona.condition].complications if c.key == fact.complication)
+            if comp.finding is None:
+                return []  # stated by the complication's DiagnosisFact and SymptomFact
+            return [("doctor", self.say("fact.complication_finding", diagnosis=t(comp.name), finding=t(comp.finding)))]
         if isinstance(fact, AdviceFact):
             return [("doctor", self.say("fact.advice", advice=t(kb.advice[fact.advice].text)))]
         if isinstance(fact, StressorFact):
@@ -155,7 +198,7 @@ class SessionRenderer:
             earlier = None
             if isinstance(fact, AllergyFact):
                 earlier = f"{self._t(fact.agent)} ({self._t(fact.reaction)})"
-            elif isinstance(fact, MedicationFact) and fact.action == "start":
+            elif isinstance(fact, MedicationFact) and fact.action in ("start", "administer"):
                 earlier = f"{self.drug(fact.drug)} {dose_with_unit(fact.dose, fact.unit)}"
             elif isinstance(fact, DiagnosisFact) and fact.status in ("confirmed", "complication"):
                 earlier = self._t(fact.name)

@@ -28,6 +28,7 @@ from medmemorybench.simulate.models import (
     AllergyFact,
     AvoidedFact,
     CareYear,
+    CautionFact,
     DiagnosisFact,
     DietFact,
     EconomicFact,
@@ -63,12 +64,15 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: st
         elif isinstance(fact, TestFact):
             need["doctor"] += [t(fact.name), t(fact.finding)]
         elif isinstance(fact, MedicationFact):
-            role = "patient" if fact.reason == "long_term" else "doctor"
+            role = "patient" if fact.reason in ("long_term", "patient_correction") else "doctor"
             need[role].append(drug(fact.drug))
             if fact.action != "stop":
                 need[role].append(dose_with_unit(fact.dose, fact.unit))
         elif isinstance(fact, AvoidedFact):
-            need["doctor"] += [drug(fact.drug), drug(fact.instead), trap_detail(kb, traps[fact.trap], language)]
+            need["doctor"] += [drug(fact.drug), drug(fact.instead)]
+            need["doctor"] += [trap_detail(kb, traps[category], language) for category in fact.traps]
+        elif isinstance(fact, CautionFact):
+            need["doctor"].append(drug(fact.drug))
         elif isinstance(fact, AllergyFact):
             need["patient"] += [t(fact.agent), t(fact.reaction)]
         elif isinstance(fact, HistoryFact):

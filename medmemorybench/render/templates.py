@@ -14,21 +14,16 @@ from pathlib import Path
 import yaml
 
 from medmemorybench.errors import InputError
-from medmemorybench.simulate.models import TRAP_CATEGORIES
+from medmemorybench.simulate.models import EVENT_KINDS, TRAP_CATEGORIES
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 MIN_VARIANTS = 5
 
-_EVENT_KINDS = (
-    "symptom_report", "trap_disclosure", "lab_check", "misdiagnosis", "diagnostic_test", "diagnosis",
-    "prescription", "dose_change", "switch", "adverse_event", "complication", "lifestyle", "psychological",
-    "follow_up",
-)
 _DRUG = {"drug", "dose", "unit", "frequency", "reason"}
 
 PLACEHOLDERS: dict[str, set[str]] = {
-    **{f"open.{kind}": set() for kind in _EVENT_KINDS},
-    **{f"ask.{kind}": set() for kind in _EVENT_KINDS},
+    **{f"open.{kind}": set() for kind in EVENT_KINDS},
+    **{f"ask.{kind}": set() for kind in EVENT_KINDS},
     "fact.symptom": {"lay"},
     "ack.symptom": {"name", "lay"},
     "fact.lab": {"lab", "lab_lay", "value", "unit", "status"},
@@ -42,7 +37,18 @@ PLACEHOLDERS: dict[str, set[str]] = {
     "fact.medication.decrease": _DRUG | {"previous_dose"},
     "fact.medication.stop": _DRUG,
     "fact.medication.continue": _DRUG,
+    "fact.medication.start_course": _DRUG | {"days"},
+    "fact.medication.administer": _DRUG,
+    "fact.medication.correct": _DRUG | {"previous_dose"},
+    "ack.medication.correct": {"drug", "dose", "unit"},
     "fact.avoided": {"drug", "instead", "trap_reason"},
+    "fact.avoided_rule": {"drug", "instead", "reason"},
+    "fact.caution": {"drug", "caution"},
+    "fact.setting.emergency": set(),
+    "fact.setting.admission": set(),
+    "fact.complication_finding": {"diagnosis", "finding"},
+    "fact.allergy_correction": {"agent", "reaction", "previous"},
+    "ack.allergy_correction": {"agent", "reaction"},
     "fact.allergy": {"agent", "reaction"},
     "ack.allergy": {"agent", "reaction"},
     "fact.history": {"history", "history_lay"},
@@ -92,7 +98,15 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "fact.medication.decrease": ("{drug}", "{dose} {unit}", "{previous_dose}", "{frequency}"),
     "fact.medication.stop": ("{drug}",),
     "fact.medication.continue": ("{drug}", "{dose} {unit}", "{frequency}"),
+    "fact.medication.start_course": ("{drug}", "{dose} {unit}", "{frequency}", "{days}"),
+    "fact.medication.administer": ("{drug}", "{dose} {unit}"),
+    "fact.medication.correct": ("{drug}", "{dose} {unit}", "{previous_dose}"),
+    "ack.medication.correct": ("{drug}", "{dose} {unit}"),
     "fact.avoided": ("{drug}", "{instead}", "{trap_reason}"),
+    "fact.avoided_rule": ("{drug}", "{instead}", "{reason}"),
+    "fact.caution": ("{drug}", "{caution}"),
+    "fact.complication_finding": ("{finding}",),
+    "fact.allergy_correction": ("{agent}", "{reaction}"),
     "fact.allergy": ("{agent}", "{reaction}"),
     "fact.history": ("{history_lay}",),
     "ack.history": ("{history}",),
@@ -114,7 +128,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 """Exact substrings every variant of an intent must contain, so the facts questions rest on are stated
 verbatim (a value and its unit side by side, the drug's name, the dose before and after)."""
 
-WORD_TABLES = ("frequency", "status", "reason")
+WORD_TABLES = ("frequency", "status", "reason", "toxicity", "release", "joiner")
 """Word tables a template file holds besides intents (`words.frequency.once_daily`, ...)."""
 
 

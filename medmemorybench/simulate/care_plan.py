@@ -1,4 +1,9 @@
-"""The care plan: for each care step, the drug this patient gets given what their traps forbid."""
+"""The expected care plan: for each care step, the drug this patient would get, given every rule that binds them.
+
+The trap search uses it to tell whether a trap option bites (rules out what standard care would give);
+the year itself re-checks each prescription on the day it is written, since kidney function,
+complications and adverse effects change what is allowed.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,7 @@ from dataclasses import dataclass
 from medmemorybench.errors import SimulationError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import CareStep, Condition
-from medmemorybench.simulate.models import TrapCategory
-from medmemorybench.simulate.safety import SafetyProfile
+from medmemorybench.simulate.safety import Patient, Verdict, verdict
 
 
 @dataclass(frozen=True)
@@ -20,43 +24,39 @@ class StepPlan:
     """The drug given."""
     alternatives: tuple[str, ...]
     """Further allowed candidates, in order (a switch after an adverse effect takes the first)."""
-    avoided: tuple[tuple[str, TrapCategory], ...]
-    """Candidates preferred over `chosen` that a trap rules out, with the trap's category."""
+    avoided: tuple[tuple[str, Verdict], ...]
+    """Candidates preferred over `chosen` that a rule bars, with the verdict that bars them."""
 
 
-def plan_care(
-    kb: KnowledgeBase,
-    condition: Condition,
-    profile: SafetyProfile,
-    already_taking: tuple[str, ...] = (),
-) -> list[StepPlan]:
+def plan_care(kb: KnowledgeBase, condition: Condition, patient: Patient) -> list[StepPlan]:
     """Choose a drug for every care step.
 
-    Each step takes its first candidate that no trap forbids and that does not repeat a drug or a
+    Each step takes its first candidate that no rule bars and that does not repeat a drug or a
     drug class already in the plan (or already taken long-term).
 
     Raises:
         SimulationError: when a step has no candidate left, naming the condition and step.
     """
-    used_drugs = set(already_taking)
-    used_classes = {kb.drugs[key].drug_class for key in already_taking}
+    used_drugs = set(patient.taking) | {c.option for c in patient.constraints if c.category == "medication_history"}
+    used_classes = {kb.drugs[key].drug_class for key in used_drugs}
     plans: list[StepPlan] = []
     for step in condition.care_path:
         allowed: list[str] = []
-        avoided: list[tuple[str, TrapCategory]] = []
-        for candidate in step.candidates:
+        avoided: list[tuple[str, Verdict]] = []
+        for candidate in step.drug_keys:
             if candidate in used_drugs or kb.drugs[candidate].drug_class in used_classes:
                 continue
-            reasons = profile.reasons(candidate)
-            if reasons:
+            result = verdict(kb, candidate, patient)
+            if not result.is_allowed:
                 if not allowed:
-                    avoided.append((candidate, reasons[0]))
+                    avoided.append((candidate, result))
                 continue
             allowed.append(candidate)
         if not allowed:
+            rules = sorted({b.rule for _, v in avoided for b in v.blocks})
             raise SimulationError(
-                f"conditions/{condition.key}.yaml: care_path.{step.key}: no candidate is allowed for a "
-                f"patient with traps {[c.category + ':' + c.option for c in profile.constraints]}"
+                f"conditions/{condition.key}.yaml: care_path.{step.key}: no candidate is allowed for this "
+                f"patient (age {patient.age}, {patient.sex}; blocked by {', '.join(rules) or 'duplicates'})"
             )
         chosen = allowed[0]
         used_drugs.add(chosen)

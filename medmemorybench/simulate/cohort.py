@@ -11,9 +11,13 @@ from medmemorybench.simulate.care_plan import plan_care
 from medmemorybench.simulate.engine import YearBuilder
 from medmemorybench.simulate.family import make_family
 from medmemorybench.simulate.models import CareYear, Persona
-from medmemorybench.simulate.persona import make_demographics, persona_id_for
+from medmemorybench.simulate.persona import baseline_egfr, make_demographics, persona_id_for
 from medmemorybench.simulate.rng import rng_for
+from medmemorybench.simulate.safety import Patient
 from medmemorybench.simulate.traps import choose_traps
+
+RNG_PURPOSES = ("demographics", "traps", "family", "dates", "labs", "events", "story")
+"""Each purpose draws from its own generator, so changing one part of the year leaves the others' draws alone."""
 
 DEFAULT_ENCOUNTERS = 100
 
@@ -37,14 +41,13 @@ def simulate_patient(
     """
     persona_id = persona_id_for(index)
     condition = condition or kb.roster[index % len(kb.roster)]
-    rngs = {purpose: rng_for(seed, persona_id, purpose)
-            for purpose in ("demographics", "traps", "family", "dates", "labs", "events")}
+    rngs = {purpose: rng_for(seed, persona_id, purpose) for purpose in RNG_PURPOSES}
     who = make_demographics(kb, condition, rngs["demographics"])
-    traps, safety = choose_traps(kb, condition, rngs["traps"])
-    history = tuple(t.option for t in traps if t.category == "medication_history")
-    plan = plan_care(kb, condition, safety, history)
+    patient = Patient(who.age, who.sex, condition.key, egfr=baseline_egfr(kb, condition, who.age, rngs["demographics"]))
+    traps, patient = choose_traps(kb, condition, patient, rngs["traps"])
+    plan = plan_care(kb, condition, patient)
     family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"])
-    events = YearBuilder(kb, condition, persona_id, traps, plan, safety, rngs, n_encounters).build()
+    events = YearBuilder(kb, condition, persona_id, traps, patient, rngs, n_encounters).build()
     persona = Persona(
         persona_id=persona_id,
         condition=condition.key,

@@ -12,6 +12,7 @@ from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
     AvoidedFact,
+    CautionFact,
     ComplicationFact,
     DiagnosisFact,
     DietFact,
@@ -21,6 +22,7 @@ from medmemorybench.simulate.models import (
     LabFact,
     MedicationFact,
     PreferenceFact,
+    SettingFact,
     StressorFact,
     SymptomFact,
     TestFact,
@@ -52,13 +54,23 @@ def describe_fact(kb: KnowledgeBase, fact: object) -> str:
     if isinstance(fact, MedicationFact):
         before = f" from {format_number(fact.previous_dose)}" if fact.previous_dose is not None else ""
         dose = f"{format_number(fact.dose)} {fact.unit} {fact.frequency.replace('_', ' ')}"
-        return f"{fact.action} {drug_name(kb, fact.drug)}{before} to {dose} ({fact.reason})" \
-            if before else f"{fact.action} {drug_name(kb, fact.drug)} {dose} ({fact.reason})"
+        if fact.release == "extended":
+            dose += " (extended release)"
+        if fact.course_days:
+            dose += f" for {fact.course_days} days"
+        if before:
+            return f"{fact.action} {drug_name(kb, fact.drug)}{before} to {dose} ({fact.reason})"
+        return f"{fact.action} {drug_name(kb, fact.drug)} {dose} ({fact.reason})"
     if isinstance(fact, AvoidedFact):
-        return (f"avoided {drug_name(kb, fact.drug)} because of the {fact.trap.replace('_', ' ')} trap; "
+        return (f"avoided {drug_name(kb, fact.drug)} ({', '.join(fact.rules)}); "
                 f"gave {drug_name(kb, fact.instead)}")
+    if isinstance(fact, CautionFact):
+        return f"caution with {drug_name(kb, fact.drug)}: {fact.rule}"
+    if isinstance(fact, SettingFact):
+        return f"managed in {fact.setting} ({fact.reason})"
     if isinstance(fact, AllergyFact):
-        return f"allergy: {fact.agent.en} -> {fact.reaction.en} ({fact.group})"
+        corrected = f" (corrects: {fact.corrected_from.en})" if fact.corrected_from else ""
+        return f"allergy: {fact.agent.en} -> {fact.reaction.en} ({fact.group}){corrected}"
     if isinstance(fact, HistoryFact):
         hist = kb.history_conditions.get(fact.history)
         return f"history: {hist.name.en if hist else fact.history}"

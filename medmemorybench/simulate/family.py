@@ -1,7 +1,11 @@
-"""Relatives: their own conditions, drugs, allergies and labs, chosen to resemble the patient's.
+"""Relatives: real people with their own conditions, their own drugs and labs, who resemble the patient.
 
-They are the confusers of family noise, so their drugs share the patient's drug classes and their
-labs share the patient's lab names, with other values.
+They are the confusers of family noise. Each relative is an adult of an age their relation allows, with
+a condition they can have at that age and sex; they take that condition's standard drugs at real doses
+(checked against the rules that bind them: a Beers-listed drug is not given to an elderly father) and
+have results typical of it under treatment. Resemblance comes from real overlap: conditions whose drugs
+share a class with the patient's, or whose labs share a name, are preferred, never by copying the
+patient's own drugs onto someone else.
 """
 
 from __future__ import annotations
@@ -9,27 +13,67 @@ from __future__ import annotations
 import random
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import Condition, Text
+from medmemorybench.knowledge.models import Condition, LabRange, Text
 from medmemorybench.simulate.models import AllergyFact, LabFact, Relative, RelativeDrug
+from medmemorybench.simulate.safety import Patient, verdict
 
 SPOUSES = ("wife", "husband")
 """Relation keys of which a patient has at most one."""
+ADULT_AGE = 18
+"""Relatives are adults: consultations for children (their dosing, their diseases) are out of scope."""
+OVERLAP_WEIGHT = 3.0
+"""How much more likely a condition that shares drug classes or lab names with the patient is chosen."""
+ALLERGY_PROBABILITY = 0.5
 
 
-def _relative_drug(kb: KnowledgeBase, drug_key: str, rng: random.Random) -> RelativeDrug:
-    dose = kb.drugs[drug_key].dose
-    steps = int((dose.max - dose.start) / dose.step) if dose.step else 0
-    value = round(dose.start + dose.step * rng.randint(0, min(steps, 3)), 3)
-    return RelativeDrug(drug=drug_key, dose=value, unit=dose.unit, frequency=dose.frequency)
+def is_eligible(kb: KnowledgeBase, key: str, sex: str, age: int) -> bool:
+    """Whether someone of this sex and age can have the condition or history condition `key`."""
+    if key in kb.conditions:
+        cond = kb.conditions[key]
+        low, high = cond.eligible_age or cond.age
+        return cond.sex in ("any", sex) and low <= age <= high
+    hist = kb.history_conditions[key]
+    return hist.sex in ("any", sex) and hist.age[0] <= age <= hist.age[1]
 
 
-def _relative_lab(kb: KnowledgeBase, lab_key: str, own: Condition | None, rng: random.Random) -> LabFact:
-    lab = kb.labs[lab_key]
-    ranges = [m.untreated for m in own.monitored if m.lab == lab_key] if own else []
-    low, high = ranges[0] if ranges else lab.reference
-    value = rng.uniform(low, high)
-    value = round(value, lab.decimals) if lab.decimals else float(round(value))
-    return LabFact(lab=lab_key, value=value, unit=lab.unit)
+def standard_drugs(kb: KnowledgeBase, key: str, sex: str, age: int) -> list[str]:
+    """The drugs someone with this condition usually takes: the first allowed drug of its first-line step
+    (a condition) or of its treatments (a history condition)."""
+    person = Patient(age, sex, key, egfr=None)  # a history condition binds its contraindications like a condition
+    if key in kb.conditions:
+        steps = [s for s in kb.conditions[key].care_path if s.role == "first_line"]
+        pools = [s.drug_keys for s in steps]
+    else:
+        pools = [kb.history_conditions[key].treatments]
+    chosen = []
+    for pool in pools:
+        drug = next((d for d in pool if verdict(kb, d, person).is_allowed), None)
+        if drug is not None:
+            chosen.append(drug)
+    return chosen
+
+
+def typical_labs(kb: KnowledgeBase, key: str) -> list[LabRange]:
+    """Results typical of the condition under treatment."""
+    if key in kb.conditions:
+        return [LabRange(lab=m.lab, range=m.treated) for m in kb.conditions[key].monitored]
+    return list(kb.history_conditions[key].labs)
+
+
+def _overlap(kb: KnowledgeBase, key: str, sex: str, age: int, classes: set[str], labs: set[str]) -> bool:
+    drugs = standard_drugs(kb, key, sex, age)
+    return bool({kb.drugs[d].drug_class for d in drugs} & classes) or bool({r.lab for r in typical_labs(kb, key)} & labs)
+
+
+def _dose(kb: KnowledgeBase, drug_key: str, rng: random.Random) -> tuple[float, str, str]:
+    _, spec = kb.drugs[drug_key].formulations()[0]
+    return rng.choice(spec.doses()[:3]), spec.unit, spec.frequency
+
+
+def _value(kb: KnowledgeBase, lab_range: LabRange, rng: random.Random) -> LabFact:
+    lab = kb.labs[lab_range.lab]
+    value = rng.uniform(*lab_range.range)
+    return LabFact(lab=lab.key, value=round(value, lab.decimals) if lab.decimals else float(round(value)), unit=lab.unit)
 
 
 def make_family(
@@ -40,53 +84,49 @@ def make_family(
     patient_drugs: list[str],
     rng: random.Random,
 ) -> list[Relative]:
-    """Two to four relatives whose facts overlap the patient's drug classes and lab names."""
+    """Two to four adult relatives whose own conditions overlap the patient's drug classes or lab names."""
     templates = sorted(kb.relatives.values(), key=lambda t: t.relation)
     rng.shuffle(templates)
     target = rng.randint(2, 4)
-    chosen = []
-    for template in templates:
-        is_spouse = template.relation in SPOUSES
-        if is_spouse and (template.sex == patient_sex or any(t.relation in SPOUSES for t in chosen)):
-            continue
-        if patient_age + template.age_offset[0] < 1:
-            continue
-        chosen.append(template)
-        if len(chosen) == target:
-            break
+    classes = {kb.drugs[d].drug_class for d in patient_drugs}
+    patient_labs = {m.lab for m in condition.monitored}
     given = kb.people.given_names
-    patient_classes = sorted({kb.drugs[d].drug_class for d in patient_drugs})
-    relatives = []
-    for template in chosen:
-        conditions = [
-            key for key in template.typical_conditions
-            if key not in kb.conditions or kb.conditions[key].sex in ("any", template.sex)
-        ] or list(template.typical_conditions)
-        own_key = rng.choice(conditions)
-        own = kb.conditions.get(own_key)
-        drug_keys: list[str] = []
-        for cls in rng.sample(patient_classes, k=min(2, len(patient_classes))):
-            drug_keys.append(rng.choice(kb.drugs_by_class[cls]))
-        if own is not None and own.care_path[0].candidates[0] not in drug_keys:
-            drug_keys.append(own.care_path[0].candidates[0])
-        lab_keys = rng.sample([m.lab for m in condition.monitored], k=min(3, len(condition.monitored)))
+    relatives: list[Relative] = []
+    for template in templates:
+        if len(relatives) == target:
+            break
+        is_spouse = template.relation in SPOUSES
+        if is_spouse and (template.sex == patient_sex or any(r.relation in SPOUSES for r in relatives)):
+            continue
+        low = max(ADULT_AGE, patient_age + template.age_offset[0])
+        high = min(100, patient_age + template.age_offset[1])
+        if low > high:
+            continue
+        age = rng.randint(low, high)
+        options = sorted(k for k in template.typical_conditions if k != condition.key and
+                         is_eligible(kb, k, template.sex, age) and standard_drugs(kb, k, template.sex, age))
+        if not options:
+            continue
+        weights = [OVERLAP_WEIGHT if _overlap(kb, k, template.sex, age, classes, patient_labs) else 1.0 for k in options]
+        own = rng.choices(options, weights)[0]
+        drugs = []
+        for drug in standard_drugs(kb, own, template.sex, age):
+            dose, unit, frequency = _dose(kb, drug, rng)
+            drugs.append(RelativeDrug(drug=drug, dose=dose, unit=unit, frequency=frequency, indication=own))
+        lab_pool = typical_labs(kb, own)
+        lab_pool.sort(key=lambda r: r.lab not in patient_labs)
+        labs = [_value(kb, r, rng) for r in lab_pool[:3]]
         allergies = []
-        if rng.random() < 0.6:
-            group = kb.allergy_groups[rng.choice(sorted(kb.allergy_groups))]
-            allergies.append(
-                AllergyFact(group=group.key, agent=rng.choice(group.agents), reaction=rng.choice(group.reactions))
-            )
-        age_low, age_high = template.age_offset
-        relatives.append(
-            Relative(
-                relation=template.relation,
-                name=Text(en=rng.choice(given[template.sex].en), zh=rng.choice(given[template.sex].zh)),
-                sex=template.sex,
-                age=max(1, patient_age + rng.randint(age_low, age_high)),
-                conditions=[own_key],
-                drugs=[_relative_drug(kb, key, rng) for key in drug_keys],
-                allergies=allergies,
-                labs=[_relative_lab(kb, key, own, rng) for key in lab_keys],
-            )
-        )
+        if rng.random() < ALLERGY_PROBABILITY:
+            taken = {d.drug for d in drugs}
+            groups = [g for g in sorted(kb.allergy_groups) if not taken & kb.expand(
+                [*kb.allergy_groups[g].classes, *kb.allergy_groups[g].drugs])]
+            group = kb.allergy_groups[rng.choice(groups)]
+            allergies.append(AllergyFact(group=group.key, agent=rng.choice(group.agents),
+                                         reaction=rng.choice(group.reactions)))
+        relatives.append(Relative(
+            relation=template.relation,
+            name=Text(en=rng.choice(given[template.sex].en), zh=rng.choice(given[template.sex].zh)),
+            sex=template.sex, age=age, conditions=[own], drugs=drugs, allergies=allergies, labs=labs,
+        ))
     return relatives

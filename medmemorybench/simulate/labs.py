@@ -1,9 +1,16 @@
-"""Lab and vital trajectories that move with the year's events.
+"""Lab and vital trajectories with physiological kinetics.
 
-Before diagnosis a monitored value drifts from its onset value to its untreated value. From the start
-of treatment it approaches the treated value (faster and further with each intensification). Events
-add offsets: a complication or adverse effect pushes a lab, a lapse in adherence pushes it back
-toward untreated; resolving an offset lets it decay.
+Every lab has a true value that relaxes toward a target with time constant `response_days / 2`
+(`Lab.kinetics`), so no value ever moves faster than the lab can. The target is set by the year:
+before diagnosis a monitored lab drifts from its onset value to its untreated value (the disease
+progressing); each active care step pulls the labs it `moves` toward their treated value by its share
+(more with each dose increase, none while doses are being missed), or drives them to a range of its own
+(`targets`); complications and adverse effects add offsets while they last. Labs nothing drives sit at
+a value drawn once in the reference range. A measurement adds noise (the lab's CV, truncated at two
+standard deviations), is clamped to the plausible range and rounded as the lab is reported.
+
+Effects may start before the day they are recorded (a complication's onset, the first missed dose),
+but never before a lab affected by them was last measured: the past is never rewritten.
 """
 
 from __future__ import annotations
@@ -12,22 +19,59 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from medmemorybench.knowledge.models import Lab, Monitored
+from medmemorybench.knowledge.models import Condition, Lab
 
-TREATMENT_TAU_DAYS = 35.0
-"""Time constant of the approach to the treated value."""
-RESOLVE_TAU_DAYS = 25.0
-"""Time constant of an offset's decay once its cause is treated."""
-START_INTENSITY = 0.7
-"""Share of the untreated-to-treated gap the first regimen closes."""
+ROLE_SHARE = {"first_line": 0.6, "step_up": 0.3, "add_on": 0.2, "symptomatic": 0.5}
+"""Share of the untreated-to-treated gap a care step closes when started."""
+INCREASE_SHARE = 0.1
+"""Further share each dose increase closes."""
+DRIFT_STEP_DAYS = 7
+"""Granularity of the pre-diagnosis drift (piecewise constant in steps of this many days)."""
+NOISE_TRUNCATION = 2.0
+"""Measurement noise is cut at this many standard deviations, so that changes stay bounded."""
+
+
+def time_constant(lab: Lab) -> float:
+    """Days for a lab to close 63 % of the gap to a new target."""
+    assert lab.kinetics is not None, f"labs.yaml: {lab.key}: kinetics missing"
+    return lab.kinetics.response_days / 2
 
 
 @dataclass
-class _Offset:
+class StepEffect:
+    """A care step's pull on its labs while it is active."""
+
+    step: str
+    start: int
+    share: float
+    moves: tuple[str, ...]
+    targets: dict[str, float]
+    end: int | None = None
+    increases: list[int] = field(default_factory=list)
+    """Days of dose increases."""
+    lapses: list[tuple[int, int]] = field(default_factory=list)
+    """(first, last) day during which the drug has no effect (missed doses)."""
+
+    def is_active(self, day: float) -> bool:
+        return self.start <= day and (self.end is None or day < self.end)
+
+    def share_on(self, day: float) -> float:
+        if any(first <= day <= last for first, last in self.lapses):
+            return 0.0
+        return self.share + INCREASE_SHARE * sum(1 for d in self.increases if d <= day)
+
+
+@dataclass
+class Offset:
+    """An event pushing one lab by `delta` from `start` until `end` (exclusive)."""
+
     lab: str
-    start_day: int
+    start: int
     delta: float
-    resolved_day: int | None = None
+    end: int | None = None
+
+    def is_active(self, day: float) -> bool:
+        return self.start <= day and (self.end is None or day < self.end)
 
 
 @dataclass
@@ -37,84 +81,143 @@ class _Course:
     treated: float
 
 
-@dataclass
 class LabModel:
-    """The patient's lab values as functions of the day of the year (0 = 1 January)."""
+    """One patient's labs as functions of the day of the year (0 = 1 January)."""
 
-    labs: dict[str, Lab]
-    rng: random.Random
-    diagnosis_day: int
-    courses: dict[str, _Course] = field(default_factory=dict)
-    treatment_day: int | None = None
-    intensity: float = START_INTENSITY
-    offsets: dict[str, _Offset] = field(default_factory=dict)
+    def __init__(self, labs: dict[str, Lab], condition: Condition, rng: random.Random, drift_days: int,
+                 baselines: dict[str, float] | None = None) -> None:
+        """Draw this patient's onset, untreated and treated values.
 
-    @classmethod
-    def for_condition(
-        cls, labs: dict[str, Lab], monitored: list[Monitored], rng: random.Random, diagnosis_day: int
-    ) -> LabModel:
-        """Draw this patient's onset, untreated and treated values for every monitored lab."""
-        model = cls(labs=labs, rng=rng, diagnosis_day=max(diagnosis_day, 1))
-        for mon in monitored:
-            model.courses[mon.lab] = _Course(
-                onset=rng.uniform(*mon.onset),
-                untreated=rng.uniform(*mon.untreated),
-                treated=rng.uniform(*mon.treated),
-            )
-        return model
+        Args:
+            drift_days: day by which the untreated disease reaches its untreated values.
+            baselines: values of labs the condition does not monitor that are known (eGFR from age).
+        """
+        self.labs, self.rng, self.drift_days = labs, rng, max(drift_days, 1)
+        self.courses = {m.lab: _Course(rng.uniform(*m.onset), rng.uniform(*m.untreated), rng.uniform(*m.treated))
+                        for m in condition.monitored}
+        self.baselines = dict(baselines or {})
+        self.effects: list[StepEffect] = []
+        self.offsets: dict[str, Offset] = {}
+        self._value: dict[str, float] = {}
+        self._day: dict[str, int] = {}
+        self.last_measured: dict[str, int] = {}
 
-    def start_treatment(self, day: int) -> None:
-        """Treatment of the disease begins on `day` (only the first call counts)."""
-        if self.treatment_day is None:
-            self.treatment_day = day
+    # --- what the year does to the labs ----------------------------------------------------------
 
-    def intensify(self, amount: float = 0.1) -> None:
-        """A dose increase or added drug closes more of the gap to the treated value."""
-        self.intensity = min(1.0, self.intensity + amount)
+    def _check_not_past(self, labs, day: int) -> None:  # noqa: ANN001
+        for lab in labs:
+            assert self._day.get(lab, -1) <= day, f"effect on {lab} from day {day} rewrites a measurement"
+
+    def start_step(self, step: str, day: int, role: str, moves: list[str], targets: dict[str, tuple[float, float]]
+                   ) -> StepEffect:
+        """A care step's drug is started on `day`."""
+        self._check_not_past([*moves, *targets], day)
+        drawn = {lab: self.rng.uniform(*bounds) for lab, bounds in targets.items()}
+        effect = StepEffect(step, day, ROLE_SHARE[role], tuple(moves), drawn)
+        self.effects.append(effect)
+        return effect
+
+    def increase(self, effect: StepEffect, day: int) -> None:
+        """The step's drug dose is increased on `day`."""
+        self._check_not_past(effect.moves, day)
+        effect.increases.append(day)
+
+    def end_step(self, effect: StepEffect, day: int) -> None:
+        """The step's drug is stopped on `day` (its pull ends)."""
+        self._check_not_past([*effect.moves, *effect.targets], day)
+        effect.end = day
+
+    def lapse(self, effect: StepEffect, first: int, last: int) -> None:
+        """Doses are missed so that the drug has no effect from `first` to `last`."""
+        self._check_not_past(effect.moves, first)
+        effect.lapses.append((first, last))
 
     def add_offset(self, key: str, lab: str, day: int, delta: float) -> None:
         """An event pushes `lab` by `delta` from `day` on, until resolved."""
-        self.offsets[key] = _Offset(lab, day, delta)
+        self._check_not_past([lab], day)
+        self.offsets[key] = Offset(lab, day, delta)
 
-    def push_back(self, key: str, day: int, share: float) -> None:
-        """A lapse: every monitored lab loses `share` of its treatment effect from `day` on."""
-        for lab, course in self.courses.items():
-            self.add_offset(f"{key}:{lab}", lab, day, share * (course.untreated - course.treated))
+    def resolve(self, key: str, day: int) -> None:
+        """The offset `key` ends on `day` (the lab relaxes back at its own pace)."""
+        offset = self.offsets.get(key)
+        if offset is not None and offset.end is None:
+            self._check_not_past([offset.lab], day)
+            offset.end = day
 
-    def resolve(self, key_prefix: str, day: int) -> None:
-        """Offsets whose key starts with `key_prefix` decay from `day` on."""
-        for key, offset in self.offsets.items():
-            if key.startswith(key_prefix) and offset.resolved_day is None:
-                offset.resolved_day = day
+    # --- the trajectories ------------------------------------------------------------------------
 
-    def _base(self, lab: str, day: int) -> float:
+    def _baseline(self, lab: str) -> float:
+        if lab not in self.baselines:
+            low, high = self.labs[lab].reference
+            self.baselines[lab] = self.rng.uniform(low + (high - low) * 0.15, high - (high - low) * 0.15)
+        return self.baselines[lab]
+
+    def target(self, lab: str, day: float) -> float:
+        """Where `lab` is heading on `day`."""
         course = self.courses.get(lab)
         if course is None:
-            low, high = self.labs[lab].reference
-            return (low + high) / 2
-        if self.treatment_day is None or day < self.treatment_day:
-            progress = min(1.0, day / self.diagnosis_day)
-            return course.onset + (course.untreated - course.onset) * progress
-        reached = self.intensity * (1 - math.exp(-(day - self.treatment_day) / TREATMENT_TAU_DAYS))
-        return course.untreated + (course.treated - course.untreated) * reached
-
-    def _offsets(self, lab: str, day: int) -> float:
-        total = 0.0
-        for offset in self.offsets.values():
-            if offset.lab != lab or day < offset.start_day:
-                continue
-            if offset.resolved_day is not None and day > offset.resolved_day:
-                total += offset.delta * math.exp(-(day - offset.resolved_day) / RESOLVE_TAU_DAYS)
+            base = self._baseline(lab)
+        else:
+            drifted = min(1.0, (day // DRIFT_STEP_DAYS) * DRIFT_STEP_DAYS / self.drift_days)
+            base = course.onset + (course.untreated - course.onset) * drifted
+            active = [e for e in self.effects if e.is_active(day)]
+            driven = [e for e in active if lab in e.targets]
+            if driven:
+                base = max(driven, key=lambda e: e.start).targets[lab]
             else:
-                total += offset.delta
-        return total
+                share = min(1.0, sum(e.share_on(day) for e in active if lab in e.moves))
+                base += (course.treated - base) * share
+        return base + sum(o.delta for o in self.offsets.values() if o.lab == lab and o.is_active(day))
+
+    def _breakpoints(self, lab: str, start: int, end: int) -> list[int]:
+        days = {end}
+        for effect in self.effects:
+            if lab in effect.moves or lab in effect.targets:
+                days.update([effect.start, *effect.increases])
+                if effect.end is not None:
+                    days.add(effect.end)
+                for first, last in effect.lapses:
+                    days.update((first, last + 1))
+        for offset in self.offsets.values():
+            if offset.lab == lab:
+                days.add(offset.start)
+                if offset.end is not None:
+                    days.add(offset.end)
+        if lab in self.courses:
+            days.update(range(DRIFT_STEP_DAYS, self.drift_days + DRIFT_STEP_DAYS, DRIFT_STEP_DAYS))
+        return sorted(d for d in days if start < d <= end)
+
+    def true_value(self, lab: str, day: int) -> float:
+        """The lab's true value at the start of `day` (exact first-order relaxation between breakpoints)."""
+        if lab not in self._value:
+            self._value[lab], self._day[lab] = self.target(lab, 0), 0
+        value, at = self._value[lab], self._day[lab]
+        assert day >= at, f"{lab}: asked for day {day} after day {at} was fixed"
+        tau = time_constant(self.labs[lab])
+        for point in self._breakpoints(lab, at, day):
+            goal = self.target(lab, at)
+            value = goal + (value - goal) * math.exp(-(point - at) / tau)
+            at = point
+        self._value[lab], self._day[lab] = value, day
+        return value
 
     def measure(self, lab: str, day: int) -> float:
-        """The value measured on `day`: trajectory + offsets + measurement noise, rounded and clamped."""
+        """The value reported on `day`: the true value with measurement noise, clamped and rounded."""
         spec = self.labs[lab]
-        course = self.courses.get(lab)
-        spread = abs(course.untreated - course.treated) if course else 0.0
-        spread = spread or (spec.reference[1] - spec.reference[0]) / 2
-        value = self._base(lab, day) + self._offsets(lab, day) + self.rng.gauss(0, 0.03 * spread)
-        value = min(max(value, spec.plausible[0]), spec.plausible[1])
+        assert spec.kinetics is not None
+        true = self.true_value(lab, day)
+        noise = max(-NOISE_TRUNCATION, min(NOISE_TRUNCATION, self.rng.gauss(0, 1))) * spec.kinetics.cv * abs(true)
+        value = min(max(true + noise, spec.plausible[0]), spec.plausible[1])
+        self.last_measured[lab] = day
         return round(value, spec.decimals) if spec.decimals else float(round(value))
+
+    def can_measure(self, lab: str, day: int) -> bool:
+        """Whether `lab`'s measuring interval has passed since it was last measured."""
+        spec = self.labs[lab]
+        assert spec.kinetics is not None
+        last = self.last_measured.get(lab)
+        return last is None or day - last >= spec.kinetics.min_interval_days
+
+    def unchanged_since(self, lab: str) -> int:
+        """The last day on which `lab` was fixed by a measurement (-1: never)."""
+        return self._day.get(lab, -1)

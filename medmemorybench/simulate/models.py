@@ -6,7 +6,7 @@ These are language-free: facts hold knowledge-base keys and numbers, never rende
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,14 +20,7 @@ TrapCategory = Literal[
     "diet_preference",
     "lifestyle_economic",
 ]
-TRAP_CATEGORIES: tuple[TrapCategory, ...] = (
-    "allergy",
-    "medication_history",
-    "disease_history",
-    "medication_preference",
-    "diet_preference",
-    "lifestyle_economic",
-)
+TRAP_CATEGORIES: tuple[TrapCategory, ...] = get_args(TrapCategory)
 
 EventKind = Literal[
     "symptom_report",
@@ -44,9 +37,11 @@ EventKind = Literal[
     "lifestyle",
     "psychological",
     "follow_up",
+    "correction",
 ]
+EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
-MedicationAction = Literal["start", "increase", "decrease", "stop", "continue"]
+MedicationAction = Literal["start", "increase", "decrease", "stop", "continue", "administer", "correct"]
 
 
 class _Record(BaseModel):
@@ -119,22 +114,56 @@ class MedicationFact(_Record):
     frequency: str
     """Frequency after the action."""
     previous_dose: float | None = None
-    """Dose before an increase or decrease."""
+    """Dose before an increase, a decrease or a patient's correction."""
     reason: str
-    """Why, as a code: first_line, titration, step_up, add_on, complication:<key>,
-    adverse_effect:<key>, misdiagnosis, diagnosis_revised, long_term, adherence, stable."""
+    """Why, as a code: first_line, titration, step_up, add_on, symptomatic, complication:<key>,
+    adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, long_term, adherence, stable,
+    co_prescription, course_completed, patient_correction."""
+    indication: str | None = None
+    """What it treats, on record before it starts: condition:<key>, complication:<key>, lab:<key>,
+    history:<key>, misdiagnosis:<icd11>, with:<drug> (given alongside another drug)."""
+    step: str | None = None
+    """Care-step key it belongs to."""
+    course_days: int | None = None
+    """For a course: its length in days (the drug ends after it)."""
+    release: Literal["immediate", "extended"] = "immediate"
+    """Formulation given (extended release where the patient needs once-daily dosing, say)."""
 
 
 class AvoidedFact(_Record):
-    """The doctor explains that the usual drug is not given because of a trap fact."""
+    """The doctor explains that the usual drug is not given, and why."""
 
     type: Literal["avoided"] = "avoided"
     drug: str
     """The drug standard care would have given."""
-    trap: TrapCategory
-    """The trap that rules it out."""
+    traps: list[TrapCategory]
+    """Every trap fact that rules it out (empty when only patient rules do)."""
+    rules: list[str]
+    """Every rule that rules it out (`allergy:<group>`, `interaction:<drug>+<ref>`, `rule:<patient rule>` ...)."""
     instead: str
     """The drug given instead."""
+
+
+class CautionFact(_Record):
+    """The doctor gives a drug and says what to watch because of a caution (not a bar)."""
+
+    type: Literal["caution"] = "caution"
+    drug: str
+    """The drug given."""
+    rule: str
+    """The caution (`interaction:<drug>+<ref>`, `rule:<patient rule>`, `diet:<habit>`, `contraindication:<key>`)."""
+    trap: TrapCategory | None = None
+    """The trap fact it comes from, if one."""
+
+
+class SettingFact(_Record):
+    """Where an acute problem is managed."""
+
+    type: Literal["setting"] = "setting"
+    setting: Literal["outpatient", "emergency", "admission"]
+    """Level of care."""
+    reason: str
+    """What it is for (complication:<key>)."""
 
 
 class AllergyFact(_Record):
@@ -147,6 +176,8 @@ class AllergyFact(_Record):
     """What they reacted to."""
     reaction: Text
     """How they reacted."""
+    corrected_from: Text | None = None
+    """When the patient corrects an earlier account: the reaction they described before."""
 
 
 class HistoryFact(_Record):
@@ -234,6 +265,8 @@ Fact = Annotated[
     | TestFact
     | MedicationFact
     | AvoidedFact
+    | CautionFact
+    | SettingFact
     | AllergyFact
     | HistoryFact
     | PreferenceFact
@@ -251,6 +284,18 @@ Fact = Annotated[
 # --- persona -------------------------------------------------------------------------------------
 
 
+class Forbidden(_Record):
+    """A drug standard care would give this patient that a trap fact rules out."""
+
+    drug: str
+    """Drug key."""
+    step: str
+    """Care step it is a candidate of (what it would have been given for)."""
+    rule: str
+    """The rule that forbids it (`allergy:<group>`, `interaction:<drug>+<ref>`, `contraindication:<history>`,
+    `preference:<key>`, `diet:<habit>`, `budget:<usd>`)."""
+
+
 class Trap(_Record):
     """A trap fact: disclosed early, in real conflict with standard care of this patient's disease."""
 
@@ -260,10 +305,17 @@ class Trap(_Record):
     """Knowledge-base key of the chosen option (allergy group, drug, history, preference, habit, profile)."""
     fact: Fact
     """The fact as disclosed."""
-    forbidden_drugs: list[str]
+    forbidden: list[Forbidden]
     """Care-path drugs it rules out that the guideline would otherwise give (in order of preference)."""
     undermined_advice: list[str] = Field(default_factory=list)
     """Advice of the condition the habit works against (diet traps)."""
+    indication: str | None = None
+    """For a long-term drug: the history-condition key it is taken for."""
+
+    @property
+    def forbidden_drugs(self) -> list[str]:
+        """The keys of the drugs it rules out, in order."""
+        return [f.drug for f in self.forbidden]
 
 
 class RelativeDrug(_Record):
@@ -277,6 +329,8 @@ class RelativeDrug(_Record):
     """Unit."""
     frequency: str
     """Frequency."""
+    indication: str
+    """The relative's condition or history key it is taken for."""
 
 
 class Relative(_Record):
@@ -293,7 +347,7 @@ class Relative(_Record):
     conditions: list[str]
     """Condition or history-condition keys."""
     drugs: list[RelativeDrug]
-    """Their drugs (overlapping the patient's drug classes)."""
+    """Their own conditions' standard drugs."""
     allergies: list[AllergyFact]
     """Their allergies."""
     labs: list[LabFact]
@@ -324,6 +378,13 @@ class Persona(_Record):
     family: list[Relative]
     """Two to four relatives."""
 
+    @property
+    def histories(self) -> list[str]:
+        """History-condition keys the patient has: the disease-history trap and what the long-term drug is for."""
+        out = [t.option for t in self.traps if t.category == "disease_history"]
+        out += [t.indication for t in self.traps if t.indication and t.indication not in out]
+        return out
+
 
 class Event(_Record):
     """One regular encounter of the care year; each becomes one session."""
@@ -347,7 +408,7 @@ class Event(_Record):
 class CareYear(_Record):
     """A patient's simulated year: the persona and the dated causal event graph."""
 
-    schema_version: int = 1
+    schema_version: int = 2
     """Version of this record's shape."""
     seed: int
     """Global seed it was made with."""

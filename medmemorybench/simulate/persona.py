@@ -1,4 +1,4 @@
-"""Persona demographics: name, sex, age, occupation and lifestyle, drawn from people.yaml."""
+"""Persona demographics: name, sex, age, occupation and lifestyle (people.yaml), and kidney function by age."""
 
 from __future__ import annotations
 
@@ -40,3 +40,14 @@ def make_demographics(kb: KnowledgeBase, condition: Condition, rng: random.Rando
         occupation=rng.choice(people.occupations),
         lifestyle=rng.choice(people.lifestyles),
     )
+
+
+def baseline_egfr(kb: KnowledgeBase, condition: Condition, age: int, rng: random.Random) -> float:
+    """Kidney function before the year starts: the condition's own onset range where it follows eGFR,
+    otherwise drawn from the age band of `patient_rules.yaml: renal_baseline`."""
+    monitored = next((m for m in condition.monitored if m.lab == "egfr"), None)
+    if monitored is not None:
+        return sum(monitored.onset) / 2
+    band = next((b for b in sorted(kb.renal_baseline, key=lambda b: b.max_age) if age <= b.max_age),
+                max(kb.renal_baseline, key=lambda b: b.max_age))
+    return round(rng.uniform(*band.egfr))

@@ -1,11 +1,19 @@
-"""Which drugs a patient's trap facts rule out, and why: the one safety rule the care plan obeys."""
+"""Which drugs a patient may be given on a day, and every rule that says why not.
+
+One verdict covers everything that binds a prescriber: the six trap facts (allergy, the long-term
+drug's interactions, the disease history's contraindications, the dose-form preference, the diet habit,
+the budget), patient rules from the knowledge base (age, kidney function, sex, the patient's own
+diseases), interactions with every drug being taken, and what the year's complications and adverse
+effects have forbidden since. Bars block a drug; cautions let it through with a warning; dose caps
+shorten its ladder. Every block names its rule (see `rule_text` for what each rule id means).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import DOSES_PER_DAY, Drug
+from medmemorybench.knowledge.models import DOSES_PER_DAY, DoseForm, DoseSpec, Drug, Text
 from medmemorybench.simulate.models import EconomicFact, Trap, TrapCategory
 
 
@@ -16,85 +24,225 @@ class Constraint:
     category: TrapCategory
     option: str
     budget_usd: int | None = None
+    indication: str | None = None
+    """For a long-term drug: the history condition it is taken for."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """A rule that bars (or, as a caution, qualifies) a drug."""
+
+    rule: str
+    trap: TrapCategory | None = None
 
 
 @dataclass
-class SafetyProfile:
-    """The drugs a set of trap constraints forbids, computed once per constraint."""
+class Patient:
+    """What a prescriber knows of the patient on the day: who they are, and what is on record so far."""
 
-    kb: KnowledgeBase
+    age: int
+    sex: str
+    condition: str
+    """Main condition key (for a relative, possibly a history-condition key)."""
     constraints: list[Constraint] = field(default_factory=list)
+    """The trap facts (disclosed or not: the simulator never lets a doctor harm a patient)."""
+    egfr: float | None = None
+    """Latest measured eGFR."""
+    taking: set[str] = field(default_factory=set)
+    """Drugs being taken."""
+    complications: set[str] = field(default_factory=set)
+    """Complication keys on record."""
+    toxicities: set[str] = field(default_factory=set)
+    """Kinds of harm the patient has had from a drug."""
 
-    def with_constraint(self, constraint: Constraint) -> SafetyProfile:
-        """A new profile with one more constraint."""
-        return SafetyProfile(self.kb, [*self.constraints, constraint])
+    @property
+    def conditions(self) -> list[str]:
+        """Main condition and history conditions."""
+        out = [self.condition]
+        for c in self.constraints:
+            if c.category == "disease_history":
+                out.append(c.option)
+            if c.indication:
+                out.append(c.indication)
+        return out
 
-    def reasons(self, drug_key: str) -> list[TrapCategory]:
-        """Trap categories that forbid `drug_key` for this patient (empty: allowed)."""
-        return [c.category for c in self.constraints if drug_key in forbidden_by(self.kb, c)]
-
-    def is_allowed(self, drug_key: str) -> bool:
-        """Whether no constraint forbids the drug."""
-        return not self.reasons(drug_key)
-
-
-def profile_for(kb: KnowledgeBase, traps: list[Trap]) -> SafetyProfile:
-    """The safety profile a persona's trap facts make."""
-    constraints = [Constraint(t.category, t.option,
-                              t.fact.monthly_budget_usd if isinstance(t.fact, EconomicFact) else None) for t in traps]
-    return SafetyProfile(kb, constraints)
-
-
-def _usable_form(drug: Drug, excluded_forms: set[str], excluded_sizes: set[str]) -> bool:
-    return any(
-        form.form not in excluded_forms and (form.size is None or form.size not in excluded_sizes)
-        for form in drug.forms
-    )
-
-
-def forbidden_by(kb: KnowledgeBase, constraint: Constraint) -> frozenset[str]:
-    """Every drug key the constraint rules out (cross-reactive classes and interactions included)."""
-    cache_key = (constraint.category, constraint.option, constraint.budget_usd)
-    cache = kb.__dict__.setdefault("_forbidden_cache", {})
-    if cache_key not in cache:
-        cache[cache_key] = _compute_forbidden(kb, constraint)
-    return cache[cache_key]
+    def with_constraint(self, constraint: Constraint) -> Patient:
+        """A copy with one more trap constraint."""
+        return Patient(self.age, self.sex, self.condition, [*self.constraints, constraint], self.egfr,
+                       set(self.taking), set(self.complications), set(self.toxicities))
 
 
-def _compute_forbidden(kb: KnowledgeBase, constraint: Constraint) -> frozenset[str]:
+@dataclass(frozen=True)
+class Verdict:
+    """What the rules say about one drug for one patient on one day."""
+
+    blocks: tuple[Block, ...]
+    cautions: tuple[Block, ...]
+    formulation: tuple[DoseForm, DoseSpec] | None
+    """The first formulation the patient can take (None: none, which is then one of the blocks)."""
+    max_daily_dose: float | None
+    """A dose cap from a patient rule (None: none)."""
+
+    @property
+    def is_allowed(self) -> bool:
+        return not self.blocks
+
+    @property
+    def traps(self) -> list[TrapCategory]:
+        """Trap categories among the blocks, once each, in order."""
+        return list(dict.fromkeys(b.trap for b in self.blocks if b.trap))
+
+    def doses(self) -> list[float]:
+        """The formulation's ladder under the dose cap."""
+        if self.formulation is None:
+            return []
+        _, spec = self.formulation
+        per_day = DOSES_PER_DAY[spec.frequency]
+        return [d for d in spec.doses() if self.max_daily_dose is None or d * per_day <= self.max_daily_dose + 1e-9]
+
+
+def _usable(form: DoseForm, spec: DoseSpec, kb: KnowledgeBase, preference: str) -> bool:
+    pref = kb.preferences[preference]
+    if form.form in pref.excludes_forms or (form.size is not None and form.size in pref.excludes_sizes):
+        return False
+    return pref.max_doses_per_day is None or DOSES_PER_DAY[spec.frequency] <= pref.max_doses_per_day
+
+
+def forbidden_by(kb: KnowledgeBase, constraint: Constraint) -> dict[str, str]:
+    """Every drug one trap option bars on its own, with the rule id (cached per knowledge base)."""
+    cache = kb.memo.setdefault("forbidden_by", {})
+    if constraint not in cache:
+        cache[constraint] = _compute_forbidden(kb, constraint)
+    return cache[constraint]
+
+
+def _contraindicated(kb: KnowledgeBase, key: str, level: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for rule in kb.contraindications:
+        if rule.history == key and rule.level == level:
+            out.update(dict.fromkeys(sorted(kb.expand([*rule.classes, *rule.drugs])), f"contraindication:{key}"))
+    return out
+
+
+def _compute_forbidden(kb: KnowledgeBase, constraint: Constraint) -> dict[str, str]:
     option = constraint.option
     if constraint.category == "allergy":
         group = kb.allergy_groups[option]
-        return kb.expand([*group.classes, *group.drugs])
+        return dict.fromkeys(sorted(kb.expand([*group.classes, *group.drugs])), f"allergy:{option}")
     if constraint.category == "medication_history":
-        out: set[str] = set()
-        for rule in kb.interactions:
-            side_a, side_b = kb.expand(rule.a), kb.expand(rule.b)
-            if option in side_a:
-                out |= side_b
-            if option in side_b:
-                out |= side_a
-        out.discard(option)
-        return frozenset(out)
+        out = {other: f"interaction:{option}+{other}" for other, rule in kb.interaction_partners.get(option, [])
+               if rule.action == "avoid"}
+        if constraint.indication:
+            out.update({d: r for d, r in _contraindicated(kb, constraint.indication, "contraindicated").items()
+                        if d not in out})
+        out.pop(option, None)
+        return out
     if constraint.category == "disease_history":
-        out = set()
-        for rule in kb.contraindications:
-            if rule.history == option:
-                out |= kb.expand([*rule.classes, *rule.drugs])
-        return frozenset(out)
+        return _contraindicated(kb, option, "contraindicated")
     if constraint.category == "medication_preference":
-        pref = kb.preferences[option]
-        forms, sizes = set(pref.excludes_forms), set(pref.excludes_sizes)
-        return frozenset(
-            drug.key
-            for drug in kb.drugs.values()
-            if not _usable_form(drug, forms, sizes)
-            or (pref.max_doses_per_day is not None
-                and DOSES_PER_DAY[drug.dose.frequency] > pref.max_doses_per_day)
-        )
+        return {drug.key: f"preference:{option}" for drug in kb.drugs.values()
+                if not any(_usable(form, spec, kb, option) for form, spec in drug.formulations())}
     if constraint.category == "diet_preference":
-        return kb.expand(kb.habits[option].conflicts_with)
+        return dict.fromkeys(sorted(kb.expand(kb.habits[option].conflicts_with)), f"diet:{option}")
     if constraint.category == "lifestyle_economic":
         budget = constraint.budget_usd if constraint.budget_usd is not None else 0
-        return frozenset(drug.key for drug in kb.drugs.values() if drug.monthly_cost_usd > budget)
+        return {drug.key: f"budget:{budget}" for drug in kb.drugs.values() if drug.monthly_cost_usd > budget}
     raise ValueError(f"unknown trap category {constraint.category!r}")
+
+
+def constraints_of(traps: list[Trap]) -> list[Constraint]:
+    """The safety constraints a persona's trap facts make."""
+    return [Constraint(t.category, t.option, t.fact.monthly_budget_usd if isinstance(t.fact, EconomicFact) else None,
+                       t.indication) for t in traps]
+
+
+def _rule_applies(kb: KnowledgeBase, rule, patient: Patient) -> bool:  # noqa: ANN001
+    when = rule.when
+    if when.min_age is not None and patient.age < when.min_age:
+        return False
+    if when.max_age is not None and patient.age > when.max_age:
+        return False
+    if when.sex is not None and patient.sex != when.sex:
+        return False
+    if when.egfr_below is not None and (patient.egfr is None or patient.egfr >= when.egfr_below):
+        return False
+    return not when.conditions or any(c in when.conditions for c in patient.conditions)
+
+
+def applicable_rules(kb: KnowledgeBase, patient: Patient, drug: str) -> list:
+    """The patient rules that bind this patient and name this drug."""
+    return [rule for rule in kb.patient_rules if drug in kb.expand(rule.drugs) and _rule_applies(kb, rule, patient)]
+
+
+def _trap_of_history(patient: Patient, key: str) -> TrapCategory | None:
+    for c in patient.constraints:
+        if c.category == "disease_history" and c.option == key:
+            return "disease_history"
+        if c.indication == key:
+            return "medication_history"
+    return None
+
+
+def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient) -> Verdict:
+    """Every rule that bars or qualifies `drug_key` for `patient` today."""
+    drug: Drug = kb.drugs[drug_key]
+    blocks: list[Block] = []
+    cautions: list[Block] = []
+    preference = None
+    for c in patient.constraints:
+        if c.category == "medication_preference":
+            preference = c.option
+        if c.category in ("allergy", "disease_history", "diet_preference", "lifestyle_economic", "medication_preference"):
+            rule = forbidden_by(kb, c).get(drug_key)
+            if rule:
+                blocks.append(Block(rule, c.category))
+        if c.category == "diet_preference" and drug_key in kb.expand(kb.habits[c.option].cautions):
+            cautions.append(Block(f"diet:{c.option}", c.category))
+    history_drug = next((c.option for c in patient.constraints if c.category == "medication_history"), None)
+    for taken in sorted(patient.taking | ({history_drug} if history_drug else set())):
+        if taken == drug_key:
+            continue
+        for other, rule in kb.interaction_partners.get(taken, []):
+            if other == drug_key:
+                trap: TrapCategory | None = "medication_history" if taken == history_drug else None
+                (blocks if rule.action == "avoid" else cautions).append(Block(f"interaction:{taken}+{drug_key}", trap))
+    for key in patient.conditions:
+        for level, into in (("contraindicated", blocks), ("caution", cautions)):
+            rule_id = _contraindicated(kb, key, level).get(drug_key)
+            if rule_id:
+                into.append(Block(rule_id, _trap_of_history(patient, key)))
+    cap = None
+    for rule in applicable_rules(kb, patient, drug_key):
+        if rule.level == "avoid":
+            blocks.append(Block(f"rule:{rule.key}"))
+        elif rule.level == "caution":
+            cautions.append(Block(f"rule:{rule.key}"))
+        else:
+            cap = rule.max_daily_dose if cap is None else min(cap, rule.max_daily_dose)
+    for comp_key in sorted(patient.complications):
+        comp = next((c for c in kb.conditions[patient.condition].complications if c.key == comp_key), None)
+        if comp and drug_key in kb.expand(comp.forbids):
+            blocks.append(Block(f"complication:{comp_key}"))
+    blocks.extend(Block(f"toxicity:{kind}") for kind in drug.toxicities if kind in patient.toxicities)
+    formulation = next((f for f in drug.formulations() if preference is None or _usable(*f, kb, preference)), None)
+    result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap)
+    if result.is_allowed and not result.doses():
+        capped = next(rule for rule in applicable_rules(kb, patient, drug_key) if rule.level == "max_dose")
+        return Verdict((Block(f"rule:{capped.key}"),), result.cautions, formulation, cap)
+    return result
+
+
+def rule_text(kb: KnowledgeBase, rule_id: str) -> Text | None:
+    """The knowledge base's own words for why a rule id bars or qualifies a drug (None for trap rules the
+    renderer phrases from the trap fact itself)."""
+    kind, _, key = rule_id.partition(":")
+    if kind == "rule":
+        return next(r.reason for r in kb.patient_rules if r.key == key)
+    if kind == "contraindication":
+        return next((r.reason for r in kb.contraindications if r.history == key), None)
+    if kind == "interaction":
+        taken, _, other = key.partition("+")
+        return next((rule.effect for partner, rule in kb.interaction_partners.get(taken, []) if partner == other), None)
+    if kind == "diet":
+        return kb.habits[key].reason
+    return None

@@ -6,8 +6,9 @@ from rich.console import Console
 from rich.table import Table
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.describe import describe_event, describe_fact, drug_name, format_number
-from medmemorybench.simulate.models import CareYear
+from medmemorybench.simulate.models import AvoidedFact, CareYear, CautionFact, Event, MedicationFact
 from medmemorybench.simulate.summary import causal_chains
 from medmemorybench.simulate.timeline import regimen_changes, state_on
 
@@ -20,6 +21,30 @@ PHASE_NAMES = {
 }
 
 
+def choice_notes(kb: KnowledgeBase, condition: Condition, event: Event) -> list[str]:
+    """For each drug started: the care step, the candidate's rank, and the rules that passed over the others."""
+    notes = []
+    avoided = [f for f in event.facts if isinstance(f, AvoidedFact)]
+    for fact in event.facts:
+        if not isinstance(fact, MedicationFact) or fact.action not in ("start", "administer"):
+            continue
+        step = next((s for s in condition.care_path if s.key == fact.step), None)
+        if step is None:
+            notes.append(f"{drug_name(kb, fact.drug)}: {fact.reason} (for {fact.indication}); no care step")
+            continue
+        rank = step.drug_keys.index(fact.drug) + 1 if fact.drug in step.drug_keys else 0
+        passed = [f"{drug_name(kb, a.drug)} barred by {', '.join(a.rules)}" for a in avoided if a.instead == fact.drug]
+        cautions = [c.rule for c in event.facts if isinstance(c, CautionFact) and c.drug == fact.drug]
+        line = f"{drug_name(kb, fact.drug)}: step {step.key}, candidate {rank} of {len(step.candidates)}, " \
+               f"allowed by every rule (for {fact.indication})"
+        if passed:
+            line += "; passed over: " + "; ".join(passed)
+        if cautions:
+            line += "; cautions: " + ", ".join(cautions)
+        notes.append(line)
+    return notes
+
+
 def render_timeline(kb: KnowledgeBase, year: CareYear, console: Console) -> None:
     """Print persona, traps, family, each phase's events, regimen changes, chains and the final state."""
     p = year.persona
@@ -28,9 +53,9 @@ def render_timeline(kb: KnowledgeBase, year: CareYear, console: Console) -> None
     console.print(f"[bold]{p.persona_id}[/bold] {p.name.en}, {p.sex}, {p.age}, {p.occupation.en}; "
                   f"{p.lifestyle.en}\ncondition: {title} (ICD-11 {p.icd11}); seed {year.seed}")
 
-    traps = Table("trap", "fact", "rules out", title="trap facts")
+    traps = Table("trap", "fact", "rules out (rule, care step)", title="trap facts")
     for trap in p.traps:
-        ruled_out = ", ".join(drug_name(kb, d) for d in trap.forbidden_drugs) or "-"
+        ruled_out = ", ".join(f"{drug_name(kb, f.drug)} ({f.rule}, {f.step})" for f in trap.forbidden) or "-"
         if trap.undermined_advice:
             ruled_out += f" | undermines: {', '.join(trap.undermined_advice)}"
         traps.add_row(trap.category, describe_fact(kb, trap.fact), ruled_out)
@@ -40,7 +65,7 @@ def render_timeline(kb: KnowledgeBase, year: CareYear, console: Console) -> None
     for r in p.family:
         family.add_row(
             f"{r.relation} ({r.name.en})", str(r.age), ", ".join(r.conditions),
-            ", ".join(f"{drug_name(kb, d.drug)} {format_number(d.dose)} {d.unit}" for d in r.drugs),
+            ", ".join(f"{drug_name(kb, d.drug)} {format_number(d.dose)} {d.unit} {d.frequency}" for d in r.drugs),
             ", ".join(a.agent.en for a in r.allergies) or "-",
             ", ".join(describe_fact(kb, lab) for lab in r.labs),
         )
@@ -50,7 +75,11 @@ def render_timeline(kb: KnowledgeBase, year: CareYear, console: Console) -> None
         table = Table("#", "date", "kind", "facts", "triggered by", title=f"phase {phase}: {name}",
                       show_lines=False)
         for event in (e for e in year.events if e.phase == phase):
-            table.add_row(str(event.index), event.date, event.kind, describe_event(kb, event),
+            text = describe_event(kb, event)
+            notes = choice_notes(kb, condition, event) if condition else []
+            if notes:
+                text += "\n" + "\n".join(f"  why: {n}" for n in notes)
+            table.add_row(str(event.index), event.date, event.kind, text,
                           ", ".join(t.split("-E")[-1] for t in event.triggered_by))
         console.print(table)
 

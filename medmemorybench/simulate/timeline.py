@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 
 from medmemorybench.simulate.models import (
     AdverseFact,
@@ -25,6 +26,8 @@ class Dose:
     frequency: str
     since: str
     """Date of the last change."""
+    until: str | None = None
+    """Last day of a course (the drug is no longer taken after it)."""
 
 
 @dataclass(frozen=True)
@@ -55,16 +58,28 @@ class PatientState:
     """(drug, effect) pairs experienced."""
     complications: list[str] = field(default_factory=list)
     """Complication keys."""
+    administered: list[tuple[str, str]] = field(default_factory=list)
+    """(drug, date) of one-off administrations (radioiodine, a joint injection): given, not taken."""
+
+
+def course_end(start: str, course_days: int) -> str:
+    """The last day of a course started on `start` (ISO dates)."""
+    return (date.fromisoformat(start) + timedelta(days=course_days)).isoformat()
 
 
 def _apply_medication(state: PatientState, fact: MedicationFact, on: str) -> None:
     if fact.action == "stop":
         state.medications.pop(fact.drug, None)
         return
+    if fact.action == "administer":
+        state.administered.append((fact.drug, on))
+        return
     previous = state.medications.get(fact.drug)
     unchanged = previous is not None and previous.dose == fact.dose and fact.action == "continue"
     since = previous.since if unchanged and previous else on
-    state.medications[fact.drug] = Dose(fact.dose, fact.unit, fact.frequency, since)
+    until = course_end(on, fact.course_days) if fact.action == "start" and fact.course_days else \
+        (previous.until if previous else None)
+    state.medications[fact.drug] = Dose(fact.dose, fact.unit, fact.frequency, since, until)
 
 
 def state_on(year: CareYear, on: str) -> PatientState:
@@ -73,6 +88,9 @@ def state_on(year: CareYear, on: str) -> PatientState:
     for event in year.events:
         if event.date > on:
             break
+        for drug, dose in list(state.medications.items()):
+            if dose.until is not None and event.date > dose.until:
+                del state.medications[drug]
         for fact in event.facts:
             if isinstance(fact, MedicationFact):
                 _apply_medication(state, fact, event.date)
@@ -91,6 +109,9 @@ def state_on(year: CareYear, on: str) -> PatientState:
                 state.adverse_effects.append((fact.drug, fact.effect))
             elif isinstance(fact, ComplicationFact) and fact.complication not in state.complications:
                 state.complications.append(fact.complication)
+    for drug, dose in list(state.medications.items()):
+        if dose.until is not None and on > dose.until:
+            del state.medications[drug]
     return state
 
 
@@ -104,7 +125,7 @@ def regimen_changes(year: CareYear) -> list[tuple[str, MedicationFact]]:
     changes = []
     for event in year.events:
         for fact in event.facts:
-            is_switch = event.kind == "switch" and getattr(fact, "action", None) == "start"
+            is_switch = event.kind == "switch" and getattr(fact, "action", None) in ("start", "administer")
             if isinstance(fact, MedicationFact) and (fact.action in ("increase", "decrease") or is_switch):
                 changes.append((event.event_id, fact))
     return changes

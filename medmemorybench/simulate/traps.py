@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 
 from medmemorybench.errors import SimulationError
 from medmemorybench.knowledge.base import KnowledgeBase
@@ -19,29 +20,58 @@ from medmemorybench.simulate.models import (
     AllergyFact,
     DietFact,
     EconomicFact,
+    Forbidden,
     HistoryFact,
     MedicationFact,
     PreferenceFact,
     Trap,
     TrapCategory,
 )
-from medmemorybench.simulate.safety import Constraint, SafetyProfile, forbidden_by, profile_for
+from medmemorybench.simulate.safety import Constraint, Patient, constraints_of, forbidden_by, verdict
 
 
 def _care_classes(kb: KnowledgeBase, condition: Condition) -> set[str]:
-    return {kb.drugs[c].drug_class for step in condition.care_path for c in step.candidates}
+    return {kb.drugs[c].drug_class for step in condition.care_path for c in step.drug_keys}
+
+
+def _is_eligible(kb: KnowledgeBase, history: str, patient: Patient) -> bool:
+    """Whether the patient can have this history condition (age, sex; a kidney function it implies must not
+    clash with a condition whose own eGFR course the year follows)."""
+    hist = kb.history_conditions[history]
+    low, high = hist.age
+    monitors_egfr = any(m.lab == "egfr" for m in kb.conditions[patient.condition].monitored)
+    return (hist.sex in ("any", patient.sex) and low <= patient.age <= high and history not in patient.conditions
+            and not (hist.egfr is not None and monitors_egfr))
+
+
+def _with_constraint(kb: KnowledgeBase, patient: Patient, constraint: Constraint, rng: random.Random) -> Patient:
+    """The patient with one more trap fact (a history that implies kidney function sets their eGFR)."""
+    trial = patient.with_constraint(constraint)
+    history = constraint.indication or (constraint.option if constraint.category == "disease_history" else None)
+    implied = kb.history_conditions[history].egfr if history else None
+    if implied is not None:
+        trial.egfr = round(rng.uniform(*implied))
+    return trial
 
 
 def _options(
-    kb: KnowledgeBase, condition: Condition, category: TrapCategory, plan: list[StepPlan], rng: random.Random
+    kb: KnowledgeBase, condition: Condition, category: TrapCategory, plan: list[StepPlan], patient: Patient,
+    rng: random.Random,
 ) -> Iterator[Constraint]:
+    if category == "medication_history":
+        # A long-term drug always comes with what it is taken for: a history condition the patient can have.
+        care_classes = _care_classes(kb, condition)
+        pairs = sorted({(drug, hist.key) for hist in kb.history_conditions.values() if _is_eligible(kb, hist.key, patient)
+                        for drug in hist.treatments if kb.drugs[drug].drug_class not in care_classes})
+        rng.shuffle(pairs)
+        for drug, history in pairs:
+            yield Constraint(category, drug, indication=history)
+        return
     if category == "allergy":
         keys = list(kb.allergy_groups)
-    elif category == "medication_history":
-        care_classes = _care_classes(kb, condition)
-        keys = [d.key for d in kb.drugs.values() if d.chronic_use and d.drug_class not in care_classes]
     elif category == "disease_history":
-        keys = sorted({rule.history for rule in kb.contraindications})
+        keys = [key for key in sorted({rule.history for rule in kb.contraindications})
+                if key in kb.history_conditions and _is_eligible(kb, key, patient)]
     elif category == "medication_preference":
         keys = list(kb.preferences)
     elif category == "diet_preference":
@@ -70,9 +100,11 @@ def _trap_fact(kb: KnowledgeBase, constraint: Constraint, rng: random.Random):  
         group = kb.allergy_groups[key]
         return AllergyFact(group=key, agent=rng.choice(group.agents), reaction=rng.choice(group.reactions))
     if constraint.category == "medication_history":
-        dose = kb.drugs[key].dose
-        return MedicationFact(drug=key, action="continue", dose=dose.start, unit=dose.unit,
-                              frequency=dose.frequency, reason="long_term")
+        drug = kb.drugs[key]
+        form, spec = drug.formulations()[0]
+        return MedicationFact(drug=key, action="continue", dose=rng.choice(spec.doses()[:3]), unit=spec.unit,
+                              frequency=spec.frequency, reason="long_term", indication=f"history:{constraint.indication}",
+                              release=form.release)
     if constraint.category == "disease_history":
         return HistoryFact(history=key)
     if constraint.category == "medication_preference":
@@ -83,11 +115,11 @@ def _trap_fact(kb: KnowledgeBase, constraint: Constraint, rng: random.Random):  
     return EconomicFact(profile=key, monthly_budget_usd=constraint.budget_usd)
 
 
-def _preferred(condition: Condition, plan: list[StepPlan]) -> list[str]:
-    """Drugs standard care would give or reach for next: each step's choice and its top-2 candidates."""
-    out = [p.chosen for p in plan]
+def _preferred(condition: Condition, plan: list[StepPlan]) -> list[tuple[str, str]]:
+    """(drug, step) standard care would give or reach for next: each step's choice and its top-2 candidates."""
+    out = [(p.chosen, p.step.key) for p in plan]
     for step in condition.care_path:
-        out.extend(c for c in step.candidates[:2] if c not in out)
+        out.extend((c, step.key) for c in step.drug_keys[:2] if c not in {d for d, _ in out})
     return out
 
 
@@ -103,8 +135,8 @@ that the others still allow, so they are placed while the search still has room 
 
 
 def choose_traps(
-    kb: KnowledgeBase, condition: Condition, rng: random.Random
-) -> tuple[list[Trap], SafetyProfile]:
+    kb: KnowledgeBase, condition: Condition, patient: Patient, rng: random.Random
+) -> tuple[list[Trap], Patient]:
     """Pick one biting option per trap category.
 
     An option bites when it rules out a drug standard care would give this patient or reach for next
@@ -112,8 +144,11 @@ def choose_traps(
     works against the condition's advice. Categories are filled in order with backtracking, so an
     early choice cannot make a later category impossible.
 
+    Args:
+        patient: who the patient is before any trap (age, sex, baseline kidney function).
+
     Returns:
-        The six traps (in category order) and the safety profile they make.
+        The six traps (in category order) and the patient with their constraints.
 
     Raises:
         SimulationError: when no combination works (a gap in the data, named in the message).
@@ -121,48 +156,50 @@ def choose_traps(
     visited = 0
     deepest: list[TrapCategory] = []
 
-    def search(index: int, profile: SafetyProfile, history: tuple[str, ...]) -> list[Trap] | None:
+    def search(index: int, patient: Patient) -> list[Trap] | None:
         nonlocal visited, deepest
         if index == len(SEARCH_ORDER):
             return []
         category = SEARCH_ORDER[index]
         if index + 1 > len(deepest):
             deepest = list(SEARCH_ORDER[: index + 1])
-        plan = plan_care(kb, condition, profile, history)
-        chosen = [p.chosen for p in plan]
+        plan = plan_care(kb, condition, patient)
+        chosen = {p.chosen for p in plan}
         preferred = _preferred(condition, plan)
         strong, weak = [], []
-        for constraint in _options(kb, condition, category, plan, rng):
-            if category == "medication_history" and not profile.is_allowed(constraint.option):
+        for constraint in _options(kb, condition, category, plan, patient, rng):
+            if category == "medication_history" and not verdict(kb, constraint.option, patient).is_allowed:
                 continue
             forbidden = forbidden_by(kb, constraint)
-            bites = [d for d in preferred if d in forbidden]
+            bites = [Forbidden(drug=d, step=step, rule=forbidden[d]) for d, step in preferred if d in forbidden]
             undermined = []
             if category == "diet_preference":
                 habit = kb.habits[constraint.option]
                 undermined = [a for a in condition.lifestyle_advice if a in habit.undermines_advice]
             if not bites and not undermined:
                 continue
-            is_strong = any(d in forbidden for d in chosen) or bool(undermined)
+            is_strong = any(f.drug in chosen for f in bites) or bool(undermined)
             (strong if is_strong else weak).append((constraint, bites, undermined))
         for constraint, bites, undermined in strong + weak:
             visited += 1
             if visited > MAX_SEARCH_NODES:
                 return None
-            trial = profile.with_constraint(constraint)
-            extra = (constraint.option,) if category == "medication_history" else ()
+            trial = _with_constraint(kb, patient, constraint, rng)
+            taken = {c.option for c in patient.constraints if c.category == "medication_history"}
+            if taken & set(forbidden_by(kb, constraint)):
+                continue  # a trap must not forbid the drug the patient already takes
             try:
-                plan_care(kb, condition, trial, history + extra)
+                plan_care(kb, condition, trial)
             except SimulationError:
                 continue
-            rest = search(index + 1, trial, history + extra)
+            rest = search(index + 1, trial)
             if rest is not None:
                 trap = Trap(category=category, option=constraint.option, fact=_trap_fact(kb, constraint, rng),
-                            forbidden_drugs=bites, undermined_advice=undermined)
+                            forbidden=bites, undermined_advice=undermined, indication=constraint.indication)
                 return [trap, *rest]
         return None
 
-    traps = search(0, SafetyProfile(kb), ())
+    traps = search(0, patient)
     if traps is None:
         raise SimulationError(
             f"conditions/{condition.key}.yaml: no combination of trap options conflicts with this condition's "
@@ -170,4 +207,4 @@ def choose_traps(
             "add candidates or options to the knowledge base"
         )
     traps.sort(key=lambda trap: TRAP_CATEGORIES.index(trap.category))
-    return traps, profile_for(kb, traps)
+    return traps, replace(patient, constraints=constraints_of(traps))

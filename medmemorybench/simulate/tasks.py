@@ -1,0 +1,360 @@
+"""Clinical follow-through the year makes due: response checks, titrations, step-ups, new steps, monitoring,
+rescue therapy, switches after an adverse effect, and the check that a lapse has been made good.
+
+Each task has the day it becomes due and, where care cannot wait, a deadline; the engine runs a due
+task at an encounter (always before its deadline). A response check comes only once the lab can show
+the change (`response_days` after it); a dose increase only once the drug's `titration_days` have
+passed and a check has shown the target is not reached; a step-up only when the previous step is at
+its top dose and still short of target. A mixin of `YearBuilder`: it uses the builder's state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep
+from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact
+from medmemorybench.simulate.prescribing import Prescription, choose_for_step, next_dose, prescribe
+from medmemorybench.simulate.safety import verdict
+
+STEP_SPREAD_DAYS = 21
+"""A step indicated by the diagnosis alone starts within this many days of its phase opening."""
+
+
+@dataclass
+class Task:
+    """A piece of care that has become due."""
+
+    kind: str
+    due: int
+    deadline: int | None = None
+    step: str | None = None
+    lab: str | None = None
+    drug: str | None = None
+    trigger: str | None = None
+    """Event that made it due (its cause, for the causal graph)."""
+    reason: str | None = None
+
+
+def is_daily(frequency: str) -> bool:
+    """Taken at least daily on a schedule (the only drugs whose doses a patient can 'miss for days')."""
+    return frequency != "as_needed" and DOSES_PER_DAY[frequency] >= 1
+
+
+class ClinicalTasks:
+    """Due care, for `YearBuilder`."""
+
+    # --- bookkeeping ---------------------------------------------------------------------------
+
+    def add_task(self, task: Task) -> None:
+        self.state.tasks.append(task)
+
+    def due_tasks(self) -> list[Task]:
+        return [t for t in self.state.tasks if t.due <= self.day]
+
+    def run_task(self, task: Task) -> bool:
+        handler = TASK_HANDLERS[task.kind]
+        outcome = handler(self, task)
+        if outcome is not None:
+            if task in self.state.tasks:
+                self.state.tasks.remove(task)
+            return outcome
+        return False
+
+    def step(self, key: str) -> CareStep:
+        return next(s for s in self.condition.care_path if s.key == key)
+
+    def goal(self, step: CareStep, lab: str) -> tuple[float, float]:
+        if lab in step.targets:
+            return step.targets[lab]
+        return next(m.treated for m in self.condition.monitored if m.lab == lab)
+
+    def is_short_of_goal(self, step: CareStep, lab: str, value: float) -> bool:
+        low, high = self.goal(step, lab)
+        mon = next(m for m in self.condition.monitored if m.lab == lab)
+        rising = sum(mon.untreated) > sum(mon.treated)
+        return value > high if rising else value < low
+
+    # --- starting, changing, stopping ----------------------------------------------------------
+
+    def start(self, rx: Prescription, reason: str, indication: str, event_id: str) -> list[Fact]:
+        """Start (or administer) a prescription today; returns its facts (with co-prescribed drugs)."""
+        facts = rx.facts(reason, indication)
+        step = self.step(rx.step) if rx.step else None
+        effect = None
+        if step is not None and (step.moves or step.targets):
+            effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets)
+            if rx.regimen == "course" and rx.course_days:
+                self.labs.end_step(effect, self.day + rx.course_days + 1)
+        if step is not None:
+            self.state.started_steps.setdefault(step.key, rx.drug)
+        self.state.handles[f"started:{rx.drug}"] = event_id
+        if rx.regimen != "one_off":
+            ends = self.day + rx.course_days if rx.regimen == "course" and rx.course_days else None
+            self.state.active[rx.drug] = self._active(rx, indication, ends, effect)
+            for monitored in self.kb.drugs[rx.drug].monitoring:
+                self.add_task(Task("monitor", self.day + monitored.every_days, lab=monitored.lab, drug=rx.drug))
+        if step is not None and rx.regimen == "chronic" and (step.titrate_on or step.moves):
+            lab = step.titrate_on or step.moves[0]
+            self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
+                               drug=rx.drug, trigger=event_id))
+        for partner in self.kb.drugs[rx.drug].co_prescribe:
+            partner_rx = prescribe(self.kb, partner, self.refresh_patient())
+            if partner not in self.state.active and partner_rx is not None:
+                facts += partner_rx.facts("co_prescription", f"with:{rx.drug}")
+                self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
+                self.state.active[partner].partner_of = rx.drug
+        return facts
+
+    def _active(self, rx: Prescription, indication: str, ends: int | None, effect):  # noqa: ANN001, ANN202
+        from medmemorybench.simulate.engine import Active
+
+        return Active(rx.drug, rx.dose, rx.unit, rx.frequency, rx.step, self.day, self.day, indication, rx.release,
+                      ends, effect)
+
+    def _response_days(self, lab: str) -> int:
+        kinetics = self.kb.labs[lab].kinetics
+        assert kinetics is not None
+        return int(-(-kinetics.response_days // 1))
+
+    def increase(self, drug: str, reason: str, event_id: str, acute: bool = False) -> MedicationFact | None:
+        """Raise a drug one rung of its ladder (respecting its titration interval unless `acute`)."""
+        active = self.state.active.get(drug)
+        if active is None or active.suspected or active.ends is not None:
+            return None
+        spec = self.kb.drugs[drug].dose
+        interval = spec.titration_days or 0
+        if not acute and self.day - active.last_change < interval:
+            return None
+        dose = next_dose(self.kb, drug, active.dose, self.refresh_patient())
+        if dose is None:
+            return None
+        previous, active.dose, active.last_change = active.dose, dose, self.day
+        if active.effect is not None:
+            self.labs.increase(active.effect, self.day)
+            step = self.step(active.step) if active.step else None
+            if step is not None and (step.titrate_on or step.moves):
+                lab = step.titrate_on or step.moves[0]
+                self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
+                                   drug=drug, trigger=event_id))
+        return MedicationFact(drug=drug, action="increase", dose=dose, unit=active.unit, frequency=active.frequency,
+                              previous_dose=previous, reason=reason, indication=active.indication, step=active.step,
+                              release=active.release)  # type: ignore[arg-type]
+
+    def stop(self, drug: str, reason: str) -> list[Fact]:
+        """Stop a drug today (and what was given alongside it)."""
+        active = self.state.active.pop(drug)
+        if active.effect is not None and (active.effect.end is None or active.effect.end > self.day):
+            self.labs.end_step(active.effect, self.day)
+        facts: list[Fact] = [MedicationFact(drug=drug, action="stop", dose=active.dose, unit=active.unit,
+                                            frequency=active.frequency, reason=reason, indication=active.indication,
+                                            step=active.step, release=active.release)]  # type: ignore[arg-type]
+        for partner, other in list(self.state.active.items()):
+            if other.partner_of == drug:
+                facts += self.stop(partner, reason)
+        return facts
+
+    def continue_fact(self, drug: str, reason: str) -> MedicationFact:
+        active = self.state.active[drug]
+        return MedicationFact(drug=drug, action="continue", dose=active.dose, unit=active.unit,
+                              frequency=active.frequency, reason=reason, indication=active.indication,
+                              step=active.step, release=active.release)  # type: ignore[arg-type]
+
+    def next_event_id(self) -> str:
+        return f"{self.persona_id}-E{len(self.events) + 1:03d}"
+
+    def trap_triggers(self, facts: list[Fact]) -> list[str | None]:
+        """The disclosure events of the trap facts that ruled drugs out in these facts."""
+        return [self.handle(f"trap:{c}") for f in facts if f.type == "avoided" for c in f.traps]
+
+    def start_steps(self, steps: list[CareStep], reason_of, indication_of, triggers: list[str | None]  # noqa: ANN001
+                    ) -> tuple[list[Fact], list[str | None]]:
+        """Start a drug for each step the rules allow one for; returns facts and causal triggers."""
+        facts: list[Fact] = []
+        event_id = self.next_event_id()
+        for step in steps:
+            if step.key in self.state.started_steps and any(a.step == step.key for a in self.state.active.values()):
+                continue
+            rx = choose_for_step(self.kb, step, self.refresh_patient())
+            if rx is None:
+                continue
+            facts += self.start(rx, reason_of(step), indication_of(step), event_id)
+        return facts, [*triggers, *self.trap_triggers(facts)]
+
+    def indication_of(self, step: CareStep) -> str:
+        ind = step.indication
+        if ind.complication:
+            return f"complication:{ind.complication}"
+        if ind.lab:
+            return f"lab:{ind.lab}"
+        return f"condition:{self.condition.key}"
+
+    # --- task handlers (None: not possible today, keep the task) ------------------------------
+
+    def _task_response_check(self, task: Task) -> bool | None:
+        assert task.lab and task.step and task.drug
+        if task.drug not in self.state.active and task.step not in self.state.started_steps:
+            return False
+        if not self.labs.can_measure(task.lab, self.day):
+            return None
+        step = self.step(task.step)
+        facts = self.measure([task.lab]) + self.measure(self.vitals(), force=False)
+        facts = [f for f in facts if not (isinstance(f, LabFact) and f.lab != task.lab and f.lab in step.moves)]
+        event = self.emit("lab_check", facts, [task.trigger], "last_lab")
+        value = next(f.value for f in facts if isinstance(f, LabFact) and f.lab == task.lab)
+        if self.is_short_of_goal(step, task.lab, value):
+            active = self.state.active.get(task.drug)
+            titratable = active is not None and active.ends is None and not active.suspected and \
+                next_dose(self.kb, task.drug, active.dose, self.refresh_patient()) is not None
+            if titratable:
+                interval = self.kb.drugs[task.drug].dose.titration_days or 0
+                self.add_task(Task("titrate", max(self.day + 1, active.last_change + interval),
+                                   deadline=None, step=task.step, drug=task.drug, trigger=event.event_id))
+            else:
+                self.state.handles.setdefault("short_of_goal", event.event_id)
+        return True
+
+    def _task_titrate(self, task: Task) -> bool | None:
+        assert task.drug
+        if task.drug not in self.state.active:
+            return False
+        event_id = self.next_event_id()
+        fact = self.increase(task.drug, "titration", event_id)
+        if fact is None:
+            return False
+        self.emit("dose_change", [fact], [task.trigger], "last_change")
+        return True
+
+    def _task_start_step(self, task: Task) -> bool | None:
+        due = [t for t in self.due_tasks() if t.kind == "start_step"]
+        steps = [self.step(t.step) for t in due if t.step]
+        triggers = [t.trigger for t in due]
+        facts, triggers = self.start_steps(steps, lambda s: task.reason or s.role, self.indication_of, triggers)
+        for other in due:
+            if other is not task:
+                self.state.tasks.remove(other)
+        if not facts:
+            return False
+        self.emit("prescription", facts, triggers, "last_change")
+        return True
+
+    def _task_monitor(self, task: Task) -> bool | None:
+        assert task.lab and task.drug
+        if task.drug not in self.state.active:
+            return False
+        if not self.labs.can_measure(task.lab, self.day):
+            return None
+        due = [t for t in self.due_tasks() if t.kind == "monitor" and t.drug in self.state.active]
+        labs = [t.lab for t in due if t.lab and self.labs.can_measure(t.lab, self.day)]
+        self.emit("lab_check", self.measure(labs), [], "last_lab")
+        for other in due:
+            if other is not task and other.lab in labs:
+                self.state.tasks.remove(other)
+            interval = next(m.every_days for m in self.kb.drugs[other.drug].monitoring if m.lab == other.lab)
+            self.add_task(Task("monitor", self.day + interval, lab=other.lab, drug=other.drug))
+        return True
+
+    def _task_treat(self, task: Task) -> bool | None:
+        """Treat a complication (or escalate) with its steps: intensify what is running, start what is not."""
+        assert task.reason
+        comp_key = task.reason.partition(":")[2]
+        comp = next(c for c in self.condition.complications if c.key == comp_key)
+        steps = [self.step(k) for k in (comp.escalation if task.kind == "escalate" else comp.treatment)]
+        facts = self.treat(steps, task.reason, comp.acute)
+        if not facts:
+            return False
+        self.labs.resolve("complication", self.day)
+        kind = "prescription" if any(f.type == "medication" and f.action in ("start", "administer") for f in facts) \
+            else "dose_change"
+        self.emit(kind, facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
+    def treat(self, steps: list[CareStep], reason: str, acute: bool) -> list[Fact]:
+        """Facts that treat with these steps today: increase a running drug, else start one."""
+        facts: list[Fact] = []
+        event_id = self.next_event_id()
+        for step in steps:
+            running = next((a for a in self.state.active.values() if a.step == step.key and not a.suspected), None)
+            if running is not None:
+                increased = self.increase(running.drug, reason, event_id, acute=acute)
+                facts.append(increased or self.continue_fact(running.drug, reason))
+                continue
+            rx = choose_for_step(self.kb, step, self.refresh_patient())
+            if rx is not None:
+                facts += self.start(rx, reason, reason, event_id)
+        return facts
+
+    def _task_switch(self, task: Task) -> bool | None:
+        assert task.step and task.reason
+        rx = choose_for_step(self.kb, self.step(task.step), self.refresh_patient(), exclude={task.drug or ""})
+        if rx is None:
+            return False
+        event_id = self.next_event_id()
+        facts = self.start(rx, task.reason, self.indication_of(self.step(task.step)), event_id)
+        self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
+    def _task_recovery_check(self, task: Task) -> bool | None:
+        assert task.lab
+        if not self.labs.can_measure(task.lab, self.day):
+            return None
+        self.emit("lab_check", self.measure([task.lab]), [task.trigger], "last_lab")
+        return True
+
+    # --- steps the record now indicates --------------------------------------------------------
+
+    def latest_value(self, lab: str) -> tuple[Event, float] | None:
+        for event in reversed(self.events):
+            for fact in event.facts:
+                if isinstance(fact, LabFact) and fact.lab == lab:
+                    return event, fact.value
+        return None
+
+    def queue_indicated_steps(self) -> None:
+        """Queue a start for each later care step whose indication is now on record."""
+        if self.handle("diagnosis") is None or "first_line" not in {s.role for s in map(self.step, self.state.started_steps)}:
+            return
+        queued = {t.step for t in self.state.tasks if t.kind == "start_step"}
+        for step in self.condition.care_path:
+            if step.key in self.state.started_steps or step.key in queued or step.phase > self.phase:
+                continue
+            if step.role == "first_line" or step.indication.complication:
+                continue
+            trigger, due = None, self.day + 1
+            if step.indication.lab:
+                seen = self.latest_value(step.indication.lab)
+                if seen is None:
+                    continue
+                event, value = seen
+                ind = step.indication
+                if not ((ind.above is not None and value > ind.above) or (ind.below is not None and value < ind.below)):
+                    continue
+                trigger = event.event_id
+            elif step.role == "step_up":
+                trigger = self.handle("short_of_goal")
+                if trigger is None:
+                    continue
+                self.state.handles.pop("short_of_goal")
+            else:
+                from medmemorybench.simulate.engine import phase_bounds
+
+                low, _ = phase_bounds(step.phase)
+                due = max(self.day + 1, low + self.rng.randint(0, STEP_SPREAD_DAYS))
+                trigger = self.handle("diagnosis")
+            self.add_task(Task("start_step", due, step=step.key, trigger=trigger))
+
+    def allowed_drug(self, drug: str) -> bool:
+        return verdict(self.kb, drug, self.refresh_patient()).is_allowed
+
+
+TASK_HANDLERS = {
+    "response_check": ClinicalTasks._task_response_check,
+    "titrate": ClinicalTasks._task_titrate,
+    "start_step": ClinicalTasks._task_start_step,
+    "monitor": ClinicalTasks._task_monitor,
+    "treat": ClinicalTasks._task_treat,
+    "escalate": ClinicalTasks._task_treat,
+    "switch": ClinicalTasks._task_switch,
+    "recovery_check": ClinicalTasks._task_recovery_check,
+}
+"""Task kind -> handler: an unknown kind fails at import time of the mapping, not mid-year."""

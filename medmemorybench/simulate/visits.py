@@ -1,0 +1,474 @@
+"""What happens at each kind of visit: the story items of the year and the routine visits between them.
+
+A mixin of `YearBuilder` (it uses the builder's state and the clinical-task helpers). Phase 1 shows only
+what a misled clinician could have seen (no specific symptom, no diagnostic lab); the work-up at the
+turning point looks for the true diagnosis; complications are treated in the window their severity
+demands; an adverse effect stops the drug (and every drug that can do the same harm) before a
+replacement is chosen; a lapse moves only labs that can respond within the days missed.
+"""
+
+from __future__ import annotations
+
+from medmemorybench.knowledge.models import AdverseEffect, Complication
+from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdverseFact,
+    AdviceFact,
+    AllergyFact,
+    ComplicationFact,
+    DiagnosisFact,
+    Event,
+    Fact,
+    MedicationFact,
+    SettingFact,
+    StressorFact,
+    SymptomFact,
+    TestFact,
+)
+from medmemorybench.simulate.prescribing import choose_for_step, prescribe
+from medmemorybench.simulate.story import FINAL_REVIEW_WINDOW, StoryItem
+from medmemorybench.simulate.tasks import Task, is_daily
+
+MAX_MISSED_DAYS = 21
+"""Longest lapse in adherence a patient admits to."""
+ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 3, "lab_check": 3, "lifestyle": 2, "follow_up": 2}
+ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 3.5, "lab_check": 3, "lifestyle": 2, "psychological": 1.5}
+"""Relative frequency of routine visit kinds."""
+
+
+class StoryActions:
+    """Story items and routine visits, for `YearBuilder`."""
+
+    # --- dispatch -------------------------------------------------------------------------------
+
+    def story_ready(self, item: StoryItem) -> bool:
+        check = READINESS.get(item.action)
+        return check is None or check(self, item)
+
+    def run_story_item(self, item: StoryItem) -> Event | None:
+        return STORY_ACTIONS[item.action](self, item)
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def symptoms(self, count: int, specific: bool | None = False) -> list[Fact]:
+        """`count` symptoms: non-specific ones (`specific=False`), specific ones first (`True`), or any."""
+        pool = [s for s in self.condition.symptoms if specific is None or s.specific == specific]
+        if specific and len(pool) < count:
+            pool += [s for s in self.condition.symptoms if not s.specific]
+        chosen = self.rng.sample(pool, min(count, len(pool))) if not specific else pool[:count]
+        return [SymptomFact(symptom=s.key, name=s.name, lay=s.lay) for s in chosen]
+
+    def told_here(self, action: str) -> list[Fact]:
+        """Trap facts told in passing at this visit."""
+        return [self.traps[c].fact for c in self.story.told_at.get(action, ()) if c in self.traps]
+
+    def mark_told(self, action: str, event: Event) -> None:
+        for category in self.story.told_at.get(action, ()):
+            self.state.handles[f"trap:{category}"] = event.event_id
+            self.state.done.add(f"disclose:{category}")
+
+    def monitored_now(self) -> list[str]:
+        """Monitored labs that may be measured today (diagnostic ones only after the work-up)."""
+        return [m.lab for m in self.condition.monitored if self.allowed_now(m.lab)]
+
+    # --- phase 1 --------------------------------------------------------------------------------
+
+    def _first_symptoms(self, item: StoryItem) -> Event:
+        facts = [*self.symptoms(2), *self.measure(self.vitals()), *self.told_here(item.action)]
+        event = self.emit("symptom_report", facts, [], "symptoms")
+        self.mark_told(item.action, event)
+        return event
+
+    def _baseline_labs(self, item: StoryItem) -> Event:
+        labs = [lab for lab in self.monitored_now() if self.kb.labs[lab].kind != "imaging"]
+        if "egfr" in self.kb.labs and self.allowed_now("egfr"):
+            labs.append("egfr")
+        facts = [*self.measure(labs), *self.told_here(item.action)]
+        event = self.emit("lab_check", facts, [], "baseline")
+        self.mark_told(item.action, event)
+        return event
+
+    def _misdiagnosis(self, item: StoryItem) -> Event:
+        mis = self.misdiagnosis
+        for finding in mis.findings:
+            if finding.lab not in self.labs.courses and finding.lab not in self.labs.baselines:
+                self.labs.baselines[finding.lab] = self.rng.uniform(*finding.range)
+        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings], force=True),
+                             DiagnosisFact(name=mis.name, icd11=mis.icd11, status="suspected")]
+        event_id = self.next_event_id()
+        if mis.drug and mis.drug not in self.state.active:
+            rx = prescribe(self.kb, mis.drug, self.refresh_patient())
+            taken = {self.kb.drugs[d].drug_class for d in self.state.active}
+            if rx is not None and self.kb.drugs[mis.drug].drug_class not in taken:
+                facts += self.start(rx, "misdiagnosis", f"misdiagnosis:{mis.icd11}", event_id)
+        facts += self.told_here(item.action)
+        triggers = [self.handle("symptoms"), self.handle("baseline") if mis.findings else None]
+        event = self.emit("misdiagnosis", facts, triggers, "misdiagnosis")
+        self.mark_told(item.action, event)
+        return event
+
+    def _symptoms_persist(self, item: StoryItem) -> Event:
+        facts = [*self.symptoms(2), *self.measure(self.vitals()), *self.told_here(item.action)]
+        event = self.emit("symptom_report", facts, [self.handle("misdiagnosis")], "persist")
+        self.mark_told(item.action, event)
+        return event
+
+    def _disclose(self, item: StoryItem) -> Event | None:
+        trap = self.traps.get(item.arg)
+        if trap is None:
+            return None
+        return self.emit("trap_disclosure", [trap.fact], [], f"trap:{item.arg}")
+
+    # --- phase 2 --------------------------------------------------------------------------------
+
+    def _turning_point(self, item: StoryItem) -> Event:
+        facts = [*self.symptoms(2, specific=True), *self.symptoms(1), *self.measure(self.vitals())]
+        trigger = self.handle("persist") or self.handle("misdiagnosis")
+        return self.emit("symptom_report", facts, [trigger], "turning")
+
+    def _diagnostic_test(self, item: StoryItem) -> Event:
+        self.state.handles["tests"] = self.next_event_id()  # diagnostic labs are allowed from this visit on
+        facts: list[Fact] = [TestFact(test=t.key, name=t.name, finding=t.finding)
+                             for t in self.condition.diagnostic_tests[:3]]
+        facts += self.measure([m.lab for m in self.condition.monitored if m.diagnostic])
+        return self.emit("diagnostic_test", facts, [self.handle("turning")], "tests")
+
+    def _diagnosis(self, item: StoryItem) -> Event:
+        cond = self.condition
+        facts: list[Fact] = [DiagnosisFact(name=cond.name, icd11=cond.icd11.code, status="confirmed")]
+        if "misdiagnosis" in self.state.handles:
+            mis = self.misdiagnosis
+            facts.append(DiagnosisFact(name=mis.name, icd11=mis.icd11, status="ruled_out"))
+            drug = mis.drug
+            active = self.state.active.get(drug) if drug else None
+            if active is not None and active.indication == f"misdiagnosis:{mis.icd11}":
+                facts += self.stop(drug, "diagnosis_revised")
+        facts += self.measure(self.monitored_now())
+        triggers = [self.handle("tests"), self.handle("turning")]
+        if self.story.first_line_at_diagnosis:
+            self.state.handles["diagnosis"] = self.next_event_id()
+            more, triggers = self._first_line_facts(triggers)
+            facts += more
+        event = self.emit("diagnosis", facts, triggers, "diagnosis")
+        if self.story.first_line_at_diagnosis:
+            self.state.handles["first_line"] = self.state.handles["last_change"] = event.event_id
+        return event
+
+    def _first_line_facts(self, triggers: list[str | None]) -> tuple[list[Fact], list[str | None]]:
+        """The first prescription: the first-line step and the steps the diagnosis itself calls for now."""
+        steps = [s for s in self.condition.care_path if s.phase <= self.phase and s.role != "step_up"
+                 and not s.indication.complication and not s.indication.lab]
+        steps.sort(key=lambda s: s.role != "first_line")
+        return self.start_steps(steps, lambda s: s.role, self.indication_of, triggers)
+
+    def _start_first_line(self, item: StoryItem) -> Event | None:
+        facts, triggers = self._first_line_facts([self.handle("diagnosis")])
+        if not facts:
+            return None
+        event = self.emit("prescription", facts, triggers, "first_line")
+        self.state.handles["last_change"] = event.event_id
+        return event
+
+    # --- phase 3: complication and adverse effect -----------------------------------------------
+
+    def _complication_choice(self) -> Complication | None:
+        if not hasattr(self, "_complication"):
+            options = list(self.condition.complications)
+            self.rng.shuffle(options)
+            self._complication = next((c for c in options if self._can_treat(c)), None)
+        return self._complication
+
+    def _can_treat(self, comp: Complication) -> bool:
+        patient = self.refresh_patient()
+        for key in comp.treatment:
+            step = self.step(key)
+            if not any(a.step == key for a in self.state.active.values()) and choose_for_step(self.kb, step, patient) is None:
+                return False
+        return True
+
+    def _ready_complication(self, item: StoryItem) -> bool:
+        comp = self._complication_choice()
+        if comp is None or not self._can_treat(comp):
+            return False
+        if comp.lab is None:
+            return True
+        if not self.labs.can_measure(comp.lab, self.day):
+            return False
+        return comp.acute or self.day - self.labs.unchanged_since(comp.lab) >= self._response_days(comp.lab)
+
+    def _complication(self, item: StoryItem) -> Event | None:
+        comp = self._complication_choice()
+        assert comp is not None
+        reason = f"complication:{comp.key}"
+        facts: list[Fact] = [SymptomFact(symptom=comp.key, name=comp.name, lay=comp.lay),
+                             DiagnosisFact(name=comp.name, icd11=comp.icd11, status="complication"),
+                             ComplicationFact(complication=comp.key)]
+        if comp.lab is not None and comp.lab_delta is not None:
+            since = self.labs.unchanged_since(comp.lab)
+            if comp.acute:
+                onset = max(since, self.day - self.rng.randint(0, 2))
+            else:
+                onset = self.rng.randint(max(since, 0), self.day - self._response_days(comp.lab))
+            self.labs.add_offset("complication", comp.lab, onset, comp.lab_delta)
+            facts += self.measure([comp.lab], force=True)
+        if comp.setting != "outpatient":
+            facts.append(SettingFact(setting=comp.setting, reason=reason))
+        self.patient.complications.add(comp.key)
+        for drug in [d for d in self.state.active if not self.allowed_drug(d) and d != self._history_drug()]:
+            facts += self.stop(drug, reason)
+        event_id = self.next_event_id()
+        treat_now = comp.treat_within_days == 0 or self.rng.random() < 0.5
+        if treat_now:
+            facts += self.treat([self.step(k) for k in comp.treatment], reason, comp.acute)
+            self.labs.resolve("complication", self.day)
+        event = self.emit("complication", facts, [*self.trap_triggers(facts)], "complication")
+        if not treat_now:
+            self.add_task(Task("treat", self.day + 1, deadline=self.day + comp.treat_within_days,
+                               trigger=event_id, reason=reason))
+        if comp.escalation and comp.escalate_after_days:
+            self.add_task(Task("escalate", self.day + comp.escalate_after_days,
+                               deadline=self.day + comp.escalate_after_days + 7, trigger=event_id, reason=reason))
+        return event
+
+    def _history_drug(self) -> str | None:
+        trap = self.traps.get("medication_history")
+        return trap.option if trap else None
+
+    def _adverse_options(self) -> list[tuple[str, AdverseEffect]]:
+        options = []
+        for drug, active in sorted(self.state.active.items()):
+            if active.step is None or active.ends is not None or active.suspected:
+                continue
+            for effect in self.kb.drugs[drug].adverse_effects:
+                low, high = effect.onset_days
+                if not low <= self.day - active.started <= high:
+                    continue
+                if effect.lab is not None and not self.labs.can_measure(effect.lab, self.day):
+                    continue
+                options.append((drug, effect))
+        return options
+
+    def _ready_adverse_onset(self, item: StoryItem) -> bool:
+        return bool(self._adverse_options())
+
+    def _adverse_onset(self, item: StoryItem) -> Event | None:
+        options = self._adverse_options()
+        if not options:
+            return None
+        drug, effect = self.rng.choice(options)
+        active = self.state.active[drug]
+        active.suspected = True
+        self.adverse = (drug, effect)
+        if effect.lab is not None and effect.lab_delta is not None:
+            onset = max(self.labs.unchanged_since(effect.lab), self.day - self.rng.randint(1, 5))
+            self.labs.add_offset("adverse", effect.lab, onset, effect.lab_delta)
+        facts: list[Fact] = [SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay),
+                             AdverseFact(drug=drug, effect=effect.key)]
+        return self.emit("adverse_event", facts, [self.handle(f"started:{drug}")], "adverse")
+
+    def _ready_adverse_confirm(self, item: StoryItem) -> bool:
+        _, effect = self.adverse
+        if effect.lab is None:
+            return True
+        offset = self.labs.offsets["adverse"]
+        return self.labs.can_measure(effect.lab, self.day) and \
+            self.day - offset.start >= self._response_days(effect.lab)
+
+    def _adverse_confirm(self, item: StoryItem) -> Event:
+        drug, effect = self.adverse
+        facts: list[Fact] = [AdverseFact(drug=drug, effect=effect.key)]
+        if effect.lab is not None:
+            facts += self.measure([effect.lab], force=True)
+        else:
+            facts.append(SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay))
+        step = self.state.active[drug].step
+        facts += self.stop(drug, f"adverse_effect:{effect.key}")
+        self.labs.resolve("adverse", self.day)
+        if effect.toxicity is not None:
+            self.patient.toxicities.add(effect.toxicity)
+            for other in [d for d in self.state.active if effect.toxicity in self.kb.drugs[d].toxicities]:
+                if other in self.state.active:
+                    facts += self.stop(other, f"toxicity:{effect.toxicity}")
+        event = self.emit("lab_check" if effect.lab else "follow_up", facts, [self.handle("adverse")],
+                          "adverse_confirm")
+        if step is not None:
+            self.add_task(Task("switch", self.day + 1, deadline=self.day + 28, step=step, drug=drug,
+                               trigger=event.event_id, reason=f"adverse_effect:{effect.key}"))
+        return event
+
+    # --- phase 4: strain and adherence ----------------------------------------------------------
+
+    def _stressor(self, item: StoryItem) -> Event:
+        stressor = self.rng.choice(self.condition.stressors)
+        facts: list[Fact] = [StressorFact(stressor=stressor.key), *self.measure(self.vitals())]
+        return self.emit("psychological", facts, [], "stressor")
+
+    def _lapse_options(self) -> list[tuple[str, str | None, int]]:
+        """(drug, lab that can show the lapse or None, fewest days missed for it to show).
+
+        A lab shows a lapse only if the drug's effect wanes and the lab responds within the days missed;
+        when no drug and lab allow that, the patient still admits a short lapse that moves nothing measured.
+        """
+        with_lab, without = [], []
+        for drug, active in sorted(self.state.active.items()):
+            spec = self.kb.drugs[drug]
+            if active.ends is not None or active.suspected or not is_daily(active.frequency) or spec.wanes_days is None:
+                continue
+            moves = list(active.effect.moves) if active.effect else []
+            since = max((self.labs.unchanged_since(lab) for lab in moves), default=-1)
+            without.append((drug, None, 3))
+            for lab in moves:
+                needed = spec.wanes_days + self._response_days(lab)
+                if needed <= MAX_MISSED_DAYS and self.day - since >= needed and self.labs.can_measure(lab, self.day) \
+                        and self.allowed_now(lab):
+                    with_lab.append((drug, lab, max(needed, 5)))
+        return with_lab or without
+
+    def _lapse(self, item: StoryItem) -> Event | None:
+        options = self._lapse_options()
+        if not options:
+            return None
+        drug, lab, needed = self.rng.choice(options)
+        effect = self.state.active[drug].effect
+        since = max((self.labs.unchanged_since(m) for m in effect.moves), default=-1) if effect else -1
+        missed = self.rng.randint(needed, max(needed, min(MAX_MISSED_DAYS if lab else 10, self.day - since)))
+        wanes = self.kb.drugs[drug].wanes_days or 0
+        if effect is not None and missed > wanes:
+            self.labs.lapse(effect, max(self.day - missed + wanes, since), self.day)
+        self.lapse_lab = lab
+        facts: list[Fact] = [AdherenceFact(drug=drug, missed_days=missed), *self.measure([lab] if lab else [])]
+        return self.emit("follow_up", facts, [self.handle("stressor")], "lapse")
+
+    def _counselling(self, item: StoryItem) -> Event:
+        event = self.events[[e.event_id for e in self.events].index(self.handle("lapse"))]
+        drug = next(f.drug for f in event.facts if isinstance(f, AdherenceFact))
+        advice = self.condition.counselling_advice or self.condition.lifestyle_advice[-1]
+        facts: list[Fact] = [AdviceFact(advice=advice)]
+        if drug in self.state.active:
+            facts.append(self.continue_fact(drug, "adherence"))
+        counselled = self.emit("psychological", facts, [self.handle("lapse")], "counselling")
+        if self.lapse_lab is not None:
+            self.add_task(Task("recovery_check", self.day + self._response_days(self.lapse_lab), lab=self.lapse_lab,
+                               trigger=counselled.event_id))
+        return counselled
+
+    def _ready_lapse(self, item: StoryItem) -> bool:
+        return bool(self._lapse_options())
+
+    # --- corrections and the year's review ------------------------------------------------------
+
+    def _correction(self, item: StoryItem) -> Event | None:
+        if item.arg == "medication":
+            drug = self._history_drug()
+            active = self.state.active.get(drug) if drug else None
+            if active is None:
+                return None
+            doses = [d for d in self.kb.drugs[drug].dose.doses() if d != active.dose]
+            if not doses:
+                return None
+            dose = min(doses, key=lambda d: abs(d - active.dose))
+            fact: Fact = MedicationFact(drug=drug, action="correct", dose=dose, unit=active.unit,
+                                        frequency=active.frequency, previous_dose=active.dose,
+                                        reason="patient_correction", indication=active.indication,
+                                        release=active.release)  # type: ignore[arg-type]
+            active.dose = dose
+        else:
+            trap = self.traps["allergy"]
+            told = trap.fact
+            assert isinstance(told, AllergyFact)
+            others = [r for r in self.kb.allergy_groups[told.group].reactions if r != told.reaction]
+            if not others:
+                return None
+            fact = AllergyFact(group=told.group, agent=told.agent, reaction=self.rng.choice(others),
+                               corrected_from=told.reaction)
+        return self.emit("correction", [fact], [], f"correction:{item.arg}")
+
+    def _ready_final_review(self, item: StoryItem) -> bool:
+        return self.left_in_year <= FINAL_REVIEW_WINDOW
+
+    def _final_review(self, item: StoryItem) -> Event:
+        facts: list[Fact] = [self.continue_fact(d, "stable") for d, a in sorted(self.state.active.items())
+                             if a.ends is None and not a.suspected]
+        facts += self.measure(self.monitored_now()[:3]) + self.measure(self.vitals())
+        return self.emit("follow_up", facts, [self.handle("last_lab")])
+
+    # --- routine visits -------------------------------------------------------------------------
+
+    def routine_visit(self) -> Event:
+        diagnosed = self.handle("diagnosis") is not None
+        weights = dict(ROUTINE_WEIGHTS_AFTER_DIAGNOSIS if diagnosed else ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS)
+        if not diagnosed and self.handle("symptoms") is None:
+            weights.pop("symptom_report")
+        if self.phase < 3:
+            weights.pop("psychological", None)
+        kinds = sorted(weights)
+        kind = self.rng.choices(kinds, [weights[k] for k in kinds])[0]
+        return ROUTINE_VISITS[kind](self)
+
+    def _routine_labs(self) -> Event:
+        labs = [lab for lab in self.monitored_now() if self.labs.can_measure(lab, self.day)]
+        labs = sorted(labs, key=lambda lab: self.labs.last_measured.get(lab, -1))[:3]
+        facts = self.measure(labs)
+        if not facts:
+            return self._routine_follow_up()
+        return self.emit("lab_check", facts, [], "last_lab")
+
+    def _routine_follow_up(self) -> Event:
+        chronic = [d for d, a in sorted(self.state.active.items()) if a.ends is None and not a.suspected]
+        facts: list[Fact] = [self.continue_fact(self.rng.choice(chronic), "stable")] if chronic else []
+        facts += self.measure(self.vitals())
+        return self.emit("follow_up", facts or self.symptoms(1), [])
+
+    def _routine_advice(self) -> Event:
+        if not self.advice_cycle:
+            self.advice_cycle = list(self.condition.lifestyle_advice)
+            self.rng.shuffle(self.advice_cycle)
+        facts: list[Fact] = [AdviceFact(advice=self.advice_cycle.pop()), *self.measure(self.vitals())]
+        return self.emit("lifestyle", facts, [])
+
+    def _routine_symptoms(self) -> Event:
+        specific = None if self.handle("turning") else False
+        return self.emit("symptom_report", [*self.symptoms(1, specific), *self.measure(self.vitals())], [])
+
+    def _routine_stressor(self) -> Event:
+        stressor = self.rng.choice(self.condition.stressors)
+        return self.emit("psychological", [StressorFact(stressor=stressor.key), *self.measure(self.vitals())], [])
+
+
+STORY_ACTIONS = {
+    "first_symptoms": StoryActions._first_symptoms,
+    "baseline_labs": StoryActions._baseline_labs,
+    "misdiagnosis": StoryActions._misdiagnosis,
+    "symptoms_persist": StoryActions._symptoms_persist,
+    "disclose": StoryActions._disclose,
+    "turning_point": StoryActions._turning_point,
+    "diagnostic_test": StoryActions._diagnostic_test,
+    "diagnosis": StoryActions._diagnosis,
+    "start_first_line": StoryActions._start_first_line,
+    "complication": StoryActions._complication,
+    "adverse_onset": StoryActions._adverse_onset,
+    "adverse_confirm": StoryActions._adverse_confirm,
+    "stressor": StoryActions._stressor,
+    "lapse": StoryActions._lapse,
+    "counselling": StoryActions._counselling,
+    "correction": StoryActions._correction,
+    "final_review": StoryActions._final_review,
+}
+"""Story action -> what the visit does (every action `story.plan_story` plans must be here)."""
+
+READINESS = {
+    "complication": StoryActions._ready_complication,
+    "adverse_onset": StoryActions._ready_adverse_onset,
+    "adverse_confirm": StoryActions._ready_adverse_confirm,
+    "lapse": StoryActions._ready_lapse,
+    "final_review": StoryActions._ready_final_review,
+}
+"""Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""
+
+ROUTINE_VISITS = {
+    "lab_check": StoryActions._routine_labs,
+    "follow_up": StoryActions._routine_follow_up,
+    "lifestyle": StoryActions._routine_advice,
+    "symptom_report": StoryActions._routine_symptoms,
+    "psychological": StoryActions._routine_stressor,
+}
