@@ -403,6 +403,80 @@ def report_cmd(
         console.print(f"saturation plot: {written}", highlight=False)
 
 
+def _print_scores(scores) -> None:  # noqa: ANN001
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:.1f}"
+
+    for sheet in scores.sheets:
+        table = Table("category", "items", "reviewed", "correct", "incorrect", "unsure", "error %",
+                      title=f"review: {sheet.path}")
+        table.columns[0].no_wrap = True
+        for r in sheet.error_rates:
+            table.add_row(r.category, str(r.n_items), str(r.n_reviewed), str(r.correct), str(r.incorrect),
+                          str(r.unsure), pct(r.error_rate))
+        console.print(table)
+    if scores.agreement is not None:
+        table = Table("category", "both reviewed", "agree", "agreement %", "Cohen's kappa",
+                      title=f"agreement: {scores.sheets[0].path} vs {scores.sheets[1].path}")
+        table.columns[0].no_wrap = True
+        for r in scores.agreement:
+            table.add_row(r.category, str(r.n_both), str(r.n_agree), pct(r.percent_agreement),
+                          "n/a" if r.kappa is None else f"{r.kappa:.3f}")
+        console.print(table)
+
+
+@app.command("review")
+def review_cmd(
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="A built dataset folder (OUT/medmemorybench); with --score, one or two filled sheets (CSV).",
+        metavar="DATASET | FILE [FILE2]", show_default=False)] = None,
+    sample: Annotated[int | None, typer.Option(help="Items to sample: events and questions, every kind "
+                                                    "and type covered when N allows.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed: the same dataset, N and seed give identical files.")] = 0,
+    out: Annotated[Path | None, typer.Option("--out", help="The sheet to write, FILE.csv (FILE.md beside it).")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing sheet.")] = False,
+    score: Annotated[bool, typer.Option("--score", help="Score filled sheets instead of writing one.")] = False,
+    json_out: Annotated[Path | None, typer.Option("--json", help="With --score: also write the scores as JSON.")] = (
+        None
+    ),
+) -> None:
+    """Physician review: write a seeded, stratified review sheet of a dataset, or score filled sheets
+    (error rate per category; with two reviewers' sheets, percent agreement and Cohen's kappa).
+
+    \b
+    Examples:
+      medmemorybench review out/medmemorybench --sample 60 --seed 0 --out review/review.csv
+      medmemorybench review --score review/reviewer_a.csv
+      medmemorybench review --score review/reviewer_a.csv review/reviewer_b.csv --json review/scores.json
+    """
+    from medmemorybench.errors import InputError
+    from medmemorybench.review import score_sheets, write_review_sheet, write_scores_json
+
+    with _user_errors():
+        paths = paths or []
+        if score:
+            for flag, value in (("--sample", sample), ("--out", out), ("--overwrite", overwrite or None)):
+                if value is not None:
+                    raise InputError(f"{flag}: applies only when writing a sheet, not with --score")
+            scores = score_sheets(paths)
+            _print_scores(scores)
+            if json_out is not None:
+                console.print(f"scores: {write_scores_json(scores, json_out)}", highlight=False)
+            return
+        if json_out is not None:
+            raise InputError("--json: applies only with --score")
+        if len(paths) != 1:
+            raise InputError(f"review: give one DATASET folder (got {len(paths)}); to score sheets add --score")
+        for flag, value in (("--sample", sample), ("--out", out)):
+            if value is None:
+                raise InputError(f"{flag}: required when writing a sheet, e.g. --sample 60 --out review.csv")
+        sheet = write_review_sheet(paths[0], out, sample=sample, seed=seed, overwrite=overwrite)
+        kinds = {t: len({i.category for i in sheet.items if i.item_type == t}) for t in ("event", "question")}
+        console.print(f"{len(sheet.items)} items ({kinds['event']} event kinds, {kinds['question']} question "
+                      f"types) from {sum(sheet.pool.values())}; sheet: {sheet.csv_path}; "
+                      f"reading copy: {sheet.markdown_path}", highlight=False)
+
+
 @app.command("ls")
 def ls_cmd(
     what: Annotated[str, typer.Argument(help="tasks, memories, models or scorers")],

@@ -79,6 +79,11 @@ class KnowledgeBase:
                     partners.setdefault(drug, []).extend((other, rule) for other in sorted(others) if other != drug)
         return partners
 
+    def therapy_group(self, drug_key: str) -> str:
+        """What a drug duplicates: its class's therapeutic group, or its class."""
+        cls = self.classes[self.drugs[drug_key].drug_class]
+        return cls.group or cls.key
+
     @cached_property
     def roster(self) -> list[Condition]:
         """Conditions in default-roster order."""

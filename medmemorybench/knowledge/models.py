@@ -183,6 +183,9 @@ class DrugClass(_Record):
     """Class name."""
     atc_prefix: str | None = None
     """ATC code prefix of the class, where one exists."""
+    group: str | None = None
+    """Therapeutic group: drugs of classes in one group are not taken together (a selective and a non-selective
+    beta-blocker; an ACE inhibitor and an ARB). None: the class is its own group."""
 
 
 class DoseSpec(_Record):
@@ -452,6 +455,11 @@ class MedicationPreference(_Record):
     """Tablet/capsule sizes the patient cannot swallow."""
     max_doses_per_day: float | None = None
     """Most administrations a day the patient can manage."""
+    excludes_drugs: list[str] = Field(default_factory=list)
+    """Drug or class keys whose way of being taken the patient cannot manage (an oral bisphosphonate's
+    half hour upright and fasting)."""
+    excludes_toxicities: list[Toxicity] = Field(default_factory=list)
+    """Kinds of effect the patient cannot have (a crane operator: nothing sedating)."""
 
 
 class EconomicProfile(_Record):
@@ -463,6 +471,11 @@ class EconomicProfile(_Record):
     """Description; `{budget}` is replaced by the monthly budget in USD."""
     monthly_budget_usd: tuple[int, int]
     """Range the patient's monthly drug budget is drawn from (USD)."""
+    min_blood_test_interval_days: int | None = None
+    """A time limit: blood can be taken no more often than this, so drugs whose monitoring needs a blood test
+    sooner are ruled out (the budget then need not bite on its own)."""
+    excludes_forms: list[FormKind] = Field(default_factory=list)
+    """A time limit: forms that need a clinic visit to be given (infusions) the patient cannot attend."""
     source: str
     """Where the figures come from."""
 

@@ -27,7 +27,7 @@ from medmemorybench.simulate.models import (
     TestFact,
     Trap,
 )
-from medmemorybench.simulate.safety import profile_for
+from medmemorybench.simulate.safety import patient_of, verdict
 from medmemorybench.simulate.summary import causal_chains
 from medmemorybench.simulate.timeline import state_on
 
@@ -70,7 +70,7 @@ class QuestionMaker:
         self.events = year.events
         self.condition = kb.conditions[year.persona.condition]
         self.traps: list[Trap] = year.persona.traps
-        self.safety = profile_for(kb, self.traps)
+        self.patient = patient_of(year.persona)
         self.patient_text = normalize_text(" ".join(session_text.values()))
 
     # --- small helpers --------------------------------------------------------------------------
@@ -250,7 +250,7 @@ class QuestionMaker:
         disclosed = self._disclosed(checkpoint)
         forbidden_all = {d for t in self.traps for d in t.forbidden_drugs}
         candidates = sorted({c for s in self.condition.care_path for c in s.drug_keys})
-        safe = [d for d in candidates if d not in forbidden_all and self.safety.is_allowed(d)]
+        safe = [d for d in candidates if d not in forbidden_all and verdict(self.kb, d, self.patient).is_allowed]
         for trap, event in disclosed:
             wrong = [d for d in trap.forbidden_drugs if d in candidates]
             if not wrong or not safe:

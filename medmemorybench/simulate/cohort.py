@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from medmemorybench.errors import InputError
+from medmemorybench.errors import InputError, SimulationError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.care_plan import plan_care
@@ -16,6 +16,8 @@ from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.safety import Patient
 from medmemorybench.simulate.traps import choose_traps
 
+PERSONA_ATTEMPTS = 10
+"""Draws of a persona before the data is blamed for having no trap combination that bites."""
 RNG_PURPOSES = ("demographics", "traps", "family", "dates", "labs", "events", "story")
 """Each purpose draws from its own generator, so changing one part of the year leaves the others' draws alone."""
 
@@ -41,10 +43,20 @@ def simulate_patient(
     """
     persona_id = persona_id_for(index)
     condition = condition or kb.roster[index % len(kb.roster)]
-    rngs = {purpose: rng_for(seed, persona_id, purpose) for purpose in RNG_PURPOSES}
-    who = make_demographics(kb, condition, rngs["demographics"])
-    patient = Patient(who.age, who.sex, condition.key, egfr=baseline_egfr(kb, condition, who.age, rngs["demographics"]))
-    traps, patient = choose_traps(kb, condition, patient, rngs["traps"])
+    for attempt in range(PERSONA_ATTEMPTS):
+        # A patient for whom no six trap facts can all bite (a young patient has few histories that
+        # contraindicate anything) is drawn again: the cohort holds only patients the benchmark can test.
+        rngs = {purpose: rng_for(seed, persona_id, purpose if attempt == 0 else f"{purpose}/{attempt}")
+                for purpose in RNG_PURPOSES}
+        who = make_demographics(kb, condition, rngs["demographics"])
+        patient = Patient(who.age, who.sex, condition.key,
+                          egfr=baseline_egfr(kb, condition, who.age, rngs["demographics"]))
+        try:
+            traps, patient = choose_traps(kb, condition, patient, rngs["traps"])
+            break
+        except SimulationError:
+            if attempt == PERSONA_ATTEMPTS - 1:
+                raise
     plan = plan_care(kb, condition, patient)
     family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"])
     events = YearBuilder(kb, condition, persona_id, traps, patient, rngs, n_encounters).build()

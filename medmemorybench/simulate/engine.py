@@ -17,11 +17,11 @@ from datetime import date, timedelta
 
 from medmemorybench.errors import InputError
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import Condition, Lab
+from medmemorybench.knowledge.models import AdverseEffect, Complication, Condition, Lab
 from medmemorybench.simulate.labs import LabModel, StepEffect
 from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact, Trap
 from medmemorybench.simulate.safety import Patient
-from medmemorybench.simulate.story import Story, StoryItem, plan_story
+from medmemorybench.simulate.story import Story, StoryItem, place_items, plan_story
 from medmemorybench.simulate.tasks import ClinicalTasks, Task
 from medmemorybench.simulate.visits import StoryActions
 
@@ -29,7 +29,7 @@ YEAR_START = date(2024, 1, 1)
 DAYS_IN_YEAR = 366  # 2024 is a leap year
 N_PHASES = 5
 MIN_ENCOUNTERS, MAX_ENCOUNTERS = 10, 365
-TASK_PROBABILITY = 0.7
+TASK_PROBABILITY = 0.4
 """Chance that a due clinical task, rather than a routine visit, fills an encounter with no story item due."""
 
 
@@ -99,10 +99,16 @@ class YearBuilder(StoryActions, ClinicalTasks):
         self.labs = LabModel(kb.labs, condition, rngs["labs"], drift_days=rngs["labs"].randint(*phase_bounds(2)),
                              baselines={"egfr": patient.egfr} if patient.egfr is not None else None)
         self.state = YearState()
+        self.placed: list[tuple[int, StoryItem]] = []
+        self.placed_phase = 0
         self.day, self.phase = 0, 1
         self.next_day: int | None = None
         self.misdiagnosis = self.rng.choice(condition.misdiagnoses)
+        self.complication: Complication | None = None
+        self.adverse: tuple[str, AdverseEffect] | None = None
+        self.lapse_lab: str | None = None
         self.advice_cycle: list[str] = []
+        self.stressor_cycle: list[str] = []
         history = self.traps.get("medication_history")
         if history is not None and isinstance(history.fact, MedicationFact):
             fact = history.fact
@@ -127,6 +133,7 @@ class YearBuilder(StoryActions, ClinicalTasks):
             self.next_day = self.encounters[index + 1][0] if index + 1 < len(self.encounters) else None
             self.left_in_year = len(self.encounters) - index
             self.left_in_phase = sum(1 for _, p in self.encounters[index:] if p == phase)
+            self.position_in_phase = sum(1 for _, p in self.encounters[:index] if p == phase)
             self._expire_courses()
             if not self._run_encounter():
                 self.routine_visit()
@@ -140,21 +147,30 @@ class YearBuilder(StoryActions, ClinicalTasks):
         for task in sorted(urgent, key=lambda t: (t.deadline, t.due)):
             if self.run_task(task):
                 return True
-        pending = [i for i in self.story.items if i.key not in self.state.done and i.phase <= self.phase]
-        ready = [i for i in pending if self._is_ready(i)]
-        required_here = [i for i in pending if i.required]
-        must = ready and len(required_here) >= self.left_in_phase
-        if ready and (must or self.rng.random() < len(pending) / self.left_in_phase):
-            choice = [i for i in ready if i.required] if must else ready
-            for item in self.rng.sample(choice, len(choice)):
-                if self._run_story(item):
-                    return True
+        # The phase's story items each own an encounter drawn at random (`story.place_items`); an item whose
+        # encounter has come runs as soon as it can (its precedents done, the year ready for it). A required
+        # item that could not happen in its phase spills into the next; an optional one lapses.
+        if self.phase != self.placed_phase:
+            self._place_phase_items()
+        position = self.position_in_phase
+        for slot, item in self.placed:
+            if slot > position:
+                break
+            if item.key not in self.state.done and self._is_ready(item) and self._run_story(item):
+                return True
         due = self.due_tasks()
         if due and self.rng.random() < TASK_PROBABILITY:
             for task in sorted(due, key=lambda t: t.due):
                 if self.run_task(task):
                     return True
         return False
+
+    def _place_phase_items(self) -> None:
+        carried = [i for i in self.story.items if i.key not in self.state.done and i.required and i.phase < self.phase]
+        current = [i for i in self.story.items if i.phase == self.phase]
+        size = sum(1 for _, p in self.encounters if p == self.phase)
+        self.placed = [(0, i) for i in carried] + place_items(current, size, self.rng)
+        self.placed_phase = self.phase
 
     def _is_ready(self, item: StoryItem) -> bool:
         return all(a in self.state.done for a in item.after) and self.story_ready(item)
@@ -184,7 +200,7 @@ class YearBuilder(StoryActions, ClinicalTasks):
             date=(YEAR_START + timedelta(days=self.day)).isoformat(),
             phase=self.phase,
             kind=kind,  # type: ignore[arg-type]
-            facts=list(dict.fromkeys(facts)),
+            facts=[fact for i, fact in enumerate(facts) if fact not in facts[:i]],
             triggered_by=sorted({t for t in triggered_by if t}),
         )
         self.events.append(event)
@@ -195,11 +211,11 @@ class YearBuilder(StoryActions, ClinicalTasks):
     def lab_spec(self, key: str) -> Lab:
         return self.kb.labs[key]
 
-    def measure(self, labs: list[str], force: bool = False) -> list[Fact]:
-        """Measure the labs whose measuring interval has passed (all of them when `force`)."""
+    def measure(self, labs: list[str]) -> list[Fact]:
+        """Measure the labs whose measuring interval has passed (a result still fresh stands for itself)."""
         facts: list[Fact] = []
         for lab in dict.fromkeys(labs):
-            if force or self.labs.can_measure(lab, self.day):
+            if self.labs.can_measure(lab, self.day):
                 value = self.labs.measure(lab, self.day)
                 facts.append(LabFact(lab=lab, value=value, unit=self.kb.labs[lab].unit))
                 if lab == "egfr":
@@ -210,7 +226,7 @@ class YearBuilder(StoryActions, ClinicalTasks):
         """Vitals to take at a visit: the condition's own first, then the routine ones."""
         monitored = [m.lab for m in self.condition.monitored if self.kb.labs[m.lab].kind == "vital"]
         routine = [key for key, lab in self.kb.labs.items() if lab.routine]
-        pool = list(dict.fromkeys(monitored + routine)) or [self.condition.monitored[0].lab]
+        pool = [lab for lab in dict.fromkeys(monitored + routine) if self.allowed_now(lab)]
         return self.rng.sample(pool, min(count, len(pool)))
 
     def allowed_now(self, lab: str) -> bool:

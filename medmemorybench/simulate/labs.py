@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from medmemorybench.knowledge.models import Condition, Lab
 
 ROLE_SHARE = {"first_line": 0.6, "step_up": 0.3, "add_on": 0.2, "symptomatic": 0.5}
-"""Share of the untreated-to-treated gap a care step closes when started."""
+"""Share of the untreated-to-treated gap a care step closes when started on top of another step moving the lab."""
+FIRST_MOVER_SHARE = 0.6
+"""Share a step closes for a lab no other active step moves (a statin is what lowers LDL, whatever its role)."""
 INCREASE_SHARE = 0.1
 """Further share each dose increase closes."""
 DRIFT_STEP_DAYS = 7
@@ -43,8 +45,8 @@ class StepEffect:
 
     step: str
     start: int
-    share: float
-    moves: tuple[str, ...]
+    shares: dict[str, float]
+    """Per lab it moves: the share of the gap it closes."""
     targets: dict[str, float]
     end: int | None = None
     increases: list[int] = field(default_factory=list)
@@ -55,10 +57,14 @@ class StepEffect:
     def is_active(self, day: float) -> bool:
         return self.start <= day and (self.end is None or day < self.end)
 
-    def share_on(self, day: float) -> float:
+    @property
+    def moves(self) -> tuple[str, ...]:
+        return tuple(self.shares)
+
+    def share_on(self, lab: str, day: float) -> float:
         if any(first <= day <= last for first, last in self.lapses):
             return 0.0
-        return self.share + INCREASE_SHARE * sum(1 for d in self.increases if d <= day)
+        return self.shares[lab] + INCREASE_SHARE * sum(1 for d in self.increases if d <= day)
 
 
 @dataclass
@@ -113,7 +119,9 @@ class LabModel:
         """A care step's drug is started on `day`."""
         self._check_not_past([*moves, *targets], day)
         drawn = {lab: self.rng.uniform(*bounds) for lab, bounds in targets.items()}
-        effect = StepEffect(step, day, ROLE_SHARE[role], tuple(moves), drawn)
+        moved = {lab for e in self.effects if e.is_active(day) for lab in e.moves}
+        shares = {lab: ROLE_SHARE[role] if lab in moved else max(ROLE_SHARE[role], FIRST_MOVER_SHARE) for lab in moves}
+        effect = StepEffect(step, day, shares, drawn)
         self.effects.append(effect)
         return effect
 
@@ -165,7 +173,7 @@ class LabModel:
             if driven:
                 base = max(driven, key=lambda e: e.start).targets[lab]
             else:
-                share = min(1.0, sum(e.share_on(day) for e in active if lab in e.moves))
+                share = min(1.0, sum(e.share_on(lab, day) for e in active if lab in e.moves))
                 base += (course.treated - base) * share
         return base + sum(o.delta for o in self.offsets.values() if o.lab == lab and o.is_active(day))
 

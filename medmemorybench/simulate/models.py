@@ -37,6 +37,7 @@ EventKind = Literal[
     "lifestyle",
     "psychological",
     "follow_up",
+    "medication_review",
     "correction",
 ]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)

@@ -3,8 +3,9 @@
 The step's candidates are tried in order of preference; each is checked against every rule that binds
 the patient that day (`safety.verdict`). The first allowed one is given; each preferred candidate that
 a rule barred becomes an `AvoidedFact` naming every rule (and trap) that barred it, and each caution on
-the chosen drug becomes a `CautionFact`. Candidates the patient already takes, or whose class they
-already take, are skipped: that is duplication, not safety.
+the chosen drug becomes a `CautionFact`. Candidates the patient already takes, whose therapy group
+(`KnowledgeBase.therapy_group`) they already take, or a one-off already given this year are skipped:
+that is duplication, not safety.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, Regimen
+from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, DoseSpec, Regimen
 from medmemorybench.simulate.models import AvoidedFact, CautionFact, Fact, MedicationFact
 from medmemorybench.simulate.safety import Patient, Verdict, verdict
 
@@ -66,12 +67,13 @@ def prescribe(kb: KnowledgeBase, drug_key: str, patient: Patient, step: CareStep
 def choose_for_step(kb: KnowledgeBase, step: CareStep, patient: Patient, exclude: set[str] = frozenset()  # type: ignore[assignment]
                     ) -> Prescription | None:
     """The first candidate of `step` every rule allows, with the barred preferred ones as avoided facts."""
-    taken_classes = {kb.drugs[d].drug_class for d in patient.taking}
+    taken_groups = {kb.therapy_group(d) for d in patient.taking}
     barred: list[tuple[str, Verdict]] = []
     for drug_key in step.drug_keys:
-        if drug_key in exclude or drug_key in patient.taking or kb.drugs[drug_key].drug_class in taken_classes:
+        if drug_key in exclude or drug_key in patient.taking or drug_key in patient.given_once \
+                or kb.therapy_group(drug_key) in taken_groups:
             continue
-        result = verdict(kb, drug_key, patient)
+        result = verdict(kb, drug_key, patient, step.candidate(drug_key).regimen)
         if not result.is_allowed:
             barred.append((drug_key, result))
             continue
@@ -81,8 +83,21 @@ def choose_for_step(kb: KnowledgeBase, step: CareStep, patient: Patient, exclude
     return None
 
 
-def next_dose(kb: KnowledgeBase, drug_key: str, dose: float, patient: Patient) -> float | None:
-    """The next dose up the drug's ladder the rules allow (None: at the top, or capped)."""
+def ladder_of(kb: KnowledgeBase, drug_key: str, release: str, frequency: str) -> DoseSpec:
+    """The dosing of the formulation a patient is on (matched by release and frequency)."""
+    drug = kb.drugs[drug_key]
+    return next((spec for form, spec in drug.formulations() if form.release == release and spec.frequency == frequency),
+                drug.dose)
+
+
+def next_dose(kb: KnowledgeBase, drug_key: str, dose: float, patient: Patient, release: str, frequency: str
+              ) -> float | None:
+    """The next dose up the ladder of the formulation being taken that the rules allow (None: top, or capped)."""
     result = verdict(kb, drug_key, patient)
-    higher = [d for d in result.doses() if d > dose + 1e-9]
-    return higher[0] if result.is_allowed and higher else None
+    if not result.is_allowed:
+        return None
+    spec = ladder_of(kb, drug_key, release, frequency)
+    per_day = DOSES_PER_DAY[spec.frequency]
+    higher = [d for d in spec.doses() if d > dose + 1e-9
+              and (result.max_daily_dose is None or d * per_day <= result.max_daily_dose + 1e-9)]
+    return higher[0] if higher else None

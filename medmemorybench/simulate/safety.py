@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY, DoseForm, DoseSpec, Drug, Text
-from medmemorybench.simulate.models import EconomicFact, Trap, TrapCategory
+from medmemorybench.simulate.models import EconomicFact, Persona, Trap, TrapCategory
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,12 @@ class Patient:
     """Complication keys on record."""
     toxicities: set[str] = field(default_factory=set)
     """Kinds of harm the patient has had from a drug."""
+    intolerant: set[str] = field(default_factory=set)
+    """Drugs stopped for an adverse effect in this patient (never restarted)."""
+    spending_usd: float = 0.0
+    """What the long-term drugs being taken cost a month (a budget caps it; courses and one-offs are paid once)."""
+    given_once: set[str] = field(default_factory=set)
+    """One-off treatments already administered this year (not repeated)."""
 
     @property
     def conditions(self) -> list[str]:
@@ -69,7 +75,8 @@ class Patient:
     def with_constraint(self, constraint: Constraint) -> Patient:
         """A copy with one more trap constraint."""
         return Patient(self.age, self.sex, self.condition, [*self.constraints, constraint], self.egfr,
-                       set(self.taking), set(self.complications), set(self.toxicities))
+                       set(self.taking), set(self.complications), set(self.toxicities), set(self.intolerant),
+                       self.spending_usd, set(self.given_once))
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,17 @@ def _usable(form: DoseForm, spec: DoseSpec, kb: KnowledgeBase, preference: str) 
     return pref.max_doses_per_day is None or DOSES_PER_DAY[spec.frequency] <= pref.max_doses_per_day
 
 
+def _needs_blood_tests_sooner(kb: KnowledgeBase, drug: Drug, interval_days: int | None) -> bool:
+    return interval_days is not None and any(
+        m.every_days < interval_days and kb.labs[m.lab].kind == "lab" for m in drug.monitoring)
+
+
+def is_long_term(kb: KnowledgeBase, drug_key: str, regimen: str | None = None) -> bool:
+    """Paid month after month (not a course or a one-off, which are paid once); `regimen` overrides the
+    drug's own for a use-specific regimen (a prednisolone burst)."""
+    return (regimen or kb.drugs[drug_key].regimen) == "chronic"
+
+
 def forbidden_by(kb: KnowledgeBase, constraint: Constraint) -> dict[str, str]:
     """Every drug one trap option bars on its own, with the rule id (cached per knowledge base)."""
     cache = kb.memo.setdefault("forbidden_by", {})
@@ -117,11 +135,14 @@ def forbidden_by(kb: KnowledgeBase, constraint: Constraint) -> dict[str, str]:
 
 
 def _contraindicated(kb: KnowledgeBase, key: str, level: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for rule in kb.contraindications:
-        if rule.history == key and rule.level == level:
-            out.update(dict.fromkeys(sorted(kb.expand([*rule.classes, *rule.drugs])), f"contraindication:{key}"))
-    return out
+    """Drugs a condition or history bars (or cautions against) at `level`, indexed once per knowledge base."""
+    index = kb.memo.get("contraindicated")
+    if index is None:
+        index = kb.memo["contraindicated"] = {}
+        for rule in kb.contraindications:
+            into = index.setdefault((rule.history, rule.level), {})
+            into.update(dict.fromkeys(sorted(kb.expand([*rule.classes, *rule.drugs])), f"contraindication:{rule.history}"))
+    return index.get((key, level), {})
 
 
 def _compute_forbidden(kb: KnowledgeBase, constraint: Constraint) -> dict[str, str]:
@@ -140,14 +161,29 @@ def _compute_forbidden(kb: KnowledgeBase, constraint: Constraint) -> dict[str, s
     if constraint.category == "disease_history":
         return _contraindicated(kb, option, "contraindicated")
     if constraint.category == "medication_preference":
+        pref = kb.preferences[option]
+        named = kb.expand(pref.excludes_drugs)
         return {drug.key: f"preference:{option}" for drug in kb.drugs.values()
-                if not any(_usable(form, spec, kb, option) for form, spec in drug.formulations())}
+                if drug.key in named or set(drug.toxicities) & set(pref.excludes_toxicities)
+                or not any(_usable(form, spec, kb, option) for form, spec in drug.formulations())}
     if constraint.category == "diet_preference":
         return dict.fromkeys(sorted(kb.expand(kb.habits[option].conflicts_with)), f"diet:{option}")
     if constraint.category == "lifestyle_economic":
+        profile = kb.economic_profiles[option]
         budget = constraint.budget_usd if constraint.budget_usd is not None else 0
-        return {drug.key: f"budget:{budget}" for drug in kb.drugs.values() if drug.monthly_cost_usd > budget}
+        out = {drug.key: f"budget:{budget}" for drug in kb.drugs.values()
+               if drug.monthly_cost_usd > budget and is_long_term(kb, drug.key)}
+        for drug in kb.drugs.values():
+            no_visit = all(f.form in profile.excludes_forms for f in drug.forms)
+            if drug.key not in out and (no_visit or _needs_blood_tests_sooner(kb, drug, profile.min_blood_test_interval_days)):
+                out[drug.key] = f"time:{option}"
+        return out
     raise ValueError(f"unknown trap category {constraint.category!r}")
+
+
+def patient_of(persona: Persona, egfr: float | None = None) -> Patient:
+    """The prescriber's view of a persona with every trap fact known (for safety answers about them)."""
+    return Patient(persona.age, persona.sex, persona.condition, constraints_of(persona.traps), egfr)
 
 
 def constraints_of(traps: list[Trap]) -> list[Constraint]:
@@ -171,7 +207,13 @@ def _rule_applies(kb: KnowledgeBase, rule, patient: Patient) -> bool:  # noqa: A
 
 def applicable_rules(kb: KnowledgeBase, patient: Patient, drug: str) -> list:
     """The patient rules that bind this patient and name this drug."""
-    return [rule for rule in kb.patient_rules if drug in kb.expand(rule.drugs) and _rule_applies(kb, rule, patient)]
+    index = kb.memo.get("rules_by_drug")
+    if index is None:
+        index = kb.memo["rules_by_drug"] = {}
+        for rule in kb.patient_rules:
+            for key in sorted(kb.expand(rule.drugs)):
+                index.setdefault(key, []).append(rule)
+    return [rule for rule in index.get(drug, ()) if _rule_applies(kb, rule, patient)]
 
 
 def _trap_of_history(patient: Patient, key: str) -> TrapCategory | None:
@@ -183,8 +225,8 @@ def _trap_of_history(patient: Patient, key: str) -> TrapCategory | None:
     return None
 
 
-def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient) -> Verdict:
-    """Every rule that bars or qualifies `drug_key` for `patient` today."""
+def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | None = None) -> Verdict:
+    """Every rule that bars or qualifies `drug_key` for `patient` today (given on `regimen`, default its own)."""
     drug: Drug = kb.drugs[drug_key]
     blocks: list[Block] = []
     cautions: list[Block] = []
@@ -194,10 +236,13 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient) -> Verdict:
             preference = c.option
         if c.category in ("allergy", "disease_history", "diet_preference", "lifestyle_economic", "medication_preference"):
             rule = forbidden_by(kb, c).get(drug_key)
-            if rule:
+            if rule and not (rule.startswith("budget:") and not is_long_term(kb, drug_key, regimen)):
                 blocks.append(Block(rule, c.category))
         if c.category == "diet_preference" and drug_key in kb.expand(kb.habits[c.option].cautions):
             cautions.append(Block(f"diet:{c.option}", c.category))
+        if (c.category == "lifestyle_economic" and c.budget_usd is not None and drug_key not in patient.taking
+                and is_long_term(kb, drug_key, regimen) and patient.spending_usd + drug.monthly_cost_usd > c.budget_usd):
+            blocks.append(Block(f"budget:{c.budget_usd}", c.category))
     history_drug = next((c.option for c in patient.constraints if c.category == "medication_history"), None)
     for taken in sorted(patient.taking | ({history_drug} if history_drug else set())):
         if taken == drug_key:
@@ -224,6 +269,8 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient) -> Verdict:
         if comp and drug_key in kb.expand(comp.forbids):
             blocks.append(Block(f"complication:{comp_key}"))
     blocks.extend(Block(f"toxicity:{kind}") for kind in drug.toxicities if kind in patient.toxicities)
+    if drug_key in patient.intolerant:
+        blocks.append(Block(f"adverse:{drug_key}"))
     formulation = next((f for f in drug.formulations() if preference is None or _usable(*f, kb, preference)), None)
     result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap)
     if result.is_allowed and not result.doses():

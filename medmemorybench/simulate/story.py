@@ -1,10 +1,10 @@
 """The story a care year must tell, phase by phase, and where its parts fall.
 
 Each phase has story items (the misdiagnosis, the diagnosis, the complication, the lapse...) with
-precedence constraints. Their order and positions are seeded: at each encounter a pending item of the
-phase is due with probability (items left / encounters left), so items spread uniformly over the phase
-instead of sitting at fixed session numbers, and trap disclosures come in a seeded order, some of them
-told in passing at another phase-1 visit. Clinical follow-through (response checks, titrations,
+precedence constraints. Their order and positions are seeded (`place_items`): a random order that keeps
+every precedence, laid on a random sample of the phase's encounters, so items spread over the phase
+instead of sitting at fixed session numbers; trap disclosures come in a seeded order, some of them told
+in passing at another phase-1 visit. Clinical follow-through (response checks, titrations,
 step-ups, monitoring, rescue therapy) is not planned here: the engine schedules it from what happens.
 """
 
@@ -24,7 +24,7 @@ MERGE_FIRST_LINE_PROBABILITY = 0.35
 """Chance that the first prescription is written at the diagnosis visit itself."""
 CORRECTION_PROBABILITY = 0.6
 """Chance of each kind of later correction (a misremembered dose, a clarified allergy)."""
-FINAL_REVIEW_WINDOW = 4
+FINAL_REVIEW_WINDOW = 10
 """The year's review falls among its last this many encounters."""
 
 
@@ -42,6 +42,8 @@ class StoryItem:
     """Keys of items that must come first."""
     arg: str = ""
     """Action argument (a trap category, a correction kind)."""
+    last_encounters: int | None = None
+    """It falls among the phase's last this many encounters (the year's review)."""
 
     @property
     def key(self) -> str:
@@ -89,7 +91,7 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random) -> S
               StoryItem("stressor", 4, True, (first_line,)),
               StoryItem("lapse", 4, True, ("stressor",)),
               StoryItem("counselling", 4, True, ("lapse",)),
-              StoryItem("final_review", 5, True, (first_line,))]
+              StoryItem("final_review", 5, True, (first_line,), last_encounters=FINAL_REVIEW_WINDOW)]
     has_history_drug = any(t.category == "medication_history" for t in traps)
     allergy = next((t for t in traps if t.category == "allergy"), None)
     corrections = []
@@ -105,6 +107,33 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random) -> S
     # a trap told in passing has no item of its own: its host stands in for it
     hosts = {f"disclose:{c}": host for host, cats in told_at.items() for c in cats}
     items = [StoryItem(i.action, i.phase, i.required, tuple(hosts.get(a, a) for a in i.after if hosts.get(a, a) in known),
-                       i.arg) for i in items]
+                       i.arg, i.last_encounters) for i in items]
     assert set(TRAP_CATEGORIES) >= set(categories)
     return Story(tuple(items), {host: tuple(cats) for host, cats in told_at.items()}, merged)
+
+
+def place_items(items: list[StoryItem], encounters: int, rng: random.Random) -> list[tuple[int, StoryItem]]:
+    """(encounter position in the phase, item) for each item, in a random order that keeps precedence.
+
+    The order is a random permutation repaired for precedence (an item moves only as far as it must, after
+    what it waits for), so an item with no precedents is as likely to come late as early; the positions
+    are a random sorted sample of the phase's encounters (the last one repeats when items outnumber them).
+    """
+    pending = list(items)
+    rng.shuffle(pending)
+    keys = {i.key for i in items}
+    ordered: list[StoryItem] = []
+    while pending:
+        placed = {i.key for i in ordered}
+        item = next((i for i in pending if all(a in placed or a not in keys for a in i.after)), pending[0])
+        ordered.append(item)
+        pending.remove(item)
+    late = [i for i in ordered if i.last_encounters]
+    ordered = [i for i in ordered if not i.last_encounters]
+    slots = sorted(rng.sample(range(encounters), min(len(ordered), encounters))) if encounters else []
+    slots += [max(encounters - 1, 0)] * (len(ordered) - len(slots))
+    placed = list(zip(slots, ordered, strict=True))
+    for item in late:
+        window = min(item.last_encounters or 1, max(encounters, 1))
+        placed.append((rng.randint(max(encounters - window, 0), max(encounters - 1, 0)), item))
+    return sorted(placed, key=lambda pair: pair[0])

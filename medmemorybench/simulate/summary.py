@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from datetime import date
 from typing import NamedTuple
 
@@ -70,3 +71,24 @@ def summarize_year(year: CareYear) -> YearSummary:
         longest_chain_days=chains[0].span_days if chains else 0,
         traps=", ".join(f"{t.category}={t.option}" for t in year.persona.traps),
     )
+
+
+class SkeletonShare(NamedTuple):
+    """The most common event kind at any one session index, across a cohort."""
+
+    share: float
+    """Fraction of the patients whose session `index` is of kind `kind`."""
+    index: int
+    kind: str
+
+
+def skeleton_share(years: list[CareYear]) -> SkeletonShare:
+    """How much the years share one skeleton: the largest fraction of patients holding the same event kind
+    at the same session index (1.0: every year the same; the benchmark keeps it at or under 0.30)."""
+    by_index: dict[int, Counter] = defaultdict(Counter)
+    for year in years:
+        for event in year.events:
+            by_index[event.index][event.kind] += 1
+    share, index, kind = max((count / len(years), index, kind) for index, counter in by_index.items()
+                             for kind, count in counter.items())
+    return SkeletonShare(share, index, kind)

@@ -11,12 +11,17 @@ its top dose and still short of target. A mixin of `YearBuilder`: it uses the bu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep
 from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact
 from medmemorybench.simulate.prescribing import Prescription, choose_for_step, next_dose, prescribe
 from medmemorybench.simulate.safety import verdict
 
+YEAR_START_DATE = date(2024, 1, 1)
+"""Day 0 of the year (the engine's `YEAR_START`; repeated here to keep this module free of an import cycle)."""
+MONITORING_CEILING_DAYS = 90
+"""Safety monitoring that starts every few weeks settles at about every three months."""
 STEP_SPREAD_DAYS = 21
 """A step indicated by the diagnosis alone starts within this many days of its phase opening."""
 
@@ -89,7 +94,9 @@ class ClinicalTasks:
         if step is not None:
             self.state.started_steps.setdefault(step.key, rx.drug)
         self.state.handles[f"started:{rx.drug}"] = event_id
-        if rx.regimen != "one_off":
+        if rx.regimen == "one_off":
+            self.patient.given_once.add(rx.drug)
+        else:
             ends = self.day + rx.course_days if rx.regimen == "course" and rx.course_days else None
             self.state.active[rx.drug] = self._active(rx, indication, ends, effect)
             for monitored in self.kb.drugs[rx.drug].monitoring:
@@ -126,7 +133,7 @@ class ClinicalTasks:
         interval = spec.titration_days or 0
         if not acute and self.day - active.last_change < interval:
             return None
-        dose = next_dose(self.kb, drug, active.dose, self.refresh_patient())
+        dose = next_dose(self.kb, drug, active.dose, self.refresh_patient(), active.release, active.frequency)
         if dose is None:
             return None
         previous, active.dose, active.last_change = active.dose, dose, self.day
@@ -151,7 +158,7 @@ class ClinicalTasks:
                                             step=active.step, release=active.release)]  # type: ignore[arg-type]
         for partner, other in list(self.state.active.items()):
             if other.partner_of == drug:
-                facts += self.stop(partner, reason)
+                facts += self.stop(partner, f"with:{drug}")
         return facts
 
     def continue_fact(self, drug: str, reason: str) -> MedicationFact:
@@ -159,6 +166,17 @@ class ClinicalTasks:
         return MedicationFact(drug=drug, action="continue", dose=active.dose, unit=active.unit,
                               frequency=active.frequency, reason=reason, indication=active.indication,
                               step=active.step, release=active.release)  # type: ignore[arg-type]
+
+    def too_early_dropped(self, labs: list[str], cause_id: str | None) -> list[str]:
+        """The labs a check linked to `cause_id` may show: not those the cause moves whose response time has
+        not passed (a result that could not yet reflect the change must not be read as its effect)."""
+        cause = next((e for e in self.events if e.event_id == cause_id), None)
+        if cause is None:
+            return labs
+        moved = {lab for f in cause.facts if isinstance(f, MedicationFact) and f.step
+                 for lab in (*self.step(f.step).moves, *self.step(f.step).targets)}
+        elapsed = self.day - (date.fromisoformat(cause.date) - YEAR_START_DATE).days
+        return [lab for lab in labs if lab not in moved or elapsed >= self._response_days(lab)]
 
     def next_event_id(self) -> str:
         return f"{self.persona_id}-E{len(self.events) + 1:03d}"
@@ -198,14 +216,18 @@ class ClinicalTasks:
         if not self.labs.can_measure(task.lab, self.day):
             return None
         step = self.step(task.step)
-        facts = self.measure([task.lab]) + self.measure(self.vitals(), force=False)
-        facts = [f for f in facts if not (isinstance(f, LabFact) and f.lab != task.lab and f.lab in step.moves)]
-        event = self.emit("lab_check", facts, [task.trigger], "last_lab")
+        facts = self.measure([task.lab]) + self.measure(self.too_early_dropped(self.vitals(), task.trigger))
+        # the result is reviewed at a visit about the results, or at a follow-up of the drug itself
+        active = self.state.active.get(task.drug)
+        if active is not None and not active.suspected and self.rng.random() < 0.5:
+            event = self.emit("follow_up", [self.continue_fact(task.drug, "stable"), *facts], [task.trigger], "last_lab")
+        else:
+            event = self.emit("lab_check", facts, [task.trigger], "last_lab")
         value = next(f.value for f in facts if isinstance(f, LabFact) and f.lab == task.lab)
         if self.is_short_of_goal(step, task.lab, value):
             active = self.state.active.get(task.drug)
-            titratable = active is not None and active.ends is None and not active.suspected and \
-                next_dose(self.kb, task.drug, active.dose, self.refresh_patient()) is not None
+            titratable = active is not None and active.ends is None and not active.suspected and next_dose(
+                self.kb, task.drug, active.dose, self.refresh_patient(), active.release, active.frequency) is not None
             if titratable:
                 interval = self.kb.drugs[task.drug].dose.titration_days or 0
                 self.add_task(Task("titrate", max(self.day + 1, active.last_change + interval),
@@ -239,28 +261,35 @@ class ClinicalTasks:
         return True
 
     def _task_monitor(self, task: Task) -> bool | None:
+        """Safety labs a drug needs: every due one measurable today, in one visit."""
         assert task.lab and task.drug
         if task.drug not in self.state.active:
             return False
         if not self.labs.can_measure(task.lab, self.day):
             return None
-        due = [t for t in self.due_tasks() if t.kind == "monitor" and t.drug in self.state.active]
-        labs = [t.lab for t in due if t.lab and self.labs.can_measure(t.lab, self.day)]
-        self.emit("lab_check", self.measure(labs), [], "last_lab")
-        for other in due:
-            if other is not task and other.lab in labs:
-                self.state.tasks.remove(other)
-            interval = next(m.every_days for m in self.kb.drugs[other.drug].monitoring if m.lab == other.lab)
-            self.add_task(Task("monitor", self.day + interval, lab=other.lab, drug=other.drug))
+        due = [t for t in self.due_tasks() if t.kind == "monitor" and t.drug in self.state.active and t.lab
+               and self.labs.can_measure(t.lab, self.day)]
+        self.emit("lab_check", self.measure(list(dict.fromkeys(t.lab for t in due))), [], "last_lab")
+        for done in due:
+            if done is not task:
+                self.state.tasks.remove(done)
+            self.add_task(Task("monitor", self.day + self.next_monitoring_interval(done), lab=done.lab, drug=done.drug))
         return True
 
-    def _task_treat(self, task: Task) -> bool | None:
-        """Treat a complication (or escalate) with its steps: intensify what is running, start what is not."""
+    def next_monitoring_interval(self, task: Task) -> int:
+        """Checks are close together at first and spread out later: the label's interval, doubling up to
+        `MONITORING_CEILING_DAYS` (never shorter than the label's)."""
+        every = next(m.every_days for m in self.kb.drugs[task.drug].monitoring if m.lab == task.lab)
+        started = self.state.active[task.drug].started
+        done_so_far = max(1, (self.day - started) // every)
+        return max(every, min(MONITORING_CEILING_DAYS, every * 2 ** min(done_so_far, 4)))
+
+    def _task_escalate(self, task: Task) -> bool | None:
+        """Rescue therapy for a complication that has not settled: its escalation steps."""
         assert task.reason
         comp_key = task.reason.partition(":")[2]
         comp = next(c for c in self.condition.complications if c.key == comp_key)
-        steps = [self.step(k) for k in (comp.escalation if task.kind == "escalate" else comp.treatment)]
-        facts = self.treat(steps, task.reason, comp.acute)
+        facts = self.treat([self.step(k) for k in comp.escalation], task.reason, comp.acute)
         if not facts:
             return False
         self.labs.resolve("complication", self.day)
@@ -285,8 +314,12 @@ class ClinicalTasks:
         return facts
 
     def _task_switch(self, task: Task) -> bool | None:
-        assert task.step and task.reason
-        rx = choose_for_step(self.kb, self.step(task.step), self.refresh_patient(), exclude={task.drug or ""})
+        """After an adverse effect: the step's next drug, of another class (not a look-alike of the culprit)."""
+        assert task.step and task.reason and task.drug
+        culprit = self.kb.drugs[task.drug]
+        is_device = all(f.form == "device" for f in culprit.forms)  # another mask or machine is not a look-alike
+        same_class = {task.drug} if is_device else set(self.kb.drugs_by_class[culprit.drug_class])
+        rx = choose_for_step(self.kb, self.step(task.step), self.refresh_patient(), exclude=same_class)
         if rx is None:
             return False
         event_id = self.next_event_id()
@@ -352,8 +385,7 @@ TASK_HANDLERS = {
     "titrate": ClinicalTasks._task_titrate,
     "start_step": ClinicalTasks._task_start_step,
     "monitor": ClinicalTasks._task_monitor,
-    "treat": ClinicalTasks._task_treat,
-    "escalate": ClinicalTasks._task_treat,
+    "escalate": ClinicalTasks._task_escalate,
     "switch": ClinicalTasks._task_switch,
     "recovery_check": ClinicalTasks._task_recovery_check,
 }

@@ -27,7 +27,14 @@ from medmemorybench.simulate.models import (
     Trap,
     TrapCategory,
 )
-from medmemorybench.simulate.safety import Constraint, Patient, constraints_of, forbidden_by, verdict
+from medmemorybench.simulate.safety import (
+    Constraint,
+    Patient,
+    constraints_of,
+    forbidden_by,
+    is_long_term,
+    verdict,
+)
 
 
 def _care_classes(kb: KnowledgeBase, condition: Condition) -> set[str]:
@@ -60,8 +67,11 @@ def _options(
 ) -> Iterator[Constraint]:
     if category == "medication_history":
         # A long-term drug always comes with what it is taken for: a history condition the patient can have.
+        # (The history may be the one the patient already disclosed: "I have asthma" and "I take salbutamol for
+        # it" are two facts; the drug then bites only through its own interactions, see `_bites`.)
         care_classes = _care_classes(kb, condition)
-        pairs = sorted({(drug, hist.key) for hist in kb.history_conditions.values() if _is_eligible(kb, hist.key, patient)
+        pairs = sorted({(drug, hist.key) for hist in kb.history_conditions.values()
+                        if _is_eligible(kb, hist.key, patient) or hist.key in patient.conditions[1:]
                         for drug in hist.treatments if kb.drugs[drug].drug_class not in care_classes})
         rng.shuffle(pairs)
         for drug, history in pairs:
@@ -84,25 +94,31 @@ def _options(
         if category != "lifestyle_economic":
             yield Constraint(category, key)
             continue
-        # The budget must be below the dearest drug care would give (so it bites) and at least the
-        # cheapest allowed option of every step (so care stays possible).
-        low, high = kb.economic_profiles[key].monthly_budget_usd
-        cost = {d: kb.drugs[d].monthly_cost_usd for p in plan for d in (p.chosen, *p.alternatives)}
-        floor = max(math.ceil(min(cost[d] for d in (p.chosen, *p.alternatives))) for p in plan)
-        ceiling = min(high, math.ceil(max(cost[p.chosen] for p in plan)) - 1)
-        if max(low, floor) <= ceiling:
-            yield Constraint(category, key, rng.randint(max(low, floor), ceiling))
+        # A budget caps what the long-term drugs cost together each month: below what the expected plan
+        # costs (so it bites) and at least what its cheapest allowed options cost (so care stays possible).
+        profile = kb.economic_profiles[key]
+        low, high = profile.monthly_budget_usd
+        cost = kb.drugs
+        long_term = [p for p in plan if is_long_term(kb, p.chosen)]
+        total = sum(cost[p.chosen].monthly_cost_usd for p in long_term)
+        floor = sum(min(cost[d].monthly_cost_usd for d in (p.chosen, *p.alternatives)) for p in long_term
+                    if p.step.role == "first_line")
+        has_time_limit = profile.min_blood_test_interval_days is not None or bool(profile.excludes_forms)
+        ceiling = high if has_time_limit else min(high, math.ceil(total) - 1)  # a time limit bites on its own
+        if max(low, math.ceil(floor)) <= ceiling:
+            yield Constraint(category, key, rng.randint(max(low, math.ceil(floor)), ceiling))
 
 
-def _trap_fact(kb: KnowledgeBase, constraint: Constraint, rng: random.Random):  # noqa: ANN202
+def _trap_fact(kb: KnowledgeBase, constraint: Constraint, patient: Patient, rng: random.Random):  # noqa: ANN202
     key = constraint.option
     if constraint.category == "allergy":
         group = kb.allergy_groups[key]
         return AllergyFact(group=key, agent=rng.choice(group.agents), reaction=rng.choice(group.reactions))
     if constraint.category == "medication_history":
-        drug = kb.drugs[key]
-        form, spec = drug.formulations()[0]
-        return MedicationFact(drug=key, action="continue", dose=rng.choice(spec.doses()[:3]), unit=spec.unit,
+        result = verdict(kb, key, patient)  # the formulation this patient can take (once daily, small...)
+        assert result.formulation is not None
+        form, spec = result.formulation
+        return MedicationFact(drug=key, action="continue", dose=rng.choice(result.doses()[:3]), unit=spec.unit,
                               frequency=spec.frequency, reason="long_term", indication=f"history:{constraint.indication}",
                               release=form.release)
     if constraint.category == "disease_history":
@@ -116,11 +132,31 @@ def _trap_fact(kb: KnowledgeBase, constraint: Constraint, rng: random.Random):  
 
 
 def _preferred(condition: Condition, plan: list[StepPlan]) -> list[tuple[str, str]]:
-    """(drug, step) standard care would give or reach for next: each step's choice and its top-2 candidates."""
+    """(drug, step) standard care would give or reach for: each step's choice first, then every candidate of
+    every step in order of preference (a guideline lists them because a clinician may reach for any)."""
     out = [(p.chosen, p.step.key) for p in plan]
     for step in condition.care_path:
-        out.extend((c, step.key) for c in step.drug_keys[:2] if c not in {d for d, _ in out})
+        out.extend((c, step.key) for c in step.drug_keys if c not in {d for d, _ in out})
     return out
+
+
+def _bites(kb: KnowledgeBase, condition: Condition, constraint: Constraint, plan: list[StepPlan], patient: Patient,
+           preferred: list[tuple[str, str]], rng: random.Random) -> list[Forbidden]:
+    """What standard care the option rules out: the preferred drugs it bars, and for a budget, the planned drugs
+    the patient can no longer afford together."""
+    forbidden = forbidden_by(kb, constraint)
+    if constraint.indication in patient.conditions:  # already a trap of its own: only the drug's interactions count
+        forbidden = {d: r for d, r in forbidden.items() if r.startswith("interaction:")}
+    bites = [Forbidden(drug=d, step=step, rule=forbidden[d]) for d, step in preferred if d in forbidden]
+    if constraint.category == "lifestyle_economic":
+        try:
+            trial = {p.chosen for p in plan_care(kb, condition, _with_constraint(kb, patient, constraint, rng))}
+        except SimulationError:
+            return bites
+        rule = f"budget:{constraint.budget_usd}"
+        bites += [Forbidden(drug=p.chosen, step=p.step.key, rule=rule) for p in plan
+                  if p.chosen not in trial and p.chosen not in {f.drug for f in bites}]
+    return bites
 
 
 MAX_SEARCH_NODES = 3000
@@ -132,6 +168,20 @@ SEARCH_ORDER: tuple[TrapCategory, ...] = (
 )
 """The most constraining categories first: a budget or a dose-form rule can leave no drug for a step
 that the others still allow, so they are placed while the search still has room to choose."""
+
+
+def _scarcest_first(kb: KnowledgeBase, condition: Condition, patient: Patient, rng: random.Random
+                    ) -> tuple[TrapCategory, ...]:
+    """The categories with the fewest options that bite this patient first (ties: `SEARCH_ORDER`), so the
+    search places the hardest ones while it still has room to choose (the classic most-constrained-first
+    rule); counted without the feasibility check, which is what the search itself does."""
+    plan = plan_care(kb, condition, patient)
+    preferred = {d for d, _ in _preferred(condition, plan)}
+    counts = {}
+    for category in SEARCH_ORDER:
+        options = _options(kb, condition, category, plan, patient, random.Random(rng.random()))
+        counts[category] = sum(1 for c in options if preferred & set(forbidden_by(kb, c)))
+    return tuple(sorted(SEARCH_ORDER, key=lambda c: (counts[c], SEARCH_ORDER.index(c))))
 
 
 def choose_traps(
@@ -155,14 +205,15 @@ def choose_traps(
     """
     visited = 0
     deepest: list[TrapCategory] = []
+    order = _scarcest_first(kb, condition, patient, rng)
 
     def search(index: int, patient: Patient) -> list[Trap] | None:
         nonlocal visited, deepest
-        if index == len(SEARCH_ORDER):
+        if index == len(order):
             return []
-        category = SEARCH_ORDER[index]
+        category = order[index]
         if index + 1 > len(deepest):
-            deepest = list(SEARCH_ORDER[: index + 1])
+            deepest = list(order[: index + 1])
         plan = plan_care(kb, condition, patient)
         chosen = {p.chosen for p in plan}
         preferred = _preferred(condition, plan)
@@ -170,8 +221,7 @@ def choose_traps(
         for constraint in _options(kb, condition, category, plan, patient, rng):
             if category == "medication_history" and not verdict(kb, constraint.option, patient).is_allowed:
                 continue
-            forbidden = forbidden_by(kb, constraint)
-            bites = [Forbidden(drug=d, step=step, rule=forbidden[d]) for d, step in preferred if d in forbidden]
+            bites = _bites(kb, condition, constraint, plan, patient, preferred, rng)
             undermined = []
             if category == "diet_preference":
                 habit = kb.habits[constraint.option]
@@ -194,7 +244,7 @@ def choose_traps(
                 continue
             rest = search(index + 1, trial)
             if rest is not None:
-                trap = Trap(category=category, option=constraint.option, fact=_trap_fact(kb, constraint, rng),
+                trap = Trap(category=category, option=constraint.option, fact=_trap_fact(kb, constraint, trial, rng),
                             forbidden=bites, undermined_advice=undermined, indication=constraint.indication)
                 return [trap, *rest]
         return None

@@ -25,14 +25,16 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
-from medmemorybench.simulate.prescribing import choose_for_step, prescribe
-from medmemorybench.simulate.story import FINAL_REVIEW_WINDOW, StoryItem
+from medmemorybench.simulate.prescribing import choose_for_step, ladder_of, prescribe
+from medmemorybench.simulate.story import StoryItem
 from medmemorybench.simulate.tasks import Task, is_daily
 
 MAX_MISSED_DAYS = 21
 """Longest lapse in adherence a patient admits to."""
-ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 3, "lab_check": 3, "lifestyle": 2, "follow_up": 2}
-ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 3.5, "lab_check": 3, "lifestyle": 2, "psychological": 1.5}
+ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.8, "lifestyle": 1.8, "follow_up": 1.6,
+                                    "medication_review": 0.8}
+ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.3, "medication_review": 0.9, "lab_check": 1.5, "lifestyle": 1.6,
+                                   "psychological": 1.4, "symptom_report": 1.5}
 """Relative frequency of routine visit kinds."""
 
 
@@ -53,9 +55,10 @@ class StoryActions:
     def symptoms(self, count: int, specific: bool | None = False) -> list[Fact]:
         """`count` symptoms: non-specific ones (`specific=False`), specific ones first (`True`), or any."""
         pool = [s for s in self.condition.symptoms if specific is None or s.specific == specific]
-        if specific and len(pool) < count:
-            pool += [s for s in self.condition.symptoms if not s.specific]
-        chosen = self.rng.sample(pool, min(count, len(pool))) if not specific else pool[:count]
+        chosen = self.rng.sample(pool, min(count, len(pool)))
+        if specific and len(chosen) < count:  # a condition with few specific symptoms: fill with the others
+            others = [s for s in self.condition.symptoms if not s.specific]
+            chosen += self.rng.sample(others, min(count - len(chosen), len(others)))
         return [SymptomFact(symptom=s.key, name=s.name, lay=s.lay) for s in chosen]
 
     def told_here(self, action: str) -> list[Fact]:
@@ -93,7 +96,7 @@ class StoryActions:
         for finding in mis.findings:
             if finding.lab not in self.labs.courses and finding.lab not in self.labs.baselines:
                 self.labs.baselines[finding.lab] = self.rng.uniform(*finding.range)
-        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings], force=True),
+        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings]),
                              DiagnosisFact(name=mis.name, icd11=mis.icd11, status="suspected")]
         event_id = self.next_event_id()
         if mis.drug and mis.drug not in self.state.active:
@@ -108,8 +111,10 @@ class StoryActions:
         return event
 
     def _symptoms_persist(self, item: StoryItem) -> Event:
+        """The misdiagnosis' treatment has not helped: told at a visit about it, or at its follow-up."""
         facts = [*self.symptoms(2), *self.measure(self.vitals()), *self.told_here(item.action)]
-        event = self.emit("symptom_report", facts, [self.handle("misdiagnosis")], "persist")
+        kind = "symptom_report" if self.rng.random() < 0.6 else "follow_up"
+        event = self.emit(kind, facts, [self.handle("misdiagnosis")], "persist")
         self.mark_told(item.action, event)
         return event
 
@@ -122,9 +127,12 @@ class StoryActions:
     # --- phase 2 --------------------------------------------------------------------------------
 
     def _turning_point(self, item: StoryItem) -> Event:
+        """Signs that point at last to the true disease: the patient comes back about them, or they are
+        noticed at a follow-up of the misdiagnosis."""
         facts = [*self.symptoms(2, specific=True), *self.symptoms(1), *self.measure(self.vitals())]
         trigger = self.handle("persist") or self.handle("misdiagnosis")
-        return self.emit("symptom_report", facts, [trigger], "turning")
+        kind = "symptom_report" if self.rng.random() < 0.6 else "follow_up"
+        return self.emit(kind, facts, [trigger], "turning")
 
     def _diagnostic_test(self, item: StoryItem) -> Event:
         self.state.handles["tests"] = self.next_event_id()  # diagnostic labs are allowed from this visit on
@@ -172,17 +180,20 @@ class StoryActions:
     # --- phase 3: complication and adverse effect -----------------------------------------------
 
     def _complication_choice(self) -> Complication | None:
-        if not hasattr(self, "_complication"):
+        """The year's complication: drawn once, among those the patient can be treated for."""
+        if self.complication is None:
             options = list(self.condition.complications)
             self.rng.shuffle(options)
-            self._complication = next((c for c in options if self._can_treat(c)), None)
-        return self._complication
+            self.complication = next((c for c in options if self._can_treat(c)), None)
+        return self.complication
 
     def _can_treat(self, comp: Complication) -> bool:
+        """Whether each treatment step has a drug running (not under suspicion of an adverse effect) or one the
+        rules allow starting today."""
         patient = self.refresh_patient()
         for key in comp.treatment:
-            step = self.step(key)
-            if not any(a.step == key for a in self.state.active.values()) and choose_for_step(self.kb, step, patient) is None:
+            running = any(a.step == key and not a.suspected for a in self.state.active.values())
+            if not running and choose_for_step(self.kb, self.step(key), patient) is None:
                 return False
         return True
 
@@ -194,7 +205,9 @@ class StoryActions:
             return True
         if not self.labs.can_measure(comp.lab, self.day):
             return False
-        return comp.acute or self.day - self.labs.unchanged_since(comp.lab) >= self._response_days(comp.lab)
+        # a slow lab shows part of a change that began since it was last measured (a third of its response time
+        # shows about half of it), which is how chronic complications are usually found
+        return comp.acute or self.day - self.labs.unchanged_since(comp.lab) >= self._response_days(comp.lab) / 3
 
     def _complication(self, item: StoryItem) -> Event | None:
         comp = self._complication_choice()
@@ -205,26 +218,25 @@ class StoryActions:
                              ComplicationFact(complication=comp.key)]
         if comp.lab is not None and comp.lab_delta is not None:
             since = self.labs.unchanged_since(comp.lab)
-            if comp.acute:
-                onset = max(since, self.day - self.rng.randint(0, 2))
+            if comp.acute:  # the patient comes in once it has taken hold: days, as long as the lab needs to show it
+                response = self._response_days(comp.lab)
+                onset = max(since, self.day - min(7, self.rng.randint((response + 1) // 2, response)))
             else:
-                onset = self.rng.randint(max(since, 0), self.day - self._response_days(comp.lab))
+                onset = self.rng.randint(max(since, 0), self.day - self._response_days(comp.lab) // 3)
             self.labs.add_offset("complication", comp.lab, onset, comp.lab_delta)
-            facts += self.measure([comp.lab], force=True)
+            facts += self.measure([comp.lab])
         if comp.setting != "outpatient":
             facts.append(SettingFact(setting=comp.setting, reason=reason))
         self.patient.complications.add(comp.key)
-        for drug in [d for d in self.state.active if not self.allowed_drug(d) and d != self._history_drug()]:
-            facts += self.stop(drug, reason)
-        event_id = self.next_event_id()
-        treat_now = comp.treat_within_days == 0 or self.rng.random() < 0.5
-        if treat_now:
-            facts += self.treat([self.step(k) for k in comp.treatment], reason, comp.acute)
-            self.labs.resolve("complication", self.day)
+        for drug in [d for d in self.state.active if not self.allowed_drug(d)]:
+            if drug in self.state.active:  # (a partner may have gone with the drug before it)
+                facts += self.stop(drug, reason)
+        # Treatment starts at the visit that finds it: within every complication's window, and never left to
+        # a later visit where an intervening adverse effect could leave nothing to give.
+        facts += self.treat([self.step(k) for k in comp.treatment], reason, comp.acute)
+        self.labs.resolve("complication", self.day)
         event = self.emit("complication", facts, [*self.trap_triggers(facts)], "complication")
-        if not treat_now:
-            self.add_task(Task("treat", self.day + 1, deadline=self.day + comp.treat_within_days,
-                               trigger=event_id, reason=reason))
+        event_id = event.event_id
         if comp.escalation and comp.escalate_after_days:
             self.add_task(Task("escalate", self.day + comp.escalate_after_days,
                                deadline=self.day + comp.escalate_after_days + 7, trigger=event_id, reason=reason))
@@ -278,17 +290,19 @@ class StoryActions:
         drug, effect = self.adverse
         facts: list[Fact] = [AdverseFact(drug=drug, effect=effect.key)]
         if effect.lab is not None:
-            facts += self.measure([effect.lab], force=True)
+            facts += self.measure([effect.lab])
         else:
             facts.append(SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay))
-        step = self.state.active[drug].step
-        facts += self.stop(drug, f"adverse_effect:{effect.key}")
+        active = self.state.active.get(drug)  # a complication may have stopped it already
+        step = active.step if active else None
+        if active is not None:
+            facts += self.stop(drug, f"adverse_effect:{effect.key}")
+        self.patient.intolerant.add(drug)
         self.labs.resolve("adverse", self.day)
         if effect.toxicity is not None:
+            # From now on no drug that can do the same harm is started or raised; drugs of that kind already
+            # running stay, under their monitoring (stopping an ACE inhibitor for an MRA's hyperkalaemia is not care).
             self.patient.toxicities.add(effect.toxicity)
-            for other in [d for d in self.state.active if effect.toxicity in self.kb.drugs[d].toxicities]:
-                if other in self.state.active:
-                    facts += self.stop(other, f"toxicity:{effect.toxicity}")
         event = self.emit("lab_check" if effect.lab else "follow_up", facts, [self.handle("adverse")],
                           "adverse_confirm")
         if step is not None:
@@ -344,9 +358,10 @@ class StoryActions:
         drug = next(f.drug for f in event.facts if isinstance(f, AdherenceFact))
         advice = self.condition.counselling_advice or self.condition.lifestyle_advice[-1]
         facts: list[Fact] = [AdviceFact(advice=advice)]
-        if drug in self.state.active:
+        if drug in self.state.active and not self.state.active[drug].suspected:
             facts.append(self.continue_fact(drug, "adherence"))
-        counselled = self.emit("psychological", facts, [self.handle("lapse")], "counselling")
+        kind = "psychological" if self.rng.random() < 0.6 else "follow_up"
+        counselled = self.emit(kind, facts, [self.handle("lapse")], "counselling")
         if self.lapse_lab is not None:
             self.add_task(Task("recovery_check", self.day + self._response_days(self.lapse_lab), lab=self.lapse_lab,
                                trigger=counselled.event_id))
@@ -363,7 +378,7 @@ class StoryActions:
             active = self.state.active.get(drug) if drug else None
             if active is None:
                 return None
-            doses = [d for d in self.kb.drugs[drug].dose.doses() if d != active.dose]
+            doses = [d for d in ladder_of(self.kb, drug, active.release, active.frequency).doses() if d != active.dose]
             if not doses:
                 return None
             dose = min(doses, key=lambda d: abs(d - active.dose))
@@ -383,41 +398,54 @@ class StoryActions:
                                corrected_from=told.reaction)
         return self.emit("correction", [fact], [], f"correction:{item.arg}")
 
-    def _ready_final_review(self, item: StoryItem) -> bool:
-        return self.left_in_year <= FINAL_REVIEW_WINDOW
-
     def _final_review(self, item: StoryItem) -> Event:
-        facts: list[Fact] = [self.continue_fact(d, "stable") for d, a in sorted(self.state.active.items())
-                             if a.ends is None and not a.suspected]
-        facts += self.measure(self.monitored_now()[:3]) + self.measure(self.vitals())
-        return self.emit("follow_up", facts, [self.handle("last_lab")])
+        """The year's review: every long-term drug confirmed, the key labs that are due."""
+        facts = self._regimen_facts() + self.measure(self.monitored_now()[:3]) + self.measure(self.vitals())
+        return self.emit("medication_review", facts or self.symptoms(1), [self.handle("last_lab")])
+
+    def _regimen_facts(self) -> list[Fact]:
+        return [self.continue_fact(d, "stable") for d, a in sorted(self.state.active.items())
+                if a.ends is None and not a.suspected]
 
     # --- routine visits -------------------------------------------------------------------------
 
     def routine_visit(self) -> Event:
+        """A visit between the year's events, of a kind drawn by weight (no lab check when no lab is due)."""
         diagnosed = self.handle("diagnosis") is not None
         weights = dict(ROUTINE_WEIGHTS_AFTER_DIAGNOSIS if diagnosed else ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS)
         if not diagnosed and self.handle("symptoms") is None:
             weights.pop("symptom_report")
         if self.phase < 3:
             weights.pop("psychological", None)
+        if not self._due_routine_labs():
+            weights.pop("lab_check")
+        if not self._regimen_facts():
+            weights.pop("medication_review")
         kinds = sorted(weights)
         kind = self.rng.choices(kinds, [weights[k] for k in kinds])[0]
         return ROUTINE_VISITS[kind](self)
 
+    def _due_routine_labs(self) -> list[str]:
+        labs = [lab for lab in self.monitored_now() if self.labs.can_measure(lab, self.day)
+                and self.kb.labs[lab].kind != "vital"]
+        return sorted(labs, key=lambda lab: self.labs.last_measured.get(lab, -1))[:3]
+
     def _routine_labs(self) -> Event:
-        labs = [lab for lab in self.monitored_now() if self.labs.can_measure(lab, self.day)]
-        labs = sorted(labs, key=lambda lab: self.labs.last_measured.get(lab, -1))[:3]
-        facts = self.measure(labs)
-        if not facts:
-            return self._routine_follow_up()
-        return self.emit("lab_check", facts, [], "last_lab")
+        """A routine check of the monitored labs that are due (the longest unmeasured first)."""
+        return self.emit("lab_check", self.measure(self._due_routine_labs()), [], "last_lab")
 
     def _routine_follow_up(self) -> Event:
         chronic = [d for d, a in sorted(self.state.active.items()) if a.ends is None and not a.suspected]
         facts: list[Fact] = [self.continue_fact(self.rng.choice(chronic), "stable")] if chronic else []
         facts += self.measure(self.vitals())
         return self.emit("follow_up", facts or self.symptoms(1), [])
+
+    def _routine_medication_review(self) -> Event:
+        """The patient's list of medicines gone through (what they take now, dose by dose)."""
+        facts = self._regimen_facts()
+        if not facts:
+            return self._routine_follow_up()
+        return self.emit("medication_review", [*facts, *self.measure(self.vitals())], [])
 
     def _routine_advice(self) -> Event:
         if not self.advice_cycle:
@@ -431,8 +459,12 @@ class StoryActions:
         return self.emit("symptom_report", [*self.symptoms(1, specific), *self.measure(self.vitals())], [])
 
     def _routine_stressor(self) -> Event:
-        stressor = self.rng.choice(self.condition.stressors)
-        return self.emit("psychological", [StressorFact(stressor=stressor.key), *self.measure(self.vitals())], [])
+        """A strain the patient brings up: each of the condition's stressors before any comes back."""
+        if not self.stressor_cycle:
+            self.stressor_cycle = [s.key for s in self.condition.stressors]
+            self.rng.shuffle(self.stressor_cycle)
+        facts: list[Fact] = [StressorFact(stressor=self.stressor_cycle.pop()), *self.measure(self.vitals())]
+        return self.emit("psychological", facts, [])
 
 
 STORY_ACTIONS = {
@@ -461,13 +493,13 @@ READINESS = {
     "adverse_onset": StoryActions._ready_adverse_onset,
     "adverse_confirm": StoryActions._ready_adverse_confirm,
     "lapse": StoryActions._ready_lapse,
-    "final_review": StoryActions._ready_final_review,
 }
 """Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""
 
 ROUTINE_VISITS = {
     "lab_check": StoryActions._routine_labs,
     "follow_up": StoryActions._routine_follow_up,
+    "medication_review": StoryActions._routine_medication_review,
     "lifestyle": StoryActions._routine_advice,
     "symptom_report": StoryActions._routine_symptoms,
     "psychological": StoryActions._routine_stressor,

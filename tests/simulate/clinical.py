@@ -1,0 +1,106 @@
+"""Shared helpers for the clinical invariant tests: the cohort, and independent readings of the record.
+
+The checks re-derive what a physician would see from the events and the knowledge base itself (who the
+patient is, what they were taking on a day, the latest eGFR on record), not from the engine's state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import date
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.simulate.models import CareYear, Event, LabFact, MedicationFact
+
+N_SEEDS = 50
+"""Seeds per roster condition: 50 x 20 conditions = 1,000 patients."""
+GIVEN = ("start", "increase", "decrease", "continue", "administer", "correct")
+"""Medication actions that mean the drug is being taken (or given) after the fact."""
+
+
+def fail(rule: str, year: CareYear, event: Event | None, detail: str) -> str:
+    """A failure message naming the rule, the patient and the event."""
+    where = f"{year.persona.persona_id} (seed {year.seed}, {year.persona.condition})"
+    if event is not None:
+        where += f" {event.event_id} {event.date}"
+    return f"[{rule}] {where}: {detail}"
+
+
+def days_between(a: str, b: str) -> int:
+    return (date.fromisoformat(b) - date.fromisoformat(a)).days
+
+
+def given(year: CareYear) -> Iterator[tuple[Event, MedicationFact]]:
+    """Every medication fact that gives a drug (not a stop), with its event."""
+    for event in year.events:
+        for fact in event.facts:
+            if isinstance(fact, MedicationFact) and fact.action in GIVEN:
+                yield event, fact
+
+
+def latest_egfr(year: CareYear, event: Event) -> float | None:
+    """The latest eGFR on record up to and including this event."""
+    value = None
+    for other in year.events:
+        if other.index > event.index:
+            break
+        for fact in other.facts:
+            if isinstance(fact, LabFact) and fact.lab == "egfr":
+                value = fact.value
+    return value
+
+
+def histories(year: CareYear) -> list[str]:
+    return year.persona.histories
+
+
+def response_days(kb: KnowledgeBase, lab: str) -> float:
+    kinetics = kb.labs[lab].kinetics
+    assert kinetics is not None
+    return kinetics.response_days
+
+
+def target_hull(kb: KnowledgeBase, year: CareYear, lab: str) -> tuple[float, float]:
+    """Every value the lab's target can take for this patient, from the knowledge base alone."""
+    condition = kb.conditions[year.persona.condition]
+    spec = kb.labs[lab]
+    lows, highs = [], []
+    monitored = next((m for m in condition.monitored if m.lab == lab), None)
+    if monitored is not None:
+        for low, high in (monitored.onset, monitored.untreated, monitored.treated):
+            lows.append(low)
+            highs.append(high)
+        for step in condition.care_path:
+            if lab in step.targets:
+                lows.append(step.targets[lab][0])
+                highs.append(step.targets[lab][1])
+    else:
+        lows.append(spec.reference[0])
+        highs.append(spec.reference[1])
+        for mis in condition.misdiagnoses:
+            for finding in mis.findings:
+                if finding.lab == lab:
+                    lows.append(finding.range[0])
+                    highs.append(finding.range[1])
+        if lab == "egfr":
+            bands = [b.egfr for b in kb.renal_baseline] + [h.egfr for h in kb.history_conditions.values() if h.egfr]
+            lows += [b[0] for b in bands]
+            highs += [b[1] for b in bands]
+    deltas = [c.lab_delta for c in condition.complications if c.lab == lab and c.lab_delta is not None]
+    deltas += [e.lab_delta for d in kb.drugs.values() for e in d.adverse_effects
+               if e.lab == lab and e.lab_delta is not None]
+    up = sum(d for d in deltas if d > 0)
+    down = sum(d for d in deltas if d < 0)
+    return min(lows) + down, max(highs) + up
+
+
+def kinetic_bound(kb: KnowledgeBase, year: CareYear, lab: str, v1: float, v2: float, gap_days: int) -> float:
+    """Largest change first-order kinetics allow between two measurements `gap_days` apart, with noise."""
+    spec = kb.labs[lab]
+    assert spec.kinetics is not None
+    low, high = target_hull(kb, year, lab)
+    tau = spec.kinetics.response_days / 2
+    movement = (high - low) * (1 - math.exp(-gap_days / tau))
+    noise = 2 * 2 * spec.kinetics.cv * max(abs(low), abs(high), abs(v1), abs(v2))
+    return movement + noise + 2 * 10 ** -spec.decimals

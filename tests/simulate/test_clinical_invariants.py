@@ -1,0 +1,460 @@
+"""Clinical invariants over 1,000 seeded patients (every roster condition under 50 seeds), one test per rule.
+
+Each failure message starts with the rule's name in brackets (the names `docs/simulation.md` lists).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pytest
+
+from medmemorybench.knowledge import default_knowledge
+from medmemorybench.knowledge.models import DOSES_PER_DAY
+from medmemorybench.simulate import simulate_patient
+from medmemorybench.simulate.family import ADULT_AGE, is_eligible, standard_drugs
+from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdverseFact,
+    ComplicationFact,
+    DiagnosisFact,
+    EconomicFact,
+    LabFact,
+    MedicationFact,
+    SymptomFact,
+    TestFact,
+)
+from medmemorybench.simulate.safety import constraints_of, forbidden_by
+from medmemorybench.simulate.summary import skeleton_share
+from medmemorybench.simulate.timeline import course_end, state_on
+from tests.simulate.clinical import N_SEEDS, days_between, fail, given, kinetic_bound, latest_egfr, response_days
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return default_knowledge()
+
+
+@pytest.fixture(scope="module")
+def years(kb):
+    return [simulate_patient(kb, seed, index) for seed in range(N_SEEDS) for index in range(20)]
+
+
+def _check(failures: list[str]) -> None:
+    assert not failures, f"{len(failures)} violations, first ones:\n" + "\n".join(failures[:15])
+
+
+def test_cohort_is_a_thousand_patients_over_every_condition(years):
+    assert len(years) == 1000
+    assert set(Counter(y.persona.condition for y in years).values()) == {N_SEEDS}
+
+
+# --- labs ---------------------------------------------------------------------------------------
+
+
+def _series(year):
+    by_lab = defaultdict(list)
+    for event in year.events:
+        for fact in event.facts:
+            if isinstance(fact, LabFact):
+                by_lab[fact.lab].append((event, fact.value))
+    return by_lab
+
+
+def test_lab_kinetics_no_lab_moves_faster_than_it_can(kb, years):
+    failures = []
+    for year in years:
+        for lab, series in _series(year).items():
+            for (e1, v1), (e2, v2) in zip(series, series[1:], strict=False):
+                gap = days_between(e1.date, e2.date)
+                bound = kinetic_bound(kb, year, lab, v1, v2, gap)
+                if abs(v2 - v1) > bound + 1e-9:
+                    failures.append(fail("lab_kinetics", year, e2, f"{lab} {v1} -> {v2} in {gap} days "
+                                         f"(at most {bound:.3g} possible)"))
+    _check(failures)
+
+
+def test_lab_interval_no_lab_is_measured_more_often_than_realistic(kb, years):
+    failures = []
+    for year in years:
+        for lab, series in _series(year).items():
+            interval = kb.labs[lab].kinetics.min_interval_days
+            for (e1, _), (e2, _) in zip(series, series[1:], strict=False):
+                if days_between(e1.date, e2.date) < interval:
+                    failures.append(fail("lab_interval", year, e2, f"{lab} measured {days_between(e1.date, e2.date)} "
+                                         f"days after {e1.event_id} (interval {interval})"))
+    _check(failures)
+
+
+# --- regimens -----------------------------------------------------------------------------------
+
+
+def test_course_limits_no_course_past_its_end_and_no_one_off_repeated(kb, years):
+    failures = []
+    for year in years:
+        ends: dict[str, str] = {}
+        administered: set[str] = set()
+        for event, fact in given(year):
+            if fact.action == "start" and fact.course_days:
+                ends[fact.drug] = course_end(event.date, fact.course_days)
+            elif fact.action in ("continue", "increase", "decrease") and fact.drug in ends \
+                    and event.date > ends[fact.drug]:
+                failures.append(fail("course_limits", year, event, f"{fact.drug} {fact.action} after its course "
+                                     f"ended {ends[fact.drug]}"))
+            if fact.action == "administer":
+                if fact.drug in administered:
+                    failures.append(fail("course_limits", year, event, f"one-off {fact.drug} given twice"))
+                administered.add(fact.drug)
+            elif fact.drug in administered:
+                failures.append(fail("course_limits", year, event, f"one-off {fact.drug} {fact.action} as if taken"))
+            if fact.action in ("increase", "decrease") and fact.course_days:
+                failures.append(fail("course_limits", year, event, f"course {fact.drug} titrated"))
+        last = year.events[-1].date
+        for drug, end in ends.items():
+            if end < last and drug in state_on(year, last).medications:
+                failures.append(fail("course_limits", year, None, f"{drug} still current after its course"))
+    _check(failures)
+
+
+def test_doses_on_ladder_every_dose_is_a_real_dose(kb, years):
+    failures = []
+    for year in years:
+        for event, fact in given(year):
+            drug = kb.drugs[fact.drug]
+            ladders = [spec.doses() for form, spec in drug.formulations()
+                       if spec.frequency == fact.frequency and form.release == fact.release]
+            overrides = {c.dose for cond in kb.conditions.values() for s in cond.care_path for c in s.candidates
+                         if c.drug == fact.drug and c.dose}
+            if not any(fact.dose in ladder for ladder in ladders) and fact.dose not in overrides:
+                failures.append(fail("doses_on_ladder", year, event, f"{fact.drug} {fact.dose} {fact.unit} "
+                                     f"{fact.frequency} is no dose of a formulation that exists"))
+    _check(failures)
+
+
+# --- safety rules -------------------------------------------------------------------------------
+
+
+def _trap_rule(kb, years, category: str, rule: str, exempt_history: bool = True) -> list[str]:
+    failures = []
+    for year in years:
+        history_drug = next((t.option for t in year.persona.traps if t.category == "medication_history"), None)
+        for constraint in constraints_of(year.persona.traps):
+            if constraint.category != category:
+                continue
+            forbidden = forbidden_by(kb, constraint)
+            for event, fact in given(year):
+                if exempt_history and fact.drug == history_drug:
+                    continue
+                if fact.drug in forbidden:
+                    failures.append(fail(rule, year, event, f"{fact.drug} given though {forbidden[fact.drug]}"))
+    return failures
+
+
+def test_allergy_rule(kb, years):
+    _check(_trap_rule(kb, years, "allergy", "allergy"))
+
+
+def test_diet_rule(kb, years):
+    _check(_trap_rule(kb, years, "diet_preference", "diet"))
+
+
+def test_budget_rule(kb, years):
+    _check(_trap_rule(kb, years, "lifestyle_economic", "budget"))
+
+
+def test_dose_form_preference_rule_every_drug_given_has_a_form_the_patient_can_take(kb, years):
+    failures = []
+    for year in years:
+        pref = next((kb.preferences[t.option] for t in year.persona.traps if t.category == "medication_preference"), None)
+        if pref is None:
+            continue
+        for event, fact in given(year):
+            forms = [(f, s) for f, s in kb.drugs[fact.drug].formulations()
+                     if s.frequency == fact.frequency and f.release == fact.release]
+            usable = [f for f, s in forms if f.form not in pref.excludes_forms
+                      and (f.size is None or f.size not in pref.excludes_sizes)
+                      and (pref.max_doses_per_day is None or DOSES_PER_DAY[s.frequency] <= pref.max_doses_per_day)]
+            if fact.reason != "long_term" and not usable:
+                failures.append(fail("dose_form_preference", year, event, f"{fact.drug} {fact.frequency} "
+                                     f"({fact.release}) breaks '{pref.key}'"))
+    _check(failures)
+
+
+def test_contraindication_rule_no_drug_contraindicated_by_a_history_or_the_condition(kb, years):
+    failures = []
+    for year in years:
+        keys = [year.persona.condition, *year.persona.histories]
+        barred = {}
+        for rule in kb.contraindications:
+            if rule.history in keys and rule.level == "contraindicated":
+                barred.update(dict.fromkeys(kb.expand([*rule.classes, *rule.drugs]), rule.history))
+        history_drug = next((t.option for t in year.persona.traps if t.category == "medication_history"), None)
+        for event, fact in given(year):
+            if fact.drug in barred and fact.drug != history_drug:
+                failures.append(fail("contraindication", year, event, f"{fact.drug} given with {barred[fact.drug]}"))
+    _check(failures)
+
+
+def test_interaction_rule_no_drug_given_beside_one_it_must_not_be_combined_with(kb, years):
+    failures = []
+    for year in years:
+        for event, fact in given(year):
+            if fact.action != "start":
+                continue
+            before = set(state_on(year, event.date).medications) - {fact.drug}
+            for other, rule in kb.interaction_partners.get(fact.drug, []):
+                if other in before and rule.action == "avoid":
+                    failures.append(fail("interaction", year, event, f"{fact.drug} started beside {other}"))
+    _check(failures)
+
+
+def _patient_rule_applies(rule, year, egfr, conditions) -> bool:
+    when = rule.when
+    persona = year.persona
+    return ((when.min_age is None or persona.age >= when.min_age)
+            and (when.max_age is None or persona.age <= when.max_age)
+            and (when.sex is None or persona.sex == when.sex)
+            and (when.egfr_below is None or (egfr is not None and egfr < when.egfr_below))
+            and (not when.conditions or any(c in when.conditions for c in conditions)))
+
+
+@pytest.mark.parametrize("rule_kind", ["age", "renal", "sex", "condition"])
+def test_patient_rules_no_drug_an_age_renal_sex_or_disease_rule_forbids(kb, years, rule_kind):
+    def kind_of(rule) -> str:
+        w = rule.when
+        return "renal" if w.egfr_below is not None else "condition" if w.conditions else \
+            "sex" if w.sex is not None else "age"
+
+    rules = [r for r in kb.patient_rules if kind_of(r) == rule_kind and r.level in ("avoid", "max_dose")]
+    failures = []
+    for year in years:
+        conditions = [year.persona.condition, *year.persona.histories]
+        history_drug = next((t.option for t in year.persona.traps if t.category == "medication_history"), None)
+        for event, fact in given(year):
+            if fact.drug == history_drug or fact.reason == "long_term":
+                continue
+            egfr = latest_egfr(year, event)
+            for rule in rules:
+                if fact.drug not in kb.expand(rule.drugs) or not _patient_rule_applies(rule, year, egfr, conditions):
+                    continue
+                daily = fact.dose * DOSES_PER_DAY[fact.frequency]
+                if rule.level == "avoid" or daily > rule.max_daily_dose + 1e-9:
+                    failures.append(fail(f"{rule_kind}_rule", year, event, f"{fact.drug} {fact.dose} {fact.unit} "
+                                         f"{fact.frequency} breaks rule:{rule.key} (eGFR {egfr})"))
+    _check(failures)
+
+
+def test_complication_rule_nothing_a_complication_forbids_is_given_after_it(kb, years):
+    failures = []
+    for year in years:
+        condition = kb.conditions[year.persona.condition]
+        seen: set[str] = set()
+        for event in year.events:
+            for fact in event.facts:
+                if isinstance(fact, ComplicationFact):
+                    seen.add(fact.complication)
+            for fact in event.facts:
+                if isinstance(fact, MedicationFact) and fact.action in ("start", "increase", "continue", "administer"):
+                    for comp in condition.complications:
+                        if comp.key in seen and fact.drug in kb.expand(comp.forbids):
+                            failures.append(fail("complication_forbids", year, event,
+                                                 f"{fact.drug} given after {comp.key}"))
+    _check(failures)
+
+
+def test_adverse_toxicity_rule_no_drug_with_the_harm_already_suffered_is_started_or_raised(kb, years):
+    failures = []
+    for year in years:
+        harmed: set[str] = set()
+        for event in year.events:
+            for fact in event.facts:
+                if isinstance(fact, MedicationFact) and fact.action in ("start", "increase", "administer"):
+                    overlap = harmed & set(kb.drugs[fact.drug].toxicities)
+                    if overlap:
+                        failures.append(fail("adverse_toxicity", year, event, f"{fact.drug} given after a "
+                                             f"{sorted(overlap)} reaction"))
+            for fact in event.facts:
+                if isinstance(fact, MedicationFact) and fact.action == "stop" and fact.reason.startswith("adverse_effect:"):
+                    effect = next(e for e in kb.drugs[fact.drug].adverse_effects
+                                  if e.key == fact.reason.partition(":")[2])
+                    if effect.toxicity:
+                        harmed.add(effect.toxicity)
+    _check(failures)
+
+
+def test_adverse_effect_stops_its_drug_before_anything_else_is_done_with_it(kb, years):
+    failures = []
+    for year in years:
+        suspected: set[str] = set()
+        for event in year.events:
+            for fact in event.facts:
+                if isinstance(fact, MedicationFact) and fact.drug in suspected and fact.action in ("continue", "increase"):
+                    failures.append(fail("adverse_stop", year, event, f"{fact.drug} {fact.action} after its adverse "
+                                         "effect was reported"))
+                if isinstance(fact, MedicationFact) and fact.action == "stop":
+                    suspected.discard(fact.drug)
+            for fact in event.facts:
+                if isinstance(fact, AdverseFact):
+                    suspected.add(fact.drug)
+    _check(failures)
+
+
+# --- the diagnostic story -----------------------------------------------------------------------
+
+
+def test_misdiagnosis_phase_shows_nothing_diagnostic_of_the_true_condition(kb, years):
+    failures = []
+    for year in years:
+        condition = kb.conditions[year.persona.condition]
+        diagnostic = {m.lab for m in condition.monitored if m.diagnostic}
+        specific = {s.key for s in condition.symptoms if s.specific}
+        workup_event = next((e for e in year.events if e.kind == "diagnostic_test"), None)
+        workup = workup_event.index if workup_event else len(year.events) + 1
+        by_id = {e.event_id: e for e in year.events}
+        # the turning point is the visit that sent the patient for the work-up
+        turning = min((by_id[t].index for t in workup_event.triggered_by), default=workup) if workup_event else workup
+        for event in year.events:
+            if event.index >= workup:
+                break
+            for fact in event.facts:
+                if isinstance(fact, LabFact) and fact.lab in diagnostic:
+                    failures.append(fail("misdiagnosis_phase", year, event, f"diagnostic lab {fact.lab} before work-up"))
+                if isinstance(fact, TestFact):
+                    failures.append(fail("misdiagnosis_phase", year, event, f"test {fact.test} before work-up"))
+                if isinstance(fact, SymptomFact) and fact.symptom in specific and event.index < turning:
+                    failures.append(fail("misdiagnosis_phase", year, event, f"specific symptom {fact.symptom} "
+                                         "before the turning point"))
+        mis = next((e for e in year.events if e.kind == "misdiagnosis"), None)
+        diagnosis = next((e for e in year.events if e.kind == "diagnosis"), None)
+        if mis is None or diagnosis is None or mis.phase != 1 or diagnosis.phase != 2:
+            failures.append(fail("misdiagnosis_phase", year, None, "misdiagnosis in phase 1 and diagnosis in phase 2"))
+            continue
+        suspected = next(f for f in mis.facts if isinstance(f, DiagnosisFact))
+        if not any(isinstance(f, DiagnosisFact) and f.status == "ruled_out" and f.icd11 == suspected.icd11
+                   for f in diagnosis.facts):
+            failures.append(fail("misdiagnosis_phase", year, diagnosis, "misdiagnosis not ruled out"))
+    _check(failures)
+
+
+def test_acute_complications_are_treated_within_their_window(kb, years):
+    failures = []
+    for year in years:
+        condition = kb.conditions[year.persona.condition]
+        for event in year.events:
+            comp_fact = next((f for f in event.facts if isinstance(f, ComplicationFact)), None)
+            if comp_fact is None:
+                continue
+            comp = next(c for c in condition.complications if c.key == comp_fact.complication)
+            reason = f"complication:{comp.key}"
+            treated = [e for e in year.events if e.index >= event.index and
+                       days_between(event.date, e.date) <= comp.treat_within_days and
+                       any(isinstance(f, MedicationFact) and f.reason == reason and f.action != "stop" for f in e.facts)]
+            if not treated:
+                failures.append(fail("complication_treated", year, event, f"{comp.key} untreated within "
+                                     f"{comp.treat_within_days} days"))
+    _check(failures)
+
+
+def test_indication_on_record_every_started_drug(kb, years):
+    failures = []
+    for year in years:
+        for event, fact in given(year):
+            if fact.action not in ("start", "administer"):
+                continue
+            ind = fact.indication or ""
+            kind, _, key = ind.partition(":")
+            upto = [e for e in year.events if e.index <= event.index]
+            if kind == "condition":
+                ok = any(isinstance(f, DiagnosisFact) and f.status == "confirmed" for e in upto for f in e.facts)
+            elif kind == "complication":
+                ok = any(isinstance(f, ComplicationFact) and f.complication == key for e in upto for f in e.facts)
+            elif kind == "lab":
+                ok = any(isinstance(f, LabFact) and f.lab == key for e in upto for f in e.facts)
+            elif kind == "misdiagnosis":
+                ok = any(isinstance(f, DiagnosisFact) and f.icd11 == key for e in upto for f in e.facts)
+            elif kind == "with":
+                ok = any(isinstance(f, MedicationFact) and f.drug == key and f.action == "start" for f in event.facts)
+            else:
+                ok = False
+            if not ok:
+                failures.append(fail("indication_on_record", year, event, f"{fact.drug} started for '{ind}'"))
+    _check(failures)
+
+
+def test_mcd_response_time_every_causal_lab_link_is_beyond_the_labs_response_time(kb, years):
+    failures = []
+    for year in years:
+        condition = kb.conditions[year.persona.condition]
+        moves = {s.key: set(s.moves) | set(s.targets) for s in condition.care_path}
+        by_id = {e.event_id: e for e in year.events}
+        for event in year.events:
+            labs = [f.lab for f in event.facts if isinstance(f, LabFact)]
+            for cause_id in event.triggered_by:
+                cause = by_id[cause_id]
+                for fact in cause.facts:
+                    changed = isinstance(fact, MedicationFact) and fact.step and \
+                        (fact.action in ("start", "increase", "administer") or fact.reason == "adherence")
+                    if not changed:
+                        continue
+                    for lab in labs:
+                        if lab in moves[fact.step] and days_between(cause.date, event.date) < response_days(kb, lab):
+                            failures.append(fail("mcd_response_time", year, event, f"{lab} linked to {cause_id} "
+                                                 f"after {days_between(cause.date, event.date)} days"))
+            lapse = next((f for f in event.facts if isinstance(f, AdherenceFact)), None)
+            if lapse is not None:
+                drug = kb.drugs[lapse.drug]
+                step = next((f.step for e in year.events for f in e.facts
+                             if isinstance(f, MedicationFact) and f.drug == lapse.drug and f.step), None)
+                for lab in labs:
+                    if step and lab in moves[step] and lapse.missed_days < (drug.wanes_days or 0) + response_days(kb, lab):
+                        failures.append(fail("mcd_response_time", year, event, f"{lab} shown after {lapse.missed_days} "
+                                             f"missed days of {lapse.drug}"))
+    _check(failures)
+
+
+# --- relatives and the skeleton -----------------------------------------------------------------
+
+
+def test_relatives_are_eligible_adults_on_their_own_standard_drugs(kb, years):
+    failures = []
+    for year in years:
+        for relative in year.persona.family:
+            where = f"{relative.relation} aged {relative.age}"
+            if relative.age < ADULT_AGE:
+                failures.append(fail("relatives", year, None, f"{where} is a child"))
+            for key in relative.conditions:
+                if not is_eligible(kb, key, relative.sex, relative.age):
+                    failures.append(fail("relatives", year, None, f"{where} cannot have {key}"))
+            for drug in relative.drugs:
+                if drug.drug not in standard_drugs(kb, drug.indication, relative.sex, relative.age):
+                    failures.append(fail("relatives", year, None, f"{where} takes {drug.drug} for {drug.indication}"))
+                if not any(drug.dose in spec.doses() for _, spec in kb.drugs[drug.drug].formulations()):
+                    failures.append(fail("relatives", year, None, f"{where}: {drug.drug} {drug.dose} is no real dose"))
+    _check(failures)
+
+
+def test_skeleton_no_session_index_holds_the_same_event_kind_in_over_30_percent_of_patients(years):
+    worst = skeleton_share(years[:200])
+    assert worst.share <= 0.30, f"[skeleton] session {worst.index} is '{worst.kind}' in {worst.share:.0%} of 200 patients"
+
+
+def test_corrections_some_facts_are_corrected_later_and_the_state_keeps_the_latest(kb, years):
+    corrected = 0
+    failures = []
+    for year in years:
+        for event, fact in given(year):
+            if fact.action == "correct":
+                corrected += 1
+                end = state_on(year, year.events[-1].date).medications.get(fact.drug)
+                later = [f for e in year.events if e.index > event.index for f in e.facts
+                         if isinstance(f, MedicationFact) and f.drug == fact.drug]
+                if end is not None and not later and end.dose != fact.dose:
+                    failures.append(fail("corrections", year, event, f"state keeps {end.dose}, not {fact.dose}"))
+    _check(failures)
+    assert corrected >= 200, f"[corrections] only {corrected} of 1,000 years correct a dose"
+
+
+def test_budget_trap_bites_and_holds_a_real_number(years):
+    for year in years[:100]:
+        budget = next(t for t in year.persona.traps if t.category == "lifestyle_economic")
+        assert isinstance(budget.fact, EconomicFact) and budget.fact.monthly_budget_usd > 0
