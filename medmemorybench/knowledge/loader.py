@@ -96,7 +96,7 @@ def _index(records: list[M], key: Callable[[M], str], path: str, errors: list[st
     return out
 
 
-REQUIRE_COMPLETE = False
+REQUIRE_COMPLETE = True
 """Whether loading also demands every clinical rule (kinetics, regimens, purposes...); see `check_completeness`."""
 
 

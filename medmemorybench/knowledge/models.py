@@ -206,6 +206,9 @@ class DoseSpec(_Record):
     ladder: list[float] | None = None
     """The doses per administration a prescriber actually uses, ascending, when they are not evenly spaced
     (atorvastatin 10, 20, 40, 80); replaces start + n*step. Its first and last entries are `start` and `max`."""
+    target: float | None = None
+    """The dose the label has a patient titrated up to on a schedule, as tolerated, whatever the labs show
+    (methotrexate 20 mg weekly, donepezil 10 mg after 4-6 weeks); None: titrated on results only."""
     source: str
     """Guideline or label the numbers come from."""
 
@@ -218,6 +221,10 @@ class DoseSpec(_Record):
                 raise ValueError(f"ladder {self.ladder} must be strictly ascending")
             if self.ladder[0] != self.start or self.ladder[-1] != self.max:
                 raise ValueError(f"ladder {self.ladder} must run from start {self.start} to max {self.max}")
+        if self.target is not None and self.target not in self.doses():
+            raise ValueError(f"target {self.target} is not a dose of the ladder {self.doses()}")
+        if self.target is not None and self.titration_days is None:
+            raise ValueError("a target dose needs titration_days")
         return self
 
     def doses(self) -> list[float]:

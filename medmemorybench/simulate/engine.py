@@ -95,7 +95,7 @@ class YearBuilder(StoryActions, ClinicalTasks):
         self.patient = patient
         self.rng = rngs["events"]
         self.encounters = self._lay_out(rngs["dates"], n_encounters)
-        self.story: Story = plan_story(condition, traps, rngs["story"])
+        self.story: Story = plan_story(condition, traps, rngs["story"], n_encounters)
         self.labs = LabModel(kb.labs, condition, rngs["labs"], drift_days=rngs["labs"].randint(*phase_bounds(2)),
                              baselines={"egfr": patient.egfr} if patient.egfr is not None else None)
         self.state = YearState()

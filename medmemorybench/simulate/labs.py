@@ -114,13 +114,14 @@ class LabModel:
         for lab in labs:
             assert self._day.get(lab, -1) <= day, f"effect on {lab} from day {day} rewrites a measurement"
 
-    def start_step(self, step: str, day: int, role: str, moves: list[str], targets: dict[str, tuple[float, float]]
-                   ) -> StepEffect:
-        """A care step's drug is started on `day`."""
+    def start_step(self, step: str, day: int, role: str, moves: list[str], targets: dict[str, tuple[float, float]],
+                   definitive: bool = False) -> StepEffect:
+        """A care step's drug is started on `day` (`definitive`: a one-off treatment that closes the whole gap)."""
         self._check_not_past([*moves, *targets], day)
         drawn = {lab: self.rng.uniform(*bounds) for lab, bounds in targets.items()}
         moved = {lab for e in self.effects if e.is_active(day) for lab in e.moves}
-        shares = {lab: ROLE_SHARE[role] if lab in moved else max(ROLE_SHARE[role], FIRST_MOVER_SHARE) for lab in moves}
+        shares = {lab: 1.0 if definitive else ROLE_SHARE[role] if lab in moved
+                  else max(ROLE_SHARE[role], FIRST_MOVER_SHARE) for lab in moves}
         effect = StepEffect(step, day, shares, drawn)
         self.effects.append(effect)
         return effect

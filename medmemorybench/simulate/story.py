@@ -25,6 +25,8 @@ MERGE_FIRST_LINE_PROBABILITY = 0.35
 CORRECTION_PROBABILITY = 0.6
 """Chance of each kind of later correction (a misremembered dose, a clarified allergy)."""
 FINAL_REVIEW_WINDOW = 10
+SHORT_YEAR_ENCOUNTERS = 50
+"""Below this many encounters the story is cut to its spine: every trap told in passing, no optional items."""
 """The year's review falls among its last this many encounters."""
 
 
@@ -60,8 +62,9 @@ class Story:
     first_line_at_diagnosis: bool
 
 
-def plan_story(condition: Condition, traps: list[Trap], rng: random.Random) -> Story:
-    """The year's story items for this patient, with seeded choices."""
+def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_encounters: int = 100) -> Story:
+    """The year's story items for this patient, with seeded choices (fewer for a short year)."""
+    short = n_encounters < SHORT_YEAR_ENCOUNTERS
     items = [
         StoryItem("first_symptoms", 1, True),
         StoryItem("baseline_labs", 1, True),
@@ -72,7 +75,7 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random) -> S
     categories = [t.category for t in traps]
     rng.shuffle(categories)
     for category in categories:
-        if rng.random() < ATTACH_PROBABILITY:
+        if short or rng.random() < ATTACH_PROBABILITY:
             told_at.setdefault(rng.choice(ATTACH_HOSTS[:3]), []).append(category)
         else:
             items.append(StoryItem("disclose", 1, True, arg=category))
@@ -100,7 +103,7 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random) -> S
     if allergy is not None and isinstance(allergy.fact, AllergyFact):
         corrections.append("allergy")
     for kind in corrections:
-        if rng.random() < CORRECTION_PROBABILITY:
+        if rng.random() < CORRECTION_PROBABILITY and not short:
             after = ("disclose:" + ("medication_history" if kind == "medication" else "allergy"),)
             items.append(StoryItem("correction", rng.choice([2, 3, 4]), False, after, arg=kind))
     known = {item.key for item in items}
@@ -109,6 +112,8 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random) -> S
     items = [StoryItem(i.action, i.phase, i.required, tuple(hosts.get(a, a) for a in i.after if hosts.get(a, a) in known),
                        i.arg, i.last_encounters) for i in items]
     assert set(TRAP_CATEGORIES) >= set(categories)
+    if short:
+        items = [i for i in items if i.required]
     return Story(tuple(items), {host: tuple(cats) for host, cats in told_at.items()}, merged)
 
 

@@ -15,7 +15,7 @@ from datetime import date
 
 from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep
 from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact
-from medmemorybench.simulate.prescribing import Prescription, choose_for_step, next_dose, prescribe
+from medmemorybench.simulate.prescribing import Prescription, choose_for_step, ladder_of, next_dose, prescribe
 from medmemorybench.simulate.safety import verdict
 
 YEAR_START_DATE = date(2024, 1, 1)
@@ -88,7 +88,8 @@ class ClinicalTasks:
         step = self.step(rx.step) if rx.step else None
         effect = None
         if step is not None and (step.moves or step.targets):
-            effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets)
+            effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets,
+                                          definitive=rx.regimen == "one_off")
             if rx.regimen == "course" and rx.course_days:
                 self.labs.end_step(effect, self.day + rx.course_days + 1)
         if step is not None:
@@ -101,6 +102,7 @@ class ClinicalTasks:
             self.state.active[rx.drug] = self._active(rx, indication, ends, effect)
             for monitored in self.kb.drugs[rx.drug].monitoring:
                 self.add_task(Task("monitor", self.day + monitored.every_days, lab=monitored.lab, drug=rx.drug))
+        self._schedule_target_titration(rx.drug, event_id)
         if step is not None and rx.regimen == "chronic" and (step.titrate_on or step.moves):
             lab = step.titrate_on or step.moves[0]
             self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
@@ -137,6 +139,7 @@ class ClinicalTasks:
         if dose is None:
             return None
         previous, active.dose, active.last_change = active.dose, dose, self.day
+        self._schedule_target_titration(drug, event_id)
         if active.effect is not None:
             self.labs.increase(active.effect, self.day)
             step = self.step(active.step) if active.step else None
@@ -147,6 +150,15 @@ class ClinicalTasks:
         return MedicationFact(drug=drug, action="increase", dose=dose, unit=active.unit, frequency=active.frequency,
                               previous_dose=previous, reason=reason, indication=active.indication, step=active.step,
                               release=active.release)  # type: ignore[arg-type]
+
+    def _schedule_target_titration(self, drug: str, event_id: str) -> None:
+        """A drug the label titrates to a target dose on a schedule gets its next step booked."""
+        active = self.state.active.get(drug)
+        if active is None or active.ends is not None:
+            return
+        spec = ladder_of(self.kb, drug, active.release, active.frequency)
+        if spec.target is not None and active.dose < spec.target and spec.titration_days:
+            self.add_task(Task("titrate_to_target", self.day + spec.titration_days, drug=drug, trigger=event_id))
 
     def stop(self, drug: str, reason: str) -> list[Fact]:
         """Stop a drug today (and what was given alongside it)."""
@@ -247,6 +259,18 @@ class ClinicalTasks:
         self.emit("dose_change", [fact], [task.trigger], "last_change")
         return True
 
+    def _task_titrate_to_target(self, task: Task) -> bool | None:
+        """The next scheduled step up toward the label's target dose (skipped while an effect is suspected)."""
+        assert task.drug
+        active = self.state.active.get(task.drug)
+        if active is None or active.suspected:
+            return False
+        fact = self.increase(task.drug, "titration", self.next_event_id())
+        if fact is None:
+            return None if self.day - active.last_change < (self.kb.drugs[task.drug].dose.titration_days or 0) else False
+        self.emit("dose_change", [fact], [task.trigger], "last_change")
+        return True
+
     def _task_start_step(self, task: Task) -> bool | None:
         due = [t for t in self.due_tasks() if t.kind == "start_step"]
         steps = [self.step(t.step) for t in due if t.step]
@@ -327,6 +351,17 @@ class ClinicalTasks:
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
+    def _task_review(self, task: Task) -> bool | None:
+        """The follow-up after a complication: is it settling on treatment?"""
+        labs = self.too_early_dropped([task.lab] if task.lab else [], task.trigger)
+        facts = self.measure(labs) + self.measure(self.too_early_dropped(self.vitals(), task.trigger))
+        running = [a.drug for a in self.state.active.values() if a.indication == task.reason and not a.suspected]
+        facts += [self.continue_fact(d, "stable") for d in running[:2]]
+        if not facts:
+            return None
+        self.emit("follow_up", facts, [task.trigger], "last_lab")
+        return True
+
     def _task_recovery_check(self, task: Task) -> bool | None:
         assert task.lab
         if not self.labs.can_measure(task.lab, self.day):
@@ -383,10 +418,12 @@ class ClinicalTasks:
 TASK_HANDLERS = {
     "response_check": ClinicalTasks._task_response_check,
     "titrate": ClinicalTasks._task_titrate,
+    "titrate_to_target": ClinicalTasks._task_titrate_to_target,
     "start_step": ClinicalTasks._task_start_step,
     "monitor": ClinicalTasks._task_monitor,
     "escalate": ClinicalTasks._task_escalate,
     "switch": ClinicalTasks._task_switch,
     "recovery_check": ClinicalTasks._task_recovery_check,
+    "review": ClinicalTasks._task_review,
 }
 """Task kind -> handler: an unknown kind fails at import time of the mapping, not mid-year."""

@@ -30,6 +30,10 @@ from medmemorybench.simulate.story import StoryItem
 from medmemorybench.simulate.tasks import Task, is_daily
 
 MAX_MISSED_DAYS = 21
+REVIEW_MIN_DAYS = 7
+REVIEW_WINDOW_DAYS = 28
+"""A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
+(GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
 """Longest lapse in adherence a patient admits to."""
 ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.8, "lifestyle": 1.8, "follow_up": 1.6,
                                     "medication_review": 0.8}
@@ -237,6 +241,9 @@ class StoryActions:
         self.labs.resolve("complication", self.day)
         event = self.emit("complication", facts, [*self.trap_triggers(facts)], "complication")
         event_id = event.event_id
+        review_after = max(REVIEW_MIN_DAYS, self._response_days(comp.lab)) if comp.lab else REVIEW_MIN_DAYS * 2
+        self.add_task(Task("review", self.day + review_after, deadline=self.day + review_after + REVIEW_WINDOW_DAYS,
+                           lab=comp.lab, trigger=event_id, reason=reason))
         if comp.escalation and comp.escalate_after_days:
             self.add_task(Task("escalate", self.day + comp.escalate_after_days,
                                deadline=self.day + comp.escalate_after_days + 7, trigger=event_id, reason=reason))

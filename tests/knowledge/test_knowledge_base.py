@@ -36,9 +36,16 @@ def test_every_condition_has_a_full_care_path(kb):
         assert roles.count("first_line") == 1, cond.key
         assert "step_up" in roles, cond.key
         assert len({m.lab for m in cond.monitored}) >= 4, cond.key
-        assert all(c in kb.drugs for s in cond.care_path for c in s.candidates), cond.key
-        assert {c.treatment for c in cond.complications} <= {s.key for s in cond.care_path}, cond.key
+        assert all(c in kb.drugs for s in cond.care_path for c in s.drug_keys), cond.key
+        assert {t for c in cond.complications for t in c.treatment} <= {s.key for s in cond.care_path}, cond.key
         assert cond.name.en and cond.name.zh and cond.lay.en and cond.lay.zh, cond.key
+        assert all(s.purpose is not None and s.purpose.en and s.purpose.zh for s in cond.care_path), cond.key
+
+
+def test_the_packaged_base_carries_every_clinical_rule(kb):
+    from medmemorybench.knowledge.validate import check_completeness
+
+    assert check_completeness(kb) == []
 
 
 def test_codes_are_well_formed(kb):
@@ -57,11 +64,35 @@ def test_doses_are_ordered_and_titratable(kb):
         assert 0 < drug.dose.start <= drug.dose.max, drug.key
 
 
-def test_sulfonamide_allergy_cross_reacts_with_sulfonylureas_and_thiazides(kb):
+def test_sulfonamide_antibiotic_allergy_does_not_bar_non_antibiotic_sulfonamides(kb):
+    # 2022 drug-allergy practice parameter: cross-reactivity with thiazides and sulfonylureas is not immunological,
+    # so an allergy to co-trimoxazole must not make them "forbidden" (a caution is not a bar).
     forbidden = {g.key: kb.expand([*g.classes, *g.drugs]) for g in kb.allergy_groups.values()}
     sulfa = [k for k, drugs in forbidden.items() if "trimethoprim_sulfamethoxazole" in drugs]
     assert sulfa, "no allergy group covers the sulfonamide antibiotic"
-    assert any({"glimepiride", "hydrochlorothiazide"} <= forbidden[k] for k in sulfa)
+    assert all(not {"glimepiride", "hydrochlorothiazide"} & forbidden[k] for k in sulfa)
+
+
+def test_a_dose_form_preference_bars_a_drug_only_when_every_formulation_breaks_it(kb):
+    from medmemorybench.knowledge.models import DOSES_PER_DAY
+    from medmemorybench.simulate.safety import Constraint, forbidden_by
+
+    barred = forbidden_by(kb, Constraint("medication_preference", "once_daily_only"))
+    assert "metformin" not in barred  # the extended-release tablet is taken once a day
+    for key in barred:
+        assert all(DOSES_PER_DAY[spec.frequency] > 1 for _, spec in kb.drugs[key].formulations()), key
+
+
+def test_a_caution_is_never_a_bar(kb):
+    from medmemorybench.simulate.safety import Constraint, forbidden_by
+
+    for partner_drug, partners in kb.interaction_partners.items():
+        if not kb.drugs[partner_drug].chronic_use:
+            continue
+        barred = forbidden_by(kb, Constraint("medication_history", partner_drug))
+        for other, rule in partners:
+            if rule.action == "caution" and not any(r.action == "avoid" for o, r in partners if o == other):
+                assert other not in barred or not barred[other].startswith("interaction:"), (partner_drug, other)
 
 
 def test_penicillin_allergy_cross_reacts_with_cephalosporins(kb):
@@ -131,4 +162,46 @@ def test_reversed_range_is_reported(tmp_path):
     doc["labs"][0]["reference"] = [10, 1]
     path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
     with pytest.raises(KnowledgeError, match=r"labs.yaml: .*reference: range \[10.*, 1.*\] is not ordered"):
+        load_knowledge(data)
+
+
+def _edit_drug(data, key: str, change) -> None:  # noqa: ANN001
+    for path in (data / "drugs").glob("*.yaml"):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for drug in doc["drugs"]:
+            if drug["key"] == key:
+                change(drug)
+                path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+                return
+    raise AssertionError(key)
+
+
+def test_a_dose_no_strength_can_make_is_reported(tmp_path):
+    data = copy_knowledge(tmp_path)
+    _edit_drug(data, "atorvastatin", lambda d: d["dose"].update(ladder=[10, 20, 60, 80]))
+    with pytest.raises(KnowledgeError, match=r"atorvastatin: dose: 60 mg cannot be made from"):
+        load_knowledge(data)
+
+
+def test_a_course_without_its_length_and_a_lab_without_kinetics_are_reported_together(tmp_path):
+    data = copy_knowledge(tmp_path)
+    _edit_drug(data, "amoxicillin", lambda d: d.pop("course_days"))
+    path = data / "labs.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["labs"][0].pop("kinetics")
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge(data)
+    message = str(info.value)
+    assert "amoxicillin: course_days: required for a course drug" in message
+    assert f"labs.yaml: {doc['labs'][0]['key']}: kinetics: required" in message
+
+
+def test_a_care_step_moving_an_unmonitored_lab_is_reported(tmp_path):
+    data = copy_knowledge(tmp_path)
+    path = data / "conditions" / "pcos.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["care_path"][0]["moves"] = ["hba1c_typo"]
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(KnowledgeError, match=r"pcos.yaml: care_path\.\w+\.moves: 'hba1c_typo' is not a monitored lab"):
         load_knowledge(data)
