@@ -22,6 +22,7 @@ Frequency = Literal[
     "every_8_weeks",
     "every_6_months",
     "yearly",
+    "once",
     "as_needed",
     "nightly_device",
 ]
@@ -39,6 +40,7 @@ DOSES_PER_DAY: dict[str, float] = {
     "every_8_weeks": 1 / 56,
     "every_6_months": 1 / 182,
     "yearly": 1 / 365,
+    "once": 0,
     "as_needed": 1,
     "nightly_device": 1,
 }
@@ -700,6 +702,8 @@ class Complication(_Record):
     """Days after the first treatment when escalation is given."""
     forbids: list[str] = Field(default_factory=list)
     """Drug or class keys unsafe from then on (acute kidney injury: NSAIDs)."""
+    only_if: Indication | None = None
+    """A result that must be on record for it to happen (thyrotoxic atrial fibrillation: free T4 still high)."""
 
     @field_validator("treatment", mode="before")
     @classmethod

@@ -199,6 +199,8 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                 if step_key not in steps:
                     errors.append(f"{at}: treatment/escalation: unknown care step '{step_key}'")
             _check_refs(at, "forbids", comp.forbids, kb, errors)
+            if comp.only_if is not None and comp.only_if.lab and comp.only_if.lab not in monitored:
+                errors.append(f"{at}.only_if.lab: '{comp.only_if.lab}' is not a monitored lab")
             if not ICD11_CODE.match(comp.icd11):
                 errors.append(f"{at}.icd11: '{comp.icd11}' is not ICD-11")
         for mis in cond.misdiagnoses:

@@ -177,7 +177,8 @@ class SessionRenderer:
             return [("doctor", self.say("fact.adverse", drug=self.drug(fact.drug), effect=t(effect.name),
                                         effect_lay=t(effect.lay)))]
         if isinstance(fact, ComplicationFact):
-            comp = next(c for c in kb.conditions[self.year.persona.condition].complications if c.key == fact.complication)
+            comps = kb.conditions[self.year.persona.condition].complications
+            comp = next(c for c in comps if c.key == fact.complication)
             if comp.finding is None:
                 return []  # stated by the complication's DiagnosisFact and SymptomFact
             return [("doctor", self.say("fact.complication_finding", diagnosis=t(comp.name), finding=t(comp.finding)))]

@@ -23,7 +23,7 @@ from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact,
 from medmemorybench.simulate.safety import Patient
 from medmemorybench.simulate.story import Story, StoryItem, place_items, plan_story
 from medmemorybench.simulate.tasks import ClinicalTasks, Task
-from medmemorybench.simulate.visits import StoryActions
+from medmemorybench.simulate.visits import ROUTINE_BIAS, ROUTINE_VISITS, StoryActions
 
 YEAR_START = date(2024, 1, 1)
 DAYS_IN_YEAR = 366  # 2024 is a leap year
@@ -107,6 +107,7 @@ class YearBuilder(StoryActions, ClinicalTasks):
         self.complication: Complication | None = None
         self.adverse: tuple[str, AdverseEffect] | None = None
         self.lapse_lab: str | None = None
+        self.routine_bias = {kind: self.rng.uniform(*ROUTINE_BIAS) for kind in sorted(ROUTINE_VISITS)}
         self.advice_cycle: list[str] = []
         self.stressor_cycle: list[str] = []
         history = self.traps.get("medication_history")

@@ -62,7 +62,8 @@ def typical_labs(kb: KnowledgeBase, key: str) -> list[LabRange]:
 
 def _overlap(kb: KnowledgeBase, key: str, sex: str, age: int, classes: set[str], labs: set[str]) -> bool:
     drugs = standard_drugs(kb, key, sex, age)
-    return bool({kb.drugs[d].drug_class for d in drugs} & classes) or bool({r.lab for r in typical_labs(kb, key)} & labs)
+    shares_class = bool({kb.drugs[d].drug_class for d in drugs} & classes)
+    return shares_class or bool({r.lab for r in typical_labs(kb, key)} & labs)
 
 
 def _dose(kb: KnowledgeBase, drug_key: str, rng: random.Random) -> tuple[float, str, str]:
@@ -73,7 +74,8 @@ def _dose(kb: KnowledgeBase, drug_key: str, rng: random.Random) -> tuple[float, 
 def _value(kb: KnowledgeBase, lab_range: LabRange, rng: random.Random) -> LabFact:
     lab = kb.labs[lab_range.lab]
     value = rng.uniform(*lab_range.range)
-    return LabFact(lab=lab.key, value=round(value, lab.decimals) if lab.decimals else float(round(value)), unit=lab.unit)
+    rounded = round(value, lab.decimals) if lab.decimals else float(round(value))
+    return LabFact(lab=lab.key, value=rounded, unit=lab.unit)
 
 
 def make_family(
@@ -107,7 +109,8 @@ def make_family(
                          is_eligible(kb, k, template.sex, age) and standard_drugs(kb, k, template.sex, age))
         if not options:
             continue
-        weights = [OVERLAP_WEIGHT if _overlap(kb, k, template.sex, age, classes, patient_labs) else 1.0 for k in options]
+        weights = [OVERLAP_WEIGHT if _overlap(kb, k, template.sex, age, classes, patient_labs) else 1.0
+                   for k in options]
         own = rng.choices(options, weights)[0]
         drugs = []
         for drug in standard_drugs(kb, own, template.sex, age):

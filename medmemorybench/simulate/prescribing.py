@@ -36,7 +36,8 @@ class Prescription:
     def facts(self, reason: str, indication: str) -> list[Fact]:
         """The medication fact, what was avoided, and the cautions the doctor gives."""
         action = "administer" if self.regimen == "one_off" else "start"
-        start = MedicationFact(drug=self.drug, action=action, dose=self.dose, unit=self.unit, frequency=self.frequency,
+        frequency = "once" if self.regimen == "one_off" else self.frequency
+        start = MedicationFact(drug=self.drug, action=action, dose=self.dose, unit=self.unit, frequency=frequency,
                                reason=reason, indication=indication, step=self.step,
                                course_days=self.course_days if self.regimen == "course" else None,
                                release=self.release)  # type: ignore[arg-type]

@@ -141,7 +141,8 @@ def _contraindicated(kb: KnowledgeBase, key: str, level: str) -> dict[str, str]:
         index = kb.memo["contraindicated"] = {}
         for rule in kb.contraindications:
             into = index.setdefault((rule.history, rule.level), {})
-            into.update(dict.fromkeys(sorted(kb.expand([*rule.classes, *rule.drugs])), f"contraindication:{rule.history}"))
+            drugs = sorted(kb.expand([*rule.classes, *rule.drugs]))
+            into.update(dict.fromkeys(drugs, f"contraindication:{rule.history}"))
     return index.get((key, level), {})
 
 
@@ -175,7 +176,8 @@ def _compute_forbidden(kb: KnowledgeBase, constraint: Constraint) -> dict[str, s
                if drug.monthly_cost_usd > budget and is_long_term(kb, drug.key)}
         for drug in kb.drugs.values():
             no_visit = all(f.form in profile.excludes_forms for f in drug.forms)
-            if drug.key not in out and (no_visit or _needs_blood_tests_sooner(kb, drug, profile.min_blood_test_interval_days)):
+            needs_tests = _needs_blood_tests_sooner(kb, drug, profile.min_blood_test_interval_days)
+            if drug.key not in out and (no_visit or needs_tests):
                 out[drug.key] = f"time:{option}"
         return out
     raise ValueError(f"unknown trap category {constraint.category!r}")
@@ -234,14 +236,15 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     for c in patient.constraints:
         if c.category == "medication_preference":
             preference = c.option
-        if c.category in ("allergy", "disease_history", "diet_preference", "lifestyle_economic", "medication_preference"):
+        if c.category != "medication_history":  # the long-term drug binds through its interactions, below
             rule = forbidden_by(kb, c).get(drug_key)
             if rule and not (rule.startswith("budget:") and not is_long_term(kb, drug_key, regimen)):
                 blocks.append(Block(rule, c.category))
         if c.category == "diet_preference" and drug_key in kb.expand(kb.habits[c.option].cautions):
             cautions.append(Block(f"diet:{c.option}", c.category))
         if (c.category == "lifestyle_economic" and c.budget_usd is not None and drug_key not in patient.taking
-                and is_long_term(kb, drug_key, regimen) and patient.spending_usd + drug.monthly_cost_usd > c.budget_usd):
+                and is_long_term(kb, drug_key, regimen)
+                and patient.spending_usd + drug.monthly_cost_usd > c.budget_usd):
             blocks.append(Block(f"budget:{c.budget_usd}", c.category))
     history_drug = next((c.option for c in patient.constraints if c.category == "medication_history"), None)
     for taken in sorted(patient.taking | ({history_drug} if history_drug else set())):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.models import TRAP_CATEGORIES, AllergyFact, Trap
 
-ATTACH_PROBABILITY = 0.35
+ATTACH_PROBABILITY = 0.5
 """Chance that a trap fact is told during another phase-1 visit rather than at a visit of its own."""
 ATTACH_HOSTS = ("first_symptoms", "baseline_labs", "misdiagnosis", "symptoms_persist")
 """Phase-1 visits at which a trap fact may be told in passing."""
@@ -76,7 +76,7 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_en
     rng.shuffle(categories)
     for category in categories:
         if short or rng.random() < ATTACH_PROBABILITY:
-            told_at.setdefault(rng.choice(ATTACH_HOSTS[:3]), []).append(category)
+            told_at.setdefault(rng.choice(ATTACH_HOSTS), []).append(category)
         else:
             items.append(StoryItem("disclose", 1, True, arg=category))
     merged = rng.random() < MERGE_FIRST_LINE_PROBABILITY
@@ -109,9 +109,13 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_en
     known = {item.key for item in items}
     # a trap told in passing has no item of its own: its host stands in for it
     hosts = {f"disclose:{c}": host for host, cats in told_at.items() for c in cats}
-    items = [StoryItem(i.action, i.phase, i.required, tuple(hosts.get(a, a) for a in i.after if hosts.get(a, a) in known),
-                       i.arg, i.last_encounters) for i in items]
+    items = [StoryItem(i.action, i.phase, i.required,
+                       tuple(hosts.get(a, a) for a in i.after if hosts.get(a, a) in known), i.arg, i.last_encounters)
+             for i in items]
     assert set(TRAP_CATEGORIES) >= set(categories)
+    # a visit that a trap fact is told at cannot lapse
+    items = [StoryItem(i.action, i.phase, i.required or i.action in told_at, i.after, i.arg, i.last_encounters)
+             for i in items]
     if short:
         items = [i for i in items if i.required]
     return Story(tuple(items), {host: tuple(cats) for host, cats in told_at.items()}, merged)

@@ -21,6 +21,7 @@ from medmemorybench.simulate.safety import verdict
 YEAR_START_DATE = date(2024, 1, 1)
 """Day 0 of the year (the engine's `YEAR_START`; repeated here to keep this module free of an import cycle)."""
 MONITORING_CEILING_DAYS = 90
+MONITORING_JITTER_DAYS = 14
 """Safety monitoring that starts every few weeks settles at about every three months."""
 STEP_SPREAD_DAYS = 21
 """A step indicated by the diagnosis alone starts within this many days of its phase opening."""
@@ -231,8 +232,9 @@ class ClinicalTasks:
         facts = self.measure([task.lab]) + self.measure(self.too_early_dropped(self.vitals(), task.trigger))
         # the result is reviewed at a visit about the results, or at a follow-up of the drug itself
         active = self.state.active.get(task.drug)
-        if active is not None and not active.suspected and self.rng.random() < 0.5:
-            event = self.emit("follow_up", [self.continue_fact(task.drug, "stable"), *facts], [task.trigger], "last_lab")
+        if active is not None and not active.suspected and self.rng.random() < 0.35:
+            facts = [self.continue_fact(task.drug, "stable"), *facts]
+            event = self.emit("follow_up", facts, [task.trigger], "last_lab")
         else:
             event = self.emit("lab_check", facts, [task.trigger], "last_lab")
         value = next(f.value for f in facts if isinstance(f, LabFact) and f.lab == task.lab)
@@ -267,7 +269,8 @@ class ClinicalTasks:
             return False
         fact = self.increase(task.drug, "titration", self.next_event_id())
         if fact is None:
-            return None if self.day - active.last_change < (self.kb.drugs[task.drug].dose.titration_days or 0) else False
+            interval = self.kb.drugs[task.drug].dose.titration_days or 0
+            return None if self.day - active.last_change < interval else False
         self.emit("dose_change", [fact], [task.trigger], "last_change")
         return True
 
@@ -297,7 +300,9 @@ class ClinicalTasks:
         for done in due:
             if done is not task:
                 self.state.tasks.remove(done)
-            self.add_task(Task("monitor", self.day + self.next_monitoring_interval(done), lab=done.lab, drug=done.drug))
+            jitter = self.rng.randint(0, MONITORING_JITTER_DAYS)  # a check is booked for a day that suits
+            self.add_task(Task("monitor", self.day + self.next_monitoring_interval(done) + jitter, lab=done.lab,
+                               drug=done.drug))
         return True
 
     def next_monitoring_interval(self, task: Task) -> int:
@@ -380,7 +385,8 @@ class ClinicalTasks:
 
     def queue_indicated_steps(self) -> None:
         """Queue a start for each later care step whose indication is now on record."""
-        if self.handle("diagnosis") is None or "first_line" not in {s.role for s in map(self.step, self.state.started_steps)}:
+        started_roles = {self.step(key).role for key in self.state.started_steps}
+        if self.handle("diagnosis") is None or "first_line" not in started_roles:
             return
         queued = {t.step for t in self.state.tasks if t.kind == "start_step"}
         for step in self.condition.care_path:

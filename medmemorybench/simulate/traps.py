@@ -119,7 +119,8 @@ def _trap_fact(kb: KnowledgeBase, constraint: Constraint, patient: Patient, rng:
         assert result.formulation is not None
         form, spec = result.formulation
         return MedicationFact(drug=key, action="continue", dose=rng.choice(result.doses()[:3]), unit=spec.unit,
-                              frequency=spec.frequency, reason="long_term", indication=f"history:{constraint.indication}",
+                              frequency=spec.frequency, reason="long_term",
+                              indication=f"history:{constraint.indication}",
                               release=form.release)
     if constraint.category == "disease_history":
         return HistoryFact(history=key)

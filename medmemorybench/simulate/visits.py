@@ -9,7 +9,7 @@ replacement is chosen; a lapse moves only labs that can respond within the days 
 
 from __future__ import annotations
 
-from medmemorybench.knowledge.models import AdverseEffect, Complication
+from medmemorybench.knowledge.models import AdverseEffect, Complication, Indication
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -37,9 +37,12 @@ REVIEW_WINDOW_DAYS = 28
 """Longest lapse in adherence a patient admits to."""
 ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.8, "lifestyle": 1.8, "follow_up": 1.6,
                                     "medication_review": 0.8}
-ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.3, "medication_review": 0.9, "lab_check": 1.5, "lifestyle": 1.6,
+ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.1, "medication_review": 1.0, "lab_check": 1.5, "lifestyle": 1.6,
                                    "psychological": 1.4, "symptom_report": 1.5}
-"""Relative frequency of routine visit kinds."""
+"""Relative frequency of routine visit kinds (each patient's own mix varies around it, see `ROUTINE_BIAS`)."""
+ROUTINE_BIAS = (0.4, 1.6)
+"""Range of a patient's own factor on each routine kind: one patient is seen mostly for lab reviews, another
+for advice and check-ins, as care is organised differently for different people."""
 
 
 class StoryActions:
@@ -191,6 +194,16 @@ class StoryActions:
             self.complication = next((c for c in options if self._can_treat(c)), None)
         return self.complication
 
+    def _condition_met(self, needed: Indication | None) -> bool:
+        """Whether a result the event needs is on record (the latest value of the lab crosses the threshold)."""
+        if needed is None or needed.lab is None:
+            return True
+        seen = self.latest_value(needed.lab)
+        if seen is None:
+            return False
+        value = seen[1]
+        return (needed.above is None or value > needed.above) and (needed.below is None or value < needed.below)
+
     def _can_treat(self, comp: Complication) -> bool:
         """Whether each treatment step has a drug running (not under suspicion of an adverse effect) or one the
         rules allow starting today."""
@@ -203,7 +216,7 @@ class StoryActions:
 
     def _ready_complication(self, item: StoryItem) -> bool:
         comp = self._complication_choice()
-        if comp is None or not self._can_treat(comp):
+        if comp is None or not self._can_treat(comp) or not self._condition_met(comp.only_if):
             return False
         if comp.lab is None:
             return True
@@ -411,8 +424,14 @@ class StoryActions:
         return self.emit("medication_review", facts or self.symptoms(1), [self.handle("last_lab")])
 
     def _regimen_facts(self) -> list[Fact]:
-        return [self.continue_fact(d, "stable") for d, a in sorted(self.state.active.items())
-                if a.ends is None and not a.suspected]
+        return [self.continue_fact(d, "stable") for d in self.known_drugs()]
+
+    def known_drugs(self) -> list[str]:
+        """Long-term drugs the doctor knows about: the patient's own one only once they have mentioned it."""
+        history = self._history_drug()
+        told = self.handle("trap:medication_history") is not None
+        return [d for d, a in sorted(self.state.active.items())
+                if a.ends is None and not a.suspected and (d != history or told)]
 
     # --- routine visits -------------------------------------------------------------------------
 
@@ -428,8 +447,10 @@ class StoryActions:
             weights.pop("lab_check")
         if not self._regimen_facts():
             weights.pop("medication_review")
+        if diagnosed and not self._still_unwell():
+            weights.pop("symptom_report", None)  # symptoms settle once the disease is controlled
         kinds = sorted(weights)
-        kind = self.rng.choices(kinds, [weights[k] for k in kinds])[0]
+        kind = self.rng.choices(kinds, [weights[k] * self.routine_bias[k] for k in kinds])[0]
         return ROUTINE_VISITS[kind](self)
 
     def _due_routine_labs(self) -> list[str]:
@@ -442,7 +463,7 @@ class StoryActions:
         return self.emit("lab_check", self.measure(self._due_routine_labs()), [], "last_lab")
 
     def _routine_follow_up(self) -> Event:
-        chronic = [d for d, a in sorted(self.state.active.items()) if a.ends is None and not a.suspected]
+        chronic = self.known_drugs()
         facts: list[Fact] = [self.continue_fact(self.rng.choice(chronic), "stable")] if chronic else []
         facts += self.measure(self.vitals())
         return self.emit("follow_up", facts or self.symptoms(1), [])
@@ -464,6 +485,15 @@ class StoryActions:
     def _routine_symptoms(self) -> Event:
         specific = None if self.handle("turning") else False
         return self.emit("symptom_report", [*self.symptoms(1, specific), *self.measure(self.vitals())], [])
+
+    def _still_unwell(self) -> bool:
+        """Whether the disease's main marker is still short of its treated range (symptoms then persist)."""
+        mon = self.condition.monitored[0]
+        seen = self.latest_value(mon.lab)
+        if seen is None:
+            return True
+        low, high = mon.treated
+        return not low <= seen[1] <= high
 
     def _routine_stressor(self) -> Event:
         """A strain the patient brings up: each of the condition's stressors before any comes back."""

@@ -104,3 +104,9 @@ def kinetic_bound(kb: KnowledgeBase, year: CareYear, lab: str, v1: float, v2: fl
     movement = (high - low) * (1 - math.exp(-gap_days / tau))
     noise = 2 * 2 * spec.kinetics.cv * max(abs(low), abs(high), abs(v1), abs(v2))
     return movement + noise + 2 * 10 ** -spec.decimals
+
+
+def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
+    """The drug's formulations the fact can be of (a one-off is given "once", whatever its label schedule)."""
+    return [(form, spec) for form, spec in kb.drugs[fact.drug].formulations()
+            if form.release == fact.release and (spec.frequency == fact.frequency or fact.frequency == "once")]

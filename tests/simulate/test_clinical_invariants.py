@@ -27,7 +27,16 @@ from medmemorybench.simulate.models import (
 from medmemorybench.simulate.safety import constraints_of, forbidden_by
 from medmemorybench.simulate.summary import skeleton_share
 from medmemorybench.simulate.timeline import course_end, state_on
-from tests.simulate.clinical import N_SEEDS, days_between, fail, given, kinetic_bound, latest_egfr, response_days
+from tests.simulate.clinical import (
+    N_SEEDS,
+    days_between,
+    fail,
+    formulations_given,
+    given,
+    kinetic_bound,
+    latest_egfr,
+    response_days,
+)
 
 
 @pytest.fixture(scope="module")
@@ -120,9 +129,7 @@ def test_doses_on_ladder_every_dose_is_a_real_dose(kb, years):
     failures = []
     for year in years:
         for event, fact in given(year):
-            drug = kb.drugs[fact.drug]
-            ladders = [spec.doses() for form, spec in drug.formulations()
-                       if spec.frequency == fact.frequency and form.release == fact.release]
+            ladders = [spec.doses() for _, spec in formulations_given(kb, fact)]
             overrides = {c.dose for cond in kb.conditions.values() for s in cond.care_path for c in s.candidates
                          if c.drug == fact.drug and c.dose}
             if not any(fact.dose in ladder for ladder in ladders) and fact.dose not in overrides:
@@ -165,12 +172,12 @@ def test_budget_rule(kb, years):
 def test_dose_form_preference_rule_every_drug_given_has_a_form_the_patient_can_take(kb, years):
     failures = []
     for year in years:
-        pref = next((kb.preferences[t.option] for t in year.persona.traps if t.category == "medication_preference"), None)
+        pref = next((kb.preferences[t.option] for t in year.persona.traps
+                     if t.category == "medication_preference"), None)
         if pref is None:
             continue
         for event, fact in given(year):
-            forms = [(f, s) for f, s in kb.drugs[fact.drug].formulations()
-                     if s.frequency == fact.frequency and f.release == fact.release]
+            forms = formulations_given(kb, fact)
             usable = [f for f, s in forms if f.form not in pref.excludes_forms
                       and (f.size is None or f.size not in pref.excludes_sizes)
                       and (pref.max_doses_per_day is None or DOSES_PER_DAY[s.frequency] <= pref.max_doses_per_day)]
@@ -274,7 +281,8 @@ def test_adverse_toxicity_rule_no_drug_with_the_harm_already_suffered_is_started
                         failures.append(fail("adverse_toxicity", year, event, f"{fact.drug} given after a "
                                              f"{sorted(overlap)} reaction"))
             for fact in event.facts:
-                if isinstance(fact, MedicationFact) and fact.action == "stop" and fact.reason.startswith("adverse_effect:"):
+                is_stop = isinstance(fact, MedicationFact) and fact.action == "stop"
+                if is_stop and fact.reason.startswith("adverse_effect:"):
                     effect = next(e for e in kb.drugs[fact.drug].adverse_effects
                                   if e.key == fact.reason.partition(":")[2])
                     if effect.toxicity:
@@ -288,7 +296,8 @@ def test_adverse_effect_stops_its_drug_before_anything_else_is_done_with_it(kb, 
         suspected: set[str] = set()
         for event in year.events:
             for fact in event.facts:
-                if isinstance(fact, MedicationFact) and fact.drug in suspected and fact.action in ("continue", "increase"):
+                given_again = isinstance(fact, MedicationFact) and fact.action in ("continue", "increase")
+                if given_again and fact.drug in suspected:
                     failures.append(fail("adverse_stop", year, event, f"{fact.drug} {fact.action} after its adverse "
                                          "effect was reported"))
                 if isinstance(fact, MedicationFact) and fact.action == "stop":
@@ -318,7 +327,8 @@ def test_misdiagnosis_phase_shows_nothing_diagnostic_of_the_true_condition(kb, y
                 break
             for fact in event.facts:
                 if isinstance(fact, LabFact) and fact.lab in diagnostic:
-                    failures.append(fail("misdiagnosis_phase", year, event, f"diagnostic lab {fact.lab} before work-up"))
+                    failures.append(fail("misdiagnosis_phase", year, event,
+                                         f"diagnostic lab {fact.lab} before work-up"))
                 if isinstance(fact, TestFact):
                     failures.append(fail("misdiagnosis_phase", year, event, f"test {fact.test} before work-up"))
                 if isinstance(fact, SymptomFact) and fact.symptom in specific and event.index < turning:
@@ -348,7 +358,8 @@ def test_acute_complications_are_treated_within_their_window(kb, years):
             reason = f"complication:{comp.key}"
             treated = [e for e in year.events if e.index >= event.index and
                        days_between(event.date, e.date) <= comp.treat_within_days and
-                       any(isinstance(f, MedicationFact) and f.reason == reason and f.action != "stop" for f in e.facts)]
+                       any(isinstance(f, MedicationFact) and f.reason == reason and f.action != "stop"
+                           for f in e.facts)]
             if not treated:
                 failures.append(fail("complication_treated", year, event, f"{comp.key} untreated within "
                                      f"{comp.treat_within_days} days"))
@@ -406,7 +417,8 @@ def test_mcd_response_time_every_causal_lab_link_is_beyond_the_labs_response_tim
                 step = next((f.step for e in year.events for f in e.facts
                              if isinstance(f, MedicationFact) and f.drug == lapse.drug and f.step), None)
                 for lab in labs:
-                    if step and lab in moves[step] and lapse.missed_days < (drug.wanes_days or 0) + response_days(kb, lab):
+                    needed = (drug.wanes_days or 0) + response_days(kb, lab)
+                    if step and lab in moves[step] and lapse.missed_days < needed:
                         failures.append(fail("mcd_response_time", year, event, f"{lab} shown after {lapse.missed_days} "
                                              f"missed days of {lapse.drug}"))
     _check(failures)
@@ -435,7 +447,8 @@ def test_relatives_are_eligible_adults_on_their_own_standard_drugs(kb, years):
 
 def test_skeleton_no_session_index_holds_the_same_event_kind_in_over_30_percent_of_patients(years):
     worst = skeleton_share(years[:200])
-    assert worst.share <= 0.30, f"[skeleton] session {worst.index} is '{worst.kind}' in {worst.share:.0%} of 200 patients"
+    assert worst.share <= 0.30, (f"[skeleton] session {worst.index} is '{worst.kind}' in {worst.share:.0%} "
+                                 "of 200 patients")
 
 
 def test_corrections_some_facts_are_corrected_later_and_the_state_keeps_the_latest(kb, years):

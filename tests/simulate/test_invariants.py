@@ -13,6 +13,7 @@ from medmemorybench.simulate.models import TRAP_CATEGORIES, EconomicFact, LabFac
 from medmemorybench.simulate.safety import Constraint, forbidden_by
 from medmemorybench.simulate.summary import causal_chains
 from medmemorybench.simulate.timeline import lab_series, regimen_changes
+from tests.simulate.clinical import formulations_given
 
 N_SEEDS_PER_CONDITION = 10
 
@@ -75,8 +76,7 @@ def test_doses_stay_within_the_knowledge_base_range(kb, years):
         for event in year.events:
             for fact in event.facts:
                 if isinstance(fact, MedicationFact):
-                    specs = [spec for form, spec in kb.drugs[fact.drug].formulations()
-                             if form.release == fact.release and spec.frequency == fact.frequency]
+                    specs = [spec for _, spec in formulations_given(kb, fact)]
                     overrides = {c.dose for cond in kb.conditions.values() for s in cond.care_path
                                  for c in s.candidates if c.drug == fact.drug and c.dose}
                     assert any(s.start <= fact.dose <= s.max for s in specs) or fact.dose in overrides, fact
@@ -147,8 +147,9 @@ def test_treatment_brings_the_first_lab_toward_its_treated_range(kb, years):
             treated += 1
             improved += min(distance(v) for _, v in series[1:]) < distance(at_diagnosis)
             ended_closer += distance(last) < distance(at_diagnosis)
-    # Treatment works: most years get closer to target (90 % measured on seeds 0-9). Where it ends is another matter: a flare, a lapse
-    # or a drug stopped for an adverse effect with nothing allowed in its place can undo it (about one year in five).
+    # Treatment works: most years get closer to target (90 % measured on seeds 0-9). Where it ends is another
+    # matter: a flare, a lapse or a drug stopped for an adverse effect with nothing allowed in its place can undo
+    # it (about one year in five).
     assert improved >= 0.85 * treated, f"{improved} of {treated} years ever get closer to the treated range"
     assert ended_closer >= 0.7 * treated, f"{ended_closer} of {treated} years end closer to the treated range"
 
