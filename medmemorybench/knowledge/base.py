@@ -8,6 +8,7 @@ from functools import cached_property
 from medmemorybench.knowledge.models import (
     Advice,
     AllergyGroup,
+    CodeCheck,
     Condition,
     Contraindication,
     DietHabit,
@@ -47,6 +48,7 @@ class KnowledgeBase:
     people: People
     patient_rules: list[PatientRule]
     renal_baseline: list[RenalBaseline]
+    code_checks: list[CodeCheck]
     memo: dict = field(default_factory=dict, compare=False, repr=False)
     """Derived indexes computed once per loaded base by the modules that need them (never data)."""
 

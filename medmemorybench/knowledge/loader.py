@@ -14,6 +14,7 @@ from medmemorybench.errors import KnowledgeError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import (
     Advice,
+    CodeCheck,
     AllergyGroup,
     Condition,
     Contraindication,
@@ -49,6 +50,7 @@ _SECTIONS: dict[str, dict[str, type[BaseModel]]] = {
     "noise_topics.yaml": {"topics": Topic},
     "relatives.yaml": {"relatives": RelativeTemplate},
     "patient_rules.yaml": {"rules": PatientRule, "renal_baseline": RenalBaseline},
+    "code_checks.yaml": {"codes": CodeCheck},
 }
 
 
@@ -190,6 +192,7 @@ def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | Non
         people=people,  # type: ignore[arg-type]  # None only when errors is non-empty
         patient_rules=get("rules"),
         renal_baseline=get("renal_baseline"),
+        code_checks=get("codes"),
     )
     if not errors:
         errors.extend(check_references(kb, data_dir))

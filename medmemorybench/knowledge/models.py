@@ -795,6 +795,32 @@ class Condition(_Record):
         return steps
 
 
+# --- code verification --------------------------------------------------------------------------
+
+
+class CodeCheck(_Record):
+    """The result of checking one terminology code against an authoritative list (code_checks.yaml)."""
+
+    system: Literal["ICD-11", "LOINC"]
+    """Terminology."""
+    code: str
+    """The code."""
+    status: Literal["verified", "unverified", "corrected"]
+    """Found with the meaning used / not found in any list available offline / was wrong and was replaced."""
+    display: str | None = None
+    """The list's title for the code."""
+    checked_against: str | None = None
+    """Which list (repository and path, or package and version)."""
+    used_in: list[str] = Field(default_factory=list)
+    """Where the knowledge base uses it (file:field)."""
+    correct: str | None = None
+    """For a corrected code: what replaced it."""
+    correct_display: str | None = None
+    """For a corrected code: the replacement's title."""
+    note: str | None = None
+    """What a reader should know (a more specific child code, a convention)."""
+
+
 # --- noise --------------------------------------------------------------------------------------
 
 

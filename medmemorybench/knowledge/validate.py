@@ -284,6 +284,27 @@ def check_completeness(kb: KnowledgeBase) -> list[str]:
     return errors
 
 
+def codes_in_use(kb: KnowledgeBase) -> list[tuple[str, str, str]]:
+    """(system, code, where) of every ICD-11 and LOINC code the knowledge base uses."""
+    uses = []
+    for cond in kb.conditions.values():
+        uses.append(("ICD-11", cond.icd11.code, f"conditions/{cond.key}.yaml: icd11"))
+        uses += [("ICD-11", m.icd11, f"conditions/{cond.key}.yaml: misdiagnoses") for m in cond.misdiagnoses]
+        uses += [("ICD-11", c.icd11, f"conditions/{cond.key}.yaml: complications.{c.key}") for c in cond.complications]
+        uses += [("LOINC", t.loinc, f"conditions/{cond.key}.yaml: diagnostic_tests.{t.key}")
+                 for t in cond.diagnostic_tests if t.loinc]
+    uses += [("ICD-11", h.icd11, f"history.yaml: {h.key}") for h in kb.history_conditions.values()]
+    uses += [("LOINC", lab.loinc, f"labs.yaml: {lab.key}") for lab in kb.labs.values() if lab.loinc]
+    return uses
+
+
+def _check_codes_checked(kb: KnowledgeBase, errors: list[str]) -> None:
+    checked = {(c.system, c.code) for c in kb.code_checks if c.status != "corrected"}
+    for system, code, where in codes_in_use(kb):
+        if (system, code) not in checked:
+            errors.append(f"{where}: {system} code '{code}' has no verified or unverified entry in code_checks.yaml")
+
+
 def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     """Every reference resolves, codes are well formed, units known, ranges sane.
 
@@ -295,4 +316,5 @@ def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     _check_drugs(kb, errors)
     _check_safety_rules(kb, errors)
     _check_condition(kb, data_dir, errors)
+    _check_codes_checked(kb, errors)
     return errors

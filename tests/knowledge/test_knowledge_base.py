@@ -205,3 +205,23 @@ def test_a_care_step_moving_an_unmonitored_lab_is_reported(tmp_path):
     path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
     with pytest.raises(KnowledgeError, match=r"pcos.yaml: care_path\.\w+\.moves: 'hba1c_typo' is not a monitored lab"):
         load_knowledge(data)
+
+
+def test_a_code_nobody_checked_is_reported(tmp_path):
+    # every ICD-11 and LOINC code must have been checked against a list (code_checks.yaml), verified or not
+    data = copy_knowledge(tmp_path)
+    path = data / "conditions" / "pcos.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["misdiagnoses"][0]["icd11"] = "ZZ99"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(KnowledgeError, match=r"conditions/pcos.yaml: misdiagnoses: ICD-11 code 'ZZ99' has no verified"):
+        load_knowledge(data)
+
+
+def test_every_corrected_code_is_replaced_where_it_was_wrong(kb):
+    from medmemorybench.knowledge.validate import codes_in_use
+
+    used = {(system, code) for system, code, _ in codes_in_use(kb)}
+    for check in kb.code_checks:
+        if check.status == "corrected":
+            assert (check.system, check.correct) in used, check.code
