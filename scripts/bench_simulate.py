@@ -1,7 +1,8 @@
-"""Benchmark of the simulator: 20 patients and 1,000 patients, wall time and peak memory.
+"""Benchmark of the simulator: 20 and 1,000 patients (wall time, size, memory), and the cohort's clinical figures.
 
 Run: .venv/bin/python scripts/bench_simulate.py [--large 1000]
-Prints a markdown table row per measurement, for docs/benchmarks.md.
+Prints markdown tables for docs/benchmarks.md: timings, then over the 1,000 patients the facts the invariant
+tests check, how often a persona had to be drawn again for six biting traps, and the skeleton measure.
 """
 
 from __future__ import annotations
@@ -16,9 +17,15 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from medmemorybench.errors import SimulationError
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.simulate import iter_cohort, simulate_patient
+from medmemorybench.simulate.persona import baseline_egfr, make_demographics, persona_id_for
+from medmemorybench.simulate.rng import rng_for
+from medmemorybench.simulate.safety import Patient
 from medmemorybench.simulate.store import care_year_json, write_cohort
+from medmemorybench.simulate.summary import skeleton_share
+from medmemorybench.simulate.traps import choose_traps
 
 
 def _simulate_range(args: tuple[int, int, int]) -> int:
@@ -43,6 +50,37 @@ def time_parallel(n: int, seed: int, workers: int) -> float:
     with ProcessPoolExecutor(workers) as pool:
         list(pool.map(_simulate_range, chunks))
     return time.perf_counter() - start
+
+
+def cohort_figures(n: int, seed: int) -> None:
+    """What the invariant tests read in a cohort of `n` (seed-major, like the tests), and the skeleton measure."""
+    kb = default_knowledge()
+    years = [simulate_patient(kb, s, i) for s in range(seed, seed + n // 20) for i in range(20)]
+    facts = [f for y in years for e in y.events for f in e.facts]
+    count = {kind: sum(1 for f in facts if f.type == kind) for kind in ("medication", "lab", "avoided", "caution")}
+    redrawn = 0
+    for y in years:
+        index = int(y.persona.persona_id[1:]) - 1
+        rng = rng_for(y.seed, persona_id_for(index), "demographics")
+        condition = kb.conditions[y.persona.condition]
+        who = make_demographics(kb, condition, rng)
+        try:
+            choose_traps(kb, condition, Patient(who.age, who.sex, condition.key,
+                                                egfr=baseline_egfr(kb, condition, who.age, rng)),
+                         rng_for(y.seed, persona_id_for(index), "traps"))
+        except SimulationError:
+            redrawn += 1
+    worst = skeleton_share(years[:200])
+    print(f"\ncohort of {len(years)} patients (seeds {seed}-{seed + n // 20 - 1} x 20 conditions):")
+    print("| figure | value |")
+    print("|---|---|")
+    print(f"| encounters | {sum(len(y.events) for y in years)} |")
+    print(f"| medication facts checked against every rule | {count['medication']} |")
+    print(f"| lab measurements checked for kinetics and interval | {count['lab']} |")
+    print(f"| drugs passed over, each naming its rules / cautions given | {count['avoided']} / {count['caution']} |")
+    print(f"| personas drawn again for six biting traps | {redrawn} ({100 * redrawn / len(years):.1f} %) |")
+    print(f"| skeleton measure over the first 200 (largest share of one kind at one index) | "
+          f"{worst.share:.0%} (session {worst.index}, {worst.kind}) |")
 
 
 def main() -> None:
@@ -70,6 +108,7 @@ def main() -> None:
         print(f"| {args.large} | {workers} processes, in memory | {elapsed:.2f} | {per_patient_ms:.1f} | - |")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS (main process): {peak_mb:.0f} MB")
+    cohort_figures(args.large, args.seed)
 
 
 if __name__ == "__main__":

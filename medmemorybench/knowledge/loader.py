@@ -14,8 +14,8 @@ from medmemorybench.errors import KnowledgeError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import (
     Advice,
-    CodeCheck,
     AllergyGroup,
+    CodeCheck,
     Condition,
     Contraindication,
     DietHabit,

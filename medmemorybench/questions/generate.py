@@ -31,14 +31,17 @@ def load_phrasing(language: str = "en") -> dict:
         return yaml.safe_load(handle)
 
 
-def _pick(drafts: list[Draft], used: set[str], window: range, count: int, rng, prefer_category=None) -> list[Draft]:  # noqa: ANN001
+def _pick(drafts: list[Draft], used: set[str], window: range, count: int, rng, prefer_category=None,  # noqa: ANN001
+          covered: set[str] = frozenset()) -> list[Draft]:  # type: ignore[assignment]
     fresh = [d for d in drafts if d.fact_key not in used]
     rng.shuffle(fresh)
 
-    def rank(d: Draft) -> tuple[int, int]:
+    def rank(d: Draft) -> tuple[int, int, int]:
         in_window = any(e.index in window for e in d.evidence) or not d.evidence
         wanted = prefer_category is not None and d.trap_category in prefer_category
-        return (0 if wanted else 1, 0 if in_window else 1)
+        # a trap category no question has tested yet goes first: every disclosed trap is tested
+        untested = d.trap_category is not None and d.trap_category not in covered
+        return (0 if untested else 1, 0 if wanted else 1, 0 if in_window else 1)
 
     fresh.sort(key=rank)
     chosen = []
@@ -66,6 +69,7 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
     rng = rng_for(year.seed, year.persona.persona_id, f"questions/{language}")
     used: set[str] = set()
     category_turn = 0
+    covered: set[str] = set()
     questions: list[Question] = []
     previous = 0
     for checkpoint in checkpoints:
@@ -80,7 +84,9 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
                 candidates = maker.mq(checkpoint, rng)
             else:
                 candidates = getattr(maker, query_type.lower())(checkpoint)
-            batches.extend(_pick(candidates, used, window, count, rng, prefer))
+            picked = _pick(candidates, used, window, count, rng, prefer, covered)
+            covered.update(d.trap_category for d in picked if d.trap_category)
+            batches.extend(picked)
         if checkpoint % MCD_EVERY == 0:
             batches.extend(_pick(maker.mcd(checkpoint), used, window, MCD_QUOTA, rng))
         counters: dict[str, int] = {}

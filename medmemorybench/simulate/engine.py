@@ -20,7 +20,7 @@ from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import AdverseEffect, Complication, Condition, Lab
 from medmemorybench.simulate.labs import LabModel, StepEffect
 from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact, Trap
-from medmemorybench.simulate.safety import Patient
+from medmemorybench.simulate.safety import Patient, is_long_term
 from medmemorybench.simulate.story import Story, StoryItem, place_items, plan_story
 from medmemorybench.simulate.tasks import ClinicalTasks, Task
 from medmemorybench.simulate.visits import ROUTINE_BIAS, ROUTINE_VISITS, StoryActions
@@ -239,8 +239,10 @@ class YearBuilder(StoryActions, ClinicalTasks):
         return set(self.state.active)
 
     def refresh_patient(self) -> Patient:
-        """The patient as the prescriber knows them today."""
+        """The patient as the prescriber knows them today (what they take, and what it costs them a month)."""
         self.patient.taking = self.taking()
+        self.patient.spending_usd = sum(self.kb.drugs[d].monthly_cost_usd for d, a in self.state.active.items()
+                                        if a.ends is None and is_long_term(self.kb, d))
         return self.patient
 
     def _expire_courses(self) -> None:

@@ -105,8 +105,12 @@ def _options(
                     if p.step.role == "first_line")
         has_time_limit = profile.min_blood_test_interval_days is not None or bool(profile.excludes_forms)
         ceiling = high if has_time_limit else min(high, math.ceil(total) - 1)  # a time limit bites on its own
-        if max(low, math.ceil(floor)) <= ceiling:
-            yield Constraint(category, key, rng.randint(max(low, math.ceil(floor)), ceiling))
+        # near what the plan costs: it forces a cheaper choice somewhere without leaving later steps unaffordable
+        lowest = max(low, math.ceil(floor), math.ceil(BUDGET_SHARE_OF_PLAN * total))
+        if lowest <= ceiling:
+            yield Constraint(category, key, rng.randint(lowest, ceiling))
+        elif max(low, math.ceil(floor)) <= ceiling:
+            yield Constraint(category, key, ceiling)
 
 
 def _trap_fact(kb: KnowledgeBase, constraint: Constraint, patient: Patient, rng: random.Random):  # noqa: ANN202
@@ -160,6 +164,8 @@ def _bites(kb: KnowledgeBase, condition: Condition, constraint: Constraint, plan
     return bites
 
 
+BUDGET_SHARE_OF_PLAN = 0.75
+"""A budget is drawn at no less than this share of what the expected plan's long-term drugs cost a month."""
 MAX_SEARCH_NODES = 3000
 """Bound on the backtracking search over trap options (a few dozen nodes suffice in practice)."""
 

@@ -37,7 +37,7 @@ REVIEW_WINDOW_DAYS = 28
 """Longest lapse in adherence a patient admits to."""
 ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.8, "lifestyle": 1.8, "follow_up": 1.6,
                                     "medication_review": 0.8}
-ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.1, "medication_review": 1.0, "lab_check": 1.5, "lifestyle": 1.6,
+ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.1, "medication_review": 1.0, "lab_check": 1.2, "lifestyle": 1.6,
                                    "psychological": 1.4, "symptom_report": 1.5}
 """Relative frequency of routine visit kinds (each patient's own mix varies around it, see `ROUTINE_BIAS`)."""
 ROUTINE_BIAS = (0.4, 1.6)

@@ -169,6 +169,60 @@ def test_budget_rule(kb, years):
     _check(_trap_rule(kb, years, "lifestyle_economic", "budget"))
 
 
+def test_budget_total_long_term_drugs_never_cost_more_together_than_the_patient_can_pay(kb, years):
+    failures = []
+    for year in years:
+        budget = next(t.fact.monthly_budget_usd for t in year.persona.traps if t.category == "lifestyle_economic")
+        history_drug = next((t.option for t in year.persona.traps if t.category == "medication_history"), None)
+        for event, fact in given(year):
+            if fact.action != "start" or fact.course_days or kb.drugs[fact.drug].regimen != "chronic":
+                continue
+            taking = set(state_on(year, event.date).medications) | {fact.drug}
+            spend = sum(kb.drugs[d].monthly_cost_usd for d in taking if kb.drugs[d].regimen == "chronic"
+                        and not _is_course(year, d, event))
+            if spend > budget + 1e-9 and fact.drug != history_drug:
+                failures.append(fail("budget_total", year, event, f"{fact.drug} brings long-term drugs to "
+                                     f"${spend:.0f} a month over ${budget}"))
+    _check(failures)
+
+
+def _is_course(year, drug: str, event) -> bool:  # noqa: ANN001
+    """Whether the drug is being taken as a course at this event (a use-specific regimen)."""
+    starts = [f for e in year.events if e.index <= event.index for f in e.facts
+              if isinstance(f, MedicationFact) and f.drug == drug and f.action == "start"]
+    return bool(starts) and starts[-1].course_days is not None
+
+
+def test_titration_interval_no_dose_is_raised_again_before_its_interval(kb, years):
+    failures = []
+    for year in years:
+        last_change: dict[str, str] = {}
+        for event, fact in given(year):
+            if fact.action == "increase" and not fact.reason.startswith("complication:"):
+                interval = kb.drugs[fact.drug].dose.titration_days or 0
+                if fact.drug in last_change and days_between(last_change[fact.drug], event.date) < interval:
+                    failures.append(fail("titration_interval", year, event, f"{fact.drug} raised "
+                                         f"{days_between(last_change[fact.drug], event.date)} days after the last "
+                                         f"change (interval {interval})"))
+            if fact.action in ("start", "increase", "decrease"):
+                last_change[fact.drug] = event.date
+    _check(failures)
+
+
+def test_adverse_no_restart_a_drug_stopped_for_an_adverse_effect_is_never_given_again(years):
+    failures = []
+    for year in years:
+        stopped: set[str] = set()
+        for event in year.events:
+            for fact in event.facts:
+                if isinstance(fact, MedicationFact) and fact.action in ("start", "administer") and fact.drug in stopped:
+                    failures.append(fail("adverse_no_restart", year, event, f"{fact.drug} restarted"))
+            for fact in event.facts:
+                if isinstance(fact, MedicationFact) and fact.action == "stop" and fact.reason.startswith("adverse_"):
+                    stopped.add(fact.drug)
+    _check(failures)
+
+
 def test_dose_form_preference_rule_every_drug_given_has_a_form_the_patient_can_take(kb, years):
     failures = []
     for year in years:

@@ -103,7 +103,8 @@ def test_year_is_100_dated_encounters_in_five_phases(years):
 
 def test_years_change_the_regimen_after_the_first_prescription(years):
     # Dose changes, switches and later steps started: what state-update questions are about. A patient whose
-    # budget and allergies leave one drug per step may see few changes: every year has one, most have three.
+    # traps leave one drug per step may see none (Graves disease treated by radioiodine alone; an osteoporosis
+    # drug stopped for a clot with nothing else allowed): nine in ten years change, the median year three times.
     counts = []
     for year in years:
         first = next(e.index for e in year.events if any(
@@ -111,7 +112,7 @@ def test_years_change_the_regimen_after_the_first_prescription(years):
         later_starts = [e for e in year.events if e.index > first and any(
             isinstance(f, MedicationFact) and f.action in ("start", "administer") for f in e.facts)]
         counts.append(len(regimen_changes(year)) + len(later_starts))
-    assert sum(c >= 1 for c in counts) >= 0.95 * len(counts), f"{sum(c == 0 for c in counts)} years with no change"
+    assert sum(c >= 1 for c in counts) >= 0.9 * len(counts), f"{sum(c == 0 for c in counts)} years with no change"
     assert sorted(counts)[len(counts) // 2] >= 3, f"median {sorted(counts)[len(counts) // 2]} regimen changes"
 
 
@@ -165,12 +166,13 @@ def test_an_adverse_or_complication_chain_spans_three_events_and_two_weeks(years
     assert with_chain >= 0.95 * len(years), f"{with_chain} of {len(years)} years have such a chain"
 
 
-def test_no_two_active_drugs_share_a_class(kb, years):
+def test_no_two_active_drugs_duplicate_a_therapy(kb, years):
+    # (a selective and a non-selective beta-blocker, an ACE inhibitor with an ARB: drug_classes.yaml `group`)
     for year in years:
         for event in year.events:
             meds = state_on(year, event.date).medications
-            classes = [kb.drugs[d].drug_class for d in meds]
-            assert len(classes) == len(set(classes)), (event.event_id, sorted(meds))
+            groups = [kb.therapy_group(d) for d in meds]
+            assert len(groups) == len(set(groups)), (event.event_id, sorted(meds))
 
 
 def test_misdiagnosis_in_phase_one_is_ruled_out_at_diagnosis(years):
