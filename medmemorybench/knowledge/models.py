@@ -274,7 +274,23 @@ class AdverseEffect(_Record):
     onset_days: tuple[int, int] = (7, 90)
     """When after starting the drug the effect usually appears (days)."""
     toxicity: Toxicity | None = None
-    """The kind of harm it is; once it has happened, every drug with that toxicity is avoided."""
+    """The kind of harm it is; once it has happened (and the drug was stopped for it), every drug with that
+    toxicity is avoided."""
+    management: Literal["stop", "reduce"] | None = None
+    """What a prescriber does: stop the drug, or lower the dose (stopping only at the lowest dose). None: lower
+    it for a dose-related harm (`DOSE_RELATED`: low blood sugar, a slow pulse, low pressure, high potassium,
+    drowsiness), stop it otherwise."""
+
+    @property
+    def is_dose_related(self) -> bool:
+        """Whether a lower dose is the answer (see `management`)."""
+        if self.management is not None:
+            return self.management == "reduce"
+        return self.toxicity in DOSE_RELATED
+
+
+DOSE_RELATED: frozenset[str] = frozenset({"hypoglycaemic", "bradycardic", "hypotensive", "hyperkalaemic", "sedating"})
+"""Harms that follow the dose: managed by lowering it (ADA 2024 hypoglycaemia, ESC heart-failure titration)."""
 
 
 class Monitoring(_Record):

@@ -124,7 +124,10 @@ class SessionRenderer:
                       "reason": self._reason(fact.reason)}
             if fact.action in ("increase", "decrease", "correct"):
                 fields["previous_dose"] = format_number(fact.previous_dose or fact.dose)
-            if fact.reason == "long_term":  # the patient discloses a drug they already take
+            if fact.reason == "long_term":  # the patient discloses a drug they already take, and what for
+                if fact.indication and fact.indication.startswith("history:"):
+                    hist = kb.history_conditions[fact.indication.partition(":")[2]]
+                    return [("patient", self.say("fact.medication.long_term", condition=t(hist.lay), **fields))]
                 return [("patient", self.say("fact.medication.continue", **fields))]
             if fact.action == "correct":
                 return [("patient", self.say("fact.medication.correct", **fields)),

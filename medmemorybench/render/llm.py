@@ -66,6 +66,8 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: st
         elif isinstance(fact, MedicationFact):
             role = "patient" if fact.reason in ("long_term", "patient_correction") else "doctor"
             need[role].append(drug(fact.drug))
+            if fact.reason == "long_term" and fact.indication and fact.indication.startswith("history:"):
+                need[role].append(t(kb.history_conditions[fact.indication.partition(":")[2]].lay))
             if fact.action != "stop":
                 need[role].append(dose_with_unit(fact.dose, fact.unit))
         elif isinstance(fact, AvoidedFact):

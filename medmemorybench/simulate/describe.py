@@ -58,6 +58,8 @@ def describe_fact(kb: KnowledgeBase, fact: object) -> str:
             dose += " (extended release)"
         if fact.course_days:
             dose += f" for {fact.course_days} days"
+        if fact.reason == "long_term" and fact.indication:
+            dose += f" for {fact.indication.partition(':')[2].replace('_', ' ')}"
         if before:
             return f"{fact.action} {drug_name(kb, fact.drug)}{before} to {dose} ({fact.reason})"
         return f"{fact.action} {drug_name(kb, fact.drug)} {dose} ({fact.reason})"

@@ -64,6 +64,8 @@ class Active:
     """An adverse effect is suspected: not continued or titrated until it is settled."""
     partner_of: str | None = None
     """Given alongside this drug (co-prescription)."""
+    ceiling: float | None = None
+    """Highest dose allowed after a dose-related adverse effect (it is not raised past it again)."""
 
 
 @dataclass

@@ -51,6 +51,8 @@ class StepEffect:
     end: int | None = None
     increases: list[int] = field(default_factory=list)
     """Days of dose increases."""
+    decreases: list[int] = field(default_factory=list)
+    """Days of dose reductions."""
     lapses: list[tuple[int, int]] = field(default_factory=list)
     """(first, last) day during which the drug has no effect (missed doses)."""
 
@@ -64,7 +66,8 @@ class StepEffect:
     def share_on(self, lab: str, day: float) -> float:
         if any(first <= day <= last for first, last in self.lapses):
             return 0.0
-        return self.shares[lab] + INCREASE_SHARE * sum(1 for d in self.increases if d <= day)
+        steps = sum(1 for d in self.increases if d <= day) - sum(1 for d in self.decreases if d <= day)
+        return max(0.0, self.shares[lab] + INCREASE_SHARE * steps)
 
 
 @dataclass
@@ -131,6 +134,11 @@ class LabModel:
         self._check_not_past(effect.moves, day)
         effect.increases.append(day)
 
+    def decrease(self, effect: StepEffect, day: int) -> None:
+        """The step's drug dose is lowered on `day`."""
+        self._check_not_past(effect.moves, day)
+        effect.decreases.append(day)
+
     def end_step(self, effect: StepEffect, day: int) -> None:
         """The step's drug is stopped on `day` (its pull ends)."""
         self._check_not_past([*effect.moves, *effect.targets], day)
@@ -182,7 +190,7 @@ class LabModel:
         days = {end}
         for effect in self.effects:
             if lab in effect.moves or lab in effect.targets:
-                days.update([effect.start, *effect.increases])
+                days.update([effect.start, *effect.increases, *effect.decreases])
                 if effect.end is not None:
                     days.add(effect.end)
                 for first, last in effect.lapses:

@@ -137,7 +137,7 @@ class ClinicalTasks:
         if not acute and self.day - active.last_change < interval:
             return None
         dose = next_dose(self.kb, drug, active.dose, self.refresh_patient(), active.release, active.frequency)
-        if dose is None:
+        if dose is None or (active.ceiling is not None and dose > active.ceiling):
             return None
         previous, active.dose, active.last_change = active.dose, dose, self.day
         self._schedule_target_titration(drug, event_id)
@@ -160,6 +160,22 @@ class ClinicalTasks:
         spec = ladder_of(self.kb, drug, active.release, active.frequency)
         if spec.target is not None and active.dose < spec.target and spec.titration_days:
             self.add_task(Task("titrate_to_target", self.day + spec.titration_days, drug=drug, trigger=event_id))
+
+    def reduce(self, drug: str, reason: str) -> MedicationFact | None:
+        """Lower a drug one rung of its ladder for a dose-related harm (None: already at the lowest dose)."""
+        active = self.state.active[drug]
+        lower = [d for d in ladder_of(self.kb, drug, active.release, active.frequency).doses() if d < active.dose - 1e-9]
+        if not lower and active.unit == "units" and active.dose >= 4:
+            lower = [float(round(active.dose * 0.8))]  # insulin is dialled in single units: cut by a fifth (ADA 2024)
+        if not lower:
+            return None
+        previous, active.dose, active.last_change = active.dose, lower[-1], self.day
+        active.ceiling, active.suspected = lower[-1], False
+        if active.effect is not None:
+            self.labs.decrease(active.effect, self.day)
+        return MedicationFact(drug=drug, action="decrease", dose=active.dose, unit=active.unit,
+                              frequency=active.frequency, previous_dose=previous, reason=reason,
+                              indication=active.indication, step=active.step, release=active.release)  # type: ignore[arg-type]
 
     def stop(self, drug: str, reason: str) -> list[Fact]:
         """Stop a drug today (and what was given alongside it)."""

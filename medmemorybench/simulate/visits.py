@@ -315,10 +315,15 @@ class StoryActions:
             facts.append(SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay))
         active = self.state.active.get(drug)  # a complication may have stopped it already
         step = active.step if active else None
-        if active is not None:
-            facts += self.stop(drug, f"adverse_effect:{effect.key}")
-        self.patient.intolerant.add(drug)
+        reason = f"adverse_effect:{effect.key}"
+        reduced = self.reduce(drug, reason) if active is not None and effect.is_dose_related else None
         self.labs.resolve("adverse", self.day)
+        if reduced is not None:  # a dose-related harm: a lower dose, never raised past it again
+            facts.append(reduced)
+            return self.emit("dose_change", facts, [self.handle("adverse")], "adverse_confirm")
+        if active is not None:
+            facts += self.stop(drug, reason)
+        self.patient.intolerant.add(drug)
         if effect.toxicity is not None:
             # From now on no drug that can do the same harm is started or raised; drugs of that kind already
             # running stay, under their monitoring (stopping an ACE inhibitor for an MRA's hyperkalaemia is not care).
