@@ -300,6 +300,8 @@ class Monitoring(_Record):
     """Lab key."""
     every_days: int = Field(ge=1)
     """Interval between checks in the first year of treatment."""
+    on_treatment: tuple[float, float] | None = None
+    """The range the drug holds the lab in at a steady dose (warfarin: INR 2-3), where it sets it."""
     source: str
     """Label or guideline."""
 

@@ -17,10 +17,12 @@ from datetime import date, timedelta
 
 from medmemorybench.errors import InputError
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import AdverseEffect, Complication, Condition, Lab
+from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, Complication, Condition, Lab
+from medmemorybench.simulate.formulas import convert
 from medmemorybench.simulate.labs import LabModel, StepEffect
 from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact, Trap
-from medmemorybench.simulate.safety import Patient, is_long_term
+from medmemorybench.simulate.prescribing import ladder_of
+from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
 from medmemorybench.simulate.story import Story, StoryItem, place_items, plan_story
 from medmemorybench.simulate.tasks import ClinicalTasks, Task
 from medmemorybench.simulate.visits import ROUTINE_BIAS, ROUTINE_VISITS, StoryActions
@@ -80,6 +82,8 @@ class YearState:
     """Care-step key -> drug first given for it."""
     done: set[str] = field(default_factory=set)
     tasks: list[Task] = field(default_factory=list)
+    held: dict[str, StepEffect] = field(default_factory=dict)
+    """Drug -> its hold on a lab's range (warfarin on INR), ended when the drug stops."""
 
 
 class YearBuilder(StoryActions, ClinicalTasks):
@@ -99,7 +103,8 @@ class YearBuilder(StoryActions, ClinicalTasks):
         self.encounters = self._lay_out(rngs["dates"], n_encounters)
         self.story: Story = plan_story(condition, traps, rngs["story"], n_encounters)
         self.labs = LabModel(kb.labs, condition, rngs["labs"], drift_days=rngs["labs"].randint(*phase_bounds(2)),
-                             baselines={"egfr": patient.egfr} if patient.egfr is not None else None)
+                             baselines={"egfr": patient.egfr} if patient.egfr is not None else None,
+                             age=patient.age, female=patient.sex == "female")
         self.state = YearState()
         self.placed: list[tuple[int, StoryItem]] = []
         self.placed_phase = 0
@@ -117,6 +122,9 @@ class YearBuilder(StoryActions, ClinicalTasks):
             fact = history.fact
             self.state.active[fact.drug] = Active(fact.drug, fact.dose, fact.unit, fact.frequency, None, 0, 0,
                                                   fact.indication, fact.release)
+            self.hold_on_treatment(fact.drug, 0)
+            for monitored in kb.drugs[fact.drug].monitoring:  # checked once the doctor knows of it
+                self.add_task(Task("monitor", monitored.every_days // 2, lab=monitored.lab, drug=fact.drug))
 
     # --- layout ---------------------------------------------------------------------------------
 
@@ -196,7 +204,13 @@ class YearBuilder(StoryActions, ClinicalTasks):
 
     def emit(self, kind: str, facts: list[Fact], triggered_by: list[str | None] = (),  # type: ignore[assignment]
              handle: str | None = None) -> Event:
-        """Record an event of today (facts deduplicated, triggers earlier events only)."""
+        """Record an event of today (facts deduplicated, triggers earlier events only).
+
+        A kidney result that changes what is allowed changes the regimen at the same visit: a drug now barred
+        below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
+        falls)."""
+        if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
+            facts = self.adjust_for_kidneys(facts)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
@@ -211,19 +225,58 @@ class YearBuilder(StoryActions, ClinicalTasks):
             self.state.handles[handle] = event.event_id
         return event
 
+    def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:
+        patient = self.refresh_patient()
+        for drug in sorted(self.state.active):
+            result = verdict(self.kb, drug, patient)
+            renal = [b.rule for b in result.blocks if b.rule.startswith("rule:")]
+            active = self.state.active[drug]
+            per_day = DOSES_PER_DAY.get(active.frequency, 1)
+            over_cap = result.max_daily_dose is not None and active.dose * per_day > result.max_daily_dose + 1e-9
+            if not renal and not over_cap:
+                continue
+            facts = [f for f in facts if not (isinstance(f, MedicationFact) and f.drug == drug
+                                              and f.action == "continue")]
+            rule = renal[0] if renal else next(f"rule:{r.key}" for r in applicable_rules(self.kb, patient, drug)
+                                               if r.level == "max_dose")
+            if renal:
+                facts += self.stop(drug, rule)
+                continue
+            allowed = [d for d in ladder_of(self.kb, drug, active.release, active.frequency).doses()
+                       if d * per_day <= result.max_daily_dose + 1e-9]
+            if not allowed:
+                facts += self.stop(drug, rule)
+                continue
+            previous, active.dose, active.last_change = active.dose, allowed[-1], self.day
+            active.ceiling = allowed[-1]
+            if active.effect is not None:
+                self.labs.decrease(active.effect, self.day)
+            facts.append(MedicationFact(drug=drug, action="decrease", dose=active.dose, unit=active.unit,
+                                        frequency=active.frequency, previous_dose=previous, reason=rule,
+                                        indication=active.indication, step=active.step,
+                                        release=active.release))  # type: ignore[arg-type]
+        return facts
+
     def lab_spec(self, key: str) -> Lab:
         return self.kb.labs[key]
 
     def measure(self, labs: list[str]) -> list[Fact]:
-        """Measure the labs whose measuring interval has passed (a result still fresh stands for itself)."""
-        facts: list[Fact] = []
+        """Measure the labs whose measuring interval has passed (a result still fresh stands for itself).
+
+        Creatinine and eGFR drawn together are one sample: the eGFR reported is the equation applied to the
+        creatinine measured (or the reverse where the condition follows creatinine)."""
+        values: dict[str, float] = {}
         for lab in dict.fromkeys(labs):
             if self.labs.can_measure(lab, self.day):
-                value = self.labs.measure(lab, self.day)
-                facts.append(LabFact(lab=lab, value=value, unit=self.kb.labs[lab].unit))
-                if lab == "egfr":
-                    self.patient.egfr = value
-        return facts
+                values[lab] = self.labs.measure(lab, self.day)
+        primary, derived = self.labs.primary, self.labs.derived
+        if primary in values and derived in values:
+            spec = self.kb.labs[derived]
+            value = convert(primary, values[primary], self.patient.age, self.patient.sex == "female")
+            values[derived] = round(value, spec.decimals) if spec.decimals else float(round(value))
+        if "egfr" in values:
+            self.patient.egfr = values["egfr"]
+        return [LabFact(lab=lab, value=value, unit=self.kb.labs[lab].unit) for lab, value in values.items()]
 
     def vitals(self, count: int = 1) -> list[str]:
         """Vitals to take at a visit: the condition's own first, then the routine ones."""

@@ -20,6 +20,7 @@ import random
 from dataclasses import dataclass, field
 
 from medmemorybench.knowledge.models import Condition, Lab
+from medmemorybench.simulate.formulas import RELATED, convert
 
 ROLE_SHARE = {"first_line": 0.6, "step_up": 0.3, "add_on": 0.2, "symptomatic": 0.5}
 """Share of the untreated-to-treated gap a care step closes when started on top of another step moving the lab."""
@@ -94,16 +95,23 @@ class LabModel:
     """One patient's labs as functions of the day of the year (0 = 1 January)."""
 
     def __init__(self, labs: dict[str, Lab], condition: Condition, rng: random.Random, drift_days: int,
-                 baselines: dict[str, float] | None = None) -> None:
+                 baselines: dict[str, float] | None = None, age: int = 50, female: bool = False) -> None:
         """Draw this patient's onset, untreated and treated values.
 
         Args:
             drift_days: day by which the untreated disease reaches its untreated values.
             baselines: values of labs the condition does not monitor that are known (eGFR from age).
+            age, female: for labs derived from others (creatinine and eGFR, `formulas.py`).
         """
         self.labs, self.rng, self.drift_days = labs, rng, max(drift_days, 1)
+        self.age, self.female = age, female
         self.courses = {m.lab: _Course(rng.uniform(*m.onset), rng.uniform(*m.untreated), rng.uniform(*m.treated))
                         for m in condition.monitored}
+        # of creatinine and eGFR the simulator follows one and reads the other from it (eGFR when it is monitored)
+        first, second = RELATED
+        self.primary = first if first in self.courses or second not in self.courses else second
+        self.derived = second if self.primary == first else first
+        self.courses.pop(self.derived, None)
         self.baselines = dict(baselines or {})
         self.effects: list[StepEffect] = []
         self.offsets: dict[str, Offset] = {}
@@ -114,12 +122,14 @@ class LabModel:
     # --- what the year does to the labs ----------------------------------------------------------
 
     def _check_not_past(self, labs, day: int) -> None:  # noqa: ANN001
-        for lab in labs:
+        for lab in (self.primary if lab == self.derived else lab for lab in labs):
             assert self._day.get(lab, -1) <= day, f"effect on {lab} from day {day} rewrites a measurement"
 
     def start_step(self, step: str, day: int, role: str, moves: list[str], targets: dict[str, tuple[float, float]],
                    definitive: bool = False) -> StepEffect:
         """A care step's drug is started on `day` (`definitive`: a one-off treatment that closes the whole gap)."""
+        moves = [lab for lab in moves if lab != self.derived]  # it follows its primary
+        targets = {lab: bounds for lab, bounds in targets.items() if lab != self.derived}
         self._check_not_past([*moves, *targets], day)
         drawn = {lab: self.rng.uniform(*bounds) for lab, bounds in targets.items()}
         moved = {lab for e in self.effects if e.is_active(day) for lab in e.moves}
@@ -150,7 +160,12 @@ class LabModel:
         effect.lapses.append((first, last))
 
     def add_offset(self, key: str, lab: str, day: int, delta: float) -> None:
-        """An event pushes `lab` by `delta` from `day` on, until resolved."""
+        """An event pushes `lab` by `delta` from `day` on, until resolved (a push on a derived lab is the
+        push on its primary that gives it: a creatinine rise of 30 µmol/L is the eGFR fall behind it)."""
+        if lab == self.derived:
+            primary = self.true_value(self.primary, day)
+            shown = convert(self.primary, primary, self.age, self.female)
+            lab, delta = self.primary, convert(self.derived, shown + delta, self.age, self.female) - primary
         self._check_not_past([lab], day)
         self.offsets[key] = Offset(lab, day, delta)
 
@@ -173,7 +188,8 @@ class LabModel:
         """Where `lab` is heading on `day`."""
         course = self.courses.get(lab)
         if course is None:
-            base = self._baseline(lab)
+            driven = [e for e in self.effects if e.is_active(day) and lab in e.targets]
+            base = max(driven, key=lambda e: e.start).targets[lab] if driven else self._baseline(lab)
         else:
             drifted = min(1.0, (day // DRIFT_STEP_DAYS) * DRIFT_STEP_DAYS / self.drift_days)
             base = course.onset + (course.untreated - course.onset) * drifted
@@ -206,6 +222,8 @@ class LabModel:
 
     def true_value(self, lab: str, day: int) -> float:
         """The lab's true value at the start of `day` (exact first-order relaxation between breakpoints)."""
+        if lab == self.derived:
+            return convert(self.primary, self.true_value(self.primary, day), self.age, self.female)
         if lab not in self._value:
             self._value[lab], self._day[lab] = self.target(lab, 0), 0
         value, at = self._value[lab], self._day[lab]
@@ -237,4 +255,4 @@ class LabModel:
 
     def unchanged_since(self, lab: str) -> int:
         """The last day on which `lab` was fixed by a measurement (-1: never)."""
-        return self._day.get(lab, -1)
+        return self._day.get(self.primary if lab == self.derived else lab, -1)

@@ -93,6 +93,7 @@ class ClinicalTasks:
                                           definitive=rx.regimen == "one_off")
             if rx.regimen == "course" and rx.course_days:
                 self.labs.end_step(effect, self.day + rx.course_days + 1)
+        self.hold_on_treatment(rx.drug, self.day, rx.regimen, rx.course_days)
         if step is not None:
             self.state.started_steps.setdefault(step.key, rx.drug)
         self.state.handles[f"started:{rx.drug}"] = event_id
@@ -115,6 +116,15 @@ class ClinicalTasks:
                 self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
                 self.state.active[partner].partner_of = rx.drug
         return facts
+
+    def hold_on_treatment(self, drug: str, day: int, regimen: str = "chronic", course_days: int | None = None) -> None:
+        """A drug that holds a lab in a range of its own (warfarin: INR 2-3) moves it there while taken."""
+        ranges = {m.lab: m.on_treatment for m in self.kb.drugs[drug].monitoring if m.on_treatment}
+        if ranges:
+            effect = self.labs.start_step(f"drug:{drug}", day, "first_line", [], ranges)
+            if regimen == "course" and course_days:
+                self.labs.end_step(effect, day + course_days + 1)
+            self.state.held[drug] = effect
 
     def _active(self, rx: Prescription, indication: str, ends: int | None, effect):  # noqa: ANN001, ANN202
         from medmemorybench.simulate.engine import Active
@@ -164,7 +174,8 @@ class ClinicalTasks:
     def reduce(self, drug: str, reason: str) -> MedicationFact | None:
         """Lower a drug one rung of its ladder for a dose-related harm (None: already at the lowest dose)."""
         active = self.state.active[drug]
-        lower = [d for d in ladder_of(self.kb, drug, active.release, active.frequency).doses() if d < active.dose - 1e-9]
+        ladder = ladder_of(self.kb, drug, active.release, active.frequency).doses()
+        lower = [d for d in ladder if d < active.dose - 1e-9]
         if not lower and active.unit == "units" and active.dose >= 4:
             lower = [float(round(active.dose * 0.8))]  # insulin is dialled in single units: cut by a fifth (ADA 2024)
         if not lower:
@@ -180,8 +191,9 @@ class ClinicalTasks:
     def stop(self, drug: str, reason: str) -> list[Fact]:
         """Stop a drug today (and what was given alongside it)."""
         active = self.state.active.pop(drug)
-        if active.effect is not None and (active.effect.end is None or active.effect.end > self.day):
-            self.labs.end_step(active.effect, self.day)
+        for effect in (active.effect, self.state.held.pop(drug, None)):
+            if effect is not None and (effect.end is None or effect.end > self.day):
+                self.labs.end_step(effect, self.day)
         facts: list[Fact] = [MedicationFact(drug=drug, action="stop", dose=active.dose, unit=active.unit,
                                             frequency=active.frequency, reason=reason, indication=active.indication,
                                             step=active.step, release=active.release)]  # type: ignore[arg-type]
@@ -308,9 +320,9 @@ class ClinicalTasks:
         assert task.lab and task.drug
         if task.drug not in self.state.active:
             return False
-        if not self.labs.can_measure(task.lab, self.day):
+        if task.drug not in self.known_drugs() or not self.labs.can_measure(task.lab, self.day):
             return None
-        due = [t for t in self.due_tasks() if t.kind == "monitor" and t.drug in self.state.active and t.lab
+        due = [t for t in self.due_tasks() if t.kind == "monitor" and t.drug in self.known_drugs() and t.lab
                and self.labs.can_measure(t.lab, self.day)]
         self.emit("lab_check", self.measure(list(dict.fromkeys(t.lab for t in due))), [], "last_lab")
         for done in due:
@@ -325,7 +337,7 @@ class ClinicalTasks:
         """Checks are close together at first and spread out later: the label's interval, doubling up to
         `MONITORING_CEILING_DAYS` (never shorter than the label's)."""
         every = next(m.every_days for m in self.kb.drugs[task.drug].monitoring if m.lab == task.lab)
-        started = self.state.active[task.drug].started
+        started = self.state.active[task.drug].started if self.state.active[task.drug].step else 0
         done_so_far = max(1, (self.day - started) // every)
         return max(every, min(MONITORING_CEILING_DAYS, every * 2 ** min(done_so_far, 4)))
 

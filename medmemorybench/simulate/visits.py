@@ -19,6 +19,7 @@ from medmemorybench.simulate.models import (
     DiagnosisFact,
     Event,
     Fact,
+    LabFact,
     MedicationFact,
     SettingFact,
     StressorFact,
@@ -35,8 +36,8 @@ REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
 """Longest lapse in adherence a patient admits to."""
-ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.8, "lifestyle": 1.8, "follow_up": 1.6,
-                                    "medication_review": 0.8}
+ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.7, "lifestyle": 1.5, "follow_up": 1.6,
+                                    "medication_review": 0.9}
 ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.1, "medication_review": 1.0, "lab_check": 1.2, "lifestyle": 1.6,
                                    "psychological": 1.4, "symptom_report": 1.5}
 """Relative frequency of routine visit kinds (each patient's own mix varies around it, see `ROUTINE_BIAS`)."""
@@ -252,7 +253,8 @@ class StoryActions:
         # a later visit where an intervening adverse effect could leave nothing to give.
         facts += self.treat([self.step(k) for k in comp.treatment], reason, comp.acute)
         self.labs.resolve("complication", self.day)
-        event = self.emit("complication", facts, [*self.trap_triggers(facts)], "complication")
+        event = self.emit("complication", facts, [self._complication_cause(comp), *self.trap_triggers(facts)],
+                          "complication")
         event_id = event.event_id
         review_after = max(REVIEW_MIN_DAYS, self._response_days(comp.lab)) if comp.lab else REVIEW_MIN_DAYS * 2
         self.add_task(Task("review", self.day + review_after, deadline=self.day + review_after + REVIEW_WINDOW_DAYS,
@@ -261,6 +263,26 @@ class StoryActions:
             self.add_task(Task("escalate", self.day + comp.escalate_after_days,
                                deadline=self.day + comp.escalate_after_days + 7, trigger=event_id, reason=reason))
         return event
+
+    def _complication_cause(self, comp: Complication) -> str | None:
+        """The visit that showed what led to the complication: the result its physiology needs (free T4 still
+        high before thyrotoxic AF), else the latest result of the main marker still short of its goal."""
+        lab = comp.only_if.lab if comp.only_if is not None and comp.only_if.lab else None
+        mon = self.condition.monitored[0]
+        low, high = mon.treated
+        for event in reversed(self.events):
+            changed = any(isinstance(f, MedicationFact) and f.action in ("start", "increase", "administer")
+                          for f in event.facts)
+            if changed:
+                continue  # a visit that changed treatment is the start of another story
+            for fact in event.facts:
+                if not isinstance(fact, LabFact):
+                    continue
+                if lab is not None and fact.lab == lab:
+                    return event.event_id
+                if lab is None and fact.lab == mon.lab and not low <= fact.value <= high:
+                    return event.event_id
+        return None
 
     def _history_drug(self) -> str | None:
         trap = self.traps.get("medication_history")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.simulate.formulas import RELATED, convert
 from medmemorybench.simulate.models import CareYear, Event, LabFact, MedicationFact
 
 N_SEEDS = 50
@@ -83,6 +84,11 @@ def target_hull(kb: KnowledgeBase, year: CareYear, lab: str) -> tuple[float, flo
                 if finding.lab == lab:
                     lows.append(finding.range[0])
                     highs.append(finding.range[1])
+        for drug in kb.drugs.values():  # a drug that holds the lab in a range of its own (warfarin: INR)
+            for monitored in drug.monitoring:
+                if monitored.lab == lab and monitored.on_treatment:
+                    lows.append(monitored.on_treatment[0])
+                    highs.append(monitored.on_treatment[1])
         if lab == "egfr":
             bands = [b.egfr for b in kb.renal_baseline] + [h.egfr for h in kb.history_conditions.values() if h.egfr]
             lows += [b[0] for b in bands]
@@ -95,13 +101,55 @@ def target_hull(kb: KnowledgeBase, year: CareYear, lab: str) -> tuple[float, flo
     return min(lows) + down, max(highs) + up
 
 
+def _primary_of(kb: KnowledgeBase, year: CareYear, lab: str) -> str | None:
+    """For creatinine or eGFR read from the other (CKD-EPI 2021), the one followed; None for any other lab."""
+    if lab not in RELATED:
+        return None
+    monitored = {m.lab for m in kb.conditions[year.persona.condition].monitored}
+    first, second = RELATED
+    primary = first if first in monitored or second not in monitored else second
+    return primary if lab != primary else None
+
+
+def _with_pair_deltas(kb: KnowledgeBase, year: CareYear, lab: str, low: float, high: float) -> tuple[float, float]:
+    """The primary's hull widened by the pushes given on its derived lab (a creatinine rise is an eGFR fall)."""
+    other = RELATED[1] if lab == RELATED[0] else RELATED[0]
+    condition = kb.conditions[year.persona.condition]
+    deltas = [c.lab_delta for c in condition.complications if c.lab == other and c.lab_delta is not None]
+    deltas += [e.lab_delta for d in kb.drugs.values() for e in d.adverse_effects if e.lab == other and e.lab_delta]
+    female = year.persona.sex == "female"
+    for delta in deltas:
+        for edge in (low, high):
+            shown = convert(lab, edge, year.persona.age, female)
+            moved = convert(other, max(shown + delta, 1.0), year.persona.age, female)
+            low, high = min(low, moved), max(high, moved)
+    return low, high
+
+
 def kinetic_bound(kb: KnowledgeBase, year: CareYear, lab: str, v1: float, v2: float, gap_days: int) -> float:
-    """Largest change first-order kinetics allow between two measurements `gap_days` apart, with noise."""
+    """Largest change first-order kinetics allow between two measurements `gap_days` apart, with noise.
+
+    A lab read from another (creatinine from eGFR) moves as its primary does, through the equation: the
+    bound is the primary's movement times the steepest slope of the equation over the primary's range."""
     spec = kb.labs[lab]
     assert spec.kinetics is not None
-    low, high = target_hull(kb, year, lab)
-    tau = spec.kinetics.response_days / 2
+    primary = _primary_of(kb, year, lab)
+    source = primary or lab
+    low, high = target_hull(kb, year, source)
+    if source in RELATED:
+        low, high = _with_pair_deltas(kb, year, source, low, high)
+    source_spec = kb.labs[source]
+    assert source_spec.kinetics is not None
+    tau = source_spec.kinetics.response_days / 2
     movement = (high - low) * (1 - math.exp(-gap_days / tau))
+    if primary is not None:
+        female = year.persona.sex == "female"
+        grid = [low + (high - low) * i / 200 for i in range(201)]
+        mapped = [convert(primary, max(g, 0.5), year.persona.age, female) for g in grid]
+        slope = max(abs(b - a) / ((high - low) / 200) for a, b in zip(mapped, mapped[1:], strict=False))
+        movement *= slope
+        movement += slope * 4 * source_spec.kinetics.cv * max(abs(low), abs(high))  # the primary's noise, read over
+        low, high = min(mapped), max(mapped)
     noise = 2 * 2 * spec.kinetics.cv * max(abs(low), abs(high), abs(v1), abs(v2))
     return movement + noise + 2 * 10 ** -spec.decimals
 
