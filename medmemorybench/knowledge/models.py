@@ -288,9 +288,26 @@ class AdverseEffect(_Record):
             return self.management == "reduce"
         return self.toxicity in DOSE_RELATED
 
+    @property
+    def is_serious(self) -> bool:
+        """Whether the drug is stopped for it even when nothing else can take its place (see `SERIOUS_EFFECTS`)."""
+        return self.key in SERIOUS_EFFECTS or (self.toxicity is not None and not self.is_dose_related)
+
 
 DOSE_RELATED: frozenset[str] = frozenset({"hypoglycaemic", "bradycardic", "hypotensive", "hyperkalaemic", "sedating"})
 """Harms that follow the dose: managed by lowering it (ADA 2024 hypoglycaemia, ESC heart-failure titration)."""
+
+SERIOUS_EFFECTS: frozenset[str] = frozenset({
+    "anca_vasculitis", "angioedema", "aspirin_bronchospasm", "bronchospasm", "bullous_pemphigoid", "c_difficile",
+    "cardiovascular_events", "digoxin_toxicity", "drug_induced_lupus", "hemorrhagic_cystitis", "hepatotoxicity",
+    "hit", "hypersensitivity", "hyponatraemia", "hyponatremia", "impulse_control", "iodine_thyrotoxicosis",
+    "myopathy", "neuropsychiatric", "neutropenia", "osteonecrosis_jaw", "ovarian_hyperstimulation", "pancreatitis",
+    "paradoxical_colitis", "prerenal_aki", "priapism", "pulmonary_toxicity", "retinopathy", "seizure",
+    "severe_cutaneous_reaction", "severe_rash", "tendinopathy", "thrombosis", "vte",
+})
+"""Effects (by key) whose labels say to stop the drug whatever else can be given: anaphylactoid, organ, clotting
+and neurological harms (the US labels' Warnings and Precautions, "discontinue"). An effect with a toxicity that
+is not dose-related is serious as well."""
 
 
 class Monitoring(_Record):
@@ -487,6 +504,8 @@ class MedicationPreference(_Record):
     half hour upright and fasting)."""
     excludes_toxicities: list[Toxicity] = Field(default_factory=list)
     """Kinds of effect the patient cannot have (a crane operator: nothing sedating)."""
+    age: tuple[int, int] = (18, 100)
+    """Ages of a patient who could say it (a shift worker, a bus driver: working age)."""
 
 
 class EconomicProfile(_Record):
@@ -503,6 +522,8 @@ class EconomicProfile(_Record):
     sooner are ruled out (the budget then need not bite on its own)."""
     excludes_forms: list[FormKind] = Field(default_factory=list)
     """A time limit: forms that need a clinic visit to be given (infusions) the patient cannot attend."""
+    age: tuple[int, int] = (18, 100)
+    """Ages of a patient in this situation (a US pensioner on Medicare is 65+; a gig worker is of working age)."""
     source: str
     """Where the figures come from."""
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medmemorybench.knowledge.models import KNOWN_UNITS
+from medmemorybench.knowledge.models import KNOWN_UNITS, SERIOUS_EFFECTS
 
 if TYPE_CHECKING:
     from medmemorybench.knowledge.base import KnowledgeBase
@@ -305,6 +305,12 @@ def _check_codes_checked(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: {system} code '{code}' has no verified or unverified entry in code_checks.yaml")
 
 
+def _check_serious_effects(kb: KnowledgeBase, errors: list[str]) -> None:
+    known = {effect.key for drug in kb.drugs.values() for effect in drug.adverse_effects}
+    for key in sorted(SERIOUS_EFFECTS - known):
+        errors.append(f"knowledge/models.py: SERIOUS_EFFECTS: no drug has an adverse effect '{key}'")
+
+
 def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     """Every reference resolves, codes are well formed, units known, ranges sane.
 
@@ -317,4 +323,5 @@ def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     _check_safety_rules(kb, errors)
     _check_condition(kb, data_dir, errors)
     _check_codes_checked(kb, errors)
+    _check_serious_effects(kb, errors)
     return errors

@@ -165,8 +165,8 @@ class YearBuilder(StoryActions, ClinicalTasks):
             self._place_phase_items()
         position = self.position_in_phase
         for slot, item in self.placed:
-            if slot > position:
-                break
+            if slot > position and not item.promptly:
+                continue
             if item.key not in self.state.done and self._is_ready(item) and self._run_story(item):
                 return True
         due = self.due_tasks()

@@ -11,7 +11,7 @@ step-ups, monitoring, rescue therapy) is not planned here: the engine schedules 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.models import TRAP_CATEGORIES, AllergyFact, Trap
@@ -46,6 +46,9 @@ class StoryItem:
     """Action argument (a trap category, a correction kind)."""
     last_encounters: int | None = None
     """It falls among the phase's last this many encounters (the year's review)."""
+    promptly: bool = False
+    """It happens at the first encounter it can once what it waits for is done, whatever its drawn slot
+    (a reported side effect is dealt with at the next visit, not a month later)."""
 
     @property
     def key(self) -> str:
@@ -90,7 +93,7 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_en
     first_line = "diagnosis" if merged else "start_first_line"
     items += [StoryItem("complication", 3, True, (first_line,)),
               StoryItem("adverse_onset", 3, False, (first_line,)),
-              StoryItem("adverse_confirm", 3, False, ("adverse_onset",)),
+              StoryItem("adverse_confirm", 3, False, ("adverse_onset",), promptly=True),
               StoryItem("stressor", 4, True, (first_line,)),
               StoryItem("lapse", 4, True, ("stressor",)),
               StoryItem("counselling", 4, True, ("lapse",)),
@@ -109,13 +112,10 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_en
     known = {item.key for item in items}
     # a trap told in passing has no item of its own: its host stands in for it
     hosts = {f"disclose:{c}": host for host, cats in told_at.items() for c in cats}
-    items = [StoryItem(i.action, i.phase, i.required,
-                       tuple(hosts.get(a, a) for a in i.after if hosts.get(a, a) in known), i.arg, i.last_encounters)
-             for i in items]
+    items = [replace(i, after=tuple(hosts.get(a, a) for a in i.after if hosts.get(a, a) in known)) for i in items]
     assert set(TRAP_CATEGORIES) >= set(categories)
     # a visit that a trap fact is told at cannot lapse
-    items = [StoryItem(i.action, i.phase, i.required or i.action in told_at, i.after, i.arg, i.last_encounters)
-             for i in items]
+    items = [replace(i, required=i.required or i.action in told_at) for i in items]
     if short:
         items = [i for i in items if i.required]
     return Story(tuple(items), {host: tuple(cats) for host, cats in told_at.items()}, merged)

@@ -373,16 +373,20 @@ class ClinicalTasks:
     def _task_switch(self, task: Task) -> bool | None:
         """After an adverse effect: the step's next drug, of another class (not a look-alike of the culprit)."""
         assert task.step and task.reason and task.drug
-        culprit = self.kb.drugs[task.drug]
-        is_device = all(f.form == "device" for f in culprit.forms)  # another mask or machine is not a look-alike
-        same_class = {task.drug} if is_device else set(self.kb.drugs_by_class[culprit.drug_class])
-        rx = choose_for_step(self.kb, self.step(task.step), self.refresh_patient(), exclude=same_class)
+        rx = choose_for_step(self.kb, self.step(task.step), self.refresh_patient(), exclude=self.look_alikes(task.drug))
         if rx is None:
             return False
         event_id = self.next_event_id()
         facts = self.start(rx, task.reason, self.indication_of(self.step(task.step)), event_id)
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
+
+    def look_alikes(self, drug: str) -> set[str]:
+        """Drugs a switch away from `drug` must not land on: its class (another mask or machine is no look-alike)."""
+        culprit = self.kb.drugs[drug]
+        if all(f.form == "device" for f in culprit.forms):
+            return {drug}
+        return set(self.kb.drugs_by_class[culprit.drug_class])
 
     def _task_review(self, task: Task) -> bool | None:
         """The follow-up after a complication: is it settling on treatment?"""

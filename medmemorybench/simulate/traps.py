@@ -83,11 +83,11 @@ def _options(
         keys = [key for key in sorted({rule.history for rule in kb.contraindications})
                 if key in kb.history_conditions and _is_eligible(kb, key, patient)]
     elif category == "medication_preference":
-        keys = list(kb.preferences)
+        keys = [k for k, p in kb.preferences.items() if p.age[0] <= patient.age <= p.age[1]]
     elif category == "diet_preference":
         keys = list(kb.habits)
     else:
-        keys = list(kb.economic_profiles)
+        keys = [k for k, p in kb.economic_profiles.items() if p.age[0] <= patient.age <= p.age[1]]
     keys = sorted(keys)
     rng.shuffle(keys)
     for key in keys:

@@ -9,6 +9,8 @@ replacement is chosen; a lapse moves only labs that can respond within the days 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from medmemorybench.knowledge.models import AdverseEffect, Complication, Indication
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -299,8 +301,26 @@ class StoryActions:
                     continue
                 if effect.lab is not None and not self.labs.can_measure(effect.lab, self.day):
                     continue
+                if not self._can_carry_on(drug, effect):
+                    continue
                 options.append((drug, effect))
         return options
+
+    def _can_carry_on(self, drug: str, effect: AdverseEffect) -> bool:
+        """Whether a physician would act on the harm: it is serious (the drug goes whatever follows), or a
+        lower dose or a safe drug of another class answers it. Nobody stops the only safe drug left for a
+        nuisance (leg cramps on raloxifene when every antiresorptive is barred), so a year is not given that."""
+        if effect.is_serious:
+            return True
+        active = self.state.active[drug]
+        if effect.is_dose_related and any(d < active.dose - 1e-9 for d in
+                                          ladder_of(self.kb, drug, active.release, active.frequency).doses()):
+            return True
+        assert active.step is not None
+        after = replace(self.refresh_patient(), taking=self.patient.taking - {drug},
+                        intolerant=self.patient.intolerant | {drug},
+                        toxicities=self.patient.toxicities | ({effect.toxicity} if effect.toxicity else set()))
+        return choose_for_step(self.kb, self.step(active.step), after, exclude=self.look_alikes(drug)) is not None
 
     def _ready_adverse_onset(self, item: StoryItem) -> bool:
         return bool(self._adverse_options())
@@ -352,8 +372,8 @@ class StoryActions:
             self.patient.toxicities.add(effect.toxicity)
         event = self.emit("lab_check" if effect.lab else "follow_up", facts, [self.handle("adverse")],
                           "adverse_confirm")
-        if step is not None:
-            self.add_task(Task("switch", self.day + 1, deadline=self.day + 28, step=step, drug=drug,
+        if step is not None:  # at the next visit, before anything else (a deadline already passed makes it urgent)
+            self.add_task(Task("switch", self.day + 1, deadline=self.day + 1, step=step, drug=drug,
                                trigger=event.event_id, reason=f"adverse_effect:{effect.key}"))
         return event
 

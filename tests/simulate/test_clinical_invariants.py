@@ -361,6 +361,29 @@ def test_adverse_effect_stops_its_drug_before_anything_else_is_done_with_it(kb, 
     _check(failures)
 
 
+def test_adverse_nuisance_a_drug_stopped_for_a_minor_effect_is_replaced_in_its_step(kb, years):
+    # Only a serious harm (SERIOUS_EFFECTS, an organ toxicity) may leave a treatment step empty: nobody stops the
+    # only safe bone drug for leg cramps. The switch comes within 28 days (the switch task's deadline).
+    failures = []
+    for year in years:
+        for event, fact in ((e, f) for e in year.events for f in e.facts if isinstance(f, MedicationFact)):
+            if fact.action != "stop" or not fact.reason.startswith("adverse_effect:") or fact.step is None:
+                continue
+            key = fact.reason.partition(":")[2]
+            effect = next(e for e in kb.drugs[fact.drug].adverse_effects if e.key == key)
+            if effect.is_serious:
+                continue
+            # (another of the step's drugs taken for something else covers it: metformin for a PCOS cycle)
+            step = next(s for s in kb.conditions[year.persona.condition].care_path if s.key == fact.step)
+            others = set(step.drug_keys) - {fact.drug}
+            replaced = any(others & set(state_on(year, e.date).medications)
+                           for e in year.events if 0 <= days_between(event.date, e.date) <= 28)
+            if not replaced:
+                failures.append(fail("adverse_nuisance", year, event, f"{fact.drug} stopped for {key} and nothing "
+                                     f"started for {fact.step}"))
+    _check(failures)
+
+
 # --- the diagnostic story -----------------------------------------------------------------------
 
 
