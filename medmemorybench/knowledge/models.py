@@ -172,6 +172,11 @@ class Lab(_Record):
     """Response time, measuring interval and noise (required; `None` only while the base is being filled)."""
     routine: bool = False
     """Taken at any visit of any patient (blood pressure, heart rate, weight)."""
+    harm_below: float | None = None
+    """The level a drug harm that lowers this lab takes it below, to be called one (leukopenia: WBC < 3.5);
+    None: the effect's own `lab_delta` is the whole change."""
+    harm_above: float | None = None
+    """The level a drug harm that raises this lab takes it above (hyperkalaemia: potassium > 5.5)."""
     source: str
     """Where the reference range comes from."""
 
@@ -303,7 +308,7 @@ SERIOUS_EFFECTS: frozenset[str] = frozenset({
     "hit", "hypersensitivity", "hyponatraemia", "hyponatremia", "impulse_control", "iodine_thyrotoxicosis",
     "myopathy", "neuropsychiatric", "neutropenia", "osteonecrosis_jaw", "ovarian_hyperstimulation", "pancreatitis",
     "paradoxical_colitis", "prerenal_aki", "priapism", "pulmonary_toxicity", "retinopathy", "seizure",
-    "severe_cutaneous_reaction", "severe_rash", "tendinopathy", "thrombosis", "vte",
+    "severe_cutaneous_reaction", "severe_rash", "sleep_attacks", "tendinopathy", "thrombosis", "vte",
 })
 """Effects (by key) whose labels say to stop the drug whatever else can be given: anaphylactoid, organ, clotting
 and neurological harms (the US labels' Warnings and Precautions, "discontinue"). An effect with a toxicity that
@@ -421,6 +426,9 @@ class HistoryCondition(_Record):
     """Labs typical of it and their usual values under treatment (a relative's results)."""
     egfr: tuple[float, float] | None = None
     """Kidney function (eGFR, mL/min/1.73m²) it implies, where it does."""
+    incompatible: list[str] = Field(default_factory=list)
+    """Main conditions or other histories it cannot be on record beside (a past HFrEF in a patient diagnosed
+    with HFpEF; hypothyroidism before Graves disease); checked both ways."""
 
 
 class Contraindication(_Record):
@@ -506,6 +514,9 @@ class MedicationPreference(_Record):
     """Kinds of effect the patient cannot have (a crane operator: nothing sedating)."""
     age: tuple[int, int] = (18, 100)
     """Ages of a patient who could say it (a shift worker, a bus driver: working age)."""
+    long_term_only: bool = False
+    """It binds only drugs taken month after month: a pharmacy's once-a-day blister pack holds the regular
+    medicines, and a week's antibiotic is given beside it."""
 
 
 class EconomicProfile(_Record):
@@ -668,6 +679,9 @@ class Candidate(_Record):
     """Regimen for this use; None: the drug's own."""
     course_days: int | None = Field(default=None, ge=1)
     """Course length for this use; None: the drug's own."""
+    replaces: list[str] = Field(default_factory=list)
+    """Drugs or drug classes it takes the place of: started for this step, it stops them (cyclophosphamide for a
+    flare on mycophenolate is a switch, never a combination); empty: it is given beside what is running."""
 
 
 class CareStep(_Record):

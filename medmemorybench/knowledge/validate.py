@@ -176,6 +176,11 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
             for drug in step.drug_keys:
                 if drug not in kb.drugs:
                     errors.append(f"{where}: care_path.{step.key}.candidates: unknown drug '{drug}'")
+            for candidate in step.candidates:
+                for gone in candidate.replaces:
+                    if gone not in kb.drugs and gone not in kb.classes:
+                        errors.append(f"{where}: care_path.{step.key}.candidates.{candidate.drug}.replaces: "
+                                      f"unknown drug or class '{gone}'")
         complications = {comp.key for comp in cond.complications}
         for step in cond.care_path:
             at = f"{where}: care_path.{step.key}"
@@ -305,6 +310,13 @@ def _check_codes_checked(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: {system} code '{code}' has no verified or unverified entry in code_checks.yaml")
 
 
+def _check_history_clashes(kb: KnowledgeBase, errors: list[str]) -> None:
+    for hist in kb.history_conditions.values():
+        for other in hist.incompatible:
+            if other not in kb.conditions and other not in kb.history_conditions:
+                errors.append(f"history.yaml: {hist.key}: incompatible: unknown condition or history '{other}'")
+
+
 def _check_serious_effects(kb: KnowledgeBase, errors: list[str]) -> None:
     known = {effect.key for drug in kb.drugs.values() for effect in drug.adverse_effects}
     for key in sorted(SERIOUS_EFFECTS - known):
@@ -324,4 +336,5 @@ def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     _check_condition(kb, data_dir, errors)
     _check_codes_checked(kb, errors)
     _check_serious_effects(kb, errors)
+    _check_history_clashes(kb, errors)
     return errors

@@ -35,10 +35,25 @@ TASK_PROBABILITY = 0.4
 """Chance that a due clinical task, rather than a routine visit, fills an encounter with no story item due."""
 
 
-def phase_sizes(n_encounters: int) -> list[int]:
-    """Encounters per phase: an even split, the remainder to the earliest phases."""
+PHASE_SIZE_JITTER = 0.2
+"""How far each boundary between two phases may move from an even split, as a share of a phase's size."""
+
+
+def phase_sizes(n_encounters: int, rng: random.Random | None = None) -> list[int]:
+    """Encounters per phase: an even split (the remainder to the earliest phases), each boundary moved by up
+    to `PHASE_SIZE_JITTER` of a phase when `rng` is given, so the phase boundaries fall at different session
+    indices for different patients (the first visits of a phase are alike across years)."""
     base, extra = divmod(n_encounters, N_PHASES)
-    return [base + (1 if phase < extra else 0) for phase in range(N_PHASES)]
+    sizes = [base + (1 if phase < extra else 0) for phase in range(N_PHASES)]
+    if rng is None or base < N_PHASES:
+        return sizes
+    spread = int(base * PHASE_SIZE_JITTER)
+    for phase in range(N_PHASES - 1):  # each shift moves encounters between neighbours, keeping the total
+        shift = rng.randint(-spread, spread)
+        shift = max(-(sizes[phase] - 1), min(shift, sizes[phase + 1] - 1))
+        sizes[phase] += shift
+        sizes[phase + 1] -= shift
+    return sizes
 
 
 def phase_bounds(phase: int) -> tuple[int, int]:
@@ -130,12 +145,15 @@ class YearBuilder(StoryActions, ClinicalTasks):
 
     @staticmethod
     def _lay_out(rng: random.Random, n_encounters: int) -> list[tuple[int, int]]:
-        """(day of year, phase) of every encounter."""
-        out = []
-        for phase, size in enumerate(phase_sizes(n_encounters), start=1):
-            low, high = phase_bounds(phase)
-            out.extend((day, phase) for day in sorted(rng.sample(range(low, high), size)))
-        return out
+        """(day of year, phase) of every encounter.
+
+        The days are one sorted sample of the year, cut into phases by count: sampling each phase's days
+        within its own bounds would leave a double gap at every boundary (two edge gaps), and the first
+        visit of each phase would then find far more results due than any other visit.
+        """
+        days = sorted(rng.sample(range(DAYS_IN_YEAR), n_encounters))
+        phases = [phase for phase, size in enumerate(phase_sizes(n_encounters, rng), start=1) for _ in range(size)]
+        return list(zip(days, phases, strict=True))
 
     def build(self) -> list[Event]:
         """Run every encounter in date order."""

@@ -169,6 +169,32 @@ class LabModel:
         self._check_not_past([lab], day)
         self.offsets[key] = Offset(lab, day, delta)
 
+    def harm_bound(self, lab: str, delta: float) -> float | None:
+        """The true value a harm moving `lab` by `delta` is confirmed at: far enough past the lab's harm level
+        (`Lab.harm_below`/`harm_above`) that no measurement's noise (at most NOISE_TRUNCATION cv) shows it short."""
+        spec = self.labs[lab]
+        level = spec.harm_below if delta < 0 else spec.harm_above
+        if level is None or spec.kinetics is None:
+            return None
+        spread = NOISE_TRUNCATION * spec.kinetics.cv
+        return level / (1 - spread) if delta > 0 else level / (1 + spread)
+
+    def harm_delta(self, lab: str, day: int, delta: float) -> float:
+        """The push a drug harm needs to be one: at least `delta`, and to settle a little past its confirming
+        value (the confirming visit comes once the true value is past it, see `is_past`)."""
+        bound = self.harm_bound(lab, delta)
+        kinetics = self.labs[lab].kinetics
+        if bound is None or kinetics is None:
+            return delta
+        settle = bound * (1 + kinetics.cv / 2) if delta > 0 else bound * (1 - kinetics.cv / 2)
+        needed = settle - self.target(lab, day)
+        return max(delta, needed) if delta > 0 else min(delta, needed)
+
+    def is_past(self, lab: str, day: int, bound: float, delta: float) -> bool:
+        """Whether `lab`'s true value on `day` is past `bound` in the direction of `delta`."""
+        value = self.true_value(lab, day)
+        return value > bound if delta > 0 else value < bound
+
     def resolve(self, key: str, day: int) -> None:
         """The offset `key` ends on `day` (the lab relaxes back at its own pace)."""
         offset = self.offsets.get(key)

@@ -165,8 +165,9 @@ def _compute_forbidden(kb: KnowledgeBase, constraint: Constraint) -> dict[str, s
         pref = kb.preferences[option]
         named = kb.expand(pref.excludes_drugs)
         return {drug.key: f"preference:{option}" for drug in kb.drugs.values()
-                if drug.key in named or set(drug.toxicities) & set(pref.excludes_toxicities)
-                or not any(_usable(form, spec, kb, option) for form, spec in drug.formulations())}
+                if (not pref.long_term_only or is_long_term(kb, drug.key))
+                and (drug.key in named or set(drug.toxicities) & set(pref.excludes_toxicities)
+                     or not any(_usable(form, spec, kb, option) for form, spec in drug.formulations()))}
     if constraint.category == "diet_preference":
         return dict.fromkeys(sorted(kb.expand(kb.habits[option].conflicts_with)), f"diet:{option}")
     if constraint.category == "lifestyle_economic":
@@ -233,17 +234,20 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     blocks: list[Block] = []
     cautions: list[Block] = []
     preference = None
+    long_term = is_long_term(kb, drug_key, regimen)
     for c in patient.constraints:
-        if c.category == "medication_preference":
+        if c.category == "medication_preference" and (long_term or not kb.preferences[c.option].long_term_only):
             preference = c.option
         if c.category != "medication_history":  # the long-term drug binds through its interactions, below
             rule = forbidden_by(kb, c).get(drug_key)
-            if rule and not (rule.startswith("budget:") and not is_long_term(kb, drug_key, regimen)):
+            binds_long_term_only = rule is not None and rule.startswith("budget:") or (
+                c.category == "medication_preference" and kb.preferences[c.option].long_term_only)
+            if rule and not (binds_long_term_only and not long_term):
                 blocks.append(Block(rule, c.category))
         if c.category == "diet_preference" and drug_key in kb.expand(kb.habits[c.option].cautions):
             cautions.append(Block(f"diet:{c.option}", c.category))
         if (c.category == "lifestyle_economic" and c.budget_usd is not None and drug_key not in patient.taking
-                and is_long_term(kb, drug_key, regimen)
+                and long_term
                 and patient.spending_usd + drug.monthly_cost_usd > c.budget_usd):
             blocks.append(Block(f"budget:{c.budget_usd}", c.category))
     history_drug = next((c.option for c in patient.constraints if c.category == "medication_history"), None)

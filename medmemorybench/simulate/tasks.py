@@ -84,9 +84,16 @@ class ClinicalTasks:
     # --- starting, changing, stopping ----------------------------------------------------------
 
     def start(self, rx: Prescription, reason: str, indication: str, event_id: str) -> list[Fact]:
-        """Start (or administer) a prescription today; returns its facts (with co-prescribed drugs)."""
-        facts = rx.facts(reason, indication)
+        """Start (or administer) a prescription today; returns its facts (with co-prescribed drugs and the drugs it
+        replaces, stopped)."""
         step = self.step(rx.step) if rx.step else None
+        facts: list[Fact] = []
+        if step is not None:
+            replaced = set(step.candidate(rx.drug).replaces)
+            for running in [d for d in self.state.active if {d, self.kb.drugs[d].drug_class} & replaced]:
+                if running in self.state.active:  # (a partner may have gone with the drug before it)
+                    facts += self.stop(running, f"replaced_by:{rx.drug}")
+        facts += rx.facts(reason, indication)
         effect = None
         if step is not None and (step.moves or step.targets):
             effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets,
@@ -105,10 +112,16 @@ class ClinicalTasks:
             for monitored in self.kb.drugs[rx.drug].monitoring:
                 self.add_task(Task("monitor", self.day + monitored.every_days, lab=monitored.lab, drug=rx.drug))
         self._schedule_target_titration(rx.drug, event_id)
-        if step is not None and rx.regimen == "chronic" and (step.titrate_on or step.moves):
+        if step is not None and (step.titrate_on or step.moves):
             lab = step.titrate_on or step.moves[0]
-            self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
-                               drug=rx.drug, trigger=event_id))
+            if rx.regimen == "chronic":
+                self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
+                                   drug=rx.drug, trigger=event_id))
+            elif rx.regimen == "course" and rx.course_days and step.role in ("first_line", "step_up"):
+                # a disease-control course (a steroid induction) is judged when it ends: still active, the
+                # next step up is due (advanced therapy for colitis that steroids did not settle)
+                due = self.day + max(rx.course_days, self._response_days(lab))
+                self.add_task(Task("response_check", due, step=step.key, lab=lab, drug=rx.drug, trigger=event_id))
         for partner in self.kb.drugs[rx.drug].co_prescribe:
             partner_rx = prescribe(self.kb, partner, self.refresh_patient())
             if partner not in self.state.active and partner_rx is not None:
@@ -322,12 +335,14 @@ class ClinicalTasks:
             return False
         if task.drug not in self.known_drugs() or not self.labs.can_measure(task.lab, self.day):
             return None
-        due = [t for t in self.due_tasks() if t.kind == "monitor" and t.drug in self.known_drugs() and t.lab
-               and self.labs.can_measure(t.lab, self.day)]
+        due = [t for t in self.due_tasks() if t.kind == "monitor" and t.drug in self.state.active
+               and t.drug in self.known_drugs() and t.lab and self.labs.can_measure(t.lab, self.day)]
         self.emit("lab_check", self.measure(list(dict.fromkeys(t.lab for t in due))), [], "last_lab")
         for done in due:
             if done is not task:
                 self.state.tasks.remove(done)
+            if done.drug not in self.state.active:
+                continue  # the result itself stopped it (lithium when the eGFR has fallen)
             jitter = self.rng.randint(0, MONITORING_JITTER_DAYS)  # a check is booked for a day that suits
             self.add_task(Task("monitor", self.day + self.next_monitoring_interval(done) + jitter, lab=done.lab,
                                drug=done.drug))

@@ -47,8 +47,10 @@ def _is_eligible(kb: KnowledgeBase, history: str, patient: Patient) -> bool:
     hist = kb.history_conditions[history]
     low, high = hist.age
     monitors_egfr = any(m.lab == "egfr" for m in kb.conditions[patient.condition].monitored)
+    clashes = set(hist.incompatible) & set(patient.conditions) or any(
+        history in kb.history_conditions[h].incompatible for h in patient.conditions if h in kb.history_conditions)
     return (hist.sex in ("any", patient.sex) and low <= patient.age <= high and history not in patient.conditions
-            and not (hist.egfr is not None and monitors_egfr))
+            and not (hist.egfr is not None and monitors_egfr) and not clashes)
 
 
 def _with_constraint(kb: KnowledgeBase, patient: Patient, constraint: Constraint, rng: random.Random) -> Patient:
@@ -214,10 +216,11 @@ def choose_traps(
     deepest: list[TrapCategory] = []
     order = _scarcest_first(kb, condition, patient, rng)
 
-    def search(index: int, patient: Patient) -> list[Trap] | None:
+    def search(index: int, patient: Patient) -> tuple[list[Trap], Patient] | None:
+        """The traps from `order[index]` on, and the patient with them all (a history may set their eGFR)."""
         nonlocal visited, deepest
         if index == len(order):
-            return []
+            return [], patient
         category = order[index]
         if index + 1 > len(deepest):
             deepest = list(order[: index + 1])
@@ -249,19 +252,23 @@ def choose_traps(
                 plan_care(kb, condition, trial)
             except SimulationError:
                 continue
-            rest = search(index + 1, trial)
-            if rest is not None:
-                trap = Trap(category=category, option=constraint.option, fact=_trap_fact(kb, constraint, trial, rng),
+            found = search(index + 1, trial)
+            if found is not None:
+                # the fact is drawn for the patient with every trap (a long-term drug in the form the
+                # preference chosen after it allows: lithium once daily for a once-a-day patient)
+                trap = Trap(category=category, option=constraint.option,
+                            fact=_trap_fact(kb, constraint, found[1], rng),
                             forbidden=bites, undermined_advice=undermined, indication=constraint.indication)
-                return [trap, *rest]
+                return [trap, *found[0]], found[1]
         return None
 
-    traps = search(0, patient)
-    if traps is None:
+    found = search(0, patient)
+    if found is None:
         raise SimulationError(
             f"conditions/{condition.key}.yaml: no combination of trap options conflicts with this condition's "
             f"care path while leaving every step a safe drug (search reached {deepest[-1] if deepest else '-'}); "
             "add candidates or options to the knowledge base"
         )
+    traps, patient = found
     traps.sort(key=lambda trap: TRAP_CATEGORIES.index(trap.category))
     return traps, replace(patient, constraints=constraints_of(traps))

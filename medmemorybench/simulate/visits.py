@@ -38,11 +38,13 @@ REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
 """Longest lapse in adherence a patient admits to."""
-ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.7, "lifestyle": 1.5, "follow_up": 1.6,
-                                    "medication_review": 0.9}
-ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.1, "medication_review": 1.0, "lab_check": 1.2, "lifestyle": 1.6,
-                                   "psychological": 1.4, "symptom_report": 1.5}
-"""Relative frequency of routine visit kinds (each patient's own mix varies around it, see `ROUTINE_BIAS`)."""
+ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 1.3,
+                                    "medication_review": 1.2}
+ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.0, "medication_review": 0.9, "lab_check": 1.1, "lifestyle": 1.5,
+                                   "psychological": 1.3, "symptom_report": 1.5}
+"""Relative frequency of routine visit kinds (each patient's own mix varies around it, see `ROUTINE_BIAS`): near
+even, less for the kinds the year's own tasks already bring (follow-ups, lab reviews), so that no visit kind
+dominates a session index across patients (the skeleton measure)."""
 ROUTINE_BIAS = (0.4, 1.6)
 """Range of a patient's own factor on each routine kind: one patient is seen mostly for lab reviews, another
 for advice and check-ins, as care is organised differently for different people."""
@@ -123,7 +125,7 @@ class StoryActions:
     def _symptoms_persist(self, item: StoryItem) -> Event:
         """The misdiagnosis' treatment has not helped: told at a visit about it, or at its follow-up."""
         facts = [*self.symptoms(2), *self.measure(self.vitals()), *self.told_here(item.action)]
-        kind = "symptom_report" if self.rng.random() < 0.6 else "follow_up"
+        kind = "symptom_report" if self.rng.random() < 0.5 else "follow_up"
         event = self.emit(kind, facts, [self.handle("misdiagnosis")], "persist")
         self.mark_told(item.action, event)
         return event
@@ -141,7 +143,7 @@ class StoryActions:
         noticed at a follow-up of the misdiagnosis."""
         facts = [*self.symptoms(2, specific=True), *self.symptoms(1), *self.measure(self.vitals())]
         trigger = self.handle("persist") or self.handle("misdiagnosis")
-        kind = "symptom_report" if self.rng.random() < 0.6 else "follow_up"
+        kind = "symptom_report" if self.rng.random() < 0.5 else "follow_up"
         return self.emit(kind, facts, [trigger], "turning")
 
     def _diagnostic_test(self, item: StoryItem) -> Event:
@@ -335,7 +337,8 @@ class StoryActions:
         self.adverse = (drug, effect)
         if effect.lab is not None and effect.lab_delta is not None:
             onset = max(self.labs.unchanged_since(effect.lab), self.day - self.rng.randint(1, 5))
-            self.labs.add_offset("adverse", effect.lab, onset, effect.lab_delta)
+            delta = self.labs.harm_delta(effect.lab, onset, effect.lab_delta)
+            self.labs.add_offset("adverse", effect.lab, onset, delta)
         facts: list[Fact] = [SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay),
                              AdverseFact(drug=drug, effect=effect.key)]
         return self.emit("adverse_event", facts, [self.handle(f"started:{drug}")], "adverse")
@@ -345,8 +348,10 @@ class StoryActions:
         if effect.lab is None:
             return True
         offset = self.labs.offsets["adverse"]
-        return self.labs.can_measure(effect.lab, self.day) and \
-            self.day - offset.start >= self._response_days(effect.lab)
+        if not self.labs.can_measure(effect.lab, self.day) or self.day - offset.start < self._response_days(effect.lab):
+            return False
+        bound = self.labs.harm_bound(effect.lab, offset.delta)
+        return bound is None or self.labs.is_past(effect.lab, self.day, bound, offset.delta)
 
     def _adverse_confirm(self, item: StoryItem) -> Event:
         drug, effect = self.adverse
