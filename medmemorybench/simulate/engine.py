@@ -195,7 +195,10 @@ class YearBuilder(StoryActions, ClinicalTasks):
         return False
 
     def _place_phase_items(self) -> None:
-        carried = [i for i in self.story.items if i.key not in self.state.done and i.required and i.phase < self.phase]
+        # a required item that did not happen in its phase spills over, and so does a prompt one whose story has
+        # begun (a side effect reported late in phase 3 is still dealt with in phase 4)
+        carried = [i for i in self.story.items if i.key not in self.state.done and i.phase < self.phase
+                   and (i.required or (i.promptly and all(a in self.state.done for a in i.after)))]
         current = [i for i in self.story.items if i.phase == self.phase]
         size = sum(1 for _, p in self.encounters if p == self.phase)
         self.placed = [(0, i) for i in carried] + place_items(current, size, self.rng)

@@ -186,7 +186,7 @@ class LabModel:
         kinetics = self.labs[lab].kinetics
         if bound is None or kinetics is None:
             return delta
-        settle = bound * (1 + kinetics.cv / 2) if delta > 0 else bound * (1 - kinetics.cv / 2)
+        settle = bound * (1 + kinetics.cv) if delta > 0 else bound * (1 - kinetics.cv)
         needed = settle - self.target(lab, day)
         return max(delta, needed) if delta > 0 else min(delta, needed)
 
