@@ -315,10 +315,12 @@ class YearBuilder(StoryActions, ClinicalTasks):
         return set(self.state.active)
 
     def refresh_patient(self) -> Patient:
-        """The patient as the prescriber knows them today (what they take, and what it costs them a month)."""
+        """The patient as the prescriber knows them today (what they take, and what it costs them a month; a
+        maintenance drug paused for an induction course keeps its share of the budget for when it resumes)."""
         self.patient.taking = self.taking()
-        self.patient.spending_usd = sum(self.kb.drugs[d].monthly_cost_usd for d, a in self.state.active.items()
-                                        if a.ends is None and is_long_term(self.kb, d))
+        resuming = [t.drug for t in self.state.tasks if t.kind == "resume" and t.drug]
+        long_term = [d for d, a in self.state.active.items() if a.ends is None and is_long_term(self.kb, d)]
+        self.patient.spending_usd = sum(self.kb.drugs[d].monthly_cost_usd for d in long_term + resuming)
         return self.patient
 
     def _expire_courses(self) -> None:

@@ -119,7 +119,8 @@ class MedicationFact(_Record):
     reason: str
     """Why, as a code: first_line, titration, step_up, add_on, symptomatic, complication:<key>,
     adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, long_term, adherence, stable,
-    co_prescription, course_completed, patient_correction."""
+    co_prescription, course_completed, patient_correction, replaced_by:<drug>, maintenance (back to the
+    maintenance drug after an induction course)."""
     indication: str | None = None
     """What it treats, on record before it starts: condition:<key>, complication:<key>, lab:<key>,
     history:<key>, misdiagnosis:<icd11>, with:<drug> (given alongside another drug)."""

@@ -92,7 +92,14 @@ class ClinicalTasks:
             replaced = set(step.candidate(rx.drug).replaces)
             for running in [d for d in self.state.active if {d, self.kb.drugs[d].drug_class} & replaced]:
                 if running in self.state.active:  # (a partner may have gone with the drug before it)
+                    resumed_step = self.state.active[running].step
                     facts += self.stop(running, f"replaced_by:{rx.drug}")
+                    if rx.regimen == "course" and rx.course_days and resumed_step:
+                        # an induction course hands back to maintenance when it ends (mycophenolate after
+                        # cyclophosphamide for a lupus nephritis flare; KDIGO 2024)
+                        resume_on = self.day + rx.course_days + 1
+                        self.add_task(Task("resume", resume_on, deadline=resume_on + 1, step=resumed_step,
+                                           drug=running, trigger=event_id, reason=rx.drug))
         facts += rx.facts(reason, indication)
         effect = None
         if step is not None and (step.moves or step.targets):
@@ -403,6 +410,24 @@ class ClinicalTasks:
             return {drug}
         return set(self.kb.drugs_by_class[culprit.drug_class])
 
+    def _task_resume(self, task: Task) -> bool | None:
+        """Maintenance after an induction course that replaced it: the same drug if every rule still allows it,
+        else the first its step allows (never the course drug again)."""
+        assert task.step and task.drug and task.reason
+        step = self.step(task.step)
+        group = self.kb.therapy_group(task.drug)
+        if any(d in step.drug_keys or self.kb.therapy_group(d) == group for d in self.state.active):
+            return False  # maintenance is already running (its own care step started it)
+        self.state.tasks.remove(task)  # (its budget share is released before the verdict)
+        patient = self.refresh_patient()
+        rx = prescribe(self.kb, task.drug, patient, step) if task.drug in step.drug_keys else None
+        rx = rx or choose_for_step(self.kb, step, patient, exclude={task.reason})
+        if rx is None:
+            return False
+        facts = self.start(rx, "maintenance", self.indication_of(step), self.next_event_id())
+        self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
     def _task_review(self, task: Task) -> bool | None:
         """The follow-up after a complication: is it settling on treatment?"""
         labs = self.too_early_dropped([task.lab] if task.lab else [], task.trigger)
@@ -478,5 +503,6 @@ TASK_HANDLERS = {
     "switch": ClinicalTasks._task_switch,
     "recovery_check": ClinicalTasks._task_recovery_check,
     "review": ClinicalTasks._task_review,
+    "resume": ClinicalTasks._task_resume,
 }
 """Task kind -> handler: an unknown kind fails at import time of the mapping, not mid-year."""

@@ -387,6 +387,38 @@ def test_adverse_nuisance_a_drug_stopped_for_a_minor_effect_is_replaced_in_its_s
     _check(failures)
 
 
+def test_maintenance_after_induction_a_drug_an_induction_course_replaced_comes_back(kb, years):
+    # Cyclophosphamide for a lupus flare stops mycophenolate; when the course ends, maintenance resumes (the
+    # same drug, or its step's next) at the next encounter, unless a harm now bars it. The paused drug keeps its
+    # budget share meanwhile, so nothing cheaper started during the course can price it out.
+    failures, resumed = [], 0
+    for year in years:
+        for event, fact in ((e, f) for e in year.events for f in e.facts if isinstance(f, MedicationFact)):
+            if fact.action != "stop" or not fact.reason.startswith("replaced_by:"):
+                continue
+            course = next(f for f in event.facts if isinstance(f, MedicationFact) and f.action == "start"
+                          and f.drug == fact.reason.partition(":")[2])
+            if not course.course_days:
+                continue
+            after = [e for e in year.events if days_between(course_end(event.date, course.course_days), e.date) > 0]
+            if not after:
+                continue  # the year ends with the course
+            step = next(s for s in kb.conditions[year.persona.condition].care_path if s.key == fact.step)
+            back = [e for e in after for f in e.facts if isinstance(f, MedicationFact) and f.action == "start"
+                    and f.drug in step.drug_keys and f.drug != course.drug]
+            harmed = any(isinstance(f, AdverseFact) and f.drug == fact.drug for e in year.events for f in e.facts)
+            if back:
+                resumed += 1
+                if back[0] is not after[0] and back[0].index - after[0].index > 3:
+                    failures.append(fail("maintenance_after_induction", year, back[0],
+                                         f"{fact.drug} resumed {back[0].index - after[0].index} visits late"))
+            elif not harmed:
+                failures.append(fail("maintenance_after_induction", year, event,
+                                     f"{fact.drug} never resumed after {course.drug}"))
+    _check(failures)
+    assert resumed >= 10, f"[maintenance_after_induction] only {resumed} resumptions in the cohort"
+
+
 def test_adverse_lab_level_a_harm_acted_on_shows_past_its_level(kb, years):
     # Leukopenia is acted on with WBC below 3.5, hyperkalaemia above 5.5 (labs.yaml harm_below/harm_above):
     # stopping sulfasalazine for a WBC of 6.3 is not care. Checked where the result is in the acting visit.
