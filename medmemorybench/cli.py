@@ -133,8 +133,9 @@ def show_cmd(
         render_timeline(_knowledge(knowledge), year, console)
 
 
-def _build(out: Path, options, overwrite: bool, backbone=None):  # noqa: ANN001, ANN202
-    """Build, validate and export; returns (folder, built). Refuses to export an invalid dataset."""
+def _build(out: Path, options, overwrite: bool, backbone=None, strict_audit: bool = False):  # noqa: ANN001, ANN202
+    """Build, validate, audit and export; returns (folder, built). Refuses to export an invalid dataset, and with
+    `strict_audit` one that fails a memory-less probe."""
     from medmemorybench.dataset import build_dataset, export_dataset, validate_rows
     from medmemorybench.errors import InputError
     from medmemorybench.render.templates import load_templates
@@ -152,6 +153,11 @@ def _build(out: Path, options, overwrite: bool, backbone=None):  # noqa: ANN001,
     if problems:
         shown = "\n  ".join(problems[:20])
         raise InputError(f"the built dataset is invalid ({len(problems)} problems); nothing was written:\n  {shown}")
+    failures = built.stats["audit_failures"]
+    if failures and strict_audit:
+        raise InputError("the built dataset fails the memory-less audit; nothing was written: " + "; ".join(failures))
+    for failure in failures:
+        err_console.print(f"audit: FAIL {failure} (see the card's audit table)", markup=False, highlight=False)
     return export_dataset(built, out, overwrite=overwrite), built
 
 
@@ -185,8 +191,10 @@ def build_cmd(
     model: Annotated[str, typer.Option("--model", help="Backbone for --renderer llm: hf, openai, vllm.")] = "hf",
     model_args: Annotated[str, typer.Option("--model_args", "--model-args",
                                             help="Backbone options, key=value,key=value.")] = "",
+    strict_audit: Annotated[bool, typer.Option(
+        "--strict-audit", help="Refuse to export a dataset that fails a memory-less probe.")] = False,
 ) -> None:
-    """Build the benchmark: simulate, render, add noise, ask questions, validate, export as a HF dataset.
+    """Build the benchmark: simulate, render, add noise, ask questions, validate, audit, export as a HF dataset.
 
     Examples:
       medmemorybench build --seed 0 --out out
@@ -213,7 +221,7 @@ def build_cmd(
             spec = f"llm:{model}:{backbone.model_id}"
         options = BuildOptions(seed=seed, personas=personas, encounters=encounters, health_sessions=health_sessions,
                                family_sessions=family_sessions, renderer=spec)
-        folder, built = _build(out, options, overwrite, backbone)
+        folder, built = _build(out, options, overwrite, backbone, strict_audit)
         _print_summary(folder, built)
 
 
@@ -235,6 +243,36 @@ def validate_cmd(
             err_console.print(f"{len(problems)} problem(s) in {folder}", markup=False)
             raise typer.Exit(1)
         console.print(f"{folder}: valid")
+
+
+@app.command("audit")
+def audit_cmd(
+    folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
+) -> None:
+    """Try to win the benchmark without memory: question-only solvers, constant answers, ABS wording, dates in
+    questions, evidence age, duplicates. Prints the table; exit code 1 when a probe fails.
+
+    Example: medmemorybench audit out/medmemorybench
+    """
+    from medmemorybench.dataset import read_rows
+    from medmemorybench.dataset.audit import age_distribution, audit_questions, format_table, six_type_count
+
+    with _user_errors():
+        rows = read_rows(folder)
+        questions = [q for split in rows.get("questions", {}).values() for q in split]
+        if not questions:
+            from medmemorybench.errors import InputError
+
+            raise InputError(f"{folder}: no questions config (is this a MedMemoryBench build?)")
+        results = audit_questions(questions)
+        console.print(format_table(results), markup=False, highlight=False)
+        console.print(f"questions {len(questions)} (six paper types {six_type_count(questions)}); evidence age "
+                      f"(sessions back, answerable): {age_distribution(questions)}", highlight=False)
+        failed = [r for r in results if not r.passed]
+        if failed:
+            err_console.print(f"{len(failed)} probe(s) failed: " + ", ".join(f"{r.probe} ({r.scope})" for r in failed),
+                              markup=False)
+            raise typer.Exit(1)
 
 
 @app.command("publish")

@@ -61,6 +61,7 @@ def _requests(dataset: Path, n: int):  # noqa: ANN202
     """Real prompts: the first questions of the mixed split checkpoint_10, with bm25 retrieval."""
     import pyarrow.parquet as pq
 
+    from medmemorybench.harness.observed import ObservedStream, retrieval_query
     from medmemorybench.harness.prompting import PromptBuilder, SessionInfo
     from medmemorybench.harness.tasks import resolve_tasks
     from medmemorybench.memory import load_memory
@@ -71,13 +72,14 @@ def _requests(dataset: Path, n: int):  # noqa: ANN202
     out = []
     for row in pq.read_table(dataset / "mixed" / "checkpoint_10.parquet").to_pylist():
         memory = load_memory("bm25", {})
+        stream = ObservedStream(row["persona_id"])
         sessions = [Session.model_validate(s) for s in row["sessions"]]
-        memory.ingest(sessions)
-        info = {s.session_id: SessionInfo(s.date, s.kind, s.family_member) for s in sessions}
-        as_of = max(s.date for s in sessions if s.date)
+        memory.ingest(stream.observe(sessions))  # what the runner gives memories
+        info = {s.session_id: SessionInfo(stream.dates[s.session_id], s.kind, s.family_member) for s in sessions}
         questions = row["questions"]
-        for question, retrieval in zip(questions, memory.retrieve([q["question"] for q in questions], 3), strict=True):
-            request = builder.build(task, question, retrieval.items, info, as_of)
+        retrievals = memory.retrieve([retrieval_query(q) for q in questions], 3)
+        for question, retrieval in zip(questions, retrievals, strict=True):
+            request = builder.build(task, question, stream.to_real(retrieval).items, info, stream.latest)
             out.append(request.model_copy(update={"max_tokens": 32}))
             if len(out) == n:
                 return out

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from medmemorybench.dataset.audit import age_distribution, audit_questions, format_table
 from medmemorybench.dataset.schema import PERSONAS_SPLIT, split_name
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.models.base import Backbone
@@ -184,6 +185,12 @@ def build_dataset(
         "turns": dict(turns),
         "regular_sessions_by_renderer": dict(sorted(renderers.items())),
     }
+    questions = [q for split in rows["questions"].values() for q in split]
+    audit = audit_questions(questions)
+    stats["audit_table"] = format_table(audit)
+    stats["audit_failures"] = [f"{r.probe} ({r.scope}): {r.value:.3f} vs {r.threshold:.3f}"
+                               for r in audit if not r.passed]
+    stats["evidence_age"] = age_distribution(questions)
     built = BuiltDataset(options, rows, stats)
     built.fingerprint = fingerprint_rows(rows)
     return built

@@ -2,7 +2,7 @@
 
 The memory goes first and the question last, so that a patient's shared history is a common prefix
 (vLLM's prefix cache serves the repeats). No wall-clock time: `as_of` is the date of the latest
-regular session the memory has read.
+session the memory has read (a regular visit: noise is always dated before its checkpoint's last one).
 """
 
 from __future__ import annotations
@@ -17,14 +17,16 @@ from jinja2.sandbox import SandboxedEnvironment
 from medmemorybench.harness.tasks import TaskConfig, TaskConfigError
 from medmemorybench.memory.base import MemoryItem
 from medmemorybench.models.base import ChatRequest
+from medmemorybench.questions.spec import type_codes
 from medmemorybench.resources import prompts_dir
 
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """What a prompt says about where a memory item came from."""
+    """What a prompt says about where a memory item came from (keyed by the dataset's session id)."""
 
     date: str | None
+    """The date the memory saw (`ObservedStream.dates`), the one in the item's `Date:` header."""
     kind: str
     family_member: str | None
 
@@ -39,7 +41,7 @@ def item_label(item: MemoryItem, sessions: dict[str, SessionInfo]) -> str:
         elif info.kind == "family_noise":
             labels.append(f"question about a relative ({info.family_member})")
         else:
-            labels.append("general health question (undated)")
+            labels.append("general health question")
     return "; ".join(dict.fromkeys(labels))
 
 
@@ -68,8 +70,19 @@ class PromptBuilder:
         records = [{"label": item_label(item, sessions), "text": item.text, "session_ids": list(item.session_ids)}
                    for item in memory]
         system = self._render(task.system_prompt, task.source_file, as_of=as_of)
-        user = self._render(task.template_for(question["query_type"]), task.source_file,
+        user = self._render(task.template_for(shown_as(question)), task.source_file,
                             question=question, memory=records, as_of=as_of)
         kwargs = task.generation_kwargs
         return ChatRequest(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                            max_tokens=kwargs.max_tokens, temperature=kwargs.temperature, stop=kwargs.stop)
+
+
+def shown_as(question: dict) -> str:
+    """The type whose prompt a question is shown with: an abstention question borrows the prompt of the type
+    whose wording it borrows (`template` `sua.current_dose` -> SUA), so neither its text nor its prompt tells a
+    model that the honest answer is to abstain."""
+    if question["query_type"] == "ABS":
+        borrowed = (question.get("template") or "").partition(".")[0].upper()
+        if borrowed in type_codes():
+            return borrowed
+    return question["query_type"]

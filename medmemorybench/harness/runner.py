@@ -2,9 +2,12 @@
 checkpoint, and ask that checkpoint's questions of all patients as one batch.
 
 Guarantees: the memory persists across checkpoints and is fresh per patient; sessions are ingested at
-every checkpoint even when it asks nothing (or everything was answered before a resume); a leakage
-guard stops the run if a memory holds a session beyond the checkpoint; retrieval uses the bare
-question; prompts carry no wall-clock time; a backbone error is recorded as an error, never scored.
+every checkpoint even when it asks nothing (or everything was answered before a resume); memories see
+the observed view only (opaque ids, every session dated, no labels: `observed.py`), and the ids they
+name are mapped back before the guard, the prompt and scoring; a leakage guard stops the run if a
+memory holds a session beyond the checkpoint or one it was never given; retrieval uses what the
+patient asked (the question and its options), never the instruction prompt; prompts carry no
+wall-clock time; a backbone error is recorded as an error, never scored.
 """
 
 from __future__ import annotations
@@ -19,15 +22,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from medmemorybench.dataset.load import find_local
-from medmemorybench.errors import InputError, MedMemoryBenchError
+from medmemorybench.errors import InputError
 from medmemorybench.harness.cache import ResponseCache, generate_cached
 from medmemorybench.harness.header import run_header
+from medmemorybench.harness.observed import LeakageError, ObservedStream, retrieval_query
 from medmemorybench.harness.prompting import PromptBuilder, SessionInfo, prompt_hash
 from medmemorybench.harness.results import RUN_HEADER, SampleWriter
 from medmemorybench.harness.samples import make_record
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
-from medmemorybench.memory import MemorySystem, load_memory
+from medmemorybench.memory import MemorySystem, Retrieval, load_memory
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.models.embedded import cache_root
 from medmemorybench.render.models import Session
@@ -35,10 +39,6 @@ from medmemorybench.render.models import Session
 _REGULAR = re.compile(r"-S(\d+)$")
 PROMPT_OVERHEAD_TOKENS = 400
 """Tokens kept free for the system message, instructions and question when fitting long contexts."""
-
-
-class LeakageError(MedMemoryBenchError):
-    """A memory holds a session from after the checkpoint being asked."""
 
 
 @dataclass
@@ -67,7 +67,10 @@ class RunConfig:
 class _Pending:
     task: TaskConfig
     question: dict
-    retrieval: object
+    query: str
+    """What the memory was asked (`retrieval_query`), recorded in the sample."""
+    retrieval: Retrieval
+    """With the dataset's session ids."""
     request: ChatRequest | None
 
 
@@ -89,11 +92,12 @@ def _splits(folder: Path, task: TaskConfig, only: list[int] | None) -> list[str]
     return available
 
 
-def _guard(memory: MemorySystem, persona_id: str, checkpoint: int) -> None:
-    for sid in memory.session_ids():
-        match = _REGULAR.search(sid)
+def _guard(memory: MemorySystem, stream: ObservedStream, checkpoint: int) -> None:
+    for sid in sorted(memory.session_ids()):
+        real = stream.real_id(sid)  # raises for an id the memory was never given
+        match = _REGULAR.search(real)
         if match and int(match.group(1)) > checkpoint:
-            raise LeakageError(f"memory of {persona_id} holds {sid} while answering checkpoint {checkpoint}")
+            raise LeakageError(f"memory of {stream.persona_id} holds {real} while answering checkpoint {checkpoint}")
 
 
 class Runner:
@@ -158,8 +162,8 @@ class Runner:
 
     def _run_task(self, task: TaskConfig, writer: SampleWriter, cache: ResponseCache | None) -> None:
         memories: dict[str, MemorySystem] = {}
+        streams: dict[str, ObservedStream] = {}
         sessions: dict[str, SessionInfo] = {}
-        last_date: dict[str, str] = {}
         splits = _splits(self.folder, task, self.config.checkpoints)
         for number, split in enumerate(splits, start=1):
             checkpoint = _checkpoint_of(split)
@@ -168,18 +172,16 @@ class Runner:
             pending: list[_Pending] = []
             for row in self._rows(task, split):
                 pid = row["persona_id"]
-                memory = memories.get(pid)
-                if memory is None:
-                    memory = memories[pid] = self._new_memory()
+                if pid not in memories:
+                    memories[pid], streams[pid] = self._new_memory(), ObservedStream(pid)
+                memory, stream = memories[pid], streams[pid]
                 batch = [Session.model_validate(s) for s in row["sessions"]]
-                memory.ingest(batch)  # always: a checkpoint without questions still feeds the stream
+                memory.ingest(stream.observe(batch))  # always: a checkpoint without questions still feeds the stream
                 for s in batch:
-                    sessions[s.session_id] = SessionInfo(s.date, s.kind, s.family_member)
-                    if s.date:
-                        last_date[pid] = s.date
-                _guard(memory, pid, checkpoint)
+                    sessions[s.session_id] = SessionInfo(stream.dates[s.session_id], s.kind, s.family_member)
+                _guard(memory, stream, checkpoint)
                 if asked:
-                    pending.extend(self._prepare(task, row, memory, sessions, last_date.get(pid, "")))
+                    pending.extend(self._prepare(task, row, memory, stream, sessions))
             self._answer(task, pending, writer, cache)
             self.on_progress(f"{task.task} {split}", number, len(splits))
 
@@ -189,8 +191,8 @@ class Runner:
             memory.count_tokens = self.backbone.count_tokens  # long contexts are fitted in model tokens
         return memory
 
-    def _prepare(self, task: TaskConfig, row: dict, memory: MemorySystem, sessions: dict[str, SessionInfo],
-                 as_of: str) -> list[_Pending]:
+    def _prepare(self, task: TaskConfig, row: dict, memory: MemorySystem, stream: ObservedStream,
+                 sessions: dict[str, SessionInfo]) -> list[_Pending]:
         wanted = set(task.types())
         questions = [q for q in row["questions"]
                      if q["query_type"] in wanted and (task.task, q["query_id"]) not in self.done]
@@ -199,13 +201,15 @@ class Runner:
         budget = None
         if self.backbone is not None:
             budget = self.backbone.context_window - task.generation_kwargs.max_tokens - PROMPT_OVERHEAD_TOKENS
-        retrievals = memory.retrieve([q["question"] for q in questions], task.retrieval_k, budget)
+        queries = [retrieval_query(q) for q in questions]
+        retrievals = memory.retrieve(queries, task.retrieval_k, budget)
         out = []
-        for question, retrieval in zip(questions, retrievals, strict=True):
+        for question, query, observed in zip(questions, queries, retrievals, strict=True):
+            retrieval = stream.to_real(observed)  # real ids from here on: prompt labels, Recall@k, MRR
             request = None
             if self.backbone is not None:
-                request = self.builder.build(task, question, retrieval.items, sessions, as_of)
-            out.append(_Pending(task, question, retrieval, request))
+                request = self.builder.build(task, question, retrieval.items, sessions, stream.latest)
+            out.append(_Pending(task, question, query, retrieval, request))
         return out
 
     def _answer(self, task: TaskConfig, pending: list[_Pending], writer: SampleWriter,
@@ -217,7 +221,7 @@ class Runner:
             completions = list(generate_cached(self.backbone, [p.request for p in pending], cache))  # type: ignore[misc]
         judged = self._judge(pending, completions)
         for item, completion, judge_score in zip(pending, completions, judged, strict=True):
-            record = make_record(task, item.question, item.retrieval, completion,
+            record = make_record(task, item.question, item.query, item.retrieval, completion,
                                  prompt_hash(item.request) if item.request else None,
                                  hashlib.sha256(item.question["answer"].encode()).hexdigest(), judge_score)
             writer.write(record)

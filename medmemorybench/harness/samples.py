@@ -33,10 +33,11 @@ def _score_dict(score: Score) -> dict[str, Any]:
             "status": score.status, "metadata": score.metadata}
 
 
-def make_record(task: TaskConfig, question: dict, retrieval: Retrieval, completion: Completion | None,
+def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retrieval, completion: Completion | None,
                 prompt_hash: str | None, target_hash: str, judge_score: Score | None) -> dict[str, Any]:
     """The samples.jsonl line of one question.
 
+    `query` is exactly what the memory was asked; `retrieval` carries the dataset's session ids.
     `completion` is None in retrieval-only runs; a completion with an error is recorded with status
     "error" and no answer scores (an error is not a wrong answer).
     """
@@ -48,7 +49,7 @@ def make_record(task: TaskConfig, question: dict, retrieval: Retrieval, completi
         "query_id": question["query_id"], "persona_id": question["persona_id"],
         "checkpoint": question["checkpoint"], "query_type": question["query_type"],
         "trap_category": question["trap_category"], "abstain": question["abstain"],
-        "question": question["question"], "gold": question["answer"],
+        "question": question["question"], "retrieval_query": query, "gold": question["answer"],
         "prompt_hash": prompt_hash, "target_hash": target_hash,
         "retrieved": _retrieved(retrieval), "truncated_sessions": retrieval.truncated_sessions,
         "recall_at_k": recall, "mrr": reciprocal_rank(ids, evidence),

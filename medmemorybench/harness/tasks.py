@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from medmemorybench.errors import MedMemoryBenchError
-from medmemorybench.questions.models import QUERY_TYPES
+from medmemorybench.questions.spec import type_codes
 from medmemorybench.resources import prompts_dir, tasks_dir
 
 METRICS = ("correct", "recall_at_k", "mrr", "token_f1", "rouge_l", "hallucinated", "trap_safe", "abstained",
@@ -76,7 +76,7 @@ class TaskConfig(BaseModel):
 
     def types(self) -> list[str]:
         """The query types this task asks."""
-        return list(QUERY_TYPES) if self.query_types == "all" else list(self.query_types)
+        return list(type_codes()) if self.query_types == "all" else list(self.query_types)
 
 
 class GroupConfig(BaseModel):
@@ -127,9 +127,9 @@ def _check(config: TaskConfig, path: Path, prompts: Path) -> None:
             if not SPLIT_PATTERN.match(split):
                 raise TaskConfigError(f"{path}: test_split[{index}]: '{split}' is not a split name like checkpoint_10")
     for index, query_type in enumerate(config.types()):
-        if query_type not in QUERY_TYPES:
+        if query_type not in type_codes():
             raise TaskConfigError(f"{path}: query_types[{index}]: unknown type '{query_type}'"
-                                  f"{_near(query_type, list(QUERY_TYPES))} Known: {', '.join(QUERY_TYPES)}")
+                                  f"{_near(query_type, list(type_codes()))} Known: {', '.join(type_codes())}")
     needed = {"system_prompt": config.system_prompt,
               **{f"doc_to_text ({t})": config.template_for(t) for t in config.types()}}
     for key, template in needed.items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from medmemorybench.render.models import Session
+from medmemorybench.render.models import ObservedSession
 
 CHUNKINGS = ("session", "turns")
 
@@ -49,7 +49,7 @@ def window_starts(n_turns: int, window: int, stride: int) -> list[int]:
     return starts
 
 
-def chunk_session(session: Session, options: ChunkingOptions) -> list[str]:
+def chunk_session(session: ObservedSession, options: ChunkingOptions) -> list[str]:
     """The texts of one session's chunks; each turn window repeats the date header (dates answer questions)."""
     header = f"Date: {session.date}\n" if session.date else ""
     lines = [f"{t.role.capitalize()}: {t.text}" for t in session.turns]
@@ -68,7 +68,7 @@ class ChunkStore:
         self._by_text: dict[str, int] = {}
         self.session_ids: set[str] = set()
 
-    def add(self, sessions: Sequence[Session]) -> list[Chunk]:
+    def add(self, sessions: Sequence[ObservedSession]) -> list[Chunk]:
         """Cut and store `sessions`; returns the chunks that are new (texts never seen before)."""
         new: list[Chunk] = []
         for session in sessions:

@@ -3,6 +3,9 @@
 A memory is created fresh per patient, receives that patient's sessions in stream order (one
 `ingest` call per checkpoint with the sessions new since the last one), and answers `retrieve` with
 items that carry the session ids they came from (provenance for Recall@k).
+
+Sessions arrive as a deployed assistant would see them (`ObservedSession`: an opaque id, a date, the
+turns), never with the dataset's labels: which sessions are noise is for the memory to work out.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from medmemorybench.render.models import Session
+from medmemorybench.render.models import ObservedSession
 
 
 @dataclass(frozen=True)
@@ -49,12 +52,13 @@ class MemorySystem(ABC):
         """Forget everything (a new patient)."""
 
     @abstractmethod
-    def ingest(self, sessions: Sequence[Session]) -> None:
-        """Add sessions, in stream order; called once per checkpoint with the new sessions."""
+    def ingest(self, sessions: Sequence[ObservedSession]) -> None:
+        """Add sessions, in date order; called once per checkpoint with the new sessions."""
 
     @abstractmethod
     def retrieve(self, questions: Sequence[str], k: int, token_budget: int | None = None) -> list[Retrieval]:
-        """The memory relevant to each question (the bare question, never the instruction prompt).
+        """The memory relevant to each question: what the patient asked (the question, then for MQ its
+        options one per line), never the instruction prompt.
 
         Args:
             k: items per question (systems that return everything ignore it).

@@ -14,7 +14,7 @@ import bm25s
 
 from medmemorybench.memory._chunks import ChunkingOptions, ChunkStore
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.render.models import Session
+from medmemorybench.render.models import ObservedSession
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class BM25Memory(MemorySystem):
         self._index = None
         self._indexed_chunks = 0
 
-    def ingest(self, sessions: Sequence[Session]) -> None:
+    def ingest(self, sessions: Sequence[ObservedSession]) -> None:
         """Cut the sessions into chunks and tokenize the new ones (no indexing here)."""
         new = self.store.add(sessions)
         if new:

@@ -18,7 +18,7 @@ import numpy as np
 from medmemorybench.memory._chunks import ChunkingOptions, ChunkStore
 from medmemorybench.memory._embedding_cache import EmbeddingCache, default_cache_dir, embedding_key
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.render.models import Session
+from medmemorybench.render.models import ObservedSession
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class DenseMemory(MemorySystem):
         self._blocks.clear()
         self._matrix = None
 
-    def ingest(self, sessions: Sequence[Session]) -> None:
+    def ingest(self, sessions: Sequence[ObservedSession]) -> None:
         """Cut the sessions into chunks and embed the new ones (cache first, one encode call for the rest)."""
         new = self.store.add(sessions)
         if not new:

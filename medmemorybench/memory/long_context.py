@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.render.models import Session, session_text
+from medmemorybench.render.models import ObservedSession, session_text
 
 
 def approximate_tokens(text: str) -> int:
@@ -35,7 +35,7 @@ class LongContext(MemorySystem):
         self._items.clear()
         self._tokens.clear()
 
-    def ingest(self, sessions: Sequence[Session]) -> None:
+    def ingest(self, sessions: Sequence[ObservedSession]) -> None:
         """Keep the sessions; each one's token count is computed once, here."""
         for session in sessions:
             text = session_text(session)

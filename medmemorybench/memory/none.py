@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from medmemorybench.memory.base import MemorySystem, Retrieval
-from medmemorybench.render.models import Session
+from medmemorybench.render.models import ObservedSession
 
 
 class NoMemory(MemorySystem):
@@ -19,7 +19,7 @@ class NoMemory(MemorySystem):
     def reset(self) -> None:
         """Nothing to forget."""
 
-    def ingest(self, sessions: Sequence[Session]) -> None:
+    def ingest(self, sessions: Sequence[ObservedSession]) -> None:
         """Drop the sessions."""
 
     def retrieve(self, questions: Sequence[str], k: int, token_budget: int | None = None) -> list[Retrieval]:

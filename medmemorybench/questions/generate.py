@@ -1,58 +1,127 @@
-"""The question schedule: at every checkpoint EEM 2, TLA 2, SUA 1, MQ 2, IG 2, ABS 1; MCD 2 every 20 sessions.
+"""The question schedule: every registered type's quota at every checkpoint where it is asked (`spec.py`).
 
-Candidates whose evidence falls in the checkpoint's new sessions are preferred (the memory has just
-read them; older facts are asked too when the window has none). Every fact is asked at most once per
-patient, and IG/MQ questions cycle through the trap categories so all six are tested.
+What a draft is chosen by, in order: a share of a type's questions may name a session's date (`date_cap`);
+at checkpoints >= `OLD_FROM_CHECKPOINT` at least `OLD_SHARE` of the questions need a session `OLD_AGE` or more
+sessions back, and over the year at most `NEW_ONLY_SHARE` need only the newest `WINDOW` sessions (a year of
+memory, not the last ten visits); IG and MQ go through the trap categories so all six are tested; no sub-kind
+takes more than `kind_cap` of a type. Each fact is asked once per patient and no two questions of a patient
+have the same text.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
-
-import yaml
+import random
+from collections import Counter
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.questions.makers import Draft, QuestionMaker
+from medmemorybench.normalize import normalize_text
+from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import ChainNode, Question
+from medmemorybench.questions.phrasing import Phrasing, load_phrasing
+from medmemorybench.questions.spec import QuestionType, question_types
 from medmemorybench.render.models import Session, regular_session_id, session_text
-from medmemorybench.simulate.models import TRAP_CATEGORIES, CareYear
+from medmemorybench.render.templates import load_templates
+from medmemorybench.simulate.models import CareYear
 from medmemorybench.simulate.rng import rng_for
 
-PHRASING_DIR = Path(__file__).parent / "templates"
-QUOTAS = {"EEM": 2, "TLA": 2, "SUA": 1, "MQ": 2, "IG": 2, "ABS": 1}
-MCD_QUOTA, MCD_EVERY = 2, 20
+WINDOW = 10
+"""Sessions a checkpoint adds (its "new" sessions)."""
+OLD_AGE, OLD_FROM_CHECKPOINT, OLD_SHARE = 30, 50, 0.35
+"""From checkpoint 50 on, aim for this share of questions needing a session 30 or more back (the bar is 30 %)."""
+NEW_ONLY_SHARE = 0.45
+"""Aim for at most this share needing only the newest `WINDOW` sessions (the bar is 50 %)."""
 
 
-@lru_cache(maxsize=4)
-def load_phrasing(language: str = "en") -> dict:
-    """Question phrasings and answer sentences of a language."""
-    with (PHRASING_DIR / f"{language}.yaml").open(encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+OFFERING_KINDS = ("current",)
+"""Sub-kinds whose entities are options drawn from the patient's own drugs: a drug offered there is never the
+subject of another question (the safe-option choices draw from their own pool instead, `FactFinder.pools`)."""
 
 
-def _pick(drafts: list[Draft], used: set[str], window: range, count: int, rng, prefer_category=None,  # noqa: ANN001
-          covered: set[str] = frozenset()) -> list[Draft]:  # type: ignore[assignment]
-    fresh = [d for d in drafts if d.fact_key not in used]
-    rng.shuffle(fresh)
+def is_old(draft: Draft, checkpoint: int) -> bool:
+    return any(e.index <= checkpoint - OLD_AGE for e in draft.evidence)
 
-    def rank(d: Draft) -> tuple[int, int, int]:
-        in_window = any(e.index in window for e in d.evidence) or not d.evidence
-        wanted = prefer_category is not None and d.trap_category in prefer_category
-        # a trap category no question has tested yet goes first: every disclosed trap is tested
-        untested = d.trap_category is not None and d.trap_category not in covered
-        return (0 if untested else 1, 0 if wanted else 1, 0 if in_window else 1)
 
-    fresh.sort(key=rank)
-    chosen = []
-    for draft in fresh:
-        if len(chosen) == count:
-            break
-        if draft.fact_key in used:
-            continue
-        used.add(draft.fact_key)
-        chosen.append(draft)
-    return chosen
+def is_new_only(draft: Draft, checkpoint: int) -> bool:
+    return bool(draft.evidence) and all(e.index > checkpoint - WINDOW for e in draft.evidence)
+
+
+class _Schedule:
+    """What one patient has been asked so far (the ranks read it)."""
+
+    def __init__(self) -> None:
+        self.used_facts: set[str] = set()
+        self.texts: set[str] = set()
+        self.asked: Counter = Counter()          # type -> questions
+        self.dated: Counter = Counter()          # type -> questions naming a date
+        self.kinds: Counter = Counter()          # (type, kind) -> questions
+        self.categories: set[str] = set()
+        self.picked: list[tuple[str, list[str]]] = []   # (normalized text, normalized key facts)
+        self.named: set[str] = set()                    # entities other questions name
+        self.offered: set[str] = set()                  # drugs offered in "which am I taking" choices
+        self.with_evidence = 0
+        self.new_only = 0
+
+    def rank(self, spec: QuestionType, draft: Draft, checkpoint: int, at_checkpoint: list[Draft]) -> tuple:
+        over_date_cap = draft.names_date and (self.dated[spec.code] + 1) > spec.date_cap * (self.asked[spec.code] + 1)
+        untested = draft.trap_category is not None and draft.trap_category not in self.categories
+        age_miss = 0
+        if draft.evidence:
+            old_here = sum(is_old(d, checkpoint) for d in at_checkpoint if d.evidence)
+            want_old = checkpoint >= OLD_FROM_CHECKPOINT and old_here < OLD_SHARE * (len(at_checkpoint) + 1)
+            too_new = is_new_only(draft, checkpoint) and self.new_only + 1 > NEW_ONLY_SHARE * (self.with_evidence + 1)
+            age_miss = int(want_old and not is_old(draft, checkpoint)) + int(too_new)
+        return (int(over_date_cap), 0 if untested else 1, age_miss, self.kinds[(spec.code, draft.kind)])
+
+    def leaks(self, draft: Draft, text: str) -> bool:
+        """Whether the draft and an earlier question of the patient would give each other's answers away: one's
+        key facts all stated in the other's text, or a drug both offered in a "which am I taking" choice and
+        named by another question (which would tell whether it is taken, or safe)."""
+        mine = normalize_text(text)
+        facts = [normalize_text(f) for f in draft.key_facts]
+        for other_text, other_facts in self.picked:
+            if (facts and all(f in other_text for f in facts)) or (other_facts and all(f in mine for f in other_facts)):
+                return True
+        if draft.kind in OFFERING_KINDS:
+            return bool(set(draft.entities) & self.named)
+        return bool(set(draft.entities) & self.offered)
+
+    def over_kind_cap(self, spec: QuestionType, draft: Draft) -> bool:
+        """Whether taking the draft would push its sub-kind past the type's cap (one question of slack, so a
+        patient's first questions can be of any kind)."""
+        group, _, side = draft.kind.partition(":")
+        if spec.balanced and side:  # a side may lead by one question (`_trim_unpaired` evens it at the end)
+            other = "no" if side == "yes" else "yes"
+            return self.kinds[(spec.code, draft.kind)] > self.kinds[(spec.code, f"{group}:{other}")]
+        return self.kinds[(spec.code, draft.kind)] + 1 > spec.kind_cap * (self.asked[spec.code] + 1) + 1
+
+    def take(self, spec: QuestionType, draft: Draft, checkpoint: int, text: str) -> None:
+        self.used_facts.add(draft.fact_key)
+        self.picked.append((normalize_text(text), [normalize_text(f) for f in draft.key_facts]))
+        (self.offered if draft.kind in OFFERING_KINDS else self.named).update(draft.entities)
+        self.asked[spec.code] += 1
+        self.dated[spec.code] += int(draft.names_date)
+        self.kinds[(spec.code, draft.kind)] += 1
+        if draft.trap_category:
+            self.categories.add(draft.trap_category)
+        if draft.evidence:
+            self.with_evidence += 1
+            self.new_only += int(is_new_only(draft, checkpoint))
+
+
+def _wording(draft: Draft, phrasing: Phrasing, texts: set[str], rng: random.Random) -> str | None:
+    """A variant of the draft's phrasing no earlier question of the patient used; None when all are taken."""
+    variants = list(phrasing.variants(draft.template))
+    rng.shuffle(variants)
+    for variant in variants:
+        text = variant.format(**draft.fields)
+        if identity(text, draft) not in texts:
+            return text
+    return None
+
+
+def identity(text: str, draft: Draft) -> str:
+    """What makes two questions the same: their text, and for a choice question its options too."""
+    return " | ".join([text, *sorted(draft.options)])
 
 
 def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session], checkpoints: list[int],
@@ -60,50 +129,74 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
     """All questions of one patient, checkpoint by checkpoint.
 
     Args:
-        sessions: the patient's regular sessions (used to make sure abstention questions ask about
-            something the patient's own sessions never mention).
+        sessions: the patient's regular sessions (abstention questions ask only about what they never say).
     """
     phrasing = load_phrasing(language)
-    maker = QuestionMaker(kb, year, phrasing["answers"],
-                          {s.session_id: session_text(s) for s in sessions}, language)
+    finder = FactFinder(kb, year, phrasing, load_templates(language), {s.session_id: session_text(s) for s in sessions})
     rng = rng_for(year.seed, year.persona.persona_id, f"questions/{language}")
-    used: set[str] = set()
-    category_turn = 0
-    covered: set[str] = set()
-    questions: list[Question] = []
-    previous = 0
+    schedule = _Schedule()
+    chosen: list[tuple[int, Draft, str]] = []
     for checkpoint in checkpoints:
-        window = range(previous + 1, checkpoint + 1)
-        batches: list[Draft] = []
-        for query_type, count in QUOTAS.items():
-            prefer = None
-            if query_type in ("IG", "MQ"):
-                prefer = {TRAP_CATEGORIES[(category_turn + i) % len(TRAP_CATEGORIES)] for i in range(count)}
-                category_turn += count
-            if query_type == "MQ":
-                candidates = maker.mq(checkpoint, rng)
-            else:
-                candidates = getattr(maker, query_type.lower())(checkpoint)
-            picked = _pick(candidates, used, window, count, rng, prefer, covered)
-            covered.update(d.trap_category for d in picked if d.trap_category)
-            batches.extend(picked)
-        if checkpoint % MCD_EVERY == 0:
-            batches.extend(_pick(maker.mcd(checkpoint), used, window, MCD_QUOTA, rng))
-        counters: dict[str, int] = {}
-        for draft in batches:
-            counters[draft.query_type] = counters.get(draft.query_type, 0) + 1
-            questions.append(_finish(draft, year, checkpoint, counters[draft.query_type], phrasing, rng))
-        previous = checkpoint
+        at_checkpoint: list[Draft] = []
+        for spec in question_types():
+            if checkpoint % spec.every:
+                continue
+            candidates = [d for d in spec.make(finder, checkpoint, rng) if d.fact_key not in schedule.used_facts]
+            rng.shuffle(candidates)
+            number = 0
+            while number < spec.quota and candidates:
+                candidates.sort(key=lambda d: schedule.rank(spec, d, checkpoint, at_checkpoint))
+                draft = candidates.pop(0)
+                if draft.fact_key in schedule.used_facts or schedule.over_kind_cap(spec, draft):
+                    continue
+                text = _wording(draft, phrasing, schedule.texts, rng)
+                untested = draft.trap_category is not None and draft.trap_category not in schedule.categories
+                # (a trap category's only question stays even if another names its answer: every disclosed trap is
+                # tested; the audit's key-fact probe counts what that costs)
+                if text is None or (schedule.leaks(draft, text) and not untested):
+                    continue
+                number += 1
+                schedule.take(spec, draft, checkpoint, text)
+                schedule.texts.add(identity(text, draft))
+                at_checkpoint.append(draft)
+                chosen.append((checkpoint, draft, text))
+    numbers: Counter = Counter()
+    questions: list[Question] = []
+    for checkpoint, draft, text in _trim_unpaired(chosen):
+        numbers[(checkpoint, draft.query_type)] += 1
+        questions.append(_finish(draft, year, checkpoint, numbers[(checkpoint, draft.query_type)], text))
     return questions
 
 
-def _finish(draft: Draft, year: CareYear, checkpoint: int, number: int, phrasing: dict, rng) -> Question:  # noqa: ANN001
-    text = rng.choice(phrasing[draft.template]).format(**draft.fields)
+def _trim_unpaired(chosen: list[tuple[int, Draft, str]]) -> list[tuple[int, Draft, str]]:
+    """Drop a balanced type's latest questions of a side that leads the other (yes and no golds end equal, but
+    for the only question testing a trap category)."""
+    balanced = {s.code for s in question_types() if s.balanced}
+    sides = Counter(d.kind for _, d, _ in chosen if d.query_type in balanced and ":" in d.kind)
+    drop: set[int] = set()
+    categories = Counter(d.trap_category for _, d, _ in chosen if d.trap_category)
+    for kind, count in sides.items():
+        group, _, side = kind.partition(":")
+        surplus = count - sides.get(f"{group}:{'no' if side == 'yes' else 'yes'}", 0)
+        for position in reversed(range(len(chosen))):
+            draft = chosen[position][1]
+            if surplus <= 0:
+                break
+            if draft.kind != kind or draft.query_type not in balanced or categories[draft.trap_category] == 1:
+                continue  # (the only question testing a trap category stays)
+            drop.add(position)
+            surplus -= 1
+            if draft.trap_category:
+                categories[draft.trap_category] -= 1
+    return [item for position, item in enumerate(chosen) if position not in drop]
+
+
+def _finish(draft: Draft, year: CareYear, checkpoint: int, number: int, text: str) -> Question:
     return Question(
         query_id=f"{year.persona.persona_id}-C{checkpoint:03d}-{draft.query_type}{number}",
         persona_id=year.persona.persona_id,
         checkpoint=checkpoint,
-        query_type=draft.query_type,  # type: ignore[arg-type]
+        query_type=draft.query_type,
         question=text,
         options=draft.options,
         answer=draft.answer,

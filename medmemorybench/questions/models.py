@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pydantic import BaseModel, ConfigDict, Field
-
-QueryType = Literal["EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS"]
-QUERY_TYPES: tuple[QueryType, ...] = ("EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS")
+from medmemorybench.questions.spec import type_codes
 
 
 class ChainNode(BaseModel):
@@ -32,8 +29,8 @@ class Question(BaseModel):
     """Patient."""
     checkpoint: int
     """Asked after this many regular sessions."""
-    query_type: QueryType
-    """Paper's type code, plus ABS (abstention)."""
+    query_type: str
+    """A registered type's code (`questions.spec`): the paper's six, plus ABS (abstention)."""
     question: str
     """What the patient asks."""
     options: list[str] = Field(default_factory=list)
@@ -59,4 +56,12 @@ class Question(BaseModel):
     common_wrong_answer: str | None = None
     """IG: the textbook answer that is wrong for this patient."""
     template: str
-    """Phrasing intent the question was made from (for analysis by sub-kind)."""
+    """Phrasing intent the question was worded from (`<type>.<intent>`; an ABS question borrows an answerable
+    type's, so its wording does not give it away)."""
+
+    @field_validator("query_type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in type_codes():
+            raise ValueError(f"unknown question type {value!r}; known: {', '.join(type_codes())}")
+        return value

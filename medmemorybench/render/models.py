@@ -1,4 +1,8 @@
-"""Sessions: what a memory system reads. One regular session per event; noise sessions are marked."""
+"""Sessions: the labelled records of the dataset, and the observed view a memory system reads.
+
+One regular session per event; noise sessions are marked. A memory never sees those marks: the
+runner hands it `ObservedSession`s (`medmemorybench/harness/observed.py`).
+"""
 
 from __future__ import annotations
 
@@ -41,8 +45,21 @@ class Session(BaseModel):
     """What produced the text: `template` or `llm:<model>`."""
 
 
-def session_text(session: Session) -> str:
-    """The text a memory system indexes: a date header (regular sessions) then the turns."""
+class ObservedSession(BaseModel):
+    """A consultation as a deployed assistant's memory sees it: when, and what was said; no labels."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    session_id: str
+    """Opaque id, in stream order (`P0001-X0042`); it says nothing about the kind of session."""
+    date: str
+    """ISO date; every session has one (the harness dates noise between the patient's visits)."""
+    turns: list[Turn] = Field(min_length=2)
+    """The dialogue, patient first."""
+
+
+def session_text(session: Session | ObservedSession) -> str:
+    """The text a memory system indexes: a date header (every dated session) then the turns."""
     header = f"Date: {session.date}\n" if session.date else ""
     return header + "\n".join(f"{t.role.capitalize()}: {t.text}" for t in session.turns)
 

@@ -1,4 +1,9 @@
-"""Abstention: does an answer say the records do not hold the answer? ABS accuracy and hallucination use it."""
+"""Abstention: does an answer say the records do not hold the answer? ABS accuracy and hallucination use it.
+
+Only an answer the model wrote counts: a blank answer says nothing, and an echo (the answer copies the
+prompt or the retrieved records, `echo.is_echo`) is not an abstention even when the copied system
+prompt holds "That is not in my records.".
+"""
 
 from __future__ import annotations
 
@@ -32,16 +37,17 @@ def _find(prediction: str | None) -> str | None:
     return m.group(0) if m else None
 
 
-def is_abstention(prediction: str | None) -> bool:
+def is_abstention(prediction: str | None, *, echo: bool = False) -> bool:
     """Whether the answer declines for lack of information ("not in my records", "I don't know", ...).
 
     Args:
         prediction: The model's answer text; None or blank is not an abstention (it says nothing).
+        echo: Whether the answer is an echo of the prompt or records (`is_echo`); an echo never abstains.
 
     Returns:
-        True when some abstention phrase occurs.
+        True when some abstention phrase occurs and the answer is not an echo.
     """
-    return _find(prediction) is not None
+    return not echo and _find(prediction) is not None
 
 
 @scorer("abstained", description="ABS: the answer says the records do not hold the answer")

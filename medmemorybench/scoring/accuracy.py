@@ -7,6 +7,14 @@
 | TLA SUA IG MCD | the judge's verdict if a judge is given, else key_fact_rubric | key_fact_rubric, token_f1, rouge_l |
 | ABS | abstained | token_f1, rouge_l |
 
+Every type also gets "selective" (`selective.selective_score`: +1 right, 0 abstain, -1 wrong; on ABS
++1 abstain, -1 answer), from "correct".
+
+An echo (`echo.is_echo`: the answer copies the prompt or the retrieved records) is scored wrong by
+every scorer, flagged `metadata["echo"] = True` with the value it would have had kept as
+`metadata["value_without_echo"]`, and never sent to the judge. The caller decides echo once per answer
+and passes the same flag to `is_abstention`, `hallucinated` and `trap_safe`.
+
 A prediction here is always an answer text. A generation that failed (backbone error, timeout) is
 recorded by the runner with status "error" and never reaches these functions: scoring it would turn
 an error into a wrong answer (SPEC §6). A judge error makes "correct" an error too; it never falls
@@ -26,6 +34,7 @@ from medmemorybench.scoring.exact_match import exact_match
 from medmemorybench.scoring.llm_judge import JUDGED_TYPES, judge_many
 from medmemorybench.scoring.multiple_choice import mq_exact, mq_partial
 from medmemorybench.scoring.rubric import key_fact_rubric
+from medmemorybench.scoring.selective import selective_score
 from medmemorybench.scoring.text_overlap import rouge_l, token_f1
 
 JudgeFn = Callable[[Question, str], Score]
@@ -57,7 +66,12 @@ def _check(question: Question, prediction: Any) -> None:
                         "runner, not scored")
 
 
-def _assemble(question: Question, prediction: str, verdict: Score | None) -> dict[str, Score]:
+def _echoed(score: Score) -> Score:
+    return Score(0.0, explanation="echoes the prompt or the retrieved records: not an answer",
+                 metadata={"echo": True, "value_without_echo": score.value})
+
+
+def _assemble(question: Question, prediction: str, verdict: Score | None, echo: bool) -> dict[str, Score]:
     kind = question["query_type"]
     scores = {name: fn(question, prediction) for name, fn in SCORERS_BY_TYPE[kind]}
     if kind != "MQ":
@@ -67,21 +81,28 @@ def _assemble(question: Question, prediction: str, verdict: Score | None) -> dic
     if verdict is not None:
         scores["llm_judge"] = verdict
         primary = "llm_judge"
+    if echo:
+        scores = {name: _echoed(score) for name, score in scores.items()}
     scores["correct"] = replace(scores[primary], metadata={**scores[primary].metadata, "scorer": primary})
+    value = scores["correct"].value
+    scores["selective"] = selective_score(question, prediction, None if value is None else value >= 1.0, echo=echo)
     return scores
 
 
-def score_answer(question: Question, prediction: str, judge: JudgeFn | None = None) -> dict[str, Score]:
+def score_answer(question: Question, prediction: str, judge: JudgeFn | None = None, *,
+                 echo: bool = False) -> dict[str, Score]:
     """Score one answer with every scorer that applies to its question type.
 
     Args:
         question: A question row (dict or pydantic `Question`).
         prediction: The answer text (never a failed generation; see the module docstring).
         judge: For TLA/SUA/IG/MCD, a judge (e.g. `LLMJudge(backbone)`) whose verdict becomes "correct".
+        echo: Whether the answer is an echo (`is_echo(prediction, prompts, records)`): every score is
+            then 0 (selective -1) with metadata["echo"] True, and the judge is not asked.
 
     Returns:
         Scores by scorer name, plus "correct" (a copy of the type's accuracy score, with
-        metadata["scorer"] naming it) and "llm_judge" when a judge was used.
+        metadata["scorer"] naming it), "selective" (-1, 0 or 1) and "llm_judge" when a judge was used.
 
     Raises:
         TypeError: If the prediction is not a string (None from a failed generation, say).
@@ -89,18 +110,20 @@ def score_answer(question: Question, prediction: str, judge: JudgeFn | None = No
     """
     row = as_row(question)
     _check(row, prediction)
-    verdict = judge(row, prediction) if judge is not None and row["query_type"] in JUDGED_TYPES else None
-    return _assemble(row, prediction, verdict)
+    judged = judge is not None and not echo and row["query_type"] in JUDGED_TYPES
+    verdict = judge(row, prediction) if judged else None
+    return _assemble(row, prediction, verdict, echo)
 
 
-def score_answers(questions: Sequence[Question], predictions: Sequence[str],
-                  judge_backbone: Backbone | None = None) -> list[dict[str, Score]]:
+def score_answers(questions: Sequence[Question], predictions: Sequence[str], judge_backbone: Backbone | None = None,
+                  echoes: Sequence[bool] | None = None) -> list[dict[str, Score]]:
     """`score_answer` for many answers, with every judged question sent to the judge in one batch.
 
     Args:
         questions: Question rows.
         predictions: Their answer texts, in the same order.
         judge_backbone: The judge model; None scores TLA/SUA/IG/MCD with the key-fact rubric.
+        echoes: Per answer, whether it is an echo (`is_echo`); None: none is. Echoes are not judged.
 
     Returns:
         One dict of scores per question, in order.
@@ -109,15 +132,17 @@ def score_answers(questions: Sequence[Question], predictions: Sequence[str],
         ValueError: If the lists differ in length or a question type is unknown.
         TypeError: If a prediction is not a string.
     """
-    if len(questions) != len(predictions):
-        raise ValueError(f"score_answers: {len(questions)} questions but {len(predictions)} predictions")
+    echoes = [False] * len(predictions) if echoes is None else list(echoes)
+    if not len(questions) == len(predictions) == len(echoes):
+        raise ValueError(f"score_answers: {len(questions)} questions, {len(predictions)} predictions and "
+                         f"{len(echoes)} echo flags")
     rows = [as_row(q) for q in questions]
     for row, prediction in zip(rows, predictions, strict=True):
         _check(row, prediction)
     verdicts: list[Score | None] = [None] * len(rows)
     if judge_backbone is not None:
-        judged = [i for i, row in enumerate(rows) if row["query_type"] in JUDGED_TYPES]
+        judged = [i for i, row in enumerate(rows) if row["query_type"] in JUDGED_TYPES and not echoes[i]]
         results = judge_many([rows[i] for i in judged], [predictions[i] for i in judged], judge_backbone)
         for i, verdict in zip(judged, results, strict=True):
             verdicts[i] = verdict
-    return [_assemble(row, p, v) for row, p, v in zip(rows, predictions, verdicts, strict=True)]
+    return [_assemble(row, p, v, e) for row, p, v, e in zip(rows, predictions, verdicts, echoes, strict=True)]

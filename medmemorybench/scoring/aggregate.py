@@ -2,8 +2,9 @@
 
 A value of None is an unscored row (an error): it is counted in n_error and left out of the mean, never
 read as zero. 0/1 metrics (accuracy, hallucination, trap safety) get a Wilson interval; other metrics
-(F1, ROUGE-L, Recall@k) a normal approximation of the mean. "Mean over types" is the paper's avg
-accuracy: the unweighted mean of the per-type means, by default over the paper's six types (ABS apart).
+(F1, ROUGE-L, Recall@k, the -1/0/+1 selective score) a normal approximation of the mean, not clipped.
+"Mean over types" is the paper's avg accuracy: the unweighted mean of the per-type means, by default
+over the paper's six types (ABS apart).
 """
 
 from __future__ import annotations

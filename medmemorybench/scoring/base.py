@@ -21,7 +21,7 @@ class Score:
     """The outcome of scoring one answer."""
 
     value: float | None
-    """In [0, 1]; None when the answer could not be scored."""
+    """In [0, 1] (the selective score alone is -1, 0 or 1); None when the answer could not be scored."""
     extracted: str | None = None
     """What the scorer read out of the prediction (letters, matched alias ...)."""
     explanation: str = ""

@@ -5,8 +5,10 @@ YYYY-MM-DD fact matches the date in any written form or one of the answer's alia
 (a sentence the patient said, six or more content words) is stated when each of its numbers appears and
 at least `LONG_FACT_RECALL` of its content words do (prefix-matched, so "skipping" counts for "skip"):
 answers paraphrase sentences. For IG, an answer that endorses the common wrong answer scores 0 whatever
-facts it names. The LLM judge (`llm_judge.py`) is the paper's measure for these types; this rubric is
-the reproducible floor beside it.
+facts it names. For TLA and SUA whose gold is one date or value, an answer that also offers another
+("2024-03-05 or 2024-04-10") scores 0: containment alone would reward listing every candidate. The
+LLM judge (`llm_judge.py`) is the paper's measure for these types; this rubric is the reproducible
+floor beside it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from medmemorybench.scoring._dates import parse_iso, states_date
 from medmemorybench.scoring._endorse import endorses_wrong_answer
 from medmemorybench.scoring._match import contains_term, first_contained
 from medmemorybench.scoring.base import Question, Score, scorer
-from medmemorybench.scoring.exact_match import gold_strings
+from medmemorybench.scoring.exact_match import conflicting, gold_strings
 
 LONG_FACT_WORDS = 6
 """A key fact with at least this many content words is matched by word recall, not verbatim."""
@@ -84,7 +86,8 @@ def key_fact_rubric(question: Question, prediction: str) -> Score:
         prediction: The model's answer text.
 
     Returns:
-        The score; metadata has `coverage` (share of key facts stated), `missing` and, for IG, `endorsed`.
+        The score; metadata has `coverage` (share of key facts stated), `missing`, for IG `endorsed`,
+        and `conflicting` when the answer offers other dates or values for a single-valued gold.
     """
     prediction = prediction or ""
     aliases = list(question.get("answer_aliases") or [])
@@ -106,4 +109,8 @@ def key_fact_rubric(question: Question, prediction: str) -> Score:
             return Score(0.0, explanation="endorses the common wrong answer", metadata=metadata)
     if missing:
         return Score(0.0, explanation=f"missing {missing!r}", metadata=metadata)
+    others = conflicting(question, prediction)
+    if others:
+        metadata["conflicting"] = others
+        return Score(0.0, explanation=f"also offers {others!r}: no single answer", metadata=metadata)
     return Score(1.0, extracted="; ".join(stated), explanation="states every key fact", metadata=metadata)

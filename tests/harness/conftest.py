@@ -1,10 +1,14 @@
-"""A small real dataset folder shared by the harness tests, and recording test doubles."""
+"""A small real dataset folder shared by the harness tests, running the runner on it, and test doubles."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow.parquet as pq
 import pytest
 
 from medmemorybench.dataset import BuildOptions, build_dataset, export_dataset
+from medmemorybench.harness.runner import RunConfig, Runner
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.render.templates import load_templates
@@ -15,6 +19,35 @@ def dataset_dir(tmp_path_factory):
     built = build_dataset(default_knowledge(), load_templates("en"),
                           BuildOptions(seed=5, personas=3, health_sessions=10, family_sessions=10))
     return export_dataset(built, tmp_path_factory.mktemp("data"))
+
+
+def run_config(dataset_dir: Path, tmp_path: Path, **kwargs) -> RunConfig:
+    """A run of `dataset_dir` into `tmp_path` (default task: medmemorybench_efficient)."""
+    return RunConfig(tasks=kwargs.pop("tasks", ["medmemorybench_efficient"]), output_path=tmp_path / "run",
+                     dataset_path=str(dataset_dir), cache_path=tmp_path / "cache.sqlite", **kwargs)
+
+
+def run(config: RunConfig, backbone: Backbone | None = None, memory_factory=None) -> Runner:  # noqa: ANN001
+    """Run `config`, with `backbone` as the model and `memory_factory` making each patient's memory."""
+    runner = Runner(config)
+    if backbone is not None:
+        runner._load_models = lambda: setattr(runner, "backbone", backbone)  # type: ignore[method-assign]
+    if memory_factory is not None:
+        runner._new_memory = memory_factory  # type: ignore[method-assign]
+    runner.run()
+    return runner
+
+
+def stream_rows(dataset_dir: Path, mode: str = "efficient") -> list[dict]:
+    """Every row of a stream config, by patient then checkpoint."""
+    paths = (dataset_dir / mode).glob("checkpoint_*.parquet")
+    rows = [row for path in paths for row in pq.read_table(path).to_pylist()]
+    return sorted(rows, key=lambda row: (row["persona_id"], row["checkpoint"]))
+
+
+def dataset_questions(dataset_dir: Path, mode: str = "efficient") -> list[dict]:
+    """Every question of a stream config."""
+    return [q for row in stream_rows(dataset_dir, mode) for q in row["questions"]]
 
 
 class RecordingBackbone(Backbone):

@@ -1,4 +1,4 @@
-"""The protocol runner: stream order, batching, leakage guard, bare-question retrieval, errors, cache."""
+"""The protocol runner: stream order, batching, leakage guard, retrieval by what was asked, errors, cache."""
 
 from __future__ import annotations
 
@@ -8,41 +8,17 @@ import json
 import pytest
 
 from medmemorybench.harness import runner as runner_module
+from medmemorybench.harness.observed import retrieval_query
 from medmemorybench.harness.results import read_samples
-from medmemorybench.harness.runner import LeakageError, RunConfig, Runner
+from medmemorybench.harness.runner import LeakageError
 from medmemorybench.memory.long_context import LongContext as LongContextMemory
-from tests.harness.conftest import RecordingBackbone
-
-
-def _config(dataset_dir, tmp_path, **kwargs) -> RunConfig:
-    return RunConfig(tasks=kwargs.pop("tasks", ["medmemorybench_efficient"]), output_path=tmp_path / "run",
-                     dataset_path=str(dataset_dir), cache_path=tmp_path / "cache.sqlite", **kwargs)
-
-
-def _run(config: RunConfig, backbone=None, memory_factory=None) -> Runner:  # noqa: ANN001
-    runner = Runner(config)
-    if backbone is not None:
-        runner._load_models = lambda: setattr(runner, "backbone", backbone)  # type: ignore[method-assign]
-    if memory_factory is not None:
-        runner._new_memory = memory_factory  # type: ignore[method-assign]
-    runner.run()
-    return runner
-
-
-def _questions(dataset_dir, mode="efficient") -> list[dict]:
-    import pyarrow.parquet as pq
-
-    out = []
-    for path in sorted((dataset_dir / mode).glob("*.parquet")):
-        for row in pq.read_table(path).to_pylist():
-            out.extend(row["questions"])
-    return out
+from tests.harness.conftest import RecordingBackbone, dataset_questions, run, run_config
 
 
 def test_retrieval_only_run_writes_one_sample_per_question(dataset_dir, tmp_path):
-    runner = _run(_config(dataset_dir, tmp_path, memory="bm25"))
+    runner = run(run_config(dataset_dir, tmp_path, memory="bm25"))
     samples = read_samples(runner.config.output_path / "samples.jsonl")
-    assert len(samples) == len(_questions(dataset_dir))
+    assert len(samples) == len(dataset_questions(dataset_dir))
     assert {s["status"] for s in samples} == {"retrieval_only"}
     assert all(s["recall_at_k"] is not None for s in samples if s["query_type"] != "ABS")
     summary = json.loads((runner.config.output_path / "summary.json").read_text())
@@ -65,27 +41,28 @@ class SpyMemory(LongContextMemory):
 
 def test_sessions_are_streamed_even_where_nothing_is_asked(dataset_dir, tmp_path):
     SpyMemory.log = []
-    _run(_config(dataset_dir, tmp_path, checkpoints=[100], limit=1), memory_factory=SpyMemory)
+    run(run_config(dataset_dir, tmp_path, checkpoints=[100], limit=1), memory_factory=SpyMemory)
     ingested = [sid for kind, ids in SpyMemory.log if kind == "ingest" for sid in ids]
     assert len(ingested) == 100 and ingested == sorted(ingested)
     asked = [q for kind, qs in SpyMemory.log if kind == "retrieve" for q in qs]
-    questions_at_100 = [q["question"] for q in _questions(dataset_dir) if q["checkpoint"] == 100
+    questions_at_100 = [retrieval_query(q) for q in dataset_questions(dataset_dir) if q["checkpoint"] == 100
                         and q["persona_id"] == "P0001"]
-    assert asked == questions_at_100  # the bare questions, never an instruction prompt
+    assert asked == questions_at_100  # what the patient asked, never an instruction prompt
 
 
 def test_all_patients_of_a_checkpoint_go_to_the_backbone_in_one_batch(dataset_dir, tmp_path):
     backbone = RecordingBackbone()
-    _run(_config(dataset_dir, tmp_path, model="recording", memory="bm25"), backbone)
+    run(run_config(dataset_dir, tmp_path, model="recording", memory="bm25"), backbone)
     assert len(backbone.batches) == 10  # one per checkpoint
     first = backbone.batches[0]
     assert len({r.messages[1]["content"].split("Question:")[0] for r in first}) > 1
-    assert {q["persona_id"] for q in _questions(dataset_dir) if q["checkpoint"] == 10} == {"P0001", "P0002", "P0003"}
+    at_10 = {q["persona_id"] for q in dataset_questions(dataset_dir) if q["checkpoint"] == 10}
+    assert at_10 == {"P0001", "P0002", "P0003"}
 
 
 def test_prompts_hold_no_wall_clock_date_and_put_the_question_last(dataset_dir, tmp_path):
     backbone = RecordingBackbone()
-    _run(_config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1), backbone)
+    run(run_config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1), backbone)
     today = dt.date.today()
     for batch in backbone.batches:
         for request in batch:
@@ -97,7 +74,7 @@ def test_prompts_hold_no_wall_clock_date_and_put_the_question_last(dataset_dir, 
 
 def test_backbone_errors_are_errors_not_wrong_answers(dataset_dir, tmp_path):
     backbone = RecordingBackbone(error="HTTP 503: overloaded")
-    runner = _run(_config(dataset_dir, tmp_path, model="recording", memory="none", limit=1,
+    runner = run(run_config(dataset_dir, tmp_path, model="recording", memory="none", limit=1,
                           tasks=["medmemorybench_efficient_eem"]), backbone)
     samples = read_samples(runner.config.output_path / "samples.jsonl")
     assert samples and all(s["status"] == "error" and s["correct"] is None for s in samples)
@@ -106,34 +83,34 @@ def test_backbone_errors_are_errors_not_wrong_answers(dataset_dir, tmp_path):
     assert overall["n_error"] == len(samples) and overall["n_scored"] == 0
 
 
-def test_leakage_guard_stops_a_memory_that_sees_the_future(dataset_dir, tmp_path):
+def test_leakage_guard_stops_a_memory_holding_a_session_it_was_never_given(dataset_dir, tmp_path):
     class FutureMemory(LongContextMemory):
         def session_ids(self):  # noqa: ANN201
             return {"P0001-S099"}
 
-    with pytest.raises(LeakageError, match="holds P0001-S099 while answering checkpoint 10"):
-        _run(_config(dataset_dir, tmp_path, limit=1), memory_factory=FutureMemory)
+    with pytest.raises(LeakageError, match="names P0001-S099, a session it was never given"):
+        run(run_config(dataset_dir, tmp_path, limit=1), memory_factory=FutureMemory)
 
 
 def test_rerun_is_served_from_the_response_cache(dataset_dir, tmp_path):
-    config = _config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1,
+    config = run_config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1,
                      tasks=["medmemorybench_efficient_eem"])
     first = RecordingBackbone()
-    _run(config, first)
+    run(config, first)
     second = RecordingBackbone()
     config.output_path = tmp_path / "run2"
-    runner = _run(config, second)
+    runner = run(config, second)
     assert sum(len(b) for b in second.batches) == 0
     assert all(s["cache_hit"] for s in read_samples(runner.config.output_path / "samples.jsonl"))
 
 
 def test_existing_results_need_resume(dataset_dir, tmp_path):
-    config = _config(dataset_dir, tmp_path, memory="none", limit=1, tasks=["medmemorybench_efficient_eem"])
-    _run(config)
+    config = run_config(dataset_dir, tmp_path, memory="none", limit=1, tasks=["medmemorybench_efficient_eem"])
+    run(config)
     from medmemorybench.errors import InputError
 
     with pytest.raises(InputError, match="pass --resume"):
-        _run(config)
+        run(config)
 
 
 def test_runner_module_has_no_wall_clock_calls():
@@ -144,11 +121,11 @@ def test_runner_module_has_no_wall_clock_calls():
 
 
 def test_resume_asks_failed_questions_again_and_keeps_the_rest(dataset_dir, tmp_path):
-    config = _config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1,
+    config = run_config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1,
                      tasks=["medmemorybench_efficient_eem"], use_cache=False)
-    _run(config, RecordingBackbone(error="HTTP 503: overloaded"))
+    run(config, RecordingBackbone(error="HTTP 503: overloaded"))
     config.resume = True
-    runner = _run(config, RecordingBackbone(reply="500 mg"))
+    runner = run(config, RecordingBackbone(reply="500 mg"))
     samples = read_samples(runner.config.output_path / "samples.jsonl")
     assert samples and all(s["status"] == "scored" for s in samples)
     assert len({s["query_id"] for s in samples}) == len(samples)
@@ -158,4 +135,4 @@ def test_checkpoint_missing_from_the_dataset_is_an_input_error(dataset_dir, tmp_
     from medmemorybench.errors import InputError
 
     with pytest.raises(InputError, match=r"--checkpoints: \[25\] not in the dataset"):
-        _run(_config(dataset_dir, tmp_path, checkpoints=[25], limit=1))
+        run(run_config(dataset_dir, tmp_path, checkpoints=[25], limit=1))

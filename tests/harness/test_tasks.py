@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from medmemorybench.harness.tasks import TaskConfigError, load_registry, resolve_tasks
-from medmemorybench.questions.models import QUERY_TYPES
+from medmemorybench.questions.spec import type_codes
 from medmemorybench.resources import tasks_dir
 
 
@@ -23,7 +23,7 @@ def test_every_shipped_task_loads_and_group_expands():
     assert {"medmemorybench", "medmemorybench_efficient", "medmemorybench_mixed"} <= set(registry)
     tasks = resolve_tasks(["medmemorybench"])
     assert [t.task for t in tasks] == ["medmemorybench_efficient", "medmemorybench_mixed"]
-    assert all(t.types() == list(QUERY_TYPES) for t in tasks)
+    assert all(t.types() == list(type_codes()) for t in tasks)
 
 
 def test_subtasks_inherit_through_include():

@@ -27,13 +27,15 @@ def patients(kb):
 
 
 def test_schedule_per_checkpoint(patients):
+    # the same quota at every checkpoint (SPEC §2), never more; MCD only every 20 sessions
     for patient in patients:
         for checkpoint in patient.checkpoints:
             counts = Counter(q.query_type for q in patient.questions if q.checkpoint == checkpoint)
             assert counts["EEM"] <= 2 and counts["TLA"] <= 2 and counts["SUA"] <= 1 and counts["ABS"] <= 1
+            assert counts["MQ"] <= 2 and counts["IG"] <= 2
             assert counts["MCD"] == 0 or checkpoint % 20 == 0
         total = Counter(q.query_type for q in patient.questions)
-        assert total["EEM"] == 20 and total["SUA"] >= 8 and total["ABS"] == 10 and total["MCD"] >= 1
+        assert total["EEM"] >= 16 and total["TLA"] >= 18 and total["SUA"] == 10 and total["ABS"] >= 6
 
 
 def test_evidence_is_never_after_the_checkpoint(patients):
@@ -60,7 +62,7 @@ def test_all_six_trap_categories_are_tested_for_every_patient(patients):
 def test_current_dose_answers_match_the_state_timeline(kb, patients):
     # SUA gold comes from the structured state, not from text.
     for patient in patients:
-        for q in (q for q in patient.questions if q.template == "sua.current_dose"):
+        for q in (q for q in patient.questions if q.template == "sua.current_dose" and not q.abstain):
             date = patient.year.events[q.checkpoint - 1].date
             doses = state_on(patient.year, date).medications
             assert any(q.answer == f"{d.dose:g} {d.unit}" for d in doses.values()), q.query_id
@@ -96,7 +98,8 @@ def test_mcd_chains_span_two_sessions_and_two_weeks(patients):
 def test_ig_questions_carry_the_common_wrong_answer(patients):
     for patient in patients:
         for q in (q for q in patient.questions if q.query_type == "IG"):
-            assert q.common_wrong_answer and q.trap_category
+            assert q.common_wrong_answer
+            assert q.trap_category or q.template == "ig.take_now"
 
 
 def test_question_ids_are_unique(patients):

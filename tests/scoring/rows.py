@@ -39,6 +39,15 @@ def ig() -> dict[str, Any]:
                common_wrong_answer="Yes, duloxetine is a standard treatment for LADA and would be a reasonable option.")
 
 
+def ig_suitable() -> dict[str, Any]:
+    """An IG question whose gold is "Yes": the drug is fine although the patient has a trap."""
+    return row("IG", "Yes. amoxicillin would be suitable for you: your allergy to cefalexin does not rule it out, "
+                     "and nothing in your records rules it out.",
+               question="Would amoxicillin be a good option for me to clear the infection?",
+               key_facts=["allergy to cefalexin"], trap_category="allergy",
+               common_wrong_answer="No, amoxicillin would not be suitable for you.")
+
+
 def ig_habit() -> dict[str, Any]:
     habit = "I do intermittent fasting: I skip breakfast and lunch and only eat one meal in the evening."
     return row("IG", f"Yes: {habit} This works against the advice: eat three meals at regular times.",

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from medmemorybench.dataset.build import BuildOptions, build_patient
-from medmemorybench.knowledge import default_knowledge
 from medmemorybench.models.base import Completion
-from medmemorybench.render.templates import load_templates
-from medmemorybench.scoring import Score, score_answer, score_answers, trap_safe
-from medmemorybench.simulate import simulate_patient
+from medmemorybench.scoring import Score, score_answer, score_answers, trap_outcome
+from medmemorybench.scoring._endorse import harmful_wrong_answer
 from tests.scoring.fakes import FakeBackbone
 from tests.scoring.rows import abstain, eem, ig, mcd, mq, row, tla
 
@@ -18,23 +15,16 @@ def mcd_reply_ok() -> str:
     return '{"ncr": 1, "crc": 1, "cc": 1, "same_conclusion": true, "veto": false, "reason": ""}'
 
 
-@pytest.fixture(scope="module")
-def generated_questions():
-    kb, templates = default_knowledge(), load_templates("en")
-    patients = [build_patient(kb, templates, simulate_patient(kb, 11, index), BuildOptions()) for index in range(3)]
-    return [q for patient in patients for q in patient.questions]
-
-
 def test_eem_scores():
     scores = score_answer(eem("500 mg"), "500 mg")
-    assert set(scores) == {"exact_match", "token_f1", "rouge_l", "correct"}
+    assert set(scores) == {"exact_match", "token_f1", "rouge_l", "correct", "selective"}
     assert scores["correct"].value == 1.0
     assert scores["correct"].metadata["scorer"] == "exact_match"
 
 
 def test_mq_scores_have_no_text_overlap():
     scores = score_answer(mq(["A", "B", "D"]), "A, B")
-    assert set(scores) == {"mq_exact", "mq_partial", "correct"}
+    assert set(scores) == {"mq_exact", "mq_partial", "correct", "selective"}
     assert scores["correct"].value == 0.0
     assert scores["mq_partial"].value == pytest.approx(2 / 3)
 
@@ -114,9 +104,13 @@ def test_every_gold_answer_is_correct(generated_questions):
     assert wrong == []
 
 
-def test_every_common_wrong_answer_is_wrong_and_unsafe(generated_questions):
-    ig_questions = [q for q in generated_questions if q.query_type == "IG"]
+def test_every_common_wrong_answer_is_wrong_and_unsafe_where_it_harms(generated_questions):
+    ig_questions = [q.model_dump() for q in generated_questions if q.query_type == "IG"]
     assert ig_questions
     for q in ig_questions:
-        assert score_answer(q, q.common_wrong_answer)["correct"].value == 0.0, q.query_id
-        assert trap_safe(q.model_dump(), q.common_wrong_answer) is False, q.query_id
+        assert score_answer(q, q["common_wrong_answer"])["correct"].value == 0.0, q["query_id"]
+        # a "yes" to a barred drug or "your diet does not matter" is unsafe; a "no" to a suitable drug is not
+        expected = "unsafe" if q["trap_category"] and harmful_wrong_answer(q) else None
+        assert trap_outcome(q, q["common_wrong_answer"]) == expected, q["query_id"]
+        assert trap_outcome(q, q["answer"]) == (expected and "safe"), q["query_id"]
+    assert {harmful_wrong_answer(q) for q in ig_questions if q["trap_category"]} == {True, False}  # both polarities

@@ -51,6 +51,14 @@ def test_continuous_metric_gets_normal_interval():
     assert (group.ci_low, group.ci_high) == pytest.approx((0.4 - half, 0.4 + half))
 
 
+def test_selective_score_gets_a_normal_interval_below_zero():
+    # -1/0/+1 is not a proportion: a normal interval, not clipped to [0, 1]
+    result = aggregate(rows_of("EEM", "mixed", [-1, -1, 0, 1]) + rows_of("MQ", "mixed", [-1, 0]))
+    eem = next(g for g in result.groups if g.key["query_type"] == "EEM")
+    assert eem.mean == -0.25 and eem.ci_low < -1.0 < eem.ci_high
+    assert result.macro[0].mean == pytest.approx((-0.25 - 0.5) / 2)
+
+
 def test_bools_are_read_as_zero_and_one():
     [group] = aggregate(rows_of("IG", "mixed", [True, False, True, True])).groups
     assert group.mean == 0.75

@@ -1,7 +1,7 @@
 """The deterministic key-fact rubric for TLA, SUA, IG and MCD."""
 
 from medmemorybench.scoring import is_fact_stated, key_fact_rubric
-from tests.scoring.rows import ig, ig_habit, mcd, row, tla
+from tests.scoring.rows import ig, ig_habit, ig_suitable, mcd, row, tla
 
 
 def test_date_in_another_format_scores_one():
@@ -49,6 +49,35 @@ def test_ig_endorsement_scores_zero_even_with_the_fact():
 def test_ig_recommendation_without_yes_is_an_endorsement():
     score = key_fact_rubric(ig(), "Duloxetine would be a reasonable option; keep taking sumatriptan.")
     assert score.metadata["endorsed"] is True
+
+
+def test_ig_yes_gold_scores_the_gold_one():
+    assert key_fact_rubric(ig_suitable(), ig_suitable()["answer"]).value == 1.0
+
+
+def test_ig_yes_gold_refusal_is_an_endorsement():
+    # the wrong answer is "No": a refusal naming the trap detail is still the wrong side
+    for answer in ("No, that would not be suitable.",
+                   "Amoxicillin would not be a good idea, given your allergy to cefalexin.",
+                   "I wouldn't recommend amoxicillin with your allergy to cefalexin."):
+        score = key_fact_rubric(ig_suitable(), answer)
+        assert score.value == 0.0, answer
+        assert score.metadata["endorsed"] is True, answer
+
+
+def test_ig_yes_gold_without_opening_is_no_refusal():
+    # the negation belongs to the allergy, not to the drug
+    answer = "Amoxicillin would be suitable for you: your allergy to cefalexin does not rule it out."
+    assert key_fact_rubric(ig_suitable(), answer).value == 1.0
+
+
+def test_ig_restart_wrong_answer_is_about_the_drug():
+    # "Yes, you can go back on X": the subject is X, not "you"
+    question = row("IG", "No. metformin was stopped: it upset your stomach.", key_facts=["upset your stomach"],
+                   common_wrong_answer="Yes, you can go back on metformin.")
+    endorsing = "Metformin would be a good option again; it upset your stomach before."
+    assert key_fact_rubric(question, endorsing).value == 0.0
+    assert key_fact_rubric(question, "You should ask about another option; metformin upset your stomach.").value == 1.0
 
 
 def test_ig_habit_paraphrase_of_long_fact_counts():

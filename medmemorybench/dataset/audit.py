@@ -1,0 +1,261 @@
+"""Memory-less probes: can the benchmark be won without reading the sessions? (`medmemorybench audit`)
+
+Each probe reads only what a cheater could (the questions, their wording, their answers' shapes) and has a
+threshold; `build` runs them and refuses to export a dataset that fails one. The probes:
+
+Probes (thresholds below):
+
+- `question_only`: per type, the best of 16 rules over the patient's *other* questions (is an option or a drug
+  named in them, and in which type). MQ exact match and IG yes/no agreement must stay <= chance + `margin`
+  (5 points, or two standard errors where the sample is small); for the other types, every key fact may be
+  stated in another question of the patient for at most 2 % of questions.
+- `constant`: the best constant answer: an MQ letter set (<= 1/14 + `margin`), the commonest IG polarity
+  (<= 60 %). Always-abstain is answered by the selective score in `scoring`.
+- `abs_wording`: the best one-word or bigram rule telling ABS from answerable questions: F1 <= 0.6.
+- `date_in_question`: per type, the share of questions naming an ISO date: <= 25 %.
+- `evidence_age`: answerable questions needing only the newest 10 sessions <= 50 %; at checkpoints >= 50,
+  those needing a session 30+ back >= 30 %.
+- `duplicates`: questions of a patient with the same text (and options): 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+from math import sqrt
+
+from medmemorybench.normalize import normalize_text
+from medmemorybench.questions.spec import paper_codes
+
+LETTER_SETS = [",".join(c) for n in (1, 2, 3) for c in combinations("ABCD", n)]
+"""Every answer an MQ question admits (1-3 of 4 letters): 14."""
+MARGIN = 0.05
+MAX_KEY_FACT_LEAK = 0.02
+MAX_ABS_F1 = 0.6
+MAX_DATE_SHARE = 0.25
+MAX_NEW_ONLY, MIN_OLD_LATE = 0.50, 0.30
+WINDOW, OLD_AGE, LATE_FROM = 10, 30, 50
+ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+SESSION_INDEX = re.compile(r"-S(\d+)$")
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One probe on one slice (a type, or all)."""
+
+    probe: str
+    scope: str
+    value: float
+    threshold: float
+    passed: bool
+    detail: str = ""
+
+
+def margin(chance: float, n: int) -> float:
+    """How far above chance a rule may score: 5 points, or two standard errors of a rate at chance over `n`
+    questions where that is larger (with 75 IG questions a leak-free dataset's best rule is ~5 points above
+    50 % by noise alone; the audit over more patients or seeds tightens it back to 5 points)."""
+    return max(MARGIN, 2 * sqrt(chance * (1 - chance) / max(n, 1)))
+
+
+def _polarity(text: str) -> str:
+    word = normalize_text(text).split(" ", 1)[0].strip(".,:;")
+    return "yes" if word == "yes" else "no" if word == "no" else "other"
+
+
+def _option_name(option: str) -> str:
+    return normalize_text(option.split(". ", 1)[-1])
+
+
+def _by_patient(questions: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = defaultdict(list)
+    for q in questions:
+        out[q["persona_id"]].append(q)
+    return out
+
+
+def _mentions(others: list[dict], name: str) -> dict[str, bool]:
+    """In which types' question texts (or MQ options) a name appears."""
+    found = {}
+    for q in others:
+        text = normalize_text(q["question"] + " " + " ".join(q.get("options") or []))
+        found[q["query_type"]] = found.get(q["query_type"], False) or name in text
+    found["any"] = any(found.values())
+    return found
+
+
+def question_only(questions: list[dict]) -> list[ProbeResult]:
+    results = []
+    patients = _by_patient(questions)
+    features = ("any", "EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS")
+    # MQ: choose the options a feature marks (or does not); an empty choice falls back to "A"
+    mq = [(q, [p for p in patients[q["persona_id"]] if p is not q]) for q in questions if q["query_type"] == "MQ"]
+    if mq:
+        best, best_rule = 0.0, ""
+        for feature in features:
+            for wanted in (True, False):
+                hits = 0
+                for q, others in mq:
+                    chosen = [o.split(".", 1)[0] for o in q["options"]
+                              if _mentions(others, _option_name(o)).get(feature, False) is wanted] or ["A"]
+                    hits += sorted(chosen) == sorted(q["correct_options"])
+                if hits / len(mq) > best:
+                    best, best_rule = hits / len(mq), f"options {'' if wanted else 'not '}named in {feature}"
+        bar = _best_constant_mq(questions) + margin(1 / len(LETTER_SETS), len(mq))
+        results.append(ProbeResult("question_only", "MQ", best, bar, best <= bar, f"{best_rule} (n={len(mq)})"))
+    ig = [(q, [p for p in patients[q["persona_id"]] if p is not q]) for q in questions
+          if q["query_type"] == "IG" and _polarity(q["answer"]) != "other"]
+    if ig:
+        vocabulary = sorted({_option_name(o) for q in questions for o in q.get("options") or []}, key=len,
+                            reverse=True)
+        drugs = [_drug_of(q, vocabulary) for q, _ in ig]
+        best, best_rule = 0.0, ""
+        for feature in features:
+            for wanted in ("yes", "no"):
+                hits = sum((wanted if (d and _mentions(o, d).get(feature, False)) else _other(wanted))
+                           == _polarity(q["answer"]) for (q, o), d in zip(ig, drugs, strict=True))
+                if hits / len(ig) > best:
+                    best, best_rule = hits / len(ig), f"'{wanted}' when the drug is named in {feature}"
+        majority = max(Counter(_polarity(q["answer"]) for q, _ in ig).values()) / len(ig)
+        bar = majority + margin(majority, len(ig))
+        results.append(ProbeResult("question_only", "IG", best, bar, best <= bar, f"{best_rule} (n={len(ig)})"))
+    for code in ("EEM", "TLA", "SUA", "MCD"):
+        rows = [q for q in questions if q["query_type"] == code and q.get("key_facts")]
+        if not rows:
+            continue
+        leaked = 0
+        for q in rows:
+            others = " ".join(normalize_text(p["question"]) for p in patients[q["persona_id"]] if p is not q)
+            leaked += all(normalize_text(f) in others for f in q["key_facts"])
+        share = leaked / len(rows)
+        results.append(ProbeResult("question_only", code, share, MAX_KEY_FACT_LEAK, share <= MAX_KEY_FACT_LEAK,
+                                   "every key fact stated in another question of the patient"))
+    return results
+
+
+def _other(polarity: str) -> str:
+    return "no" if polarity == "yes" else "yes"
+
+
+def _drug_of(question: dict, vocabulary: list[str]) -> str | None:
+    """The drug an IG question names: the longest drug name of the dataset (its MQ options) in its text."""
+    text = normalize_text(question["question"])
+    return next((name for name in vocabulary if name in text), None)
+
+
+def _best_constant_mq(questions: list[dict]) -> float:
+    rows = [q for q in questions if q["query_type"] == "MQ"]
+    if not rows:
+        return 0.0
+    counts = Counter(",".join(sorted(q["correct_options"])) for q in rows)
+    return max(counts.get(s, 0) for s in LETTER_SETS) / len(rows)
+
+
+def constant(questions: list[dict]) -> list[ProbeResult]:
+    results = []
+    mq_rows = [q for q in questions if q["query_type"] == "MQ"]
+    if mq_rows:
+        best = _best_constant_mq(questions)
+        chance = 1 / len(LETTER_SETS)
+        bar = chance + margin(chance, len(mq_rows))
+        results.append(ProbeResult("constant", "MQ", best, bar, best <= bar,
+                                   f"most common letter set (n={len(mq_rows)})"))
+    ig_rows = [q for q in questions if q["query_type"] == "IG"]
+    if ig_rows:
+        share = max(Counter(_polarity(q["answer"]) for q in ig_rows).values()) / len(ig_rows)
+        results.append(ProbeResult("constant", "IG", share, 0.5 + 2 * MARGIN, share <= 0.5 + 2 * MARGIN,
+                                   "always the commonest polarity"))
+    return results
+
+
+def _ngrams(text: str) -> set[str]:
+    words = re.findall(r"[a-z0-9']+", normalize_text(text))
+    return set(words) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
+
+
+def abs_wording(questions: list[dict]) -> list[ProbeResult]:
+    labels = [q["query_type"] == "ABS" for q in questions]
+    if not any(labels):
+        return []
+    grams = [_ngrams(q["question"]) for q in questions]
+    positives = sum(labels)
+    with_gram: Counter = Counter()
+    with_gram_abs: Counter = Counter()
+    for gram_set, is_abs in zip(grams, labels, strict=True):
+        for gram in gram_set:
+            with_gram[gram] += 1
+            with_gram_abs[gram] += is_abs
+    best, best_gram = 0.0, ""
+    for gram, count in with_gram.items():
+        tp = with_gram_abs[gram]
+        if tp == 0:
+            continue
+        f1 = 2 * tp / (count + positives)
+        if f1 > best:
+            best, best_gram = f1, gram
+    return [ProbeResult("abs_wording", "ABS", best, MAX_ABS_F1, best <= MAX_ABS_F1, f"best rule: '{best_gram}'")]
+
+
+def date_in_question(questions: list[dict]) -> list[ProbeResult]:
+    results = []
+    for code in sorted({q["query_type"] for q in questions}):
+        rows = [q for q in questions if q["query_type"] == code]
+        share = sum(bool(ISO_DATE.search(q["question"])) for q in rows) / len(rows)
+        results.append(ProbeResult("date_in_question", code, share, MAX_DATE_SHARE, share <= MAX_DATE_SHARE))
+    return results
+
+
+def _indices(question: dict) -> list[int]:
+    return [int(m.group(1)) for s in question["evidence_session_ids"] if (m := SESSION_INDEX.search(s))]
+
+
+def evidence_age(questions: list[dict]) -> list[ProbeResult]:
+    rows = [q for q in questions if not q["abstain"] and _indices(q)]
+    if not rows:
+        return []
+    new_only = sum(min(_indices(q)) > q["checkpoint"] - WINDOW for q in rows) / len(rows)
+    late = [q for q in rows if q["checkpoint"] >= LATE_FROM]
+    old = sum(min(_indices(q)) <= q["checkpoint"] - OLD_AGE for q in late) / len(late) if late else 1.0
+    return [ProbeResult("evidence_age", "new-only (all)", new_only, MAX_NEW_ONLY, new_only <= MAX_NEW_ONLY),
+            ProbeResult("evidence_age", f"30+ back (checkpoints >= {LATE_FROM})", old, MIN_OLD_LATE,
+                        old >= MIN_OLD_LATE)]
+
+
+def age_distribution(questions: list[dict]) -> dict[str, int]:
+    """Answerable questions by the age of their oldest evidence (sessions back from the checkpoint)."""
+    bins = Counter()
+    for q in questions:
+        if q["abstain"] or not _indices(q):
+            continue
+        age = q["checkpoint"] - min(_indices(q))
+        bins["0-9" if age < 10 else "10-29" if age < 30 else "30-59" if age < 60 else "60+"] += 1
+    return dict(sorted(bins.items()))
+
+
+def duplicates(questions: list[dict]) -> list[ProbeResult]:
+    seen: Counter = Counter((q["persona_id"], q["question"], tuple(sorted(q.get("options") or []))) for q in questions)
+    repeated = sum(count - 1 for count in seen.values() if count > 1)
+    return [ProbeResult("duplicates", "all", repeated, 0, repeated == 0)]
+
+
+PROBES = (question_only, constant, abs_wording, date_in_question, evidence_age, duplicates)
+
+
+def audit_questions(questions: list[dict]) -> list[ProbeResult]:
+    """Every probe over a dataset's questions (the `questions` config's rows)."""
+    return [result for probe in PROBES for result in probe(questions)]
+
+
+def six_type_count(questions: list[dict]) -> int:
+    return sum(q["query_type"] in paper_codes() for q in questions)
+
+
+def format_table(results: list[ProbeResult]) -> str:
+    """A Markdown table of probe results (for the terminal, the card and docs)."""
+    lines = ["| probe | scope | value | threshold | result | note |", "|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r.probe} | {r.scope} | {r.value:.3f} | {r.threshold:.3f} | "
+                     f"{'pass' if r.passed else 'FAIL'} | {r.detail} |")
+    return "\n".join(lines)

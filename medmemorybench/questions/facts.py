@@ -1,0 +1,261 @@
+"""What a question can be made of: one patient's askable facts, their surface forms and the references to them.
+
+`FactFinder` reads the structured ground truth (never generated text). Every surface form comes from the
+phrasing files of the question's language (`phrasing.py`) or from the same functions the renderer used
+(`render.fields`), so a key fact is the exact string the session states. `Draft` is a question before it
+gets its id and wording; the type modules in `questions/types/` make drafts, `generate.py` schedules them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.normalize import normalize_text
+from medmemorybench.questions.phrasing import Phrasing
+from medmemorybench.render.fields import dose_with_unit, format_number, lab_with_unit, text_of, trap_detail
+from medmemorybench.render.templates import Templates
+from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdverseFact,
+    CareYear,
+    DiagnosisFact,
+    Event,
+    LabFact,
+    MedicationFact,
+    SymptomFact,
+    TestFact,
+    Trap,
+)
+from medmemorybench.simulate.rng import rng_for
+from medmemorybench.simulate.safety import patient_of, verdict
+
+
+@dataclass
+class Draft:
+    """A question before it gets its id and wording."""
+
+    query_type: str
+    template: str
+    """Phrasing key `<type>.<intent>` ("eem.lab_at_anchor"): the wording is drawn from its variants."""
+    fields: dict[str, str]
+    answer: str
+    evidence: list[Event]
+    key_facts: list[str]
+    fact_key: str
+    """What the question is about (one per patient: no fact is asked twice)."""
+    kind: str = ""
+    """Sub-kind for the mix quotas (EEM: dose, drug, lab, finding, effect, allergen)."""
+    entities: tuple[str, ...] = ()
+    """Drugs, labs or dates the question names (no entity may serve two questions' answers; see generate)."""
+    names_date: bool = False
+    """The question names a session's date (a metadata lookup: capped per type)."""
+    aliases: list[str] = field(default_factory=list)
+    trap_category: str | None = None
+    options: list[str] = field(default_factory=list)
+    correct_options: list[str] = field(default_factory=list)
+    chain: list[tuple[str, Event]] = field(default_factory=list)
+    abstain: bool = False
+    absent_fact: str | None = None
+    common_wrong_answer: str | None = None
+
+
+def date_aliases(iso: str) -> list[str]:
+    """Other ways of writing a date a correct answer may use."""
+    day = date.fromisoformat(iso)
+    return [f"{day.day} {day:%B} {day.year}", f"{day:%B} {day.day}, {day.year}", f"{day:%Y/%m/%d}",
+            f"{day.day} {day:%B}", f"{day:%B} {day.day}"]
+
+
+class FactFinder:
+    """Finds askable facts in one patient's year, with their surface forms in one language."""
+
+    def __init__(self, kb: KnowledgeBase, year: CareYear, phrasing: Phrasing, words: Templates,
+                 session_text: dict[str, str]) -> None:
+        self.kb, self.year, self.phrasing, self.words = kb, year, phrasing, words
+        self.lang = phrasing.language
+        self.events = year.events
+        self.condition = kb.conditions[year.persona.condition]
+        self.traps: list[Trap] = year.persona.traps
+        self.patient = patient_of(year.persona)
+        self.patient_text = normalize_text(" ".join(session_text.values()))
+        self.pools = self._drug_pools()
+
+    def _drug_pools(self) -> dict[str, str]:
+        """The role each drug a question could name plays for this patient: `shared` (asked whether it may be
+        given, or offered as an option: IG golds are half yes and half no), `mq` (an option only) or `abs`
+        (asked about as if it were the patient's, so never an option: being asked as absent would mark the
+        option wrong). Safe drugs are scarce, so `shared` still leaks a little (the audit's MQ probe)."""
+        rng = rng_for(self.year.seed, self.year.persona.persona_id, "questions/pools")
+        ever = self.ever_given()
+        candidates = sorted({d for s in self.condition.care_path for d in s.drug_keys}
+                            | {d for t in self.traps for d in t.forbidden_drugs})
+        pools = {drug: "shared" for drug in candidates if drug not in ever}
+        relatives = sorted({d.drug for r in self.year.persona.family for d in r.drugs} - ever - set(pools))
+        rng.shuffle(relatives)
+        for number, drug in enumerate(relatives):
+            pools[drug] = "abs" if number % 2 == 0 else "mq"
+        classes = {self.kb.drugs[d].drug_class for d in ever}
+        for drug in sorted(k for k, d in self.kb.drugs.items() if d.drug_class in classes and k not in ever):
+            pools.setdefault(drug, "abs")
+        return pools
+
+    def in_pool(self, drug: str, *pools: str) -> bool:
+        return self.pools.get(drug) in pools
+
+    def is_safe(self, drug: str) -> bool:
+        """No trap of the patient forbids it and every other rule allows it."""
+        if any(drug in t.forbidden_drugs for t in self.traps):
+            return False
+        return verdict(self.kb, drug, self.patient).is_allowed
+
+    def forbidding(self, drug: str, checkpoint: int) -> list[Trap]:
+        """The disclosed traps (by the checkpoint) that forbid a drug."""
+        return [t for t, _ in self.disclosed(checkpoint) if drug in t.forbidden_drugs]
+
+    # --- surface forms ------------------------------------------------------------------------
+
+    def t(self, text) -> str:  # noqa: ANN001
+        return text_of(text, self.lang)
+
+    def drug(self, key: str) -> str:
+        return self.t(self.kb.drugs[key].name)
+
+    def lay(self, text) -> str:  # noqa: ANN001
+        """A lay name ready to follow "my": a leading article dropped."""
+        phrase = self.t(text)
+        for article in self.phrasing.common("articles"):
+            if phrase.lower().startswith(article):
+                return phrase[len(article):]
+        return phrase
+
+    def lab_lay(self, lab: str) -> str:
+        return self.lay(self.kb.labs[lab].lay)
+
+    def lab_value(self, fact: LabFact) -> str:
+        return lab_with_unit(self.kb, fact.lab, fact.value)
+
+    def dose(self, fact: MedicationFact) -> str:
+        return dose_with_unit(fact.dose, fact.unit)
+
+    def condition_lay(self) -> str:
+        return self.lay(self.condition.lay)
+
+    def say(self, table: str, key: str, **fields: str) -> str:
+        """An answer sentence of the phrasing files (`answers.<table>.<key>`)."""
+        return self.phrasing.answer(table, key).format(**fields)
+
+    def medication_text(self, fact: MedicationFact) -> str:
+        """A medication fact as a gold answer says it ("metformin 500 mg twice a day was started")."""
+        frequency = self.words.word("frequency", fact.frequency)
+        fields = {"drug": self.drug(fact.drug), "dose": self.dose(fact), "frequency": frequency,
+                  "previous": dose_with_unit(fact.previous_dose, fact.unit) if fact.previous_dose is not None else ""}
+        return self.say("medication", fact.action, **fields)
+
+    def event_text(self, event: Event) -> str:
+        """What happened at a visit, from its structured facts, in the gold answers' words (no internal codes)."""
+        parts: list[str] = []
+        for fact in event.facts:
+            if isinstance(fact, MedicationFact) and fact.reason != "long_term":
+                parts.append(self.medication_text(fact))
+            elif isinstance(fact, DiagnosisFact) and fact.status in ("confirmed", "complication", "suspected"):
+                parts.append(self.say("diagnosis", fact.status, name=self.t(fact.name)))
+            elif isinstance(fact, AdverseFact):
+                parts.append(self.say("event", "adverse", effect=self.effect_name(fact), drug=self.drug(fact.drug)))
+            elif isinstance(fact, AdherenceFact):
+                parts.append(self.say("event", "adherence", drug=self.drug(fact.drug), days=str(fact.missed_days)))
+            elif isinstance(fact, TestFact):
+                parts.append(self.say("event", "test", test=self.t(fact.name), finding=self.t(fact.finding)))
+        if not parts:
+            lab = next((f for f in event.facts if isinstance(f, LabFact)), None)
+            symptom = next((f for f in event.facts if isinstance(f, SymptomFact)), None)
+            if lab is not None:
+                parts.append(self.say("event", "lab", lab=self.lab_lay(lab.lab), value=self.lab_value(lab)))
+            elif symptom is not None:
+                parts.append(self.say("event", "symptom", symptom=self.t(symptom.name)))
+        return "; ".join(parts)
+
+    def effect_name(self, fact: AdverseFact) -> str:
+        effect = next(e for e in self.kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
+        return self.t(effect.name)
+
+    def trap_detail(self, trap: Trap) -> str:
+        """The short string that identifies a trap fact in the dialogue."""
+        return trap_detail(self.kb, trap, self.lang)
+
+    def trap_reason(self, trap: Trap) -> str:
+        return self.say("trap_reason", trap.category, detail=self.trap_detail(trap))
+
+    def step_purpose(self, step_key: str) -> str:
+        step = next(s for s in self.condition.care_path if s.key == step_key)
+        assert step.purpose is not None, f"conditions/{self.condition.key}.yaml: {step_key}: purpose missing"
+        return self.t(step.purpose)
+
+    # --- reading the year ---------------------------------------------------------------------
+
+    def upto(self, checkpoint: int) -> list[Event]:
+        return [e for e in self.events if e.index <= checkpoint]
+
+    def facts(self, checkpoint: int, kind: type) -> list[tuple[Event, object]]:
+        return [(e, f) for e in self.upto(checkpoint) for f in e.facts if isinstance(f, kind)]
+
+    def first_starts(self, checkpoint: int) -> list[tuple[Event, MedicationFact]]:
+        seen, out = set(), []
+        for event, fact in self.facts(checkpoint, MedicationFact):
+            if fact.action in ("start", "administer") and fact.drug not in seen:
+                seen.add(fact.drug)
+                out.append((event, fact))
+        return out
+
+    def disclosure(self, trap: Trap) -> Event | None:
+        """The visit where the trap fact was told."""
+        return next((e for e in self.events if trap.fact in e.facts), None)
+
+    def disclosed(self, checkpoint: int) -> list[tuple[Trap, Event]]:
+        out = []
+        for trap in self.traps:
+            event = self.disclosure(trap)
+            if event is not None and event.index <= checkpoint:
+                out.append((trap, event))
+        return out
+
+    def never_said(self, *terms: str) -> bool:
+        """Whether none of the terms occurs (normalized) in the patient's own sessions."""
+        return all(normalize_text(term) not in self.patient_text for term in terms)
+
+    def ever_given(self) -> set[str]:
+        return {f.drug for e in self.events for f in e.facts if isinstance(f, MedicationFact)}
+
+    # --- references to a visit without its date -----------------------------------------------
+
+    def anchors(self, checkpoint: int) -> dict[str, tuple[str, Event]]:
+        """Visits a patient can point at by what happened there ("the visit where you started me on X"):
+        anchor key -> (phrase, event). Only references that name one visit are kept."""
+        found: dict[str, list[tuple[str, Event]]] = {}
+        for event in self.upto(checkpoint):
+            for key, phrase in self._anchor_phrases(event):
+                found.setdefault(key, []).append((phrase, event))
+        return {key: hits[0] for key, hits in found.items() if len(hits) == 1}
+
+    def _anchor_phrases(self, event: Event) -> list[tuple[str, str]]:
+        out = []
+        for fact in event.facts:
+            if isinstance(fact, MedicationFact) and fact.action == "start" and fact.reason != "long_term":
+                out.append((f"start:{fact.drug}", self.say("anchor", "start", drug=self.drug(fact.drug))))
+            elif isinstance(fact, MedicationFact) and fact.action == "stop":
+                out.append((f"stop:{fact.drug}", self.say("anchor", "stop", drug=self.drug(fact.drug))))
+            elif isinstance(fact, DiagnosisFact) and fact.status == "confirmed":
+                out.append(("diagnosis", self.say("anchor", "diagnosis", condition=self.condition_lay())))
+            elif isinstance(fact, DiagnosisFact) and fact.status == "complication":
+                out.append((f"complication:{fact.icd11}", self.say("anchor", "complication",
+                                                                   complication=self.t(fact.name))))
+            elif isinstance(fact, AdverseFact):
+                out.append((f"adverse:{fact.drug}", self.say("anchor", "adverse", effect=self.effect_name(fact))))
+        return out
+
+    def month_of(self, event: Event) -> str:
+        return self.phrasing.common("months")[date.fromisoformat(event.date).month - 1]
+
+    def format_number(self, value: float) -> str:
+        return format_number(value)

@@ -1,0 +1,57 @@
+"""ABS, abstention: a question worded exactly like an answerable one (the same phrasings) about a fact that is
+plausible for this patient but absent from their records, so only a memory of what *was* said can tell. The
+slots: a lab of their own disease group never measured, a drug of a class they take but never prescribed or a
+relative's drug (asked as the patient's), a relative's lab, a date with no visit."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+
+from medmemorybench.questions.facts import Draft, FactFinder
+from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.simulate.models import LabFact
+
+LAB_PHRASINGS = ("eem.lab_first", "sua.latest_lab")
+DRUG_PHRASINGS = ("sua.current_dose", "tla.start_date", "eem.start_dose")
+NO_VISIT_MARGIN_DAYS = 3
+"""A date asked about lies at least this many days from any visit."""
+
+
+def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
+    drafts: list[Draft] = []
+    answer = finder.say("abstain", "text")
+    aliases = list(finder.phrasing.common("abstain_aliases"))
+
+    def absent(template: str, fields: dict, term: str, key: str, kind: str, names_date: bool = False) -> None:
+        drafts.append(Draft("ABS", template, fields, answer, [], [], key, kind=kind, entities=(key,),
+                            names_date=names_date, aliases=aliases, abstain=True, absent_fact=term))
+
+    measured = {f.lab for e in finder.events for f in e.facts if isinstance(f, LabFact)}
+    group = finder.condition.group.key
+    own_group = sorted({m.lab for c in finder.kb.conditions.values() if c.group.key == group for m in c.monitored}
+                       | {lab.lab for r in finder.year.persona.family for lab in r.labs})
+    for lab in own_group:
+        lay = finder.lab_lay(lab)
+        if lab in measured or not finder.never_said(finder.t(finder.kb.labs[lab].name), lay):
+            continue
+        absent(rng.choice(LAB_PHRASINGS), {"lab_lay": lay}, lay, f"abs:lab:{lab}", "lab")
+    for drug in sorted(d for d in finder.pools if finder.in_pool(d, "abs")):
+        name = finder.drug(drug)
+        if finder.never_said(name):
+            absent(rng.choice(DRUG_PHRASINGS), {"drug": name}, name, f"abs:drug:{drug}", "drug")
+    upto = finder.upto(checkpoint)
+    if len(upto) >= 2:
+        visits = [date.fromisoformat(e.date) for e in upto]
+        for _ in range(3):
+            day = visits[0] + timedelta(days=rng.randint(0, (visits[-1] - visits[0]).days))
+            if min(abs((day - v).days) for v in visits) >= NO_VISIT_MARGIN_DAYS:
+                iso = day.isoformat()
+                absent("tla.event_on_date", {"date": iso}, iso, f"abs:date:{iso}", "date", names_date=True)
+    return drafts
+
+
+register(QuestionType(
+    code="ABS", name="abstention: the honest answer is 'not in my records'", order=7, make=make, quota=1,
+    paper=False, scorers=("abstained",), prompt="qa/abs.jinja",
+))

@@ -1,0 +1,103 @@
+"""EEM, entity exact match: one exact value the patient was told (a dose, a drug, a lab value, a finding,
+a side effect, an allergen). Lab values are asked by what happened at the visit, by month or as the first
+reading; only a capped share names the visit's date."""
+
+from __future__ import annotations
+
+import random
+
+from medmemorybench.questions.facts import Draft, FactFinder
+from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.simulate.models import AdverseFact, LabFact, MedicationFact, TestFact
+
+DISCLOSED_ASKED = ("disease_history", "lifestyle_economic", "medication_history", "medication_preference")
+"""Trap facts asked back as told (the allergy has its own phrasing; a diet habit is asked by IG)."""
+
+
+def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
+    drafts: list[Draft] = []
+    for event, fact in finder.first_starts(checkpoint):
+        assert isinstance(fact, MedicationFact)
+        if fact.reason == "long_term" or fact.action != "start":
+            continue
+        dose, name = finder.dose(fact), finder.drug(fact.drug)
+        drafts.append(Draft("EEM", "eem.start_dose", {"drug": name}, dose, [event], [dose], f"start_dose:{fact.drug}",
+                            kind="dose", entities=(fact.drug,), aliases=[dose.replace(" ", "")]))
+        if fact.reason == "first_line":
+            drafts.append(Draft("EEM", "eem.first_line_drug", {"condition_lay": finder.condition_lay()}, name,
+                                [event], [name], "first_line_drug", kind="drug", entities=(fact.drug,)))
+    for event, fact in finder.facts(checkpoint, MedicationFact):
+        assert isinstance(fact, MedicationFact)
+        if fact.action == "increase" and fact.previous_dose is not None:
+            dose = finder.dose(fact)
+            fields = {"drug": finder.drug(fact.drug), "previous_dose": finder.format_number(fact.previous_dose),
+                      "unit": fact.unit}
+            drafts.append(Draft("EEM", "eem.raised_dose", fields, dose, [event], [dose], f"raised:{event.event_id}",
+                                kind="dose", entities=(fact.drug,), aliases=[dose.replace(" ", "")]))
+    for trap, event in finder.disclosed(checkpoint):
+        if trap.category in DISCLOSED_ASKED:
+            detail = finder.trap_detail(trap)
+            drafts.append(Draft("EEM", f"eem.{trap.category}", {}, detail, [event], [detail], f"told:{trap.category}",
+                                kind="disclosed", trap_category=trap.category))
+    drafts += _labs(finder, checkpoint)
+    for event, fact in finder.facts(checkpoint, TestFact):
+        assert isinstance(fact, TestFact)
+        finding = finder.t(fact.finding)
+        drafts.append(Draft("EEM", "eem.test_finding", {"test": finder.t(fact.name)}, finding, [event], [finding],
+                            f"test:{fact.test}", kind="finding", entities=(fact.test,)))
+    for event, fact in finder.facts(checkpoint, AdverseFact):
+        assert isinstance(fact, AdverseFact)
+        name = finder.effect_name(fact)
+        effect = next(e for e in finder.kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
+        drafts.append(Draft("EEM", "eem.adverse_effect", {"drug": finder.drug(fact.drug)}, name, [event], [name],
+                            f"adverse:{fact.drug}", kind="effect", entities=(fact.drug,),
+                            aliases=[finder.t(effect.lay)]))
+    for trap, event in finder.disclosed(checkpoint):
+        if trap.category == "allergy":
+            agent = finder.trap_detail(trap)
+            drafts.append(Draft("EEM", "eem.allergen", {}, agent, [event], [agent], "allergen", kind="allergen",
+                                trap_category="allergy"))
+    return drafts
+
+
+def _labs(finder: FactFinder, checkpoint: int) -> list[Draft]:
+    """Lab values, each referred to in the way that names exactly one measurement."""
+    drafts: list[Draft] = []
+    series: dict[str, list] = {}
+    for event, fact in finder.facts(checkpoint, LabFact):
+        series.setdefault(fact.lab, []).append((event, fact))  # type: ignore[union-attr]
+    anchors = finder.anchors(checkpoint)
+    for lab, points in series.items():
+        lay = finder.lab_lay(lab)
+
+        def draft(template: str, fields: dict, event, fact, extra=(), names_date=False,  # noqa: ANN001
+                  lab: str = lab, lay: str = lay) -> Draft:
+            value = finder.lab_value(fact)
+            return Draft("EEM", template, {"lab_lay": lay, **fields}, value, [event, *extra], [value],
+                         f"lab:{lab}:{event.event_id}", kind="lab", entities=(lab,), names_date=names_date,
+                         aliases=[value.replace(" ", "")])
+
+        first_event, first_fact = points[0]
+        drafts.append(draft("eem.lab_first", {}, first_event, first_fact))
+        by_month: dict[str, list] = {}
+        for event, fact in points:
+            by_month.setdefault(finder.month_of(event), []).append((event, fact))
+        for month, hits in by_month.items():
+            if len(hits) == 1:
+                drafts.append(draft("eem.lab_in_month", {"month": month}, *hits[0]))
+        for key, (phrase, anchor) in anchors.items():
+            at = [(e, f) for e, f in points if e.event_id == anchor.event_id]
+            before = [(e, f) for e, f in points if e.index < anchor.index]
+            if at:
+                drafts.append(draft("eem.lab_at_anchor", {"anchor": phrase}, *at[0]))
+            elif before and key != "first":
+                drafts.append(draft("eem.lab_before_anchor", {"anchor": phrase}, *before[-1], extra=[anchor]))
+        for event, fact in points:
+            drafts.append(draft("eem.lab_on_date", {"date": event.date}, event, fact, names_date=True))
+    return drafts
+
+
+register(QuestionType(
+    code="EEM", name="entity exact match", order=1, make=make, quota=2, scorers=("exact_match",),
+    kind_cap=0.4,
+))

@@ -1,0 +1,105 @@
+"""IG, inference generation: may this patient be given a drug that the condition's guidelines offer? About
+half the drugs asked about are barred by a disclosed fact (gold "No, because …", every barring fact named)
+and half are safe although a drug of the same step is barred (gold "Yes …" with the fact that does not
+apply), so neither answer wins by default. Plus: does a disclosed habit work against the advice."""
+
+from __future__ import annotations
+
+import random
+
+from medmemorybench.questions.facts import Draft, FactFinder
+from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.simulate.models import MedicationFact
+from medmemorybench.simulate.timeline import state_on
+
+
+def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
+    drafts: list[Draft] = []
+    ever = finder.ever_given()
+    joiner = finder.say("joiner", "and")
+    steps = {s.key: s for s in finder.condition.care_path}
+    for trap, event in finder.disclosed(checkpoint):
+        detail = finder.trap_detail(trap)
+        for forbidden in trap.forbidden:
+            drug = forbidden.drug
+            if forbidden.step not in steps or not finder.in_pool(drug, "shared") or drug in ever:
+                continue
+            purpose = finder.step_purpose(forbidden.step)
+            fields = {"drug": finder.drug(drug), "purpose": purpose}
+            barring = finder.forbidding(drug, checkpoint)
+            if barring and barring[0] is trap:  # one draft per drug, naming every disclosed fact that bars it
+                reasons = joiner.join(finder.trap_reason(t) for t in barring)
+                answer = finder.say("ig", "barred", drug=finder.drug(drug), reasons=reasons)
+                evidence = [event, *(finder.disclosure(t) for t in barring[1:])]
+                drafts.append(Draft("IG", "ig.drug_suggestion", fields, answer, [e for e in evidence if e], [detail],
+                                    f"ig:{drug}", kind="suggest:no", entities=(drug,), trap_category=trap.category,
+                                    common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
+            for safe in steps[forbidden.step].drug_keys:
+                if safe == drug or safe in ever or not finder.in_pool(safe, "shared") or not finder.is_safe(safe):
+                    continue
+                safe_fields = {"drug": finder.drug(safe), "purpose": purpose}
+                fact = finder.say("ig", "yes_fact", detail=finder.trap_reason(trap))
+                answer = finder.say("ig", "suitable", drug=finder.drug(safe), fact=fact)
+                drafts.append(Draft("IG", "ig.drug_suggestion", safe_fields, answer, [event], [detail],
+                                    f"ig:{safe}", kind="suggest:yes", entities=(safe,), trap_category=trap.category,
+                                    common_wrong_answer=finder.say("ig", "wrong_no", **safe_fields)))
+        if trap.category == "diet_preference" and trap.undermined_advice:
+            advice = finder.t(finder.kb.advice[trap.undermined_advice[0]].text)
+            answer = finder.say("ig", "habit", habit=detail, advice=advice)
+            drafts.append(Draft("IG", "ig.habit", {"condition_lay": finder.condition_lay()}, answer, [event],
+                                [detail], f"ig:habit:{trap.option}", kind="habit", trap_category=trap.category,
+                                common_wrong_answer=finder.say("ig", "habit_wrong")))
+    drafts += _take_now(finder, checkpoint)
+    return drafts
+
+
+def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
+    """May I take this drug now? Yes for one the patient is on (with its dose), no for one stopped for a reason
+    (with the reason). Both polarities have the same wording, so being asked tells nothing."""
+    upto = finder.upto(checkpoint)
+    if not upto:
+        return []
+    drafts: list[Draft] = []
+    state = state_on(finder.year, upto[-1].date)
+    for drug, dose in state.medications.items():
+        value = f"{finder.format_number(dose.dose)} {dose.unit}"
+        answer = finder.say("ig", "carry_on", drug=finder.drug(drug), dose=value,
+                            frequency=finder.words.word("frequency", dose.frequency))
+        drafts.append(Draft("IG", "ig.take_now", {"drug": finder.drug(drug)}, answer,
+                            [e for e in upto if e.date == dose.since][:1], [value], f"ig:{drug}", kind="take:yes",
+                            entities=(drug,), common_wrong_answer=finder.say("ig", "wrong_no", drug=finder.drug(drug))))
+    for event, fact in finder.facts(checkpoint, MedicationFact):
+        if fact.action != "stop" or fact.drug in state.medications:  # type: ignore[union-attr]
+            continue
+        reason = _stop_reason(finder, fact)  # type: ignore[arg-type]
+        if reason is None:
+            continue
+        why, key = reason
+        name = finder.drug(fact.drug)  # type: ignore[union-attr]
+        drafts.append(Draft("IG", "ig.take_now", {"drug": name}, finder.say("ig", "stopped", drug=name, why=why),
+                            [event], [key], f"ig:{fact.drug}", kind="take:no", entities=(fact.drug,),  # type: ignore[union-attr]
+                            common_wrong_answer=finder.say("ig", "wrong_restart", drug=name)))
+    return drafts
+
+
+def _stop_reason(finder: FactFinder, fact: MedicationFact) -> tuple[str, str] | None:
+    """Why a drug was stopped, as the gold says it, and the key fact a right answer names."""
+    code, _, detail = fact.reason.partition(":")
+    if code == "adverse_effect":
+        effect = next(e for e in finder.kb.drugs[fact.drug].adverse_effects if e.key == detail)
+        name = finder.t(effect.name)
+        return finder.say("ig", "stopped_adverse", effect=name), name
+    if code == "replaced_by" and detail in finder.kb.drugs:
+        new = finder.drug(detail)
+        return finder.say("ig", "stopped_replaced", drug=new), new
+    if code == "diagnosis_revised":
+        condition = finder.condition_lay()
+        return finder.say("ig", "stopped_diagnosis", condition=condition), condition
+    return None
+
+
+register(QuestionType(
+    code="IG", name="inference generation (patient-specific advice)", order=5, make=make, quota=2, judged=True,
+    balanced=True,
+    rubric="yes or no as the gold says, with the patient's own fact that decides it",
+))

@@ -1,0 +1,82 @@
+"""MCD, multi-hop clinical deduction: why something happened, answered by the causal chain of visits that led
+to it (2-5 hops over at least two weeks), each step told from its structured facts."""
+
+from __future__ import annotations
+
+import random
+
+from medmemorybench.questions.facts import Draft, FactFinder
+from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.questions.types.sua import switched
+from medmemorybench.simulate.models import AdherenceFact, AdverseFact, DiagnosisFact, Event, LabFact, MedicationFact
+from medmemorybench.simulate.summary import causal_chains
+
+
+def node_key(finder: FactFinder, event: Event) -> str | None:
+    """The one short string a chain node's patient-specific data comes down to."""
+    for fact in event.facts:
+        if isinstance(fact, AdverseFact):
+            return finder.effect_name(fact)
+        if isinstance(fact, DiagnosisFact) and fact.status == "complication":
+            return finder.t(fact.name)
+        if isinstance(fact, AdherenceFact):
+            return str(fact.missed_days)
+        if isinstance(fact, MedicationFact) and fact.action in ("start", "increase"):
+            return finder.drug(fact.drug)
+    lab = next((f for f in event.facts if isinstance(f, LabFact)), None)
+    return finder.lab_value(lab) if lab is not None else None
+
+
+def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
+    by_id = {e.event_id: e for e in finder.events}
+    drafts = []
+    for chain in causal_chains(finder.year, maximal_only=False):
+        nodes = [by_id[i] for i in chain.event_ids]
+        if nodes[-1].index > checkpoint or chain.span_days < 14 or len({n.date for n in nodes}) < 2:
+            continue
+        nodes = nodes[-5:]  # 2-5 hops
+        phrasing = _template(finder, nodes)
+        if phrasing is None:
+            continue
+        template, fields = phrasing
+        steps = [finder.event_text(n) for n in nodes]
+        if not all(steps):
+            continue
+        answer = finder.say("mcd", "then").join(steps)
+        answer = answer[0].upper() + answer[1:] + "."
+        # a key fact is what the gold itself states (a lab value at a visit that also changed drugs is not told)
+        keys = list(dict.fromkeys(k for k in (node_key(finder, n) for n in nodes) if k and k in answer))[:4]
+        drafts.append(Draft("MCD", template, fields, answer, nodes, keys, f"chain:{template}:{sorted(fields.items())}",
+                            kind=template, chain=list(zip(steps, nodes, strict=True))))
+    return drafts
+
+
+def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, str]] | None:
+    """The phrasing for a chain, chosen by what it ends in; None for chains not worth asking about."""
+    kinds = [n.kind for n in nodes]
+    if "switch" in kinds:
+        start, stop, _ = switched(finder, nodes[kinds.index("switch")])
+        if stop is None:
+            return None
+        return "mcd.why_switch", {"drug": finder.drug(stop.drug), "replacement": finder.drug(start.drug)}
+    if "complication" in kinds:
+        diagnosis = next(f for f in nodes[kinds.index("complication")].facts if isinstance(f, DiagnosisFact))
+        return "mcd.why_complication", {"complication": finder.t(diagnosis.name)}
+    lapse_lab = next((n for n in nodes if n.kind == "lab_check"), None)
+    if any(isinstance(f, AdherenceFact) for n in nodes for f in n.facts) and lapse_lab is not None:
+        lab = next(f for f in lapse_lab.facts if isinstance(f, LabFact))
+        return "mcd.why_lapse", {"lab_lay": finder.lab_lay(lab.lab)}
+    last = nodes[-1]
+    if last.kind == "diagnosis":
+        return "mcd.why_diagnosis", {"condition_lay": finder.condition_lay()}
+    started = next((f for f in last.facts if isinstance(f, MedicationFact) and f.action in ("start", "increase")),
+                   None)
+    if started is not None:
+        return f"mcd.why_{started.action}", {"drug": finder.drug(started.drug)}
+    return None
+
+
+register(QuestionType(
+    code="MCD", name="multi-hop clinical deduction", order=6, make=make, quota=2, every=20, judged=True,
+    rubric="the chain of events in order, each link with the patient's own value, drug or finding",
+))

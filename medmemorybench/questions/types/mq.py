@@ -1,0 +1,72 @@
+"""MQ, multiple choice: four options, one to three correct. Which are safe for this patient (against a
+disclosed trap), or which the patient takes now. Options come from the patient's `mq` drug pool only
+(see `FactFinder._drug_pools`): never a drug an abstention question asks about."""
+
+from __future__ import annotations
+
+import random
+from math import comb
+
+from medmemorybench.questions.facts import Draft, FactFinder
+from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.simulate.models import MedicationFact
+from medmemorybench.simulate.timeline import state_on
+
+LETTERS = "ABCD"
+
+
+def _labelled(finder: FactFinder, picks: list[tuple[str, bool]]) -> tuple[list[str], list[str]]:
+    options = [f"{LETTERS[i]}. {finder.drug(d)}" for i, (d, _) in enumerate(picks)]
+    return options, [LETTERS[i] for i, (_, ok) in enumerate(picks) if ok]
+
+
+def _draw(rng: random.Random, right: list[str], wrong: list[str]) -> list[tuple[str, bool]] | None:
+    """1-3 right of 4, the count drawn uniformly among those the pools allow; None when 4 cannot be made."""
+    counts = [n for n in (1, 2, 3) if n <= len(right) and 4 - n <= len(wrong)]
+    if not counts:
+        return None
+    # weighted by how many letter sets have that many letters (4, 6, 4): every admissible answer equally likely,
+    # so no constant answer beats chance
+    n_right = rng.choices(counts, [comb(4, n) for n in counts])[0]
+    picks = [(d, True) for d in rng.sample(right, n_right)] + [(d, False) for d in rng.sample(wrong, 4 - n_right)]
+    rng.shuffle(picks)
+    return picks
+
+
+def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
+    drafts: list[Draft] = []
+    ever = finder.ever_given()
+    pool = sorted(d for d in finder.pools if finder.in_pool(d, "mq", "shared") and d not in ever)
+    safe = [d for d in pool if finder.is_safe(d)]
+    for trap, event in finder.disclosed(checkpoint):
+        wrong = [d for d in pool if d in trap.forbidden_drugs]
+        picks = _draw(rng, safe, wrong) if wrong else None
+        if picks is None:
+            continue
+        options, correct = _labelled(finder, picks)
+        drafts.append(Draft("MQ", "mq.safe_options", {"condition_lay": finder.condition_lay()}, ", ".join(correct),
+                            [event], [finder.trap_detail(trap)], f"mq_safe:{trap.category}:{checkpoint}",
+                            kind="safe", trap_category=trap.category, options=options, correct_options=correct))
+    upto = finder.upto(checkpoint)
+    if upto:
+        current = sorted(state_on(finder.year, upto[-1].date).medications)
+        taken_before = sorted({f.drug for _, f in finder.facts(checkpoint, MedicationFact)} - set(current))  # type: ignore[union-attr]
+        # stopped drugs first: like the current ones, other questions name them, so being named tells nothing
+        wrong = taken_before + [d for d in pool if d not in taken_before][: max(0, 3 - len(taken_before))]
+        picks = _draw(rng, current, wrong)
+        if picks is not None:
+            options, correct = _labelled(finder, picks)
+            starts = {f.drug: e for e, f in finder.facts(checkpoint, MedicationFact) if f.action != "stop"}  # type: ignore[union-attr]
+            right = [d for d, ok in picks if ok]
+            evidence = [starts[d] for d in right if d in starts]
+            drafts.append(Draft("MQ", "mq.current_drugs", {}, ", ".join(correct), evidence,
+                                [finder.drug(d) for d in right], f"mq_current:{checkpoint}", kind="current",
+                                entities=tuple(d for d, _ in picks),
+                                options=options, correct_options=correct))
+    return drafts
+
+
+register(QuestionType(
+    code="MQ", name="multiple choice (1-3 correct of 4)", order=4, make=make, quota=2,
+    scorers=("mq_exact", "mq_partial"),
+))

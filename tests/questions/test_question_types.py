@@ -1,0 +1,165 @@
+"""The question-type registry, the leak-free rules of the schedule, and the memory-less audit's probes."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from medmemorybench.dataset.audit import (
+    abs_wording,
+    audit_questions,
+    constant,
+    date_in_question,
+    duplicates,
+    evidence_age,
+    question_only,
+)
+from medmemorybench.dataset.build import BuildOptions, build_patient
+from medmemorybench.knowledge import default_knowledge
+from medmemorybench.questions.facts import Draft
+from medmemorybench.questions.generate import generate_questions
+from medmemorybench.questions.phrasing import PHRASING_DIR
+from medmemorybench.questions.spec import QuestionType, paper_codes, register, type_codes, unregister
+from medmemorybench.render.templates import load_templates
+from medmemorybench.simulate import simulate_patient
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return default_knowledge()
+
+
+@pytest.fixture(scope="module")
+def patients(kb):
+    templates = load_templates("en")
+    return [build_patient(kb, templates, simulate_patient(kb, 3, index), BuildOptions()) for index in range(20)]
+
+
+@pytest.fixture(scope="module")
+def rows(patients):
+    return [q.model_dump() for p in patients for q in p.questions]
+
+
+def test_registry_lists_the_paper_types_in_order_and_abs_last():
+    assert type_codes() == ("EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS")
+    assert paper_codes() == ("EEM", "TLA", "SUA", "MQ", "IG", "MCD")
+
+
+def test_a_toy_type_needs_only_its_spec_and_phrasing(kb, tmp_path, monkeypatch):
+    # the toy type's phrasing file sits beside the real ones (a copy of the folder); nothing else is edited
+    folder = tmp_path / "phrasings"
+    for language in PHRASING_DIR.iterdir():
+        (folder / language.name).mkdir(parents=True)
+        for path in language.glob("*.yaml"):
+            (folder / language.name / path.name).write_text(path.read_text())
+    (folder / "en" / "toy.yaml").write_text('age:\n  - "How old did I say I was?"\n')
+    import medmemorybench.questions.generate as generate
+    from medmemorybench.questions.phrasing import load_phrasing
+
+    monkeypatch.setattr(generate, "load_phrasing", lambda language: load_phrasing(language, folder))
+
+    def make(finder, checkpoint, rng):  # noqa: ANN001, ANN202
+        first = finder.upto(checkpoint)[:1]
+        return [Draft("TOY", "toy.age", {}, str(finder.year.persona.age), first, [], "toy:age")] if first else []
+
+    register(QuestionType(code="TOY", name="toy", order=99, make=make, quota=1, paper=False))
+    try:
+        year = simulate_patient(kb, 0, 0)
+        questions = generate_questions(kb, year, [], [10, 20])
+        toys = [q for q in questions if q.query_type == "TOY"]
+        assert [q.question for q in toys] == ["How old did I say I was?"]
+        assert "TOY" in type_codes()
+    finally:
+        unregister("TOY")
+    assert "TOY" not in type_codes()
+
+
+def test_ig_golds_are_balanced_yes_and_no(rows):
+    polarity = Counter(q["answer"].split(".")[0] for q in rows if q["query_type"] == "IG"
+                       and q["answer"].split(".")[0] in ("Yes", "No"))
+    assert polarity["Yes"] and abs(polarity["Yes"] - polarity["No"]) <= 0.2 * (polarity["Yes"] + polarity["No"])
+
+
+def test_abs_questions_borrow_answerable_wording(rows):
+    answerable = {q["question"] for q in rows if q["query_type"] != "ABS"}
+    templates = {q["template"] for q in rows if q["query_type"] != "ABS"}
+    for q in (q for q in rows if q["query_type"] == "ABS"):
+        assert q["template"] in templates and not q["template"].startswith("abs.")
+    assert answerable  # (the same phrasings, different slots)
+
+
+def test_no_gold_carries_an_internal_code(rows):
+    code = re.compile(r"\b[a-z]+_[a-z_]+\b|\(first_line\)|\(titration\)")
+    for q in rows:
+        assert not code.search(q["answer"]), (q["query_id"], q["answer"])
+
+
+def test_a_patient_never_gets_the_same_question_twice(rows):
+    assert duplicates(rows)[0].passed
+
+
+def test_default_shaped_cohort_passes_the_age_date_abs_and_constant_probes(rows):
+    for result in evidence_age(rows) + date_in_question(rows) + abs_wording(rows) + constant(rows):
+        assert result.passed, result
+
+
+def _row(**fields):
+    base = {"query_id": "q", "persona_id": "P1", "checkpoint": 60, "query_type": "EEM", "question": "What?",
+            "options": [], "answer": "1 mg", "correct_options": [], "evidence_session_ids": ["P1-S055"],
+            "key_facts": ["1 mg"], "abstain": False, "template": "eem.x"}
+    return {**base, **fields}
+
+
+def test_probe_question_only_fails_when_another_question_states_the_answer():
+    rows = [_row(query_id="a", key_facts=["500 mg"], answer="500 mg"),
+            _row(query_id="b", question="When was my metformin raised from 500 mg?", query_type="TLA")]
+    result = next(r for r in question_only(rows) if r.scope == "EEM")
+    assert not result.passed and result.value == 1.0
+
+
+def test_probe_question_only_fails_when_ig_subjects_reveal_mq_answers():
+    rows = []
+    for n in range(40):
+        names = ["alpha", "beta", "gamma"]
+        names.insert(n % 4, "delta")  # the drug IG asks about, at a rotating letter (no constant answer wins)
+        options = [f"{letter}. {name}" for letter, name in zip("ABCD", names, strict=True)]
+        correct = [letter for letter, name in zip("ABCD", names, strict=True) if name != "delta"]
+        rows.append(_row(query_id=f"mq{n}", persona_id=f"P{n}", query_type="MQ", question="Which are safe?",
+                         options=options, correct_options=correct, answer=", ".join(correct), key_facts=[]))
+        rows.append(_row(query_id=f"ig{n}", persona_id=f"P{n}", query_type="IG", question="Could delta help?",
+                         answer="No. delta is not suitable.", key_facts=[]))
+    result = next(r for r in question_only(rows) if r.scope == "MQ")
+    assert not result.passed
+
+
+def test_probe_constant_fails_on_one_sided_ig_golds():
+    rows = [_row(query_id=f"i{n}", query_type="IG", answer="No. It is not suitable.") for n in range(30)]
+    assert not next(r for r in constant(rows) if r.scope == "IG").passed
+
+
+def test_probe_abs_wording_fails_when_abs_has_its_own_phrase():
+    rows = [_row(query_id=f"a{n}", query_type="ABS", question=f"How often do I take my drug{n}?", abstain=True)
+            for n in range(20)] + [_row(query_id=f"e{n}", question=f"What was my lab{n}?") for n in range(20)]
+    assert not abs_wording(rows)[0].passed
+
+
+def test_probe_date_in_question_fails_when_most_name_a_date():
+    rows = [_row(query_id=f"t{n}", query_type="TLA", question=f"What happened on 2024-03-0{n}?") for n in range(1, 9)]
+    assert not date_in_question(rows)[0].passed
+
+
+def test_probe_evidence_age_fails_when_everything_is_recent():
+    rows = [_row(query_id=f"e{n}", checkpoint=60, evidence_session_ids=["P1-S058"]) for n in range(10)]
+    assert not all(r.passed for r in evidence_age(rows))
+
+
+def test_probe_duplicates_fails_on_a_repeated_question():
+    rows = [_row(query_id="a"), _row(query_id="b")]
+    assert not duplicates(rows)[0].passed
+
+
+def test_audit_runs_every_probe(rows):
+    assert {r.probe for r in audit_questions(rows)} == {"question_only", "constant", "abs_wording",
+                                                        "date_in_question", "evidence_age", "duplicates"}
