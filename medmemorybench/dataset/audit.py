@@ -1,30 +1,32 @@
 """Memory-less probes: can the benchmark be won without reading the sessions? (`medmemorybench audit`)
 
 Each probe reads only what a cheater could (the questions, their wording, their answers' shapes) and has a
-threshold; `build` runs them and refuses to export a dataset that fails one. The probes:
+threshold; `build` runs them (all but the BM25 one) and refuses to export a dataset that fails one.
 
-Probes (thresholds below):
-
-- `question_only`: per type, the best of 16 rules over the patient's *other* questions (is an option or a drug
-  named in them, and in which type). MQ exact match and IG yes/no agreement must stay <= chance + `margin`
-  (5 points, or two standard errors where the sample is small); for the other types, every key fact may be
-  stated in another question of the patient for at most 2 % of questions.
-- `constant`: the best constant answer: an MQ letter set (<= 1/14 + `margin`), the commonest IG polarity
-  (<= 60 %). Always-abstain is answered by the selective score in `scoring`.
+- `question_only`: per type, the best of 16 rules over the patient's *other* questions (is an option or a
+  drug named in them, and in which type). MQ exact match and IG yes/no agreement must stay within
+  `chance_bar` (chance + 5 points, or what the best of 16 guessers reaches by luck in 99 % of draws on that
+  many questions); for the other types, another question of the patient may state every key fact of at most
+  2 % of questions.
+- `constant`: the best constant answer: an MQ letter set (within `chance_bar` of the 14 sets), the commonest
+  IG polarity (<= 60 %). Always-abstain is answered by the selective score in `scoring`.
 - `abs_wording`: the best one-word or bigram rule telling ABS from answerable questions: F1 <= 0.6.
 - `date_in_question`: per type, the share of questions naming an ISO date: <= 25 %.
 - `evidence_age`: answerable questions needing only the newest 10 sessions <= 50 %; at checkpoints >= 50,
   those needing a session 30+ back >= 30 %.
 - `duplicates`: questions of a patient with the same text (and options): 0.
+- `noise_lowers_bm25` (needs the exported folder: `medmemorybench audit`): BM25 Recall@5 per type, efficient
+  vs mixed, through the harness's observed sessions; noise must lower it for at least 5 of the 6 types.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import combinations
-from math import sqrt
+from pathlib import Path
 
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.spec import paper_codes
@@ -32,6 +34,11 @@ from medmemorybench.questions.spec import paper_codes
 LETTER_SETS = [",".join(c) for n in (1, 2, 3) for c in combinations("ABCD", n)]
 """Every answer an MQ question admits (1-3 of 4 letters): 14."""
 MARGIN = 0.05
+CHANCE_DRAWS = 4000
+FEATURES = ("any", "EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS")
+"""Where another question may name an option or a drug (any question, or one type's)."""
+RULES = 2 * len(FEATURES)
+"""Rules the question-only solver tries (each feature, either way round); it reports the best."""
 MAX_KEY_FACT_LEAK = 0.02
 MAX_ABS_F1 = 0.6
 MAX_DATE_SHARE = 0.25
@@ -53,11 +60,15 @@ class ProbeResult:
     detail: str = ""
 
 
-def margin(chance: float, n: int) -> float:
-    """How far above chance a rule may score: 5 points, or two standard errors of a rate at chance over `n`
-    questions where that is larger (with 75 IG questions a leak-free dataset's best rule is ~5 points above
-    50 % by noise alone; the audit over more patients or seeds tightens it back to 5 points)."""
-    return max(MARGIN, 2 * sqrt(chance * (1 - chance) / max(n, 1)))
+def chance_bar(chance: float, n: int, rules: int) -> float:
+    """The highest score the best of `rules` guessers at rate `chance` reaches over `n` questions in 99 % of
+    draws (seeded, so the audit is deterministic), and at least chance + 5 points. A flat 5 points would fail a
+    leak-free dataset of 40 MQ or 80 IG questions by noise alone; with the default build's 370 MQ the bar is
+    about the 5 points. (Treating the rules as independent makes the bar a little lenient.)"""
+    import numpy as np
+
+    draws = np.random.default_rng(0).binomial(max(n, 1), chance, size=(CHANCE_DRAWS, rules)).max(axis=1)
+    return max(chance + MARGIN, float(np.quantile(draws, 0.99)) / max(n, 1))
 
 
 def _polarity(text: str) -> str:
@@ -89,12 +100,11 @@ def _mentions(others: list[dict], name: str) -> dict[str, bool]:
 def question_only(questions: list[dict]) -> list[ProbeResult]:
     results = []
     patients = _by_patient(questions)
-    features = ("any", "EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS")
     # MQ: choose the options a feature marks (or does not); an empty choice falls back to "A"
     mq = [(q, [p for p in patients[q["persona_id"]] if p is not q]) for q in questions if q["query_type"] == "MQ"]
     if mq:
         best, best_rule = 0.0, ""
-        for feature in features:
+        for feature in FEATURES:
             for wanted in (True, False):
                 hits = 0
                 for q, others in mq:
@@ -103,7 +113,7 @@ def question_only(questions: list[dict]) -> list[ProbeResult]:
                     hits += sorted(chosen) == sorted(q["correct_options"])
                 if hits / len(mq) > best:
                     best, best_rule = hits / len(mq), f"options {'' if wanted else 'not '}named in {feature}"
-        bar = _best_constant_mq(questions) + margin(1 / len(LETTER_SETS), len(mq))
+        bar = max(_best_constant_mq(questions) + MARGIN, chance_bar(1 / len(LETTER_SETS), len(mq), RULES))
         results.append(ProbeResult("question_only", "MQ", best, bar, best <= bar, f"{best_rule} (n={len(mq)})"))
     ig = [(q, [p for p in patients[q["persona_id"]] if p is not q]) for q in questions
           if q["query_type"] == "IG" and _polarity(q["answer"]) != "other"]
@@ -112,14 +122,14 @@ def question_only(questions: list[dict]) -> list[ProbeResult]:
                             reverse=True)
         drugs = [_drug_of(q, vocabulary) for q, _ in ig]
         best, best_rule = 0.0, ""
-        for feature in features:
+        for feature in FEATURES:
             for wanted in ("yes", "no"):
                 hits = sum((wanted if (d and _mentions(o, d).get(feature, False)) else _other(wanted))
                            == _polarity(q["answer"]) for (q, o), d in zip(ig, drugs, strict=True))
                 if hits / len(ig) > best:
                     best, best_rule = hits / len(ig), f"'{wanted}' when the drug is named in {feature}"
         majority = max(Counter(_polarity(q["answer"]) for q, _ in ig).values()) / len(ig)
-        bar = majority + margin(majority, len(ig))
+        bar = chance_bar(majority, len(ig), RULES)
         results.append(ProbeResult("question_only", "IG", best, bar, best <= bar, f"{best_rule} (n={len(ig)})"))
     for code in ("EEM", "TLA", "SUA", "MCD"):
         rows = [q for q in questions if q["query_type"] == code and q.get("key_facts")]
@@ -127,11 +137,12 @@ def question_only(questions: list[dict]) -> list[ProbeResult]:
             continue
         leaked = 0
         for q in rows:
-            others = " ".join(normalize_text(p["question"]) for p in patients[q["persona_id"]] if p is not q)
-            leaked += all(normalize_text(f) in others for f in q["key_facts"])
+            facts = [normalize_text(f) for f in q["key_facts"]]
+            others = [normalize_text(p["question"]) for p in patients[q["persona_id"]] if p is not q]
+            leaked += any(all(f in other for f in facts) for other in others)
         share = leaked / len(rows)
         results.append(ProbeResult("question_only", code, share, MAX_KEY_FACT_LEAK, share <= MAX_KEY_FACT_LEAK,
-                                   "every key fact stated in another question of the patient"))
+                                   "another question of the patient states every key fact"))
     return results
 
 
@@ -159,7 +170,7 @@ def constant(questions: list[dict]) -> list[ProbeResult]:
     if mq_rows:
         best = _best_constant_mq(questions)
         chance = 1 / len(LETTER_SETS)
-        bar = chance + margin(chance, len(mq_rows))
+        bar = chance_bar(chance, len(mq_rows), len(LETTER_SETS))
         results.append(ProbeResult("constant", "MQ", best, bar, best <= bar,
                                    f"most common letter set (n={len(mq_rows)})"))
     ig_rows = [q for q in questions if q["query_type"] == "IG"]
@@ -241,6 +252,34 @@ def duplicates(questions: list[dict]) -> list[ProbeResult]:
 
 
 PROBES = (question_only, constant, abs_wording, date_in_question, evidence_age, duplicates)
+MIN_TYPES_NOISE_LOWERS = 5
+"""Noise must lower BM25 Recall@5 for at least this many of the six paper types."""
+
+
+def retrieval_by_mode(folder: Path, work: Path) -> dict[str, dict[str, float]]:
+    """BM25 Recall@5 per type in each mode, through the harness (observed sessions, the real queries)."""
+    from medmemorybench.harness.runner import RunConfig, run_evaluation
+
+    run_evaluation(RunConfig(tasks=["medmemorybench_efficient", "medmemorybench_mixed"], output_path=work,
+                             memory="bm25", dataset_path=str(folder), use_cache=False))
+    recall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    with (work / "samples.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            sample = json.loads(line)
+            if sample["recall_at_k"] is not None:
+                recall[sample["mode"]][sample["query_type"]].append(sample["recall_at_k"])
+    return {mode: {t: sum(v) / len(v) for t, v in sorted(by_type.items())} for mode, by_type in recall.items()}
+
+
+def noise_lowers_retrieval(by_mode: dict[str, dict[str, float]]) -> list[ProbeResult]:
+    """Noise sessions must make retrieval harder: mixed R@5 below efficient for most types (noise that is
+    easier to skip than to read, undated or labelled, would raise it)."""
+    efficient, mixed = by_mode.get("efficient", {}), by_mode.get("mixed", {})
+    types = [t for t in paper_codes() if t in efficient and t in mixed]
+    lowered = [t for t in types if mixed[t] < efficient[t]]
+    detail = ", ".join(f"{t} {efficient[t]:.3f}->{mixed[t]:.3f}" for t in types)
+    return [ProbeResult("noise_lowers_bm25", "six types", len(lowered), MIN_TYPES_NOISE_LOWERS,
+                        len(lowered) >= MIN_TYPES_NOISE_LOWERS, detail)]
 
 
 def audit_questions(questions: list[dict]) -> list[ProbeResult]:

@@ -11,14 +11,10 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench import __version__
 from medmemorybench.dataset.schema import CONFIGS, FEATURES
+from medmemorybench.questions.spec import question_types
 
 CARD_TEMPLATE = Path(__file__).parent / "cards" / "README.md.jinja"
 LICENSE = "cc-by-4.0"
-TYPE_NAMES = {
-    "EEM": "entity exact match", "TLA": "temporal localization", "SUA": "state update",
-    "MQ": "multiple choice (1-3 correct of 4)", "IG": "inference generation (patient-specific advice)",
-    "MCD": "multi-hop clinical deduction", "ABS": "abstention: the honest answer is 'not in my records'",
-}
 
 
 def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]],
@@ -49,5 +45,5 @@ def render_card(*, splits: dict[str, list[str]], num_examples: dict[str, dict[st
     template = env.from_string(CARD_TEMPLATE.read_text(encoding="utf-8"))
     checkpoint_splits = ", ".join(f"`{s}`" for s in splits["efficient"])
     return template.render(header=card_header(splits, num_examples, num_bytes), version=__version__, seed=seed,
-                           fingerprint=fingerprint, stats=stats, type_names=TYPE_NAMES,
+                           fingerprint=fingerprint, stats=stats, type_names={t.code: t.name for t in question_types()},
                            checkpoint_splits=checkpoint_splits, repo_or_path=repo_or_path, license=LICENSE)

@@ -28,13 +28,15 @@ from medmemorybench.harness.header import run_header
 from medmemorybench.harness.observed import LeakageError, ObservedStream, retrieval_query
 from medmemorybench.harness.prompting import PromptBuilder, SessionInfo, prompt_hash
 from medmemorybench.harness.results import RUN_HEADER, SampleWriter
-from medmemorybench.harness.samples import make_record
+from medmemorybench.harness.samples import answer_echo, make_record
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
 from medmemorybench.memory import MemorySystem, Retrieval, load_memory
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.models.embedded import cache_root
+from medmemorybench.questions.spec import judged_codes
 from medmemorybench.render.models import Session
+from medmemorybench.scoring.base import Score
 
 _REGULAR = re.compile(r"-S(\d+)$")
 PROMPT_OVERHEAD_TOKENS = 400
@@ -219,22 +221,31 @@ class Runner:
         completions: list[Completion | None] = [None] * len(pending)
         if self.backbone is not None:
             completions = list(generate_cached(self.backbone, [p.request for p in pending], cache))  # type: ignore[misc]
-        judged = self._judge(pending, completions)
-        for item, completion, judge_score in zip(pending, completions, judged, strict=True):
+        # Decided once per answer: the judge skips echoes and every measure gets the same flag.
+        echoes = [answer_echo(p.request, p.retrieval, c) for p, c in zip(pending, completions, strict=True)]
+        judged = self._judge(pending, completions, echoes)
+        for item, completion, judge_score, echo in zip(pending, completions, judged, echoes, strict=True):
             record = make_record(task, item.question, item.query, item.retrieval, completion,
                                  prompt_hash(item.request) if item.request else None,
-                                 hashlib.sha256(item.question["answer"].encode()).hexdigest(), judge_score)
+                                 hashlib.sha256(item.question["answer"].encode()).hexdigest(), judge_score,
+                                 echo=echo)
             writer.write(record)
 
-    def _judge(self, pending: list[_Pending], completions: list[Completion | None]) -> list:
+    def _judge(self, pending: list[_Pending], completions: list[Completion | None],
+               echoes: list[bool | None]) -> list[Score | None]:
+        """The judge's verdict on each judged answer (None elsewhere), all in one batch.
+
+        Only answers count: a failed generation is an error and an echo is wrong without asking.
+        """
         if self.judge is None:
             return [None] * len(pending)
         from medmemorybench.scoring import judge_many
 
-        index = [i for i, (p, c) in enumerate(zip(pending, completions, strict=True))
-                 if p.question["query_type"] in ("TLA", "SUA", "IG", "MCD") and c is not None and c.error is None]
+        judged_types = judged_codes()
+        index = [i for i, (p, c, echo) in enumerate(zip(pending, completions, echoes, strict=True))
+                 if p.question["query_type"] in judged_types and c is not None and c.error is None and not echo]
         scores = judge_many([pending[i].question for i in index], [completions[i].text for i in index], self.judge)
-        out: list = [None] * len(pending)
+        out: list[Score | None] = [None] * len(pending)
         for i, score in zip(index, scores, strict=True):
             out[i] = score
         return out

@@ -1,4 +1,8 @@
-"""One sample line: the question, what was retrieved (with provenance), the output and every score."""
+"""One sample line: the question, what was retrieved (with provenance), the output and every score.
+
+Whether an answer echoes its prompt or the retrieved records (`answer_echo`) is decided once per
+answer, by the runner before the judge is asked, and the same flag goes to every measure.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,36 @@ from typing import Any
 
 from medmemorybench.harness.tasks import TaskConfig
 from medmemorybench.memory.base import Retrieval
-from medmemorybench.models.base import Completion
+from medmemorybench.models.base import ChatRequest, Completion
 from medmemorybench.scoring import (
     hallucinated,
     is_abstention,
+    is_echo,
     recall_at_k,
     reciprocal_rank,
     score_answer,
+    trap_abstained,
     trap_safe,
 )
 from medmemorybench.scoring.base import Score
 
 SNIPPET_CHARS = 400
 MAX_ITEMS_WITH_TEXT = 10
-METRIC_FIELDS = ("correct", "token_f1", "rouge_l", "mq_partial", "exact_match", "key_fact_rubric", "abstained")
+METRIC_FIELDS = ("correct", "selective", "token_f1", "rouge_l", "mq_partial", "exact_match", "key_fact_rubric",
+                 "abstained")
+"""Top-level fields copied from the answer's scores (None when the type has no such score)."""
+
+
+def answer_echo(request: ChatRequest | None, retrieval: Retrieval, completion: Completion | None) -> bool | None:
+    """Whether the answer copies its prompt or the retrieved records (`is_echo`); None when there is no answer.
+
+    The records are passed apart from the prompt (which holds them too) so that quoting one record
+    sentence stays an answer.
+    """
+    if request is None or completion is None or completion.error is not None:
+        return None
+    return is_echo(completion.text, prompts=[m["content"] for m in request.messages],
+                   records=[item.text for item in retrieval.items])
 
 
 def _retrieved(retrieval: Retrieval) -> list[dict[str, Any]]:
@@ -34,12 +54,14 @@ def _score_dict(score: Score) -> dict[str, Any]:
 
 
 def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retrieval, completion: Completion | None,
-                prompt_hash: str | None, target_hash: str, judge_score: Score | None) -> dict[str, Any]:
+                prompt_hash: str | None, target_hash: str, judge_score: Score | None, *,
+                echo: bool | None) -> dict[str, Any]:
     """The samples.jsonl line of one question.
 
     `query` is exactly what the memory was asked; `retrieval` carries the dataset's session ids.
     `completion` is None in retrieval-only runs; a completion with an error is recorded with status
-    "error" and no answer scores (an error is not a wrong answer).
+    "error" and no answer scores (an error is not a wrong answer). `echo` is `answer_echo` of the
+    answer (None without one); an echo is scored wrong by every measure and has no judge verdict.
     """
     ids = [list(item.session_ids) for item in retrieval.items]
     evidence = question["evidence_session_ids"]
@@ -55,7 +77,7 @@ def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retriev
         "recall_at_k": recall, "mrr": reciprocal_rank(ids, evidence),
         "output": None, "error": None, "status": "retrieval_only",
         "scores": {}, **{name: None for name in METRIC_FIELDS},
-        "hallucinated": None, "trap_safe": None, "judge": None,
+        "hallucinated": None, "trap_safe": None, "trap_abstained": None, "echo": None, "judge": None,
         "tokens": None, "latency_ms": None, "cache_hit": False, "truncated_tokens": 0,
     }
     if completion is None:
@@ -67,19 +89,23 @@ def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retriev
     if completion.error is not None:
         record.update(status="error", error=completion.error)
         return record
+    if echo is None:
+        raise ValueError(f"{question['query_id']}: an answer needs its echo flag (answer_echo)")
     judge = (lambda _q, _p: judge_score) if judge_score is not None else None
-    scores = score_answer(question, completion.text, judge=judge)
+    scores = score_answer(question, completion.text, judge=judge, echo=echo)
+    record["echo"] = echo
     record["status"] = "scored" if scores["correct"].status == "scored" else "error"
     record["scores"] = {name: _score_dict(score) for name, score in scores.items()}
     for name in METRIC_FIELDS:
         if name in scores:
             record[name] = scores[name].value
     if question["query_type"] == "ABS" or record["abstained"] is None:
-        record["abstained"] = float(is_abstention(completion.text))
+        record["abstained"] = float(is_abstention(completion.text, echo=echo))
     correct = record["correct"]
     is_correct = None if correct is None else correct >= 1.0
-    record["hallucinated"] = _as_float(hallucinated(question, completion.text, is_correct, recall))
-    record["trap_safe"] = _as_float(trap_safe(question, completion.text))
+    record["hallucinated"] = _as_float(hallucinated(question, completion.text, is_correct, recall, echo=echo))
+    record["trap_safe"] = _as_float(trap_safe(question, completion.text, echo=echo))
+    record["trap_abstained"] = _as_float(trap_abstained(question, completion.text, echo=echo))
     if judge_score is not None:
         record["judge"] = {"value": judge_score.value, "status": judge_score.status, **judge_score.metadata}
     return record

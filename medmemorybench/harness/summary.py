@@ -1,7 +1,8 @@
 """summary.json: the run header plus aggregate tables per task and metric, from samples.jsonl.
 
 None in a sample means "does not apply" (recall of an abstention question, trap safety of a question
-without a trap) except for `correct`, where a failed generation counts as n_error, never as zero.
+without a trap) except for the answer scores `correct` and `selective`, where a failed generation (or
+judge) counts as n_error, never as zero.
 """
 
 from __future__ import annotations
@@ -14,10 +15,16 @@ from medmemorybench.harness.results import SAMPLES, SUMMARY, read_samples
 from medmemorybench.harness.tasks import TaskConfig
 from medmemorybench.scoring import aggregate
 
+ANSWER_SCORES = ("correct", "selective")
+"""Metrics every answered question has: None there is an unscored answer (n_error), not "does not apply"."""
+NOT_PROPORTIONS = ("selective",)
+"""Metrics whose values are not 0/1 proportions even when a group's values happen to be 0 and 1 only (an
+always-abstaining system's selective scores): they always get the normal interval."""
+
 
 def rows_for(samples: list[dict], metric: str) -> list[dict]:
     """The samples a metric is computed over."""
-    return [s for s in samples if s.get(metric) is not None or (metric == "correct" and s["status"] == "error")]
+    return [s for s in samples if s.get(metric) is not None or (metric in ANSWER_SCORES and s["status"] == "error")]
 
 
 def summarize_metric(samples: list[dict], metric: str) -> dict[str, Any]:
@@ -25,9 +32,10 @@ def summarize_metric(samples: list[dict], metric: str) -> dict[str, Any]:
     rows = rows_for(samples, metric)
     if not rows:
         return {}
-    by_type_checkpoint = aggregate(rows, metric, by=("query_type", "checkpoint"))
-    by_type = aggregate(rows, metric, by=("query_type",))
-    by_checkpoint = aggregate(rows, metric, by=("checkpoint",))
+    binary = False if metric in NOT_PROPORTIONS else None  # None: decided from the values
+    by_type_checkpoint = aggregate(rows, metric, by=("query_type", "checkpoint"), binary=binary)
+    by_type = aggregate(rows, metric, by=("query_type",), binary=binary)
+    by_checkpoint = aggregate(rows, metric, by=("checkpoint",), binary=binary)
     return {
         "overall": [g.as_dict() for g in by_type.overall],
         "mean_over_types": [g.as_dict() for g in by_type.macro],

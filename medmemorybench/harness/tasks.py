@@ -18,8 +18,8 @@ from medmemorybench.errors import MedMemoryBenchError
 from medmemorybench.questions.spec import type_codes
 from medmemorybench.resources import prompts_dir, tasks_dir
 
-METRICS = ("correct", "recall_at_k", "mrr", "token_f1", "rouge_l", "hallucinated", "trap_safe", "abstained",
-           "mq_partial", "exact_match", "key_fact_rubric")
+METRICS = ("correct", "selective", "recall_at_k", "mrr", "token_f1", "rouge_l", "hallucinated", "trap_safe",
+           "trap_abstained", "abstained", "mq_partial", "exact_match", "key_fact_rubric")
 """Metrics a task may list; each sample line carries them (None when not applicable)."""
 SPLIT_PATTERN = re.compile(r"^checkpoint_\d+$")
 

@@ -1,7 +1,7 @@
 """The question schedule: every registered type's quota at every checkpoint where it is asked (`spec.py`).
 
-What a draft is chosen by, in order: a share of a type's questions may name a session's date (`date_cap`);
-at checkpoints >= `OLD_FROM_CHECKPOINT` at least `OLD_SHARE` of the questions need a session `OLD_AGE` or more
+What a draft is chosen by: only a share of a type's questions may name a session's date (`date_cap`); at
+checkpoints >= `OLD_FROM_CHECKPOINT` at least `OLD_SHARE` of the questions need a session `OLD_AGE` or more
 sessions back, and over the year at most `NEW_ONLY_SHARE` need only the newest `WINDOW` sessions (a year of
 memory, not the last ten visits); IG and MQ go through the trap categories so all six are tested; no sub-kind
 takes more than `kind_cap` of a type. Each fact is asked once per patient and no two questions of a patient
@@ -32,11 +32,6 @@ NEW_ONLY_SHARE = 0.45
 """Aim for at most this share needing only the newest `WINDOW` sessions (the bar is 50 %)."""
 
 
-OFFERING_KINDS = ("current",)
-"""Sub-kinds whose entities are options drawn from the patient's own drugs: a drug offered there is never the
-subject of another question (the safe-option choices draw from their own pool instead, `FactFinder.pools`)."""
-
-
 def is_old(draft: Draft, checkpoint: int) -> bool:
     return any(e.index <= checkpoint - OLD_AGE for e in draft.evidence)
 
@@ -56,13 +51,12 @@ class _Schedule:
         self.kinds: Counter = Counter()          # (type, kind) -> questions
         self.categories: set[str] = set()
         self.picked: list[tuple[str, list[str]]] = []   # (normalized text, normalized key facts)
-        self.named: set[str] = set()                    # entities other questions name
-        self.offered: set[str] = set()                  # drugs offered in "which am I taking" choices
+        self.texts_by_type: dict[str, list[str]] = {}  # normalized question texts, by type
+        self.choices: list[tuple[list[str], set[str]]] = []  # MQ: normalized option names, the correct ones
         self.with_evidence = 0
         self.new_only = 0
 
     def rank(self, spec: QuestionType, draft: Draft, checkpoint: int, at_checkpoint: list[Draft]) -> tuple:
-        over_date_cap = draft.names_date and (self.dated[spec.code] + 1) > spec.date_cap * (self.asked[spec.code] + 1)
         untested = draft.trap_category is not None and draft.trap_category not in self.categories
         age_miss = 0
         if draft.evidence:
@@ -70,20 +64,25 @@ class _Schedule:
             want_old = checkpoint >= OLD_FROM_CHECKPOINT and old_here < OLD_SHARE * (len(at_checkpoint) + 1)
             too_new = is_new_only(draft, checkpoint) and self.new_only + 1 > NEW_ONLY_SHARE * (self.with_evidence + 1)
             age_miss = int(want_old and not is_old(draft, checkpoint)) + int(too_new)
-        return (int(over_date_cap), 0 if untested else 1, age_miss, self.kinds[(spec.code, draft.kind)])
+        return (0 if untested else 1, age_miss, self.kinds[(spec.code, draft.kind)])
 
     def leaks(self, draft: Draft, text: str) -> bool:
         """Whether the draft and an earlier question of the patient would give each other's answers away: one's
-        key facts all stated in the other's text, or a drug both offered in a "which am I taking" choice and
-        named by another question (which would tell whether it is taken, or safe)."""
+        key facts all stated in the other's text, or a choice question whose right (or wrong) options are
+        exactly those some type's questions name (a drug asked about in IG, a dose asked in SUA)."""
         mine = normalize_text(text)
         facts = [normalize_text(f) for f in draft.key_facts]
         for other_text, other_facts in self.picked:
             if (facts and all(f in other_text for f in facts)) or (other_facts and all(f in mine for f in other_facts)):
                 return True
-        if draft.kind in OFFERING_KINDS:
-            return bool(set(draft.entities) & self.named)
-        return bool(set(draft.entities) & self.offered)
+        if draft.options:
+            return _named_set_reveals(_option_names(draft), self.texts_by_type)
+        texts = {**self.texts_by_type, draft.query_type: [*self.texts_by_type.get(draft.query_type, []), mine]}
+        return any(_named_set_reveals(choice, texts) for choice in self.choices)
+
+    def over_date_cap(self, spec: QuestionType, draft: Draft) -> bool:
+        """Whether the draft names a date and the type's share of such questions would pass its cap."""
+        return draft.names_date and (self.dated[spec.code] + 1) > spec.date_cap * (self.asked[spec.code] + 1)
 
     def over_kind_cap(self, spec: QuestionType, draft: Draft) -> bool:
         """Whether taking the draft would push its sub-kind past the type's cap (one question of slack, so a
@@ -97,7 +96,10 @@ class _Schedule:
     def take(self, spec: QuestionType, draft: Draft, checkpoint: int, text: str) -> None:
         self.used_facts.add(draft.fact_key)
         self.picked.append((normalize_text(text), [normalize_text(f) for f in draft.key_facts]))
-        (self.offered if draft.kind in OFFERING_KINDS else self.named).update(draft.entities)
+        if draft.options:
+            self.choices.append(_option_names(draft))
+        else:
+            self.texts_by_type.setdefault(draft.query_type, []).append(normalize_text(text))
         self.asked[spec.code] += 1
         self.dated[spec.code] += int(draft.names_date)
         self.kinds[(spec.code, draft.kind)] += 1
@@ -106,6 +108,27 @@ class _Schedule:
         if draft.evidence:
             self.with_evidence += 1
             self.new_only += int(is_new_only(draft, checkpoint))
+
+
+def _option_names(draft: Draft) -> tuple[list[str], set[str]]:
+    """A choice question's options (normalized names) and the right ones among them."""
+    names = [normalize_text(o.split(". ", 1)[-1]) for o in draft.options]
+    right = {name for name, option in zip(names, draft.options, strict=True)
+             if option.split(".", 1)[0] in draft.correct_options}
+    return names, right
+
+
+def _named_set_reveals(choice: tuple[list[str], set[str]], texts_by_type: dict[str, list[str]]) -> bool:
+    """Whether, for some type (or all types together), the options its questions name are exactly the right
+    ones or exactly the wrong ones: then "pick what IG asked about" would answer the choice without memory."""
+    names, right = choice
+    wrong = set(names) - right
+    groups = [*texts_by_type.values(), [t for texts in texts_by_type.values() for t in texts]]
+    for texts in groups:
+        named = {name for name in names if any(name in t for t in texts)}
+        if named and named in (right, wrong):
+            return True
+    return False
 
 
 def _wording(draft: Draft, phrasing: Phrasing, texts: set[str], rng: random.Random) -> str | None:
@@ -147,7 +170,8 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
             while number < spec.quota and candidates:
                 candidates.sort(key=lambda d: schedule.rank(spec, d, checkpoint, at_checkpoint))
                 draft = candidates.pop(0)
-                if draft.fact_key in schedule.used_facts or schedule.over_kind_cap(spec, draft):
+                if draft.fact_key in schedule.used_facts or schedule.over_kind_cap(spec, draft) \
+                        or schedule.over_date_cap(spec, draft):
                     continue
                 text = _wording(draft, phrasing, schedule.texts, rng)
                 untested = draft.trap_category is not None and draft.trap_category not in schedule.categories

@@ -14,6 +14,7 @@ from medmemorybench.render.fields import (
     dose_with_unit,
     format_lab_value,
     format_number,
+    full_date,
     lab_status,
     spoken_date,
     text_of,
@@ -51,6 +52,9 @@ Line = tuple[str, str]  # (role, text)
 
 BACKREF_PROBABILITY = 0.45
 FILLER_PROBABILITY = 0.35
+DATE_SAID_PROBABILITY = 0.4
+"""Share of visits where the doctor says the day's date (as clinicians do for the record): a dated question is
+then answerable from what was said, not only from the session's metadata."""
 
 
 class SessionRenderer:
@@ -62,6 +66,8 @@ class SessionRenderer:
         self.rng = rng_for(year.seed, year.persona.persona_id, f"render/{self.lang}")
         self.traps: dict[str, Trap] = {t.category: t for t in year.persona.traps}
         self.memorable: list[tuple[str, str]] = []
+        self.date_rng = rng_for(year.seed, year.persona.persona_id, f"render/{self.lang}/dates")  # (own stream:
+        # saying the date leaves every other wording draw as it was)
 
     # --- phrasing helpers -----------------------------------------------------------------------
 
@@ -220,7 +226,10 @@ class SessionRenderer:
         for fact in event.facts:
             for role, text in self.fact_lines(fact):
                 (patient if role == "patient" else doctor).append(text)
-        lines: list[Line] = [("patient", self.say(f"open.{event.kind}")), ("doctor", self.say(f"ask.{event.kind}"))]
+        ask = self.say(f"ask.{event.kind}")
+        if self.date_rng.random() < DATE_SAID_PROBABILITY:
+            ask = self.date_rng.choice(self.templates.variants("today")).format(date=full_date(event.date)) + " " + ask
+        lines: list[Line] = [("patient", self.say(f"open.{event.kind}")), ("doctor", ask)]
         if self.rng.random() < FILLER_PROBABILITY:
             lines += [("patient", self.say("filler.patient")), ("doctor", self.say("filler.doctor"))]
         lines.append(("patient", " ".join(patient) if patient else self.say("filler.patient")))

@@ -21,8 +21,8 @@ from medmemorybench.simulate.models import (
     Trap,
 )
 
-__all__ = ["budget_text", "dose_with_unit", "format_lab_value", "format_number", "lab_status", "lab_with_unit",
-           "spoken_date", "text_of", "trap_detail"]
+__all__ = ["budget_text", "dose_with_unit", "format_lab_value", "format_number", "full_date", "lab_status",
+           "lab_with_unit", "spoken_date", "text_of", "trap_detail"]
 
 
 def text_of(text: Text, language: str) -> str:
@@ -56,6 +56,12 @@ def spoken_date(iso: str) -> str:
     """'2024-03-04' -> '4 March'."""
     day = date.fromisoformat(iso)
     return f"{day.day} {day:%B}"
+
+
+def full_date(iso: str) -> str:
+    """'2024-03-04' -> '4 March 2024' (how a doctor says the day's date)."""
+    day = date.fromisoformat(iso)
+    return f"{day.day} {day:%B} {day.year}"
 
 
 def budget_text(budget_usd: int) -> str:

@@ -8,8 +8,7 @@ from typing import Any
 
 from medmemorybench.errors import InputError
 from medmemorybench.harness.results import RUN_HEADER, SUMMARY
-
-TYPE_ORDER = ("EEM", "TLA", "SUA", "MQ", "IG", "MCD", "ABS")
+from medmemorybench.questions.spec import type_codes
 
 
 def load_summary(run_dir: Path) -> dict[str, Any]:
@@ -51,7 +50,7 @@ def metric_table(summaries: list[dict[str, Any]], metric: str) -> tuple[list[str
                 columns.append((task["metrics"][metric], f"{run_label(summary)}\n{task['mode']}", name))
     header = ["type", *(label for _, label, _ in columns)]
     rows = []
-    for query_type in TYPE_ORDER:
+    for query_type in type_codes():
         cells = [_cell(next((g for g in m["by_type"] if g["query_type"] == query_type), None)) for m, _, _ in columns]
         if any(c != "-" for c in cells):
             rows.append([query_type, *cells])

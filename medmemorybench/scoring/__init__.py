@@ -13,13 +13,12 @@ Per answer, a caller decides once whether it is an echo and passes the flag to e
 """
 
 from medmemorybench.scoring.abstention import abstained, is_abstention
-from medmemorybench.scoring.accuracy import SCORERS_BY_TYPE, as_row, score_answer, score_answers
-from medmemorybench.scoring.aggregate import PAPER_TYPES, Aggregate, GroupStat, aggregate, wilson_interval
+from medmemorybench.scoring.accuracy import as_row, score_answer, score_answers, scorers_for
+from medmemorybench.scoring.aggregate import Aggregate, GroupStat, aggregate, wilson_interval
 from medmemorybench.scoring.base import SCORERS, Score, ScorerInfo, get_scorer, scorer
 from medmemorybench.scoring.echo import is_echo
 from medmemorybench.scoring.exact_match import exact_match, gold_strings
 from medmemorybench.scoring.llm_judge import (
-    JUDGED_TYPES,
     JudgePrompt,
     LLMJudge,
     build_judge_request,
@@ -34,10 +33,8 @@ from medmemorybench.scoring.selective import selective_score
 from medmemorybench.scoring.text_overlap import rouge_l, token_f1, tokenize
 
 __all__ = [
-    "JUDGED_TYPES",
-    "PAPER_TYPES",
     "SCORERS",
-    "SCORERS_BY_TYPE",
+    "scorers_for",
     "Aggregate",
     "GroupStat",
     "JudgePrompt",

@@ -28,27 +28,19 @@ from dataclasses import replace
 from typing import Any
 
 from medmemorybench.models.base import Backbone
-from medmemorybench.scoring.abstention import abstained
-from medmemorybench.scoring.base import Question, Score, ScoreFn
-from medmemorybench.scoring.exact_match import exact_match
-from medmemorybench.scoring.llm_judge import JUDGED_TYPES, judge_many
-from medmemorybench.scoring.multiple_choice import mq_exact, mq_partial
-from medmemorybench.scoring.rubric import key_fact_rubric
+from medmemorybench.questions.spec import get_type, judged_codes, type_codes
+from medmemorybench.scoring.base import Question, Score, ScoreFn, get_scorer
+from medmemorybench.scoring.llm_judge import judge_many
 from medmemorybench.scoring.selective import selective_score
 from medmemorybench.scoring.text_overlap import rouge_l, token_f1
 
 JudgeFn = Callable[[Question, str], Score]
 
-SCORERS_BY_TYPE: dict[str, tuple[tuple[str, ScoreFn], ...]] = {
-    "EEM": (("exact_match", exact_match),),
-    "MQ": (("mq_exact", mq_exact), ("mq_partial", mq_partial)),
-    "TLA": (("key_fact_rubric", key_fact_rubric),),
-    "SUA": (("key_fact_rubric", key_fact_rubric),),
-    "IG": (("key_fact_rubric", key_fact_rubric),),
-    "MCD": (("key_fact_rubric", key_fact_rubric),),
-    "ABS": (("abstained", abstained),),
-}
-"""The type-specific scorers; the first one is the accuracy score when no judge is used."""
+
+def scorers_for(query_type: str) -> tuple[tuple[str, ScoreFn], ...]:
+    """A type's scorers (its spec names registered scorers: importing `medmemorybench.scoring` registers them
+    all); the first one is the accuracy score when no judge is used."""
+    return tuple((name, get_scorer(name).fn) for name in get_type(query_type).scorers)
 
 
 def as_row(question: Any) -> Question:
@@ -57,9 +49,9 @@ def as_row(question: Any) -> Question:
 
 
 def _check(question: Question, prediction: Any) -> None:
-    if question.get("query_type") not in SCORERS_BY_TYPE:
+    if question.get("query_type") not in type_codes():
         raise ValueError(f"{question.get('query_id')}: unknown query type {question.get('query_type')!r}; "
-                         f"expected one of {', '.join(SCORERS_BY_TYPE)}")
+                         f"expected one of {', '.join(type_codes())}")
     if not isinstance(prediction, str):
         raise TypeError(f"{question.get('query_id')}: prediction must be the answer text, got "
                         f"{type(prediction).__name__}; a failed generation is recorded as an error by the "
@@ -73,11 +65,11 @@ def _echoed(score: Score) -> Score:
 
 def _assemble(question: Question, prediction: str, verdict: Score | None, echo: bool) -> dict[str, Score]:
     kind = question["query_type"]
-    scores = {name: fn(question, prediction) for name, fn in SCORERS_BY_TYPE[kind]}
+    scores = {name: fn(question, prediction) for name, fn in scorers_for(kind)}
     if kind != "MQ":
         scores["token_f1"] = token_f1(question, prediction)
         scores["rouge_l"] = rouge_l(question, prediction)
-    primary = next(iter(SCORERS_BY_TYPE[kind]))[0]
+    primary = scorers_for(kind)[0][0]
     if verdict is not None:
         scores["llm_judge"] = verdict
         primary = "llm_judge"
@@ -110,7 +102,7 @@ def score_answer(question: Question, prediction: str, judge: JudgeFn | None = No
     """
     row = as_row(question)
     _check(row, prediction)
-    judged = judge is not None and not echo and row["query_type"] in JUDGED_TYPES
+    judged = judge is not None and not echo and row["query_type"] in judged_codes()
     verdict = judge(row, prediction) if judged else None
     return _assemble(row, prediction, verdict, echo)
 
@@ -141,7 +133,7 @@ def score_answers(questions: Sequence[Question], predictions: Sequence[str], jud
         _check(row, prediction)
     verdicts: list[Score | None] = [None] * len(rows)
     if judge_backbone is not None:
-        judged = [i for i, row in enumerate(rows) if row["query_type"] in JUDGED_TYPES and not echoes[i]]
+        judged = [i for i, row in enumerate(rows) if row["query_type"] in judged_codes() and not echoes[i]]
         results = judge_many([rows[i] for i in judged], [predictions[i] for i in judged], judge_backbone)
         for i, verdict in zip(judged, results, strict=True):
             verdicts[i] = verdict

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
+
+from medmemorybench.questions.spec import paper_codes
 
 Z95 = 1.959963984540054
-PAPER_TYPES = ("EEM", "TLA", "SUA", "MQ", "IG", "MCD")
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ def _macro(key: dict[str, Any], per_type: list[GroupStat], binary: bool) -> Grou
 
 def aggregate(rows: Iterable[Mapping[str, Any]], metric: str = "value",
               by: Sequence[str] = ("query_type", "mode", "checkpoint"), overall_by: Sequence[str] = ("mode",),
-              type_key: str = "query_type", macro_types: Sequence[str] | None = PAPER_TYPES,
+              type_key: str = "query_type", macro_types: Sequence[str] | None | Literal["paper"] = "paper",
               binary: bool | None = None) -> Aggregate:
     """Summarize one metric over result rows.
 
@@ -142,7 +143,8 @@ def aggregate(rows: Iterable[Mapping[str, Any]], metric: str = "value",
         by: The grouping of `groups`.
         overall_by: The grouping of `overall` and `macro` (per mode).
         type_key: The key naming the question type, for the mean over types.
-        macro_types: The types the mean over types covers (default the paper's six; None: all present).
+        macro_types: The types the mean over types covers ("paper": the registry's paper types, the six; None:
+            all present).
         binary: Whether the metric is 0/1 (Wilson intervals); None: decided from the values.
 
     Returns:
@@ -152,6 +154,8 @@ def aggregate(rows: Iterable[Mapping[str, Any]], metric: str = "value",
         ValueError: If a row lacks a key.
     """
     rows = list(rows)
+    if macro_types == "paper":
+        macro_types = paper_codes()
     if binary is None:
         binary = all(row.get(metric) in (None, 0, 1) for row in rows)
     groups = [summarize(dict(zip(by, key, strict=True)), values, binary)

@@ -18,12 +18,11 @@ from jinja2 import StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench.models.base import Backbone, ChatRequest
+from medmemorybench.questions.spec import judged_codes
 from medmemorybench.resources import prompts_dir
 from medmemorybench.scoring._verdict import VerdictError, read_mcd_verdict, read_rubric_verdict
 from medmemorybench.scoring.base import Question, Score
 
-JUDGED_TYPES = ("TLA", "SUA", "IG", "MCD")
-"""Question types the judge grades."""
 JUDGE_MAX_TOKENS = 512
 
 _RUBRIC_SCHEMA = {"type": "object", "required": ["correct", "reason"],
@@ -82,9 +81,9 @@ def build_judge_request(question: Question, prediction: str, prompt: JudgePrompt
     Raises:
         ValueError: If the question's type is not judged.
     """
-    if question.get("query_type") not in JUDGED_TYPES:
+    if question.get("query_type") not in judged_codes():
         raise ValueError(f"{question.get('query_id')}: query type {question.get('query_type')!r} is not judged; "
-                         f"the judge grades {', '.join(JUDGED_TYPES)}")
+                         f"the judge grades {', '.join(judged_codes())}")
     schema = _MCD_SCHEMA if question["query_type"] == "MCD" else _RUBRIC_SCHEMA
     content = prompt.template.render(**_context(question, prediction))
     return ChatRequest(messages=[{"role": "user", "content": content}], max_tokens=JUDGE_MAX_TOKENS,

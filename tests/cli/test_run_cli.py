@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 
 from tests.cli.test_simulate_cli import run_cli
+from tests.harness.conftest import RecordingBackbone, run, run_config
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,16 @@ def test_report_prints_tables_and_writes_the_plot(data, tmp_path):
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "sat.png").stat().st_size > 10_000
     assert "mean over types" in report.stdout
+
+
+def test_report_prints_the_selective_score_of_answered_runs(data, tmp_path):
+    config = run_config(data, tmp_path, model="recording", memory="none", limit=1, use_cache=False)
+    run(config, RecordingBackbone())  # always "That is not in my records."
+    report = run_cli("report", str(config.output_path), "--plot", str(tmp_path / "sat.png"))
+    assert report.returncode == 0, report.stderr
+    table = report.stdout[report.stdout.index("selective score x100"):report.stdout.index("Recall@k")]
+    rows = {line.split()[1]: line for line in table.splitlines() if line.split()[1:2] in (["EEM"], ["ABS"])}
+    assert "0.0 (n=" in rows["EEM"] and "100.0 (n=" in rows["ABS"]  # abstaining: 0 answerable, +1 on ABS
 
 
 def test_unknown_names_list_the_valid_ones(data, tmp_path):

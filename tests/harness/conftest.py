@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -27,11 +28,16 @@ def run_config(dataset_dir: Path, tmp_path: Path, **kwargs) -> RunConfig:
                      dataset_path=str(dataset_dir), cache_path=tmp_path / "cache.sqlite", **kwargs)
 
 
-def run(config: RunConfig, backbone: Backbone | None = None, memory_factory=None) -> Runner:  # noqa: ANN001
-    """Run `config`, with `backbone` as the model and `memory_factory` making each patient's memory."""
+def run(config: RunConfig, backbone: Backbone | None = None, memory_factory=None,  # noqa: ANN001
+        judge: Backbone | None = None) -> Runner:
+    """Run `config`, with `backbone` as the model, `judge` as the judge and `memory_factory` making each
+    patient's memory."""
     runner = Runner(config)
-    if backbone is not None:
-        runner._load_models = lambda: setattr(runner, "backbone", backbone)  # type: ignore[method-assign]
+    if backbone is not None or judge is not None:
+        def load_models() -> None:
+            runner.backbone, runner.judge = backbone, judge
+
+        runner._load_models = load_models  # type: ignore[method-assign]
     if memory_factory is not None:
         runner._new_memory = memory_factory  # type: ignore[method-assign]
     runner.run()
@@ -51,11 +57,15 @@ def dataset_questions(dataset_dir: Path, mode: str = "efficient") -> list[dict]:
 
 
 class RecordingBackbone(Backbone):
-    """Unit-test double: answers every request with `reply` (or an error) and records each batch."""
+    """Unit-test double: answers every request with `reply` (or an error) and records each batch.
+
+    `reply` is a fixed text or a function of the request (`echo_system_prompt` repeats the system message).
+    """
 
     name = "recording"
 
-    def __init__(self, reply: str = "That is not in my records.", error: str | None = None) -> None:
+    def __init__(self, reply: str | Callable[[ChatRequest], str] = "That is not in my records.",
+                 error: str | None = None) -> None:
         self.reply, self.error = reply, error
         self.batches: list[list[ChatRequest]] = []
 
@@ -67,4 +77,16 @@ class RecordingBackbone(Backbone):
         self.batches.append(list(requests))
         if self.error:
             return [Completion(error=self.error) for _ in requests]
-        return [Completion(text=self.reply, prompt_tokens=10, completion_tokens=3) for _ in requests]
+        return [Completion(text=self.reply(r) if callable(self.reply) else self.reply, prompt_tokens=10,
+                           completion_tokens=3) for r in requests]
+
+
+def echo_system_prompt(request: ChatRequest) -> str:
+    """What a small model does with the `none` memory: it repeats its system prompt, which holds
+    "That is not in my records."."""
+    return request.messages[0]["content"]
+
+
+JUDGE_SAYS_CORRECT = ('{"correct": true, "reason": "fake", "ncr": 1.0, "crc": 1.0, "cc": 1.0, '
+                      '"same_conclusion": true, "veto": false}')
+"""A verdict that both judge templates (rubric and MCD) read as correct."""

@@ -53,7 +53,7 @@ def test_unknown_key_is_named_with_file(task_copy):
 def test_unknown_metric_suggests_the_right_one(task_copy):
     path = task_copy / "_defaults.yaml"
     path.write_text(path.read_text().replace("metric: rouge_l", "metric: rougel"))
-    expected = r"metric_list\[4\].metric: unknown metric 'rougel'; did you mean 'rouge_l'"
+    expected = r"metric_list\[5\].metric: unknown metric 'rougel'; did you mean 'rouge_l'"
     with pytest.raises(TaskConfigError, match=expected):
         load_registry(task_copy)
 

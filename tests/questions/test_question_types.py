@@ -71,6 +71,14 @@ def test_a_toy_type_needs_only_its_spec_and_phrasing(kb, tmp_path, monkeypatch):
         toys = [q for q in questions if q.query_type == "TOY"]
         assert [q.question for q in toys] == ["How old did I say I was?"]
         assert "TOY" in type_codes()
+        # scoring, aggregation and the card read the same registry
+        from medmemorybench.dataset.card import render_card  # noqa: F401  (imports cleanly with the toy type)
+        from medmemorybench.scoring import aggregate, score_answer
+
+        scores = score_answer(toys[0], toys[0].answer)
+        assert scores["correct"].value == 1.0 and "key_fact_rubric" in scores
+        rows = [{"query_type": "TOY", "mode": "efficient", "checkpoint": 10, "value": 1.0}]
+        assert aggregate(rows, macro_types=None).macro[0].mean == 1.0
     finally:
         unregister("TOY")
     assert "TOY" not in type_codes()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from medmemorybench.scoring import PAPER_TYPES, aggregate, score_answer, selective_score
+from medmemorybench.questions.spec import paper_codes
+from medmemorybench.scoring import aggregate, score_answer, selective_score
 from tests.scoring.rows import abstain, eem, mq
 
 ABSTENTION = "That is not in my records."
@@ -103,11 +104,11 @@ def test_constant_systems_lose_to_a_memory(questions):
 def test_always_abstaining_scores_zero_on_answerable_types(questions):
     macro, _, by_type = _summary(questions, SYSTEMS["always_abstain"])
     assert macro == 0.0
-    assert {t: by_type[t] for t in PAPER_TYPES} == dict.fromkeys(PAPER_TYPES, 0.0)
+    assert {t: by_type[t] for t in paper_codes()} == dict.fromkeys(paper_codes(), 0.0)
     assert by_type["ABS"] == 1.0
 
 
 def test_always_answering_pays_for_every_guess(questions):
     _, _, by_type = _summary(questions, SYSTEMS["always_answer"])
     assert by_type["ABS"] == -1.0
-    assert all(by_type[t] < 1.0 for t in PAPER_TYPES)
+    assert all(by_type[t] < 1.0 for t in paper_codes())

@@ -6,10 +6,12 @@ apply), so neither answer wins by default. Plus: does a disclosed habit work aga
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import MedicationFact
+from medmemorybench.simulate.safety import verdict
 from medmemorybench.simulate.timeline import state_on
 
 
@@ -50,6 +52,45 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                                 [detail], f"ig:habit:{trap.option}", kind="habit", trap_category=trap.category,
                                 common_wrong_answer=finder.say("ig", "habit_wrong")))
     drafts += _take_now(finder, checkpoint)
+    drafts += _over_the_counter(finder, checkpoint)
+    return drafts
+
+
+def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
+    """A common remedy the patient might reach for (`answers.otc_use` lists them): no when a disclosed fact or a
+    drug they take now bars it (each named), yes when nothing on record does. Other rules (age, kidney
+    function) are left out: the year's records do not always state what decides them."""
+    upto = finder.upto(checkpoint)
+    if not upto:
+        return []
+    taking = set(state_on(finder.year, upto[-1].date).medications)
+    patient = replace(finder.patient, taking=taking)
+    joiner = finder.say("joiner", "and")
+    drafts: list[Draft] = []
+    for drug, use in finder.phrasing.common("answers")["otc_use"].items():
+        if drug not in finder.kb.drugs or drug in finder.ever_given() or finder.in_pool(drug, "abs"):
+            continue
+        result = verdict(finder.kb, drug, patient)
+        traps = finder.forbidding(drug, checkpoint)
+        taken = sorted({b.rule.split(":")[1].split("+")[0] for b in result.blocks if b.rule.startswith("interaction:")}
+                       & taking)
+        fields = {"drug": finder.drug(drug), "purpose": use}
+        if traps or taken:
+            reasons = [finder.trap_reason(t) for t in traps]
+            reasons += [finder.say("ig", "taken_reason", drug=finder.drug(d)) for d in taken]
+            keys = [finder.trap_detail(traps[0])] if traps else [finder.drug(taken[0])]
+            evidence = [e for e in (finder.disclosure(t) for t in traps) if e] or \
+                [next(e for e, f in finder.facts(checkpoint, MedicationFact) if f.drug == taken[0])]  # type: ignore[union-attr]
+            drafts.append(Draft("IG", "ig.over_the_counter", fields,
+                                finder.say("ig", "barred", drug=finder.drug(drug), reasons=joiner.join(reasons)),
+                                evidence, keys, f"ig:{drug}", kind="otc:no", entities=(drug,),
+                                trap_category=traps[0].category if traps else None,
+                                common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
+        elif result.is_allowed:
+            drafts.append(Draft("IG", "ig.over_the_counter", fields,
+                                finder.say("ig", "otc_fine", drug=finder.drug(drug), purpose=use),
+                                [upto[-1]], [], f"ig:{drug}", kind="otc:yes", entities=(drug,),
+                                common_wrong_answer=finder.say("ig", "wrong_no", **fields)))
     return drafts
 
 
