@@ -35,7 +35,7 @@ def test_schedule_per_checkpoint(patients):
             assert counts["MQ"] <= 2 and counts["IG"] <= 2
             assert counts["MCD"] == 0 or checkpoint % 20 == 0
         total = Counter(q.query_type for q in patient.questions)
-        assert total["EEM"] >= 16 and total["TLA"] >= 18 and total["SUA"] == 10 and total["ABS"] >= 5
+        assert total["EEM"] >= 16 and total["TLA"] >= 18 and total["SUA"] >= 8 and total["ABS"] >= 5
 
 
 def test_evidence_is_never_after_the_checkpoint(patients):

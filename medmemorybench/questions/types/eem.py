@@ -10,8 +10,9 @@ from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import AdverseFact, LabFact, MedicationFact, TestFact
 
-DISCLOSED_ASKED = ("disease_history", "lifestyle_economic", "medication_history", "medication_preference")
-"""Trap facts asked back as told (the allergy has its own phrasing; a diet habit is asked by IG)."""
+DISCLOSED_ASKED = ("disease_history", "lifestyle_economic", "medication_history")
+"""Trap facts asked back as told, where the answer is one entity (the allergy has its own phrasing; a preference
+or a diet habit is a sentence, tested by MQ and IG instead)."""
 
 
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:

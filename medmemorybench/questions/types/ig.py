@@ -29,10 +29,11 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             purpose = finder.step_purpose(forbidden.step)
             fields = {"drug": finder.drug(drug), "purpose": purpose}
             barring = finder.forbidding(drug, checkpoint)
-            if barring and barring[0] is trap:  # one draft per drug, naming every disclosed fact that bars it
+            if trap in barring:  # one fact per drug, naming every disclosed fact that bars it; a draft per barring
+                # trap's category (the schedule takes one, preferring a category not yet tested)
                 reasons = joiner.join(finder.trap_reason(t) for t in barring)
                 answer = finder.say("ig", "barred", drug=finder.drug(drug), reasons=reasons)
-                evidence = [event, *(finder.disclosure(t) for t in barring[1:])]
+                evidence = [event, *(finder.disclosure(t) for t in barring if t is not trap)]
                 drafts.append(Draft("IG", "ig.drug_suggestion", fields, answer, [e for e in evidence if e], [detail],
                                     f"ig:{drug}", kind="suggest:no", entities=(drug,), trap_category=trap.category,
                                     common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
@@ -45,6 +46,11 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                 drafts.append(Draft("IG", "ig.drug_suggestion", safe_fields, answer, [event], [detail],
                                     f"ig:{safe}", kind="suggest:yes", entities=(safe,), trap_category=trap.category,
                                     common_wrong_answer=finder.say("ig", "wrong_no", **safe_fields)))
+        if trap.category == "medication_preference":
+            drafts.append(Draft("IG", "ig.preference", {"condition_lay": finder.condition_lay()},
+                                finder.say("ig", "preference", preference=detail), [event], [detail],
+                                "ig:preference", kind="preference", trap_category=trap.category,
+                                common_wrong_answer=finder.say("ig", "preference_wrong")))
         if trap.category == "diet_preference" and trap.undermined_advice:
             advice = finder.t(finder.kb.advice[trap.undermined_advice[0]].text)
             answer = finder.say("ig", "habit", habit=detail, advice=advice)
@@ -83,20 +89,21 @@ def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
                 [next(e for e, f in finder.facts(checkpoint, MedicationFact) if f.drug == taken[0])]  # type: ignore[union-attr]
             drafts.append(Draft("IG", "ig.over_the_counter", fields,
                                 finder.say("ig", "barred", drug=finder.drug(drug), reasons=joiner.join(reasons)),
-                                evidence, keys, f"ig:{drug}", kind="otc:no", entities=(drug,),
+                                evidence, keys, f"ig:{drug}:otc:no", kind="otc:no", entities=(drug,),
                                 trap_category=traps[0].category if traps else None,
                                 common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
         elif result.is_allowed:
             drafts.append(Draft("IG", "ig.over_the_counter", fields,
                                 finder.say("ig", "otc_fine", drug=finder.drug(drug), purpose=use),
-                                [upto[-1]], [], f"ig:{drug}", kind="otc:yes", entities=(drug,),
+                                [upto[-1]], [], f"ig:{drug}:otc:yes", kind="otc:yes", entities=(drug,),
                                 common_wrong_answer=finder.say("ig", "wrong_no", **fields)))
     return drafts
 
 
 def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
     """May I take this drug now? Yes for one the patient is on (with its dose), no for one stopped for a reason
-    (with the reason). Both polarities have the same wording, so being asked tells nothing."""
+    (with the reason). Both polarities have the same wording, so being asked tells nothing. The fact key holds
+    the drug's state: a drug is asked again only once its state has changed (a new dose, stopped since)."""
     upto = finder.upto(checkpoint)
     if not upto:
         return []
@@ -107,8 +114,9 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
         answer = finder.say("ig", "carry_on", drug=finder.drug(drug), dose=value,
                             frequency=finder.words.word("frequency", dose.frequency))
         drafts.append(Draft("IG", "ig.take_now", {"drug": finder.drug(drug)}, answer,
-                            [e for e in upto if e.date == dose.since][:1], [value], f"ig:{drug}", kind="take:yes",
-                            entities=(drug,), common_wrong_answer=finder.say("ig", "wrong_no", drug=finder.drug(drug))))
+                            [e for e in upto if e.date == dose.since][:1], [value], f"ig:{drug}:on:{dose.since}",
+                            kind="take:yes", entities=(drug,),
+                            common_wrong_answer=finder.say("ig", "wrong_no", drug=finder.drug(drug))))
     for event, fact in finder.facts(checkpoint, MedicationFact):
         if fact.action != "stop" or fact.drug in state.medications:  # type: ignore[union-attr]
             continue
@@ -118,7 +126,7 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
         why, key = reason
         name = finder.drug(fact.drug)  # type: ignore[union-attr]
         drafts.append(Draft("IG", "ig.take_now", {"drug": name}, finder.say("ig", "stopped", drug=name, why=why),
-                            [event], [key], f"ig:{fact.drug}", kind="take:no", entities=(fact.drug,),  # type: ignore[union-attr]
+                            [event], [key], f"ig:{fact.drug}:off", kind="take:no", entities=(fact.drug,),  # type: ignore[union-attr]
                             common_wrong_answer=finder.say("ig", "wrong_restart", drug=name)))
     return drafts
 

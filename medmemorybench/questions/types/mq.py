@@ -36,7 +36,8 @@ def _draw(rng: random.Random, right: list[str], wrong: list[str]) -> list[tuple[
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     drafts: list[Draft] = []
     ever = finder.ever_given()
-    pool = sorted(d for d in finder.pools if finder.in_pool(d, "mq", "shared") and d not in ever)
+    guideline = {d for s in finder.condition.care_path for d in s.drug_keys}  # options are for the condition
+    pool = sorted(d for d in finder.pools if finder.in_pool(d, "mq", "shared") and d not in ever and d in guideline)
     safe = [d for d in pool if finder.is_safe(d)]
     for trap, event in finder.disclosed(checkpoint):
         wrong = [d for d in pool if d in trap.forbidden_drugs]
