@@ -87,21 +87,32 @@ def _by_patient(questions: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-def _mentions(others: list[dict], name: str) -> dict[str, bool]:
-    """In which types' question texts (or MQ options) a name appears."""
-    found = {}
-    for q in others:
-        text = normalize_text(q["question"] + " " + " ".join(q.get("options") or []))
-        found[q["query_type"]] = found.get(q["query_type"], False) or name in text
+def _mentions(others: list[tuple[str, str]], name: str) -> dict[str, bool]:
+    """In which types' question texts (or MQ options) a name appears; `others` are (type, normalized text)."""
+    found: dict[str, bool] = {}
+    for query_type, text in others:
+        found[query_type] = found.get(query_type, False) or name in text
     found["any"] = any(found.values())
     return found
+
+
+def _others(questions: list[dict]) -> dict[str, list[tuple[str, str]]]:
+    """For each question id, the (type, normalized text and options) of the patient's other questions."""
+    texts = {q["query_id"]: (q["query_type"], normalize_text(q["question"] + " " + " ".join(q.get("options") or [])))
+             for q in questions}
+    out = {}
+    for members in _by_patient(questions).values():
+        for q in members:
+            out[q["query_id"]] = [texts[p["query_id"]] for p in members if p is not q]
+    return out
 
 
 def question_only(questions: list[dict]) -> list[ProbeResult]:
     results = []
     patients = _by_patient(questions)
     # MQ: choose the options a feature marks (or does not); an empty choice falls back to "A"
-    mq = [(q, [p for p in patients[q["persona_id"]] if p is not q]) for q in questions if q["query_type"] == "MQ"]
+    context = _others(questions)
+    mq = [(q, context[q["query_id"]]) for q in questions if q["query_type"] == "MQ"]
     if mq:
         best, best_rule = 0.0, ""
         for feature in FEATURES:
@@ -115,7 +126,7 @@ def question_only(questions: list[dict]) -> list[ProbeResult]:
                     best, best_rule = hits / len(mq), f"options {'' if wanted else 'not '}named in {feature}"
         bar = max(_best_constant_mq(questions) + MARGIN, chance_bar(1 / len(LETTER_SETS), len(mq), RULES))
         results.append(ProbeResult("question_only", "MQ", best, bar, best <= bar, f"{best_rule} (n={len(mq)})"))
-    ig = [(q, [p for p in patients[q["persona_id"]] if p is not q]) for q in questions
+    ig = [(q, context[q["query_id"]]) for q in questions
           if q["query_type"] == "IG" and _polarity(q["answer"]) != "other"]
     if ig:
         vocabulary = sorted({_option_name(o) for q in questions for o in q.get("options") or []}, key=len,
@@ -138,8 +149,8 @@ def question_only(questions: list[dict]) -> list[ProbeResult]:
         leaked = 0
         for q in rows:
             facts = [normalize_text(f) for f in q["key_facts"]]
-            others = [normalize_text(p["question"]) for p in patients[q["persona_id"]] if p is not q]
-            leaked += any(all(f in other for f in facts) for other in others)
+            texts = [normalize_text(p["question"]) for p in patients[q["persona_id"]] if p is not q]
+            leaked += any(all(f in text for f in facts) for text in texts)
         share = leaked / len(rows)
         results.append(ProbeResult("question_only", code, share, MAX_KEY_FACT_LEAK, share <= MAX_KEY_FACT_LEAK,
                                    "another question of the patient states every key fact"))
