@@ -85,13 +85,13 @@ class _Schedule:
         return draft.names_date and (self.dated[spec.code] + 1) > spec.date_cap * (self.asked[spec.code] + 1)
 
     def over_kind_cap(self, spec: QuestionType, draft: Draft) -> bool:
-        """Whether taking the draft would push its sub-kind past the type's cap (one question of slack, so a
-        patient's first questions can be of any kind)."""
+        """Whether taking the draft would push its sub-kind past the type's cap (a patient's first question may be
+        of any kind)."""
         group, _, side = draft.kind.partition(":")
         if spec.balanced and side:  # a side may lead by one question (`_trim_unpaired` evens it at the end)
             other = "no" if side == "yes" else "yes"
             return self.kinds[(spec.code, draft.kind)] > self.kinds[(spec.code, f"{group}:{other}")]
-        return self.kinds[(spec.code, draft.kind)] + 1 > spec.kind_cap * (self.asked[spec.code] + 1) + 1
+        return self.kinds[(spec.code, draft.kind)] + 1 > max(1.0, spec.kind_cap * (self.asked[spec.code] + 1))
 
     def take(self, spec: QuestionType, draft: Draft, checkpoint: int, text: str) -> None:
         self.used_facts.add(draft.fact_key)

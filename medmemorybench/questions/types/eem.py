@@ -8,7 +8,7 @@ import random
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.simulate.models import AdverseFact, LabFact, MedicationFact, TestFact
+from medmemorybench.simulate.models import AdverseFact, DiagnosisFact, LabFact, MedicationFact, TestFact
 
 DISCLOSED_ASKED = ("disease_history", "lifestyle_economic", "medication_history")
 """Trap facts asked back as told, where the answer is one entity (the allergy has its own phrasing; a preference
@@ -40,6 +40,15 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             detail = finder.trap_detail(trap)
             drafts.append(Draft("EEM", f"eem.{trap.category}", {}, detail, [event], [detail], f"told:{trap.category}",
                                 kind="disclosed", trap_category=trap.category))
+    for event, fact in finder.facts(checkpoint, DiagnosisFact):
+        assert isinstance(fact, DiagnosisFact)
+        name = finder.t(fact.name)
+        if fact.status == "suspected":
+            drafts.append(Draft("EEM", "eem.first_thought", {}, name, [event], [name], "first_thought",
+                                kind="diagnosis"))
+        elif fact.status == "complication":
+            drafts.append(Draft("EEM", "eem.complication_in_month", {"month": finder.month_of(event)}, name, [event],
+                                [name], f"complication:{fact.icd11}:{finder.month_of(event)}", kind="diagnosis"))
     drafts += _labs(finder, checkpoint)
     for event, fact in finder.facts(checkpoint, TestFact):
         assert isinstance(fact, TestFact)
