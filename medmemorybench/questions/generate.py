@@ -29,6 +29,9 @@ WINDOW = 10
 OLD_AGE, OLD_FROM_CHECKPOINT, OLD_SHARE = 30, 50, 0.35
 """From checkpoint 50 on, aim for this share of questions needing a session 30 or more back (the bar is 30 %)."""
 NEW_ONLY_SHARE = 0.45
+BALANCE_LEAD = 1
+"""How far one side of a balanced type (IG yes/no) may lead while the schedule runs (the end-of-year trimming
+evens it among questions that look alike; more room was tried and kept fewer)."""
 """Aim for at most this share needing only the newest `WINDOW` sessions (the bar is 50 %)."""
 
 
@@ -86,12 +89,16 @@ class _Schedule:
 
     def over_kind_cap(self, spec: QuestionType, draft: Draft) -> bool:
         """Whether taking the draft would push its sub-kind past the type's cap (a patient's first question may be
-        of any kind)."""
-        group, _, side = draft.kind.partition(":")
-        if spec.balanced and side:  # a side may lead by one question (`_trim_unpaired` evens it at the end)
+        of any kind); for a balanced type, whether its side would lead the other by more than `BALANCE_LEAD`
+        (`_trim_unpaired` evens the sides at the end, among questions that look alike)."""
+        side = draft.kind.partition(":")[2]
+        if spec.balanced and side:
             other = "no" if side == "yes" else "yes"
-            return self.kinds[(spec.code, draft.kind)] > self.kinds[(spec.code, f"{group}:{other}")]
+            return self._side(spec, side) >= self._side(spec, other) + BALANCE_LEAD
         return self.kinds[(spec.code, draft.kind)] + 1 > max(1.0, spec.kind_cap * (self.asked[spec.code] + 1))
+
+    def _side(self, spec: QuestionType, side: str) -> int:
+        return sum(v for (code, kind), v in self.kinds.items() if code == spec.code and kind.endswith(f":{side}"))
 
     def take(self, spec: QuestionType, draft: Draft, checkpoint: int, text: str) -> None:
         self.used_facts.add(draft.fact_key)
@@ -193,26 +200,41 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
 
 
 def _trim_unpaired(chosen: list[tuple[int, Draft, str]]) -> list[tuple[int, Draft, str]]:
-    """Drop a balanced type's latest questions of a side that leads the other (yes and no golds end equal, but
-    for the only question testing a trap category)."""
+    """Even a balanced type's yes and no golds among questions that look alike from the outside: the same set
+    of types whose other questions name the drug asked about (a drug the patient takes is named by dose and
+    date questions, a drug never given is not), so no rule on what other questions name tells yes from no.
+    The latest of a leading side are dropped, but for the only question testing a trap category; repeated
+    until nothing changes (dropping a question changes what the others see)."""
     balanced = {s.code for s in question_types() if s.balanced}
-    sides = Counter(d.kind for _, d, _ in chosen if d.query_type in balanced and ":" in d.kind)
-    drop: set[int] = set()
-    categories = Counter(d.trap_category for _, d, _ in chosen if d.trap_category)
-    for kind, count in sides.items():
-        group, _, side = kind.partition(":")
-        surplus = count - sides.get(f"{group}:{'no' if side == 'yes' else 'yes'}", 0)
-        for position in reversed(range(len(chosen))):
-            draft = chosen[position][1]
-            if surplus <= 0:
-                break
-            if draft.kind != kind or draft.query_type not in balanced or categories[draft.trap_category] == 1:
-                continue  # (the only question testing a trap category stays)
-            drop.add(position)
-            surplus -= 1
-            if draft.trap_category:
-                categories[draft.trap_category] -= 1
-    return [item for position, item in enumerate(chosen) if position not in drop]
+    kept = list(chosen)
+    while True:
+        texts = [(d.query_type, normalize_text(t + " " + " ".join(d.options))) for _, d, t in kept]
+        categories = Counter(d.trap_category for _, d, _ in kept if d.trap_category)
+        strata: dict[tuple, dict[str, list[int]]] = {}
+        for position, (_, draft, _) in enumerate(kept):
+            side = draft.kind.partition(":")[2]
+            if draft.query_type not in balanced or not side:
+                continue
+            name = normalize_text(draft.fields.get("drug", ""))
+            seen_in = tuple(sorted({t for other, (t, text) in enumerate(texts) if other != position and name in text}))
+            strata.setdefault(seen_in, {"yes": [], "no": []})[side].append(position)
+        drop: set[int] = set()
+        for sides in strata.values():
+            lead = "yes" if len(sides["yes"]) > len(sides["no"]) else "no"
+            surplus = len(sides[lead]) - len(sides["no" if lead == "yes" else "yes"])
+            for position in reversed(sides[lead]):
+                if surplus <= 0:
+                    break
+                category = kept[position][1].trap_category
+                if category and categories[category] == 1:
+                    continue  # (the only question testing a trap category stays)
+                drop.add(position)
+                surplus -= 1
+                if category:
+                    categories[category] -= 1
+        if not drop:
+            return kept
+        kept = [item for position, item in enumerate(kept) if position not in drop]
 
 
 def _finish(draft: Draft, year: CareYear, checkpoint: int, number: int, text: str) -> Question:

@@ -108,8 +108,10 @@ def test_a_patient_never_gets_the_same_question_twice(rows):
     assert duplicates(rows)[0].passed
 
 
-def test_default_shaped_cohort_passes_the_age_date_abs_and_constant_probes(rows):
-    for result in evidence_age(rows) + date_in_question(rows) + abs_wording(rows) + constant(rows):
+def test_default_shaped_cohort_passes_every_question_probe(rows):
+    # (the schedule's leak rules and the IG trimming are what make the question-only solver fail)
+    probes = (question_only, evidence_age, date_in_question, abs_wording, constant)
+    for result in (r for probe in probes for r in probe(rows)):
         assert result.passed, result
 
 
