@@ -21,7 +21,7 @@ def node_key(finder: FactFinder, event: Event) -> str | None:
             return finder.t(fact.name)
         if isinstance(fact, AdherenceFact):
             return str(fact.missed_days)
-        if isinstance(fact, MedicationFact) and fact.action in ("start", "increase"):
+        if isinstance(fact, MedicationFact) and fact.action in CHANGE_TEMPLATES:
             return finder.drug(fact.drug)
     lab = next((f for f in event.facts if isinstance(f, LabFact)), None)
     return finder.lab_value(lab) if lab is not None else None
@@ -69,11 +69,15 @@ def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, st
     last = nodes[-1]
     if last.kind == "diagnosis":
         return "mcd.why_diagnosis", {"condition_lay": finder.condition_lay()}
-    started = next((f for f in last.facts if isinstance(f, MedicationFact) and f.action in ("start", "increase")),
-                   None)
-    if started is not None:
-        return f"mcd.why_{started.action}", {"drug": finder.drug(started.drug)}
+    changed = next((f for f in last.facts if isinstance(f, MedicationFact) and f.action in CHANGE_TEMPLATES), None)
+    if changed is not None:
+        return CHANGE_TEMPLATES[changed.action], {"drug": finder.drug(changed.drug)}
     return None
+
+
+CHANGE_TEMPLATES = {"start": "mcd.why_start", "administer": "mcd.why_start", "increase": "mcd.why_increase",
+                    "decrease": "mcd.why_decrease", "stop": "mcd.why_stop"}
+"""The phrasing of a chain that ends in a change to a drug, by the change."""
 
 
 register(QuestionType(
