@@ -185,6 +185,12 @@ class FactFinder:
         return trap_detail(self.kb, trap, self.lang)
 
     def trap_reason(self, trap: Trap) -> str:
+        """Why a disclosed fact bars a drug, as a gold says it (a long-standing drug with what it is taken for:
+        naproxen is barred by the ulcer pantoprazole treats, not by pantoprazole)."""
+        key = (trap.indication or "").removeprefix("history:")
+        if trap.category == "medication_history" and key in self.kb.history_conditions:
+            return self.say("trap_reason", "medication_history_for", detail=self.trap_detail(trap),
+                            condition=self.t(self.kb.history_conditions[key].name))
         return self.say("trap_reason", trap.category, detail=self.trap_detail(trap))
 
     def step_purpose(self, step_key: str) -> str:
