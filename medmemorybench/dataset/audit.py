@@ -30,6 +30,7 @@ from pathlib import Path
 
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.spec import paper_codes
+from medmemorybench.scoring.multiple_choice import split_option
 
 LETTER_SETS = [",".join(c) for n in (1, 2, 3) for c in combinations("ABCD", n)]
 """Every answer an MQ question admits (1-3 of 4 letters): 14."""
@@ -77,7 +78,7 @@ def _polarity(text: str) -> str:
 
 
 def _option_name(option: str) -> str:
-    return normalize_text(option.split(". ", 1)[-1])
+    return normalize_text(split_option(option)[1])
 
 
 def _by_patient(questions: list[dict]) -> dict[str, list[dict]]:
@@ -119,7 +120,7 @@ def question_only(questions: list[dict]) -> list[ProbeResult]:
             for wanted in (True, False):
                 hits = 0
                 for q, others in mq:
-                    chosen = [o.split(".", 1)[0] for o in q["options"]
+                    chosen = [split_option(o)[0] for o in q["options"]
                               if _mentions(others, _option_name(o)).get(feature, False) is wanted] or ["A"]
                     hits += sorted(chosen) == sorted(q["correct_options"])
                 if hits / len(mq) > best:

@@ -47,8 +47,6 @@ class Draft:
     """What the question is about (one per patient: no fact is asked twice)."""
     kind: str = ""
     """Sub-kind for the mix quotas (EEM: dose, drug, lab, finding, effect, allergen)."""
-    entities: tuple[str, ...] = ()
-    """Drugs, labs or dates the question names (no entity may serve two questions' answers; see generate)."""
     names_date: bool = False
     """The question names a session's date (a metadata lookup: capped per type)."""
     aliases: list[str] = field(default_factory=list)
@@ -84,9 +82,9 @@ class FactFinder:
 
     def _drug_pools(self) -> dict[str, str]:
         """The role each drug a question could name plays for this patient: `shared` (asked whether it may be
-        given, or offered as an option: IG golds are half yes and half no), `mq` (an option only) or `abs`
-        (asked about as if it were the patient's, so never an option: being asked as absent would mark the
-        option wrong). Safe drugs are scarce, so `shared` still leaks a little (the audit's MQ probe)."""
+        given, or offered as an option: IG golds are half yes and half no), `abs` (asked about as if it were the
+        patient's, so never an option: being asked as absent would mark the option wrong) or `none` (half the
+        relatives' drugs, held back so that not every relative's drug is an abstention question)."""
         rng = rng_for(self.year.seed, self.year.persona.persona_id, "questions/pools")
         ever = self.ever_given()
         candidates = sorted({d for s in self.condition.care_path for d in s.drug_keys}
@@ -95,7 +93,7 @@ class FactFinder:
         relatives = sorted({d.drug for r in self.year.persona.family for d in r.drugs} - ever - set(pools))
         rng.shuffle(relatives)
         for number, drug in enumerate(relatives):
-            pools[drug] = "abs" if number % 2 == 0 else "mq"
+            pools[drug] = "abs" if number % 2 == 0 else "none"
         classes = {self.kb.drugs[d].drug_class for d in ever}
         for drug in sorted(k for k, d in self.kb.drugs.items() if d.drug_class in classes and k not in ever):
             pools.setdefault(drug, "abs")

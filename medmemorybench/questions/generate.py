@@ -21,6 +21,7 @@ from medmemorybench.questions.phrasing import Phrasing, load_phrasing
 from medmemorybench.questions.spec import QuestionType, question_types
 from medmemorybench.render.models import Session, regular_session_id, session_text
 from medmemorybench.render.templates import load_templates
+from medmemorybench.scoring.multiple_choice import split_option
 from medmemorybench.simulate.models import CareYear
 from medmemorybench.simulate.rng import rng_for
 
@@ -119,9 +120,9 @@ class _Schedule:
 
 def _option_names(draft: Draft) -> tuple[list[str], set[str]]:
     """A choice question's options (normalized names) and the right ones among them."""
-    names = [normalize_text(o.split(". ", 1)[-1]) for o in draft.options]
-    right = {name for name, option in zip(names, draft.options, strict=True)
-             if option.split(".", 1)[0] in draft.correct_options}
+    parsed = [split_option(o) for o in draft.options]
+    names = [normalize_text(body) for _, body in parsed]
+    right = {name for name, (letter, _) in zip(names, parsed, strict=True) if letter in draft.correct_options}
     return names, right
 
 

@@ -16,25 +16,17 @@ from medmemorybench.dataset.audit import (
     evidence_age,
     question_only,
 )
-from medmemorybench.dataset.build import BuildOptions, build_patient
-from medmemorybench.knowledge import default_knowledge
 from medmemorybench.questions.facts import Draft
 from medmemorybench.questions.generate import generate_questions
 from medmemorybench.questions.phrasing import PHRASING_DIR
 from medmemorybench.questions.spec import QuestionType, paper_codes, register, type_codes, unregister
-from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return default_knowledge()
+from tests.questions.conftest import build_cohort
 
 
 @pytest.fixture(scope="module")
 def patients(kb):
-    templates = load_templates("en")
-    return [build_patient(kb, templates, simulate_patient(kb, 3, index), BuildOptions()) for index in range(20)]
+    return build_cohort(kb, 3)
 
 
 @pytest.fixture(scope="module")

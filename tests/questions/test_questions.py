@@ -6,24 +6,16 @@ from collections import Counter
 
 import pytest
 
-from medmemorybench.dataset.build import BuildOptions, build_patient
-from medmemorybench.knowledge import default_knowledge
 from medmemorybench.normalize import normalize_text
 from medmemorybench.render.models import session_text
-from medmemorybench.render.templates import load_templates
-from medmemorybench.simulate import simulate_patient, state_on
+from medmemorybench.simulate import state_on
 from medmemorybench.simulate.models import TRAP_CATEGORIES
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return default_knowledge()
+from tests.questions.conftest import build_cohort
 
 
 @pytest.fixture(scope="module")
 def patients(kb):
-    templates = load_templates("en")
-    return [build_patient(kb, templates, simulate_patient(kb, 11, index), BuildOptions()) for index in range(20)]
+    return build_cohort(kb, 11)
 
 
 def test_schedule_per_checkpoint(patients):

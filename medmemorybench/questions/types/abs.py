@@ -24,7 +24,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     aliases = list(finder.phrasing.common("abstain_aliases"))
 
     def absent(template: str, fields: dict, term: str, key: str, kind: str, names_date: bool = False) -> None:
-        drafts.append(Draft("ABS", template, fields, answer, [], [], key, kind=kind, entities=(key,),
+        drafts.append(Draft("ABS", template, fields, answer, [], [], key, kind=kind,
                             names_date=names_date, aliases=aliases, abstain=True, absent_fact=term))
 
     measured = {f.lab for e in finder.events for f in e.facts if isinstance(f, LabFact)}

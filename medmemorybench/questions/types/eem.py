@@ -23,10 +23,10 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             continue
         dose, name = finder.dose(fact), finder.drug(fact.drug)
         drafts.append(Draft("EEM", "eem.start_dose", {"drug": name}, dose, [event], [dose], f"start_dose:{fact.drug}",
-                            kind="dose", entities=(fact.drug,), aliases=[dose.replace(" ", "")]))
+                            kind="dose", aliases=[dose.replace(" ", "")]))
         if fact.reason == "first_line":
             drafts.append(Draft("EEM", "eem.first_line_drug", {"condition_lay": finder.condition_lay()}, name,
-                                [event], [name], "first_line_drug", kind="drug", entities=(fact.drug,)))
+                                [event], [name], "first_line_drug", kind="drug"))
     for event, fact in finder.facts(checkpoint, MedicationFact):
         assert isinstance(fact, MedicationFact)
         if fact.action == "increase" and fact.previous_dose is not None:
@@ -34,7 +34,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             fields = {"drug": finder.drug(fact.drug), "previous_dose": finder.format_number(fact.previous_dose),
                       "unit": fact.unit}
             drafts.append(Draft("EEM", "eem.raised_dose", fields, dose, [event], [dose], f"raised:{event.event_id}",
-                                kind="dose", entities=(fact.drug,), aliases=[dose.replace(" ", "")]))
+                                kind="dose", aliases=[dose.replace(" ", "")]))
     for trap, event in finder.disclosed(checkpoint):
         if trap.category in DISCLOSED_ASKED:
             detail = finder.trap_detail(trap)
@@ -54,13 +54,13 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         assert isinstance(fact, TestFact)
         finding = finder.t(fact.finding)
         drafts.append(Draft("EEM", "eem.test_finding", {"test": finder.t(fact.name)}, finding, [event], [finding],
-                            f"test:{fact.test}", kind="finding", entities=(fact.test,)))
+                            f"test:{fact.test}", kind="finding"))
     for event, fact in finder.facts(checkpoint, AdverseFact):
         assert isinstance(fact, AdverseFact)
         name = finder.effect_name(fact)
         effect = next(e for e in finder.kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
         drafts.append(Draft("EEM", "eem.adverse_effect", {"drug": finder.drug(fact.drug)}, name, [event], [name],
-                            f"adverse:{fact.drug}", kind="effect", entities=(fact.drug,),
+                            f"adverse:{fact.drug}", kind="effect",
                             aliases=[finder.t(effect.lay)]))
     for trap, event in finder.disclosed(checkpoint):
         if trap.category == "allergy":
@@ -84,7 +84,7 @@ def _labs(finder: FactFinder, checkpoint: int) -> list[Draft]:
                   lab: str = lab, lay: str = lay) -> Draft:
             value = finder.lab_value(fact)
             return Draft("EEM", template, {"lab_lay": lay, **fields}, value, [event, *extra], [value],
-                         f"lab:{lab}:{event.event_id}", kind="lab", entities=(lab,), names_date=names_date,
+                         f"lab:{lab}:{event.event_id}", kind="lab", names_date=names_date,
                          aliases=[value.replace(" ", "")])
 
         first_event, first_fact = points[0]

@@ -35,7 +35,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                 answer = finder.say("ig", "barred", drug=finder.drug(drug), reasons=reasons)
                 evidence = [event, *(finder.disclosure(t) for t in barring if t is not trap)]
                 drafts.append(Draft("IG", "ig.drug_suggestion", fields, answer, [e for e in evidence if e], [detail],
-                                    f"ig:{drug}", kind="suggest:no", entities=(drug,), trap_category=trap.category,
+                                    f"ig:{drug}", kind="suggest:no", trap_category=trap.category,
                                     common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
             for safe in steps[forbidden.step].drug_keys:
                 if safe == drug or safe in ever or not finder.in_pool(safe, "shared") or not finder.is_safe(safe):
@@ -44,7 +44,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                 fact = finder.say("ig", "yes_fact", detail=finder.trap_reason(trap))
                 answer = finder.say("ig", "suitable", drug=finder.drug(safe), fact=fact)
                 drafts.append(Draft("IG", "ig.drug_suggestion", safe_fields, answer, [event], [detail],
-                                    f"ig:{safe}", kind="suggest:yes", entities=(safe,), trap_category=trap.category,
+                                    f"ig:{safe}", kind="suggest:yes", trap_category=trap.category,
                                     common_wrong_answer=finder.say("ig", "wrong_no", **safe_fields)))
         if trap.category == "medication_preference":
             drafts.append(Draft("IG", "ig.preference", {"condition_lay": finder.condition_lay()},
@@ -89,13 +89,13 @@ def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
                 [next(e for e, f in finder.facts(checkpoint, MedicationFact) if f.drug == taken[0])]  # type: ignore[union-attr]
             drafts.append(Draft("IG", "ig.over_the_counter", fields,
                                 finder.say("ig", "barred", drug=finder.drug(drug), reasons=joiner.join(reasons)),
-                                evidence, keys, f"ig:{drug}:otc:no", kind="otc:no", entities=(drug,),
+                                evidence, keys, f"ig:{drug}:otc:no", kind="otc:no",
                                 trap_category=traps[0].category if traps else None,
                                 common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
         elif result.is_allowed:
             drafts.append(Draft("IG", "ig.over_the_counter", fields,
                                 finder.say("ig", "otc_fine", drug=finder.drug(drug), purpose=use),
-                                [upto[-1]], [], f"ig:{drug}:otc:yes", kind="otc:yes", entities=(drug,),
+                                [upto[-1]], [], f"ig:{drug}:otc:yes", kind="otc:yes",
                                 common_wrong_answer=finder.say("ig", "wrong_no", **fields)))
     return drafts
 
@@ -115,7 +115,7 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
                             frequency=finder.words.word("frequency", dose.frequency))
         drafts.append(Draft("IG", "ig.take_now", {"drug": finder.drug(drug)}, answer,
                             [e for e in upto if e.date == dose.since][:1], [value], f"ig:{drug}:on:{dose.since}",
-                            kind="take:yes", entities=(drug,),
+                            kind="take:yes",
                             common_wrong_answer=finder.say("ig", "wrong_no", drug=finder.drug(drug))))
     for event, fact in finder.facts(checkpoint, MedicationFact):
         if fact.action != "stop" or fact.drug in state.medications:  # type: ignore[union-attr]
@@ -126,7 +126,7 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
         why, key = reason
         name = finder.drug(fact.drug)  # type: ignore[union-attr]
         drafts.append(Draft("IG", "ig.take_now", {"drug": name}, finder.say("ig", "stopped", drug=name, why=why),
-                            [event], [key], f"ig:{fact.drug}:off", kind="take:no", entities=(fact.drug,),  # type: ignore[union-attr]
+                            [event], [key], f"ig:{fact.drug}:off", kind="take:no",  # type: ignore[union-attr]
                             common_wrong_answer=finder.say("ig", "wrong_restart", drug=name)))
     return drafts
 

@@ -1,5 +1,5 @@
 """MQ, multiple choice: four options, one to three correct. Which are safe for this patient (against a
-disclosed trap), or which the patient takes now. Options come from the patient's `mq` drug pool only
+disclosed trap), or which the patient takes now. Options are guideline drugs of the `shared` pool
 (see `FactFinder._drug_pools`): never a drug an abstention question asks about."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     drafts: list[Draft] = []
     ever = finder.ever_given()
     guideline = {d for s in finder.condition.care_path for d in s.drug_keys}  # options are for the condition
-    pool = sorted(d for d in finder.pools if finder.in_pool(d, "mq", "shared") and d not in ever and d in guideline)
+    pool = sorted(d for d in finder.pools if finder.in_pool(d, "shared") and d not in ever and d in guideline)
     safe = [d for d in pool if finder.is_safe(d)]
     for trap, event in finder.disclosed(checkpoint):
         wrong = [d for d in pool if d in trap.forbidden_drugs]
@@ -62,7 +62,6 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             evidence = [starts[d] for d in right if d in starts]
             drafts.append(Draft("MQ", "mq.current_drugs", {}, ", ".join(correct), evidence,
                                 [finder.drug(d) for d in right], f"mq_current:{checkpoint}", kind="current",
-                                entities=tuple(d for d, _ in picks),
                                 options=options, correct_options=correct))
     return drafts
 

@@ -24,7 +24,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             event, fact = points[-1]
             value = finder.lab_value(fact)
             drafts.append(Draft("SUA", "sua.latest_lab", {"lab_lay": finder.lab_lay(lab)}, value, [event], [value],
-                                f"latest:{lab}:{event.event_id}", kind="lab", entities=(lab,),
+                                f"latest:{lab}:{event.event_id}", kind="lab",
                                 aliases=[value.replace(" ", "")]))
     state = state_on(finder.year, upto[-1].date)
     by_date = {e.date: e for e in upto}
@@ -38,7 +38,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             continue  # only a dose that changed is a state update
         value = f"{finder.format_number(dose.dose)} {dose.unit}"
         drafts.append(Draft("SUA", "sua.current_dose", {"drug": finder.drug(drug)}, value, [event], [value],
-                            f"dose:{drug}:{dose.since}", kind="dose", entities=(drug,),
+                            f"dose:{drug}:{dose.since}", kind="dose",
                             aliases=[value.replace(" ", "")]))
     for event in upto:
         if event.kind == "switch":
@@ -47,8 +47,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                 continue
             name = finder.drug(start.drug)
             drafts.append(Draft("SUA", "sua.replacement", {"drug": finder.drug(stop.drug)}, name,
-                                [stopped_in, event], [name], f"replacement:{event.event_id}", kind="replacement",
-                                entities=(stop.drug, start.drug)))
+                                [stopped_in, event], [name], f"replacement:{event.event_id}", kind="replacement"))
     return drafts
 
 

@@ -13,9 +13,9 @@ from medmemorybench.simulate.models import DiagnosisFact, LabFact, MedicationFac
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     drafts: list[Draft] = []
 
-    def when(template: str, fields: dict, event, fact_key: str, kind: str, entities=()) -> None:  # noqa: ANN001
+    def when(template: str, fields: dict, event, fact_key: str, kind: str) -> None:  # noqa: ANN001
         drafts.append(Draft("TLA", template, fields, event.date, [event], [event.date], fact_key, kind=kind,
-                            entities=tuple(entities), aliases=date_aliases(event.date)))
+                            aliases=date_aliases(event.date)))
 
     first_seen: dict[str, tuple] = {}
     for event, fact in finder.facts(checkpoint, LabFact):
@@ -27,20 +27,18 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         when(template, fields, event, f"first_date:{key}", key.partition(":")[0])
     for event, fact in finder.first_starts(checkpoint):
         if fact.reason != "long_term":
-            when("tla.start_date", {"drug": finder.drug(fact.drug)}, event, f"start_date:{fact.drug}", "start",
-                 (fact.drug,))
+            when("tla.start_date", {"drug": finder.drug(fact.drug)}, event, f"start_date:{fact.drug}", "start")
     stops = [(e, f) for e, f in finder.facts(checkpoint, MedicationFact) if f.action == "stop"]  # type: ignore[union-attr]
     stopped_once = [d for d in {f.drug for _, f in stops} if sum(f.drug == d for _, f in stops) == 1]
     for event, fact in stops:
         if fact.drug in stopped_once:
-            when("tla.stop_date", {"drug": finder.drug(fact.drug)}, event, f"stop_date:{fact.drug}", "stop",
-                 (fact.drug,))
+            when("tla.stop_date", {"drug": finder.drug(fact.drug)}, event, f"stop_date:{fact.drug}", "stop")
     increases = [(e, f) for e, f in finder.facts(checkpoint, MedicationFact)
                  if f.action == "increase" and f.previous_dose is not None]  # type: ignore[union-attr]
     for event, fact in increases:
         fields = {"drug": finder.drug(fact.drug), "previous_dose": finder.format_number(fact.previous_dose),
                   "unit": fact.unit}
-        when("tla.dose_change_date", fields, event, f"increase:{event.event_id}", "dose_change", (fact.drug,))
+        when("tla.dose_change_date", fields, event, f"increase:{event.event_id}", "dose_change")
     complications = [f.icd11 for e in finder.upto(checkpoint) for f in e.facts
                      if isinstance(f, DiagnosisFact) and f.status == "complication"]
     for event in finder.upto(checkpoint):
