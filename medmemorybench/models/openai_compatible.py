@@ -2,7 +2,8 @@
 
 Model args: model (required), base_url, api_key_env (default OPENAI_API_KEY), concurrency, max_retries,
 timeout_s, backoff_s, context_window. Requests run with bounded concurrency; 429, 5xx, timeouts and
-connection errors are retried with exponential backoff; a final failure is returned as an error.
+connection errors are retried with exponential backoff; a final failure, and a 200 whose body is not a chat
+completion, are returned as errors (never as answers, never as a crash).
 """
 
 from __future__ import annotations
@@ -70,10 +71,17 @@ class OpenAIBackbone(Backbone):
             except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
                 return Completion(error=f"HTTP {exc.status_code}: {exc.message}",
                                   latency_ms=1000 * (time.perf_counter() - started))
+            except (ValueError, openai.APIResponseValidationError) as exc:  # a 200 whose body is not JSON
+                return Completion(error=f"malformed response: {exc.__class__.__name__}: {exc}",
+                                  latency_ms=1000 * (time.perf_counter() - started))
+            choices = getattr(response, "choices", None)
+            if not isinstance(choices, list) or not choices or getattr(choices[0], "message", None) is None:
+                return Completion(error=f"malformed response: no choices in {str(response)[:200]!r}",
+                                  latency_ms=1000 * (time.perf_counter() - started))
             usage = response.usage
             details = getattr(usage, "prompt_tokens_details", None) if usage else None
             return Completion(
-                text=(response.choices[0].message.content or "").strip(),
+                text=(choices[0].message.content or "").strip(),
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 cached_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,

@@ -62,10 +62,11 @@ def test_concurrent_requests_are_micro_batched_by_the_server(served):
 
 
 class Scripted(BaseHTTPRequestHandler):
-    """Fails with the scripted statuses first, then succeeds."""
+    """Fails with the scripted statuses first, then succeeds (or, with `garbage`, answers 200 with it)."""
 
     script: list[int] = []
     calls = 0
+    garbage: bytes | None = None
 
     def log_message(self, *args):  # noqa: ANN002, ANN201
         pass
@@ -78,7 +79,7 @@ class Scripted(BaseHTTPRequestHandler):
             "id": "x", "object": "chat.completion", "model": "m", "created": 0,
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-        data = json.dumps(body).encode()
+        data = json.dumps(body).encode() if self.garbage is None else self.garbage
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -89,6 +90,7 @@ class Scripted(BaseHTTPRequestHandler):
 @pytest.fixture
 def scripted():
     Scripted.calls = 0
+    Scripted.garbage = None
     server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -122,3 +124,11 @@ def test_unreachable_server_is_an_error_after_retries():
                             backoff_s=0.01, timeout_s=2)
     (out,) = client.generate(_requests(1))
     assert out.error and "APIConnectionError" in out.error
+
+
+@pytest.mark.parametrize("body", [b"{garbage", b'{"id": "x", "object": "chat.completion", "choices": []}'])
+def test_a_garbage_answer_is_an_error_not_a_crash(scripted, body):
+    Scripted.garbage = body
+    client = OpenAIBackbone(model="m", base_url=scripted, concurrency=1, max_retries=2, backoff_s=0.01)
+    (out,) = client.generate(_requests(1))
+    assert out.text == "" and out.error and out.error.startswith("malformed response") and Scripted.calls == 1
