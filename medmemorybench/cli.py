@@ -257,14 +257,7 @@ def audit_cmd(
     Example: medmemorybench audit out/medmemorybench
     """
     from medmemorybench.dataset import read_rows
-    from medmemorybench.dataset.audit import (
-        age_distribution,
-        audit_questions,
-        format_table,
-        noise_lowers_retrieval,
-        retrieval_by_mode,
-        six_type_count,
-    )
+    from medmemorybench.dataset.audit import age_distribution, audit_folder, format_table, six_type_count
 
     with _user_errors():
         rows = read_rows(folder)
@@ -273,12 +266,7 @@ def audit_cmd(
             from medmemorybench.errors import InputError
 
             raise InputError(f"{folder}: no questions config (is this a MedMemoryBench build?)")
-        results = audit_questions(questions)
-        if retrieval:
-            import tempfile
-
-            with tempfile.TemporaryDirectory() as work:
-                results += noise_lowers_retrieval(retrieval_by_mode(folder, Path(work)))
+        results = audit_folder(questions, folder, retrieval)
         console.print(format_table(results), markup=False, highlight=False)
         console.print(f"questions {len(questions)} (six paper types {six_type_count(questions)}); evidence age "
                       f"(sessions back, answerable): {age_distribution(questions)}", highlight=False)

@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python scripts/bench_audit.py [--seeds 0 1 2]
 Prints, per seed, the build time, the question counts by type and checkpoint, the evidence-age distribution,
-BM25 Recall@5 per type in both modes (through the harness's observed sessions) and the audit table, for
+and the audit table (its BM25 row: Recall@5 per type in both modes, through the harness's observed sessions), for
 docs/benchmarks.md and docs/dataset.md.
 """
 
@@ -16,14 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from medmemorybench.dataset import BuildOptions, build_dataset, export_dataset
-from medmemorybench.dataset.audit import (
-    age_distribution,
-    audit_questions,
-    format_table,
-    noise_lowers_retrieval,
-    retrieval_by_mode,
-    six_type_count,
-)
+from medmemorybench.dataset.audit import age_distribution, audit_folder, format_table, six_type_count
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.questions.spec import type_codes
 from medmemorybench.render.templates import load_templates
@@ -44,11 +37,7 @@ def audit_seed(seed: int, work: Path) -> None:
     print("per checkpoint (" + "/".join(type_codes()) + "): " + "; ".join(
         f"{c}: {'/'.join(str(per[(c, t)]) for t in type_codes())}" for c in checkpoints))
     print(f"evidence age (sessions back to the oldest evidence, answerable): {age_distribution(questions)}")
-    with tempfile.TemporaryDirectory() as runs:
-        by_mode = retrieval_by_mode(folder, Path(runs))
-    print("BM25 R@5 efficient -> mixed: " + ", ".join(
-        f"{t} {by_mode['efficient'][t]:.3f} -> {by_mode['mixed'][t]:.3f}" for t in by_mode["efficient"]))
-    print(format_table(audit_questions(questions) + noise_lowers_retrieval(by_mode)))
+    print(format_table(audit_folder(questions, folder)))  # (the BM25 row holds R@5 per type in both modes)
     print()
 
 

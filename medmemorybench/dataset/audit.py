@@ -299,6 +299,17 @@ def audit_questions(questions: list[dict]) -> list[ProbeResult]:
     return [result for probe in PROBES for result in probe(questions)]
 
 
+def audit_folder(questions: list[dict], folder: Path, retrieval: bool = True) -> list[ProbeResult]:
+    """Every probe, with the BM25 one over the exported `folder` when `retrieval` (`medmemorybench audit`)."""
+    results = audit_questions(questions)
+    if retrieval:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as work:
+            results += noise_lowers_retrieval(retrieval_by_mode(folder, Path(work)))
+    return results
+
+
 def six_type_count(questions: list[dict]) -> int:
     return sum(q["query_type"] in paper_codes() for q in questions)
 
