@@ -57,6 +57,8 @@ class _Schedule:
         self.picked: list[tuple[str, list[str]]] = []   # (normalized text, normalized key facts)
         self.texts_by_type: dict[str, list[str]] = {}  # normalized question texts, by type
         self.choices: list[tuple[list[str], set[str]]] = []  # MQ: normalized option names, the correct ones
+        self.items: list[tuple[Draft, str]] = []  # what was taken, in order
+        self._strata_of: tuple[tuple, dict] = ((), {})  # ((len(items), type) when counted, _strata of that type)
         self.with_evidence = 0
         self.new_only = 0
 
@@ -95,14 +97,16 @@ class _Schedule:
         side = draft.kind.partition(":")[2]
         if spec.balanced and side:
             other = "no" if side == "yes" else "yes"
-            return self._side(spec, side) >= self._side(spec, other) + BALANCE_LEAD
+            stratum = _seen_in(_asked_name(draft), self.items)
+            if self._strata_of[0] != (len(self.items), spec.code):  # (recounted only once a question was taken)
+                self._strata_of = ((len(self.items), spec.code), _strata(self.items, {spec.code}))
+            sides = self._strata_of[1].get(stratum, {"yes": [], "no": []})
+            return len(sides[side]) >= len(sides[other]) + BALANCE_LEAD
         return self.kinds[(spec.code, draft.kind)] + 1 > max(1.0, spec.kind_cap * (self.asked[spec.code] + 1))
-
-    def _side(self, spec: QuestionType, side: str) -> int:
-        return sum(v for (code, kind), v in self.kinds.items() if code == spec.code and kind.endswith(f":{side}"))
 
     def take(self, spec: QuestionType, draft: Draft, checkpoint: int, text: str) -> None:
         self.used_facts.add(draft.fact_key)
+        self.items.append((draft, text))
         self.picked.append((normalize_text(text), [normalize_text(f) for f in draft.key_facts]))
         if draft.options:
             self.choices.append(_option_names(draft))
@@ -164,7 +168,9 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
     """
     phrasing = load_phrasing(language)
     finder = FactFinder(kb, year, phrasing, load_templates(language), {s.session_id: session_text(s) for s in sessions})
-    rng = rng_for(year.seed, year.persona.persona_id, f"questions/{language}")
+    # a stream per type: a change to one type's drafts leaves every other type's draws as they were
+    rngs = {spec.code: rng_for(year.seed, year.persona.persona_id, f"questions/{language}/{spec.code}")
+            for spec in question_types()}
     schedule = _Schedule()
     chosen: list[tuple[int, Draft, str]] = []
     for checkpoint in checkpoints:
@@ -172,6 +178,7 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
         for spec in question_types():
             if checkpoint % spec.every:
                 continue
+            rng = rngs[spec.code]
             candidates = [d for d in spec.make(finder, checkpoint, rng) if d.fact_key not in schedule.used_facts]
             rng.shuffle(candidates)
             number = 0
@@ -200,27 +207,38 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
     return questions
 
 
+def _asked_name(draft: Draft) -> str:
+    return normalize_text(draft.fields.get("drug", ""))
+
+
+def _seen_in(name: str, items: list[tuple[Draft, str]], skip: int = -1) -> tuple[str, ...]:
+    """The types whose questions (but the one at `skip`) name a drug: what a reader of the other questions knows."""
+    return tuple(sorted({d.query_type for position, (d, t) in enumerate(items)
+                         if position != skip and name and name in normalize_text(t + " " + " ".join(d.options))}))
+
+
+def _strata(items: list[tuple[Draft, str]], balanced: set[str]) -> dict[tuple, dict[str, list[int]]]:
+    """Positions of a balanced type's yes and no questions, by the set of types whose other questions name the
+    drug asked about (a drug the patient takes is named by dose and date questions, a drug never given is not)."""
+    strata: dict[tuple, dict[str, list[int]]] = {}
+    for position, (draft, _) in enumerate(items):
+        side = draft.kind.partition(":")[2]
+        if draft.query_type in balanced and side:
+            seen_in = _seen_in(_asked_name(draft), items, skip=position)
+            strata.setdefault(seen_in, {"yes": [], "no": []})[side].append(position)
+    return strata
+
+
 def _trim_unpaired(chosen: list[tuple[int, Draft, str]]) -> list[tuple[int, Draft, str]]:
-    """Even a balanced type's yes and no golds among questions that look alike from the outside: the same set
-    of types whose other questions name the drug asked about (a drug the patient takes is named by dose and
-    date questions, a drug never given is not), so no rule on what other questions name tells yes from no.
-    The latest of a leading side are dropped, but for the only question testing a trap category; repeated
-    until nothing changes (dropping a question changes what the others see)."""
+    """Even a balanced type's yes and no golds within each stratum of `_strata`, so no rule on what other
+    questions name tells yes from no. The latest of a leading side are dropped, but for the only question testing
+    a trap category; repeated until nothing changes (dropping a question changes what the others see)."""
     balanced = {s.code for s in question_types() if s.balanced}
     kept = list(chosen)
     while True:
-        texts = [(d.query_type, normalize_text(t + " " + " ".join(d.options))) for _, d, t in kept]
         categories = Counter(d.trap_category for _, d, _ in kept if d.trap_category)
-        strata: dict[tuple, dict[str, list[int]]] = {}
-        for position, (_, draft, _) in enumerate(kept):
-            side = draft.kind.partition(":")[2]
-            if draft.query_type not in balanced or not side:
-                continue
-            name = normalize_text(draft.fields.get("drug", ""))
-            seen_in = tuple(sorted({t for other, (t, text) in enumerate(texts) if other != position and name in text}))
-            strata.setdefault(seen_in, {"yes": [], "no": []})[side].append(position)
         drop: set[int] = set()
-        for sides in strata.values():
+        for sides in _strata([(d, t) for _, d, t in kept], balanced).values():
             lead = "yes" if len(sides["yes"]) > len(sides["no"]) else "no"
             surplus = len(sides[lead]) - len(sides["no" if lead == "yes" else "yes"])
             for position in reversed(sides[lead]):

@@ -27,7 +27,7 @@ def test_schedule_per_checkpoint(patients):
             assert counts["MQ"] <= 2 and counts["IG"] <= 2
             assert counts["MCD"] == 0 or checkpoint % 20 == 0
         total = Counter(q.query_type for q in patient.questions)
-        assert total["EEM"] >= 16 and total["TLA"] >= 18 and total["SUA"] >= 8 and total["ABS"] >= 5
+        assert total["EEM"] >= 15 and total["TLA"] >= 18 and total["SUA"] >= 8 and total["ABS"] >= 5
 
 
 def test_evidence_is_never_after_the_checkpoint(patients):
@@ -97,3 +97,26 @@ def test_ig_questions_carry_the_common_wrong_answer(patients):
 def test_question_ids_are_unique(patients):
     ids = [q.query_id for p in patients for q in p.questions]
     assert len(ids) == len(set(ids))
+
+
+
+def test_over_the_counter_yes_only_when_nothing_bars_or_qualifies_it(kb, monkeypatch):
+    # "yes, it is fine" for a remedy only when no rule bars it and no drug the patient takes combines with it only
+    # with care: calcium carbonate is a plain yes, but not for someone on levothyroxine (doses must be 4 h apart)
+    from types import SimpleNamespace
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types import ig
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.simulate import simulate_patient
+
+    def remedies(year, taking: dict) -> dict[str, str]:  # noqa: ANN001
+        monkeypatch.setattr(ig, "state_on", lambda year, day: SimpleNamespace(medications=taking))
+        finder = FactFinder(kb, year, load_phrasing("en"), load_templates("en"), {})
+        return {d.fields["drug"]: d.kind for d in ig._over_the_counter(finder, 100)}
+
+    name = kb.drugs["calcium_carbonate"].name.en
+    year = next(y for y in (simulate_patient(kb, 11, i) for i in range(20)) if name in remedies(y, {}))
+    assert remedies(year, {})[name] == "otc:yes"
+    assert name not in remedies(year, {"levothyroxine": None})

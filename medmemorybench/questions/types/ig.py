@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.simulate.models import MedicationFact
+from medmemorybench.simulate.models import Event, MedicationFact, Trap
 from medmemorybench.simulate.safety import verdict
 from medmemorybench.simulate.timeline import state_on
 
@@ -38,14 +38,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                                     f"ig:{drug}", kind="suggest:no", trap_category=trap.category,
                                     common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
             for safe in steps[forbidden.step].drug_keys:
-                if safe == drug or safe in ever or not finder.in_pool(safe, "shared") or not finder.is_safe(safe):
-                    continue
-                safe_fields = {"drug": finder.drug(safe), "purpose": purpose}
-                fact = finder.say("ig", "yes_fact", detail=finder.trap_reason(trap))
-                answer = finder.say("ig", "suitable", drug=finder.drug(safe), fact=fact)
-                drafts.append(Draft("IG", "ig.drug_suggestion", safe_fields, answer, [event], [detail],
-                                    f"ig:{safe}", kind="suggest:yes", trap_category=trap.category,
-                                    common_wrong_answer=finder.say("ig", "wrong_no", **safe_fields)))
+                if safe != drug and safe not in ever and finder.in_pool(safe, "shared") and finder.is_safe(safe):
+                    drafts.append(_suitable(finder, safe, forbidden.step, trap, event, detail))
         if trap.category == "medication_preference":
             drafts.append(Draft("IG", "ig.preference", {"condition_lay": finder.condition_lay()},
                                 finder.say("ig", "preference", preference=detail), [event], [detail],
@@ -62,9 +56,18 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     return drafts
 
 
+def _suitable(finder: FactFinder, drug: str, step: str, trap: Trap, event: Event, detail: str) -> Draft:
+    """Yes for a guideline drug nothing on record bars, with the disclosed fact that does not rule it out."""
+    fields = {"drug": finder.drug(drug), "purpose": finder.step_purpose(step)}
+    fact = finder.say("ig", "yes_fact", detail=finder.trap_reason(trap))
+    answer = finder.say("ig", "suitable", drug=fields["drug"], fact=fact)
+    return Draft("IG", "ig.drug_suggestion", fields, answer, [event], [detail], f"ig:{drug}", kind="suggest:yes",
+                 trap_category=trap.category, common_wrong_answer=finder.say("ig", "wrong_no", **fields))
+
+
 def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
     """A common remedy the patient might reach for (`answers.otc_use` lists them): no when a disclosed fact or a
-    drug they take now bars it (each named), yes when nothing on record does. Other rules (age, kidney
+    drug they take now bars it (each named), yes when nothing on record bars or qualifies it. Other rules (age, kidney
     function) are left out: the year's records do not always state what decides them."""
     upto = finder.upto(checkpoint)
     if not upto:
@@ -92,7 +95,8 @@ def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
                                 evidence, keys, f"ig:{drug}:otc:no", kind="otc:no",
                                 trap_category=traps[0].category if traps else None,
                                 common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
-        elif result.is_allowed:
+        elif result.is_allowed and not any(c.rule.startswith("interaction:") for c in result.cautions):
+            # (a drug combined with one of theirs only with care is not a plain yes: left out)
             drafts.append(Draft("IG", "ig.over_the_counter", fields,
                                 finder.say("ig", "otc_fine", drug=finder.drug(drug), purpose=use),
                                 [upto[-1]], [], f"ig:{drug}:otc:yes", kind="otc:yes",
