@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from medmemorybench import __version__
-from medmemorybench.errors import MedMemoryBenchError
+from medmemorybench.errors import MedMemoryBenchError, RunFailedError
 
 app = typer.Typer(
     name="medmemorybench",
@@ -38,6 +38,9 @@ def _user_errors() -> Iterator[None]:
     """Print a library error as one clear message and exit 2; never a traceback."""
     try:
         yield
+    except RunFailedError as exc:
+        err_console.print(f"run failed: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
     except MedMemoryBenchError as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
@@ -378,6 +381,9 @@ def run_cmd(
     judge_args: Annotated[str, typer.Option("--judge_args", "--judge-args", help="Judge key=value,...")] = "",
     resume: Annotated[bool, typer.Option(help="Continue a killed run in --output_path.")] = False,
     no_cache: Annotated[bool, typer.Option("--no_cache", "--no-cache", help="Bypass the response cache.")] = False,
+    max_error_rate: Annotated[float, typer.Option(
+        "--max_error_rate", "--max-error-rate",
+        help="Exit 1 when more than this share of answers failed (default 0: any); all is kept.")] = 0.0,
 ) -> None:
     """Evaluate a memory system (and backbone) on the benchmark, streaming sessions checkpoint by checkpoint.
 
@@ -398,6 +404,7 @@ def run_cmd(
             memory_args=parse_model_args(memory_args, "--memory_args"),
             dataset_path=dataset_path, limit=limit, checkpoints=_int_list(checkpoints, "--checkpoints"),
             judge=judge, judge_args=parse_model_args(judge_args, "--judge_args"), resume=resume, use_cache=not no_cache,
+            max_error_rate=max_error_rate,
         )
         with _progress() as progress:
             bar = progress.add_task("evaluating", total=None)

@@ -25,3 +25,8 @@ class SimulationError(MedMemoryBenchError):
 
 class InputError(MedMemoryBenchError):
     """A file or option given by the user is invalid; the message names it."""
+
+
+class RunFailedError(MedMemoryBenchError):
+    """A run finished but its results cannot be trusted as complete (nothing scored, too many errors, questions
+    without a sample); everything written is kept. The CLI exits 1 with the message."""

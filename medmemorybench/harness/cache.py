@@ -46,6 +46,10 @@ class ResponseCache:
                     found[key] = Completion.model_validate_json(text)
         return found
 
+    def put(self, key: str, completion: Completion) -> None:
+        """Store one completion if it succeeded (committed at once: a kill loses nothing already answered)."""
+        self.put_many({key: completion})
+
     def put_many(self, items: dict[str, Completion]) -> None:
         """Store successful completions."""
         rows = [(k, c.model_dump_json()) for k, c in items.items() if c.error is None]
@@ -68,8 +72,10 @@ def generate_cached(
     keys = [cache_key(identity, r) for r in requests]
     cached = cache.get_many(keys)
     missing = [i for i, k in enumerate(keys) if k not in cached]
-    fresh = backbone.generate([requests[i] for i in missing]) if missing else []
-    cache.put_many({keys[i]: c for i, c in zip(missing, fresh, strict=True)})
+    # each answer is stored as it arrives, not when the whole batch is back
+    fresh = backbone.generate_each([requests[i] for i in missing],
+                                   lambda index, completion: cache.put(keys[missing[index]], completion)) \
+        if missing else []
     out: list[Completion] = []
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     for i, key in enumerate(keys):

@@ -1,8 +1,9 @@
 """Run results on disk: `samples.jsonl` (one line per question, flushed as written) and `run.json`.
 
 A killed run is resumed from the lines already written: nothing is asked twice and nothing counted
-twice. A last line cut off by the kill is dropped (and the file repaired) before appending, and
-samples whose generation failed are dropped too, so the resume asks them again.
+twice. A last line cut off by the kill is dropped, and samples whose generation failed are dropped too, so
+the resume asks them again; the kept lines are written to a new file that replaces the old one by an
+atomic rename, so a kill during the resume's own start leaves either file whole, never an empty one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import write_atomic
 
 SAMPLES = "samples.jsonl"
 RUN_HEADER = "run.json"
@@ -38,6 +40,15 @@ def _complete_lines(path: Path) -> Iterator[dict]:
                 raise InputError(f"{path}: line {number} is not valid JSON") from None
 
 
+def _ends_cleanly(path: Path) -> bool:
+    """Whether a samples file is absent, empty or ends with a newline (no cut-off last line)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return True
+    with path.open("rb") as handle:
+        handle.seek(-1, 2)
+        return handle.read(1) == b"\n"
+
+
 def sample_key(record: dict) -> tuple[str, str]:
     """What identifies a sample across a resume."""
     return (record["task"], record["query_id"])
@@ -56,8 +67,9 @@ class SampleWriter:
         # A resume asks again what failed (a backbone error is not an answer) and keeps the rest.
         kept = [r for r in existing if r.get("status") != "error"]
         self.done = {sample_key(r) for r in kept}
-        if self.path.exists():  # also drops a cut-off last line, so appends start on a clean line
-            self.path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+        if self.path.exists() and len(kept) != len(existing) or not _ends_cleanly(self.path):
+            # (also drops a cut-off last line, so appends start on a clean line)
+            write_atomic(self.path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept))
         self._handle = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict) -> None:

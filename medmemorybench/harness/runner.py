@@ -22,19 +22,20 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from medmemorybench.dataset.load import find_local
-from medmemorybench.errors import InputError
+from medmemorybench.errors import InputError, RunFailedError
+from medmemorybench.files import write_atomic
 from medmemorybench.harness.cache import ResponseCache, generate_cached
 from medmemorybench.harness.header import run_header
 from medmemorybench.harness.observed import LeakageError, ObservedStream, retrieval_query
 from medmemorybench.harness.prompting import PromptBuilder, SessionInfo, prompt_hash
-from medmemorybench.harness.results import RUN_HEADER, SampleWriter
+from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SampleWriter, read_samples
 from medmemorybench.harness.samples import answer_echo, make_record
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
 from medmemorybench.memory import MemorySystem, Retrieval, load_memory
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.models.embedded import cache_root
-from medmemorybench.questions.spec import judged_codes
+from medmemorybench.questions.spec import judged_codes, type_codes
 from medmemorybench.render.models import Session
 from medmemorybench.scoring.base import Score
 
@@ -63,6 +64,8 @@ class RunConfig:
     resume: bool = False
     use_cache: bool = True
     cache_path: Path | None = None
+    max_error_rate: float = 0.0
+    """The run fails (exit 1, everything kept) when more than this share of its answers are errors."""
 
 
 @dataclass
@@ -94,6 +97,30 @@ def _splits(folder: Path, task: TaskConfig, only: list[int] | None) -> list[str]
     return available
 
 
+def _compared(value: object) -> object:
+    """A header part as a resume compares it: the error tolerance may change between a run and its resume."""
+    return {k: v for k, v in value.items() if k != "max_error_rate"} if isinstance(value, dict) else value
+
+
+def _check_config(folder: Path, task: TaskConfig) -> None:
+    """Every split the dataset says it has is there for the task's config, before anything runs."""
+    config_dir = folder / task.dataset_name
+    present = {p.stem for p in config_dir.glob("checkpoint_*.parquet")}
+    if not present:
+        raise InputError(f"{config_dir}: no checkpoint splits (config '{task.dataset_name}' missing from the dataset; "
+                         f"task {task.task})")
+    meta_path = folder / "medmemorybench.json"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+        declared = {f"checkpoint_{k}" for k in meta.get("stats", {}).get("questions_by_checkpoint", {})}
+    except (json.JSONDecodeError, AttributeError):
+        raise InputError(f"{meta_path}: not the dataset's metadata JSON") from None
+    missing = sorted(declared - present, key=_checkpoint_of)
+    if missing:
+        raise InputError(f"{config_dir}: splits {', '.join(missing)} are missing (the dataset has "
+                         f"{len(declared)}; {meta_path.name} lists them)")
+
+
 def _guard(memory: MemorySystem, stream: ObservedStream, checkpoint: int) -> None:
     for sid in sorted(memory.session_ids()):
         real = stream.real_id(sid)  # raises for an id the memory was never given
@@ -108,12 +135,19 @@ class Runner:
     def __init__(self, config: RunConfig, on_progress: Callable[[str, int, int], None] | None = None) -> None:
         self.config = config
         self.on_progress = on_progress or (lambda *_: None)
+        if config.limit is not None and (isinstance(config.limit, bool) or config.limit < 1):
+            raise InputError(f"--limit: {config.limit} is not a number of patients (at least 1; leave it out for all)")
+        if not 0.0 <= config.max_error_rate <= 1.0:
+            raise InputError(f"--max_error_rate: {config.max_error_rate} is not a share between 0 and 1")
         self.tasks = resolve_tasks(config.tasks)
         folder = find_local(config.dataset_path)
         if folder is None:
             raise InputError(f"--dataset_path: no MedMemoryBench build found at {config.dataset_path or './out'}; "
                              "run `medmemorybench build --out out` first")
         self.folder = folder
+        for task in self.tasks:
+            _check_config(folder, task)
+        self.expected: dict[str, int] = {}  # task -> questions the run must answer (or record as errors)
         self.backbone: Backbone | None = None
         self.judge: Backbone | None = None
         self.builder = PromptBuilder()
@@ -130,13 +164,18 @@ class Runner:
     def _check_header(self, header: dict) -> None:
         path = self.config.output_path / RUN_HEADER
         if self.config.resume and path.exists():
-            previous = json.loads(path.read_text(encoding="utf-8"))
+            try:
+                previous = json.loads(path.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise InputError(f"--resume: {path} is damaged (not JSON); the samples are intact: move run.json "
+                                 "away to resume from them with the options given now") from None
+            if not isinstance(previous, dict):
+                raise InputError(f"--resume: {path} is damaged (not a run header)")
             for key in ("dataset_fingerprint", "config"):
-                if previous.get(key) != header.get(key):
+                if _compared(previous.get(key)) != _compared(header.get(key)):
                     raise InputError(f"--resume: {path} was written with another {key}; resume with the same "
                                      "options or choose another --output_path")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(header, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        write_atomic(path, json.dumps(header, indent=1, sort_keys=True, default=str) + "\n")
 
     def run(self) -> Path:
         """Run everything; returns the summary path."""
@@ -155,10 +194,45 @@ class Runner:
             writer.close()
             if cache:
                 cache.close()
-        return write_summary(self.config.output_path, header, self.tasks)
+        summary = write_summary(self.config.output_path, header, self.tasks)
+        self._check_complete(summary)
+        return summary
+
+    def _check_complete(self, summary: Path) -> None:
+        """Fail (everything written is kept) when a question has no sample, or errors pass `max_error_rate`."""
+        samples = read_samples(self.config.output_path / SAMPLES)
+        for task in self.tasks:
+            have = sum(1 for s in samples if s["task"] == task.task)
+            if have != self.expected.get(task.task, 0):
+                raise RunFailedError(f"{task.task}: {have} samples for {self.expected.get(task.task, 0)} questions "
+                                     f"of the dataset; see {summary}")
+        if self.backbone is None or not samples:
+            return
+        errors = sum(1 for s in samples if s["status"] == "error")
+        if errors == len(samples):
+            first = next(s["error"] for s in samples if s["status"] == "error")
+            raise RunFailedError(f"every one of the {errors} answers failed (first: {first}); nothing was scored. "
+                                 f"Fix the backbone and rerun with --resume: {summary}")
+        if errors / len(samples) > self.config.max_error_rate:
+            raise RunFailedError(f"{errors} of {len(samples)} answers failed ({100 * errors / len(samples):.1f} %, "
+                                 f"above --max_error_rate {self.config.max_error_rate}); they are recorded as "
+                                 f"errors, never scored; rerun with --resume to ask them again: {summary}")
 
     def _rows(self, task: TaskConfig, split: str) -> list[dict]:
-        rows = pq.read_table(self.folder / task.dataset_name / f"{split}.parquet").to_pylist()
+        path = self.folder / task.dataset_name / f"{split}.parquet"
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except (OSError, ValueError) as exc:  # pyarrow's errors for a truncated or foreign file
+            raise InputError(f"{path}: not a readable parquet file ({str(exc)[:120]})") from None
+        known = set(type_codes())
+        for row in rows:
+            for field_name in ("persona_id", "sessions", "questions"):
+                if field_name not in row or row[field_name] is None:
+                    raise InputError(f"{path}: a row has no '{field_name}'")
+            for question in row["questions"]:
+                if question.get("query_type") not in known:
+                    raise InputError(f"{path}: {question.get('query_id')}: query_type "
+                                     f"{question.get('query_type')!r} is not one of {', '.join(sorted(known))}")
         rows.sort(key=lambda r: r["persona_id"])
         return rows[: self.config.limit] if self.config.limit else rows
 
@@ -196,8 +270,9 @@ class Runner:
     def _prepare(self, task: TaskConfig, row: dict, memory: MemorySystem, stream: ObservedStream,
                  sessions: dict[str, SessionInfo]) -> list[_Pending]:
         wanted = set(task.types())
-        questions = [q for q in row["questions"]
-                     if q["query_type"] in wanted and (task.task, q["query_id"]) not in self.done]
+        mine = [q for q in row["questions"] if q["query_type"] in wanted]
+        self.expected[task.task] = self.expected.get(task.task, 0) + len(mine)
+        questions = [q for q in mine if (task.task, q["query_id"]) not in self.done]
         if not questions:
             return []
         budget = None

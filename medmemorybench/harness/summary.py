@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from medmemorybench.files import write_atomic
 from medmemorybench.harness.results import SAMPLES, SUMMARY, read_samples
 from medmemorybench.harness.tasks import TaskConfig
 from medmemorybench.scoring import aggregate
@@ -56,5 +57,5 @@ def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig]) -> Path:
         out["tasks"][task.task] = {"mode": task.dataset_name, "version": task.version, "n_samples": len(mine),
                                    "metrics": {k: v for k, v in metrics.items() if v}}
     path = run_dir / SUMMARY
-    path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(out, indent=1, sort_keys=True) + "\n")
     return path

@@ -7,7 +7,7 @@ comes back with `error` set and empty text: it is recorded as an error, never sc
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,3 +81,13 @@ class Backbone(ABC):
     @abstractmethod
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         """One completion per request, in order."""
+
+    def generate_each(self, requests: Sequence[ChatRequest],
+                      on_done: Callable[[int, Completion], None]) -> list[Completion]:
+        """`generate`, calling `on_done(index, completion)` as each completion is ready, so that a caller can keep
+        it (in a cache) before the rest arrive. Backends that finish requests one by one or batch by batch
+        override this; the default reports them all at the end."""
+        out = self.generate(requests)
+        for index, completion in enumerate(out):
+            on_done(index, completion)
+        return out

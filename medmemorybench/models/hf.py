@@ -6,7 +6,7 @@ Model args: pretrained (a local folder; default the embedded model), batch_size,
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -58,12 +58,17 @@ class HFBackbone(Backbone):
         return ids[cut:], cut  # keep the end: the question comes last in every prompt
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        return self.generate_each(requests, lambda _index, _completion: None)
+
+    def generate_each(self, requests: Sequence[ChatRequest],
+                      on_done: Callable[[int, Completion], None]) -> list[Completion]:
         out: list[Completion | None] = [None] * len(requests)
         order = sorted(range(len(requests)), key=lambda i: (requests[i].max_tokens, requests[i].temperature))
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             for index, completion in zip(chunk, self._generate_batch([requests[i] for i in chunk]), strict=True):
                 out[index] = completion
+                on_done(index, completion)
         return [c for c in out if c is not None]
 
     def _generate_batch(self, batch: list[ChatRequest]) -> list[Completion]:

@@ -1,9 +1,11 @@
 """`openai`: any OpenAI-compatible chat server (OpenAI, vLLM serve, llama.cpp server, ...).
 
 Model args: model (required), base_url, api_key_env (default OPENAI_API_KEY), concurrency, max_retries,
-timeout_s, backoff_s, context_window. Requests run with bounded concurrency; 429, 5xx, timeouts and
-connection errors are retried with exponential backoff; a final failure, and a 200 whose body is not a chat
-completion, are returned as errors (never as answers, never as a crash).
+timeout_s, backoff_s, context_window (each checked: a bad value is an InputError naming it). Requests run
+with bounded concurrency; 429, 5xx, timeouts, connection errors and a 200 whose body is not a usable chat
+completion (not JSON, cut off, an HTML page, an error object, no choices, `content: null`) are retried with
+exponential backoff; a final failure and any other 4xx are returned as errors with their reason (never as
+answers, never as a crash). Completions are reported as each finishes (`generate_each`).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import openai
 
+from medmemorybench.errors import InputError
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 
 RETRYABLE = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError)
@@ -29,6 +32,14 @@ class OpenAIBackbone(Backbone):
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, max_retries: int = 4, timeout_s: float = 60.0, backoff_s: float = 1.0,
                  context_window: int = 8192) -> None:
+        _check(model, "model", str, lambda v: bool(v.strip()), "a non-empty model name")
+        if base_url is not None:
+            _check(base_url, "base_url", str, lambda v: v.startswith(("http://", "https://")), "an http(s) URL")
+        _check(concurrency, "concurrency", int, lambda v: v >= 1, "an integer >= 1")
+        _check(max_retries, "max_retries", int, lambda v: v >= 0, "an integer >= 0")
+        _check(timeout_s, "timeout_s", (int, float), lambda v: v > 0, "a number > 0")
+        _check(backoff_s, "backoff_s", (int, float), lambda v: v >= 0, "a number >= 0")
+        _check(context_window, "context_window", int, lambda v: v >= 256, "an integer >= 256")
         self._model = model
         self.base_url = base_url
         self.client = openai.OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
@@ -50,10 +61,21 @@ class OpenAIBackbone(Backbone):
         return {"backbone": self.name, "model": self._model, "base_url": self.base_url}
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        if self.concurrency == 1 or len(requests) == 1:
-            return [self._one(r) for r in requests]
-        with ThreadPoolExecutor(self.concurrency) as pool:
-            return list(pool.map(self._one, requests))
+        return self.generate_each(requests, lambda _index, _completion: None)
+
+    def generate_each(self, requests: Sequence[ChatRequest],
+                      on_done: Callable[[int, Completion], None]) -> list[Completion]:
+        out: list[Completion | None] = [None] * len(requests)
+        pool = ThreadPoolExecutor(self.concurrency)
+        try:
+            futures = {pool.submit(self._one, request): index for index, request in enumerate(requests)}
+            for future in as_completed(futures):
+                index = futures[future]
+                out[index] = future.result()
+                on_done(index, out[index])  # type: ignore[arg-type]
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)  # an interrupt does not wait for queued requests
+        return [c for c in out if c is not None]
 
     def _one(self, request: ChatRequest) -> Completion:
         started = time.perf_counter()
@@ -64,24 +86,25 @@ class OpenAIBackbone(Backbone):
                     model=self._model, messages=request.messages, max_tokens=request.max_tokens,  # type: ignore[arg-type]
                     temperature=request.temperature, stop=request.stop or None, seed=request.seed)
             except RETRYABLE as exc:
-                last_error = f"{exc.__class__.__name__}: {exc}"
-                if attempt < self.max_retries:
-                    time.sleep(self.backoff_s * 2**attempt * (1 + random.random() / 4))  # noqa: S311 - jitter
+                last_error = f"{exc.__class__.__name__}: {str(exc)[:200]}"
+                self._wait(attempt)
                 continue
             except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
                 return Completion(error=f"HTTP {exc.status_code}: {exc.message}",
                                   latency_ms=1000 * (time.perf_counter() - started))
             except (ValueError, openai.APIResponseValidationError) as exc:  # a 200 whose body is not JSON
-                return Completion(error=f"malformed response: {exc.__class__.__name__}: {exc}",
-                                  latency_ms=1000 * (time.perf_counter() - started))
-            choices = getattr(response, "choices", None)
-            if not isinstance(choices, list) or not choices or getattr(choices[0], "message", None) is None:
-                return Completion(error=f"malformed response: no choices in {str(response)[:200]!r}",
-                                  latency_ms=1000 * (time.perf_counter() - started))
-            usage = response.usage
+                last_error = f"malformed response: {exc.__class__.__name__}: {str(exc)[:200]}"
+                self._wait(attempt)
+                continue
+            problem = _unusable(response)
+            if problem:  # (a server mid-restart answers 200 with an error page or an empty body: worth a retry)
+                last_error = f"malformed response: {problem}"
+                self._wait(attempt)
+                continue
+            usage = getattr(response, "usage", None)
             details = getattr(usage, "prompt_tokens_details", None) if usage else None
             return Completion(
-                text=(choices[0].message.content or "").strip(),
+                text=response.choices[0].message.content.strip(),
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 cached_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,
@@ -89,3 +112,26 @@ class OpenAIBackbone(Backbone):
             )
         return Completion(error=f"failed after {self.max_retries + 1} attempts: {last_error}",
                           latency_ms=1000 * (time.perf_counter() - started))
+
+    def _wait(self, attempt: int) -> None:
+        if attempt < self.max_retries:
+            time.sleep(self.backoff_s * 2**attempt * (1 + random.random() / 4))  # noqa: S311 - jitter
+
+
+def _unusable(response: object) -> str | None:
+    """Why a parsed 200 reply is not a chat completion with text (None when it is one)."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        error = getattr(response, "error", None) or (getattr(response, "model_extra", None) or {}).get("error")
+        return f"error object {str(error)[:200]!r}" if error else f"no choices in {str(response)[:200]!r}"
+    message = getattr(choices[0], "message", None)
+    if message is None or not isinstance(getattr(message, "content", None), str):
+        return "no message content (content: null)"
+    return None
+
+
+def _check(value: object, name: str, kind: type | tuple[type, ...], valid: Callable[[object], bool],
+           wanted: str) -> None:
+    """Raise an InputError naming the model arg when its value is of the wrong kind or out of range."""
+    if isinstance(value, bool) or not isinstance(value, kind) or not valid(value):
+        raise InputError(f"--model_args: {name}={value!r} is not valid; expected {wanted}")

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from medmemorybench.errors import InputError
-from medmemorybench.review._files import write_atomic
+from medmemorybench.files import write_atomic
 from medmemorybench.review.sheet import CSV_ENCODING, ITEM_TYPES, VERDICTS
 
 REQUIRED_COLUMNS = ("item_id", "item_type", "category", "verdict")

@@ -18,7 +18,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench.errors import InputError
-from medmemorybench.review._files import write_atomic
+from medmemorybench.files import write_atomic
 from medmemorybench.review._text import event_lines, question_lines, session_text
 
 ITEM_TYPES = ("event", "question")

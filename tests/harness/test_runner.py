@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from medmemorybench.errors import RunFailedError
 from medmemorybench.harness import runner as runner_module
 from medmemorybench.harness.observed import retrieval_query
 from medmemorybench.harness.results import read_samples
@@ -73,12 +74,15 @@ def test_prompts_hold_no_wall_clock_date_and_put_the_question_last(dataset_dir, 
 
 
 def test_backbone_errors_are_errors_not_wrong_answers(dataset_dir, tmp_path):
+    # every answer failed: the run says so (exit 1 in the CLI) after writing every sample and the summary
     backbone = RecordingBackbone(error="HTTP 503: overloaded")
-    runner = run(run_config(dataset_dir, tmp_path, model="recording", memory="none", limit=1,
-                          tasks=["medmemorybench_efficient_eem"]), backbone)
-    samples = read_samples(runner.config.output_path / "samples.jsonl")
+    config = run_config(dataset_dir, tmp_path, model="recording", memory="none", limit=1,
+                        tasks=["medmemorybench_efficient_eem"])
+    with pytest.raises(RunFailedError, match=r"every one of the \d+ answers failed \(first: HTTP 503: overloaded\)"):
+        run(config, backbone)
+    samples = read_samples(config.output_path / "samples.jsonl")
     assert samples and all(s["status"] == "error" and s["correct"] is None for s in samples)
-    summary = json.loads((runner.config.output_path / "summary.json").read_text())
+    summary = json.loads((config.output_path / "summary.json").read_text())
     overall = summary["tasks"]["medmemorybench_efficient_eem"]["metrics"]["correct"]["overall"][0]
     assert overall["n_error"] == len(samples) and overall["n_scored"] == 0
 
@@ -123,7 +127,8 @@ def test_runner_module_has_no_wall_clock_calls():
 def test_resume_asks_failed_questions_again_and_keeps_the_rest(dataset_dir, tmp_path):
     config = run_config(dataset_dir, tmp_path, model="recording", memory="bm25", limit=1,
                      tasks=["medmemorybench_efficient_eem"], use_cache=False)
-    run(config, RecordingBackbone(error="HTTP 503: overloaded"))
+    with pytest.raises(RunFailedError):  # (every answer failed: recorded, then the run says so)
+        run(config, RecordingBackbone(error="HTTP 503: overloaded"))
     config.resume = True
     runner = run(config, RecordingBackbone(reply="500 mg"))
     samples = read_samples(runner.config.output_path / "samples.jsonl")

@@ -126,9 +126,38 @@ def test_unreachable_server_is_an_error_after_retries():
     assert out.error and "APIConnectionError" in out.error
 
 
-@pytest.mark.parametrize("body", [b"{garbage", b'{"id": "x", "object": "chat.completion", "choices": []}'])
-def test_a_garbage_answer_is_an_error_not_a_crash(scripted, body):
-    Scripted.garbage = body
+GARBAGE = {
+    "cut-off JSON": (b'{"id": "x", "object": "chat.comp', "malformed response: JSONDecodeError"),
+    "HTML page": (b"<html><body>502 Bad Gateway</body></html>", "malformed response: JSONDecodeError"),
+    "empty choices": (b'{"id": "x", "object": "chat.completion", "choices": []}', "malformed response: no choices"),
+    "error object": (b'{"error": {"message": "model is loading", "code": 503}}', "malformed response: error object"),
+    "content null": (b'{"id": "x", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", '
+                     b'"message": {"role": "assistant", "content": null}}]}', "malformed response: no message content"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(GARBAGE))
+def test_a_reply_that_is_not_a_completion_is_retried_then_an_error_with_its_reason(scripted, kind):
+    # a 200 that is not a usable completion is never an (empty) answer and never a crash
+    Scripted.garbage, reason = GARBAGE[kind]
     client = OpenAIBackbone(model="m", base_url=scripted, concurrency=1, max_retries=2, backoff_s=0.01)
     (out,) = client.generate(_requests(1))
-    assert out.text == "" and out.error and out.error.startswith("malformed response") and Scripted.calls == 1
+    assert out.text == "" and out.error and Scripted.calls == 3
+    assert out.error.startswith(f"failed after 3 attempts: {reason}"), out.error
+
+
+@pytest.mark.parametrize(("arg", "value"), [("max_retries", -1), ("concurrency", 0), ("timeout_s", 0),
+                                            ("base_url", ""), ("base_url", "localhost:8000"), ("model", ""),
+                                            ("context_window", "big"), ("backoff_s", -1)])
+def test_bad_model_args_are_input_errors_naming_the_arg(arg, value):
+    from medmemorybench.errors import InputError
+
+    with pytest.raises(InputError, match=rf"--model_args: {arg}="):
+        OpenAIBackbone(**{"model": "m", arg: value})
+
+
+def test_each_completion_is_reported_as_it_finishes(scripted):
+    client = OpenAIBackbone(model="m", base_url=scripted, concurrency=2, max_retries=0)
+    seen: list[int] = []
+    out = client.generate_each(_requests(3), lambda index, completion: seen.append(index))
+    assert sorted(seen) == [0, 1, 2] and [c.text for c in out] == ["ok"] * 3

@@ -124,7 +124,7 @@ def test_existing_markdown_beside_is_refused(dataset, tmp_path):
 
 
 def test_a_failed_write_leaves_nothing_behind(dataset, tmp_path, monkeypatch):
-    import medmemorybench.review._files as files
+    import medmemorybench.files as files
 
     def fail(*_args):
         raise OSError("disk full")

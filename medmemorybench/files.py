@@ -14,7 +14,9 @@ def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
     try:
         with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
             handle.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; a sheet is meant to be shared
+            handle.flush()
+            os.fsync(handle.fileno())  # the rename must not land before the data
+        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; results and sheets are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
