@@ -2,7 +2,11 @@
 SmolLM2), so API-style clients and the `openai` backbone can be run and measured locally, offline.
 
 Concurrent requests are micro-batched: a worker collects what arrives within `batch_window_ms` (up to
-`max_batch`) and answers it with one `Backbone.generate` call.
+`max_batch`) and answers it with one `Backbone.generate` call. A bad client cannot break it: a request is
+validated before it joins a batch (its own 400: not a JSON object, no messages, `max_tokens` past the context,
+a bad Content-Length, a body over `MAX_BODY_BYTES`), a batch whose generation fails is answered request by
+request so only the failing one gets the error, reads time out after `READ_TIMEOUT_S`, and the listen backlog
+takes `BACKLOG` simultaneous connections.
 """
 
 from __future__ import annotations
@@ -21,6 +25,39 @@ from pydantic import ValidationError
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 
 logger = logging.getLogger(__name__)
+MAX_BODY_BYTES = 4 * 1024 * 1024
+READ_TIMEOUT_S = 30
+BACKLOG = 256
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = BACKLOG  # (the standard library's 5 resets simultaneous connections)
+
+
+class BadRequest(ValueError):
+    """A request the server answers with 400 before it reaches a batch."""
+
+
+def parse_request(body: object, context_window: int) -> ChatRequest:
+    """The chat request of a JSON body, or BadRequest saying what is wrong with it."""
+    if not isinstance(body, dict):
+        raise BadRequest(f"the body must be a JSON object, not {type(body).__name__}")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in messages):
+        raise BadRequest("messages must be a non-empty list of {role, content} objects with text content")
+    max_tokens = body.get("max_tokens") or 128
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens < context_window:
+        raise BadRequest(f"max_tokens must be an integer from 1 to {context_window - 1} (the context window "
+                         f"is {context_window}), not {max_tokens!r}")
+    stop = body.get("stop") or []
+    try:
+        return ChatRequest(messages=messages, max_tokens=max_tokens, temperature=body.get("temperature") or 0.0,
+                           stop=[stop] if isinstance(stop, str) else stop, seed=body.get("seed"))
+    except (ValidationError, TypeError) as exc:
+        raise BadRequest(str(exc).splitlines()[0]) from None
 
 
 @dataclass
@@ -59,18 +96,26 @@ class MicroBatcher:
                     batch.append(self.jobs.get(timeout=remaining))
                 except queue.Empty:
                     break
-            try:
-                results = self.backbone.generate([job.request for job in batch])
-            except Exception as exc:  # noqa: BLE001 - a crash becomes an error reply, the server lives on
-                results = [Completion(error=f"{exc.__class__.__name__}: {exc}") for _ in batch]
+            results = self._generate([job.request for job in batch])
+            if len(batch) > 1 and any(r.error for r in results):  # one bad request must not fail the others
+                results = [self._generate([job.request])[0] for job in batch]
             self.batches += 1
             for job, result in zip(batch, results, strict=True):
                 job.result = result
                 job.done.set()
 
 
+    def _generate(self, requests: list[ChatRequest]) -> list[Completion]:
+        try:
+            return self.backbone.generate(requests)
+        except Exception as exc:  # noqa: BLE001 - a crash becomes an error reply, the server lives on
+            return [Completion(error=f"{exc.__class__.__name__}: {exc}") for _ in requests]
+
+
 def _handler(batcher: MicroBatcher, model_name: str) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        timeout = READ_TIMEOUT_S  # a client that stops sending does not hold a thread forever
+
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002
             logger.debug(format, *args)
 
@@ -92,13 +137,18 @@ def _handler(batcher: MicroBatcher, model_name: str) -> type[BaseHTTPRequestHand
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
+            length = self.headers.get("Content-Length", "")
+            if not length.isdigit():
+                self.close_connection = True  # (the body's end is unknown: the connection cannot be reused)
+                self._send(411 if not length else 400, {"error": {"message": f"bad Content-Length {length!r}"}})
+                return
+            if int(length) > MAX_BODY_BYTES:
+                self.close_connection = True
+                self._send(413, {"error": {"message": f"body over {MAX_BODY_BYTES} bytes"}})
+                return
             try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                stop = body.get("stop") or []
-                request = ChatRequest(messages=body["messages"], max_tokens=body.get("max_tokens") or 128,
-                                      temperature=body.get("temperature") or 0.0,
-                                      stop=[stop] if isinstance(stop, str) else stop, seed=body.get("seed"))
-            except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
+                request = parse_request(json.loads(self.rfile.read(int(length))), batcher.backbone.context_window)
+            except (json.JSONDecodeError, UnicodeDecodeError, BadRequest) as exc:
                 self._send(400, {"error": {"message": f"bad request: {exc}"}})
                 return
             result = batcher.submit(request)
@@ -120,6 +170,6 @@ def make_server(backbone: Backbone, host: str = "127.0.0.1", port: int = 8000, m
                 batch_window_ms: float = 20.0, model_name: str | None = None) -> ThreadingHTTPServer:
     """A server ready for `serve_forever()` (port 0 picks a free port: see `server.server_address`)."""
     batcher = MicroBatcher(backbone, max_batch, batch_window_ms)
-    server = ThreadingHTTPServer((host, port), _handler(batcher, model_name or backbone.model_id))
+    server = _Server((host, port), _handler(batcher, model_name or backbone.model_id))
     server.batcher = batcher  # type: ignore[attr-defined]
     return server

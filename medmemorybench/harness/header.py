@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import asdict
 from importlib import metadata
@@ -42,6 +43,32 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+SECRET_NAME = re.compile(r"(key|token|secret|password|passwd|credential|auth)", re.IGNORECASE)
+SECRET_VALUE = re.compile(r"\b(sk|pk|rk|hf|ghp|gho|xox[abp])[-_][A-Za-z0-9_\-]{8,}")
+URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+URL_SECRET_PARAM = re.compile(r"(?<=[?&])((?:api[_-]?)?key|token|secret|password|sig|signature)=[^&#\s]+",
+                              re.IGNORECASE)
+REDACTED = "<redacted>"
+
+
+def scrub(value: Any, name: str = "") -> Any:
+    """`value` with every secret replaced: values of options named like a secret (api_key, token, ...; the
+    *name* of an environment variable, `api_key_env`, is kept unless it looks like a key itself), strings that
+    look like an API key, and user:password in URLs. Applied to everything a run records."""
+    if isinstance(value, dict):
+        return {k: scrub(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v, name) for v in value]
+    if not isinstance(value, str):
+        return value
+    if SECRET_VALUE.search(value):
+        return SECRET_VALUE.sub(REDACTED, value)
+    if SECRET_NAME.search(name) and not name.endswith("_env"):
+        return REDACTED
+    value = URL_USERINFO.sub(REDACTED + "@", value)
+    return URL_SECRET_PARAM.sub(lambda m: f"{m.group(1)}={REDACTED}", value)
+
+
 def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbone: Backbone | None,
                judge: Backbone | None) -> dict[str, Any]:
     """Config, dataset fingerprint, versions, model, judge, memory and task identities."""
@@ -54,7 +81,7 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         judge_identity = {**judge.identity(), "prompts": {k: p.sha256 for k, p in load_judge_prompts().items()}}
     cfg = asdict(config)
     cfg.pop("resume", None)
-    return _jsonable({
+    return scrub(_jsonable({
         "medmemorybench": __version__,
         "git_revision": _git_revision(),
         "packages": _versions(),
@@ -67,4 +94,4 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "model": backbone.identity() if backbone is not None else {"backbone": "none"},
         "judge": judge_identity,
         "memory": {"memory": config.memory, **config.memory_args},
-    })
+    }))

@@ -1,0 +1,99 @@
+"""`serve` that a bad client cannot break: every malformed request gets its own 4xx, well-formed ones sent at
+the same time are answered, a backbone failure on one request fails only that one, and 200 simultaneous
+requests are all answered."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from medmemorybench.models.base import Backbone, Completion
+from medmemorybench.serve import make_server
+
+
+class PickyBackbone(Backbone):
+    """Unit-test double: echoes the last message; raises for the whole batch when any message says "explode"."""
+
+    name = "picky"
+
+    @property
+    def model_id(self) -> str:
+        return "picky"
+
+    @property
+    def context_window(self) -> int:
+        return 2048
+
+    def generate(self, requests):  # noqa: ANN001, ANN201
+        if any(r.messages[-1]["content"] == "explode" for r in requests):
+            raise RuntimeError("backbone failed")
+        return [Completion(text=r.messages[-1]["content"]) for r in requests]
+
+
+@pytest.fixture
+def server():
+    served = make_server(PickyBackbone(), port=0, max_batch=16, batch_window_ms=100)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    yield served.server_address[1]
+    served.shutdown()
+    served.server_close()
+
+
+def post(port: int, body: bytes, headers: dict | None = None) -> tuple[int, dict]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    connection.request("POST", "/v1/chat/completions", body=body,
+                       headers={"Content-Type": "application/json", **(headers or {})})
+    response = connection.getresponse()
+    status, data = response.status, response.read()
+    connection.close()
+    return status, json.loads(data) if data else {}
+
+
+def chat(content: str, **extra) -> bytes:
+    return json.dumps({"messages": [{"role": "user", "content": content}], **extra}).encode()
+
+
+BAD = {
+    "empty messages": json.dumps({"messages": []}).encode(),
+    "no messages": b"{}",
+    "JSON array": b"[1, 2]",
+    "JSON null": b"null",
+    "not JSON": b"{nope",
+    "content not text": json.dumps({"messages": [{"role": "user", "content": 5}]}).encode(),
+    "max_tokens past the context": chat("hi", max_tokens=100000),
+    "max_tokens zero": chat("hi", max_tokens=-3),
+    "max_tokens text": chat("hi", max_tokens="many"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD))
+def test_a_bad_request_gets_its_own_400_and_the_batch_goes_on(server, kind):
+    with ThreadPoolExecutor(4) as pool:  # sent together, so they share a batch window
+        good = [pool.submit(post, server, chat(f"q{i}")) for i in range(3)]
+        bad = pool.submit(post, server, BAD[kind])
+        assert bad.result()[0] == 400
+        assert [f.result() for f in good] == [(200, f.result()[1]) for f in good]
+        assert [f.result()[1]["choices"][0]["message"]["content"] for f in good] == ["q0", "q1", "q2"]
+
+
+def test_bad_content_length_and_oversized_bodies_are_refused(server):
+    assert post(server, b"{}", {"Content-Length": "-1"})[0] == 400
+    assert post(server, chat("x" * 10), {"Content-Length": str(5 * 1024 * 1024)})[0] == 413
+
+
+def test_a_failing_request_fails_alone(server):
+    with ThreadPoolExecutor(4) as pool:
+        futures = [pool.submit(post, server, chat(text)) for text in ("a", "explode", "b")]
+        statuses = [f.result()[0] for f in futures]
+    assert statuses == [200, 500, 200]
+
+
+def test_200_simultaneous_requests_are_all_answered(server):
+    with ThreadPoolExecutor(200) as pool:
+        results = list(pool.map(lambda i: post(server, chat(f"m{i}")), range(200)))
+    assert [status for status, _ in results] == [200] * 200
+    assert [body["choices"][0]["message"]["content"] for _, body in results] == [f"m{i}" for i in range(200)]
