@@ -30,10 +30,10 @@ WINDOW = 10
 OLD_AGE, OLD_FROM_CHECKPOINT, OLD_SHARE = 30, 50, 0.35
 """From checkpoint 50 on, aim for this share of questions needing a session 30 or more back (the bar is 30 %)."""
 NEW_ONLY_SHARE = 0.45
-BALANCE_LEAD = 1
-"""How far one side of a balanced type (IG yes/no) may lead while the schedule runs (the end-of-year trimming
-evens it among questions that look alike; more room was tried and kept fewer)."""
 """Aim for at most this share needing only the newest `WINDOW` sessions (the bar is 50 %)."""
+BALANCE_LEAD = 1
+"""How far one side of a balanced type (IG yes/no) may lead within a stratum while the schedule runs (the
+end-of-year trimming evens what is left; more room was tried and kept fewer)."""
 
 
 def is_old(draft: Draft, checkpoint: int) -> bool:
@@ -57,7 +57,7 @@ class _Schedule:
         self.picked: list[tuple[str, list[str]]] = []   # (normalized text, normalized key facts)
         self.texts_by_type: dict[str, list[str]] = {}  # normalized question texts, by type
         self.choices: list[tuple[list[str], set[str]]] = []  # MQ: normalized option names, the correct ones
-        self.items: list[tuple[Draft, str]] = []  # what was taken, in order
+        self.items: list[tuple[Draft, str]] = []  # what was taken, in order, with `_named_text`
         self._strata_of: tuple[tuple, dict] = ((), {})  # ((len(items), type) when counted, _strata of that type)
         self.with_evidence = 0
         self.new_only = 0
@@ -106,7 +106,7 @@ class _Schedule:
 
     def take(self, spec: QuestionType, draft: Draft, checkpoint: int, text: str) -> None:
         self.used_facts.add(draft.fact_key)
-        self.items.append((draft, text))
+        self.items.append((draft, _named_text(draft, text)))
         self.picked.append((normalize_text(text), [normalize_text(f) for f in draft.key_facts]))
         if draft.options:
             self.choices.append(_option_names(draft))
@@ -211,10 +211,16 @@ def _asked_name(draft: Draft) -> str:
     return normalize_text(draft.fields.get("drug", ""))
 
 
+def _named_text(draft: Draft, text: str) -> str:
+    """What a question names, normalized once: its text and its options."""
+    return normalize_text(text + " " + " ".join(draft.options))
+
+
 def _seen_in(name: str, items: list[tuple[Draft, str]], skip: int = -1) -> tuple[str, ...]:
-    """The types whose questions (but the one at `skip`) name a drug: what a reader of the other questions knows."""
-    return tuple(sorted({d.query_type for position, (d, t) in enumerate(items)
-                         if position != skip and name and name in normalize_text(t + " " + " ".join(d.options))}))
+    """The types whose questions (but the one at `skip`) name a drug: what a reader of the other questions knows.
+    `items` pairs each draft with its `_named_text`."""
+    return tuple(sorted({d.query_type for position, (d, named) in enumerate(items)
+                         if position != skip and name and name in named}))
 
 
 def _strata(items: list[tuple[Draft, str]], balanced: set[str]) -> dict[tuple, dict[str, list[int]]]:
@@ -238,7 +244,7 @@ def _trim_unpaired(chosen: list[tuple[int, Draft, str]]) -> list[tuple[int, Draf
     while True:
         categories = Counter(d.trap_category for _, d, _ in kept if d.trap_category)
         drop: set[int] = set()
-        for sides in _strata([(d, t) for _, d, t in kept], balanced).values():
+        for sides in _strata([(d, _named_text(d, t)) for _, d, t in kept], balanced).values():
             lead = "yes" if len(sides["yes"]) > len(sides["no"]) else "no"
             surplus = len(sides[lead]) - len(sides["no" if lead == "yes" else "yes"])
             for position in reversed(sides[lead]):
