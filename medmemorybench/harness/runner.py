@@ -83,8 +83,28 @@ def _checkpoint_of(split: str) -> int:
     return int(split.rpartition("_")[2])
 
 
-def _splits(folder: Path, task: TaskConfig, only: list[int] | None) -> list[str]:
-    available = sorted((p.stem for p in (folder / task.dataset_name).glob("checkpoint_*.parquet")), key=_checkpoint_of)
+def _declared_splits(folder: Path) -> set[str]:
+    """The splits the dataset's own metadata lists (empty for a folder without it)."""
+    meta_path = folder / "medmemorybench.json"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+        return {f"checkpoint_{k}" for k in meta.get("stats", {}).get("questions_by_checkpoint", {})}
+    except (json.JSONDecodeError, AttributeError):
+        raise InputError(f"{meta_path}: not the dataset's metadata JSON") from None
+
+
+def _splits(folder: Path, task: TaskConfig, only: list[int] | None, declared: set[str]) -> list[str]:
+    """The task's splits, in checkpoint order, once every split the dataset declares is there for its config and
+    the asked checkpoints and test splits exist."""
+    config_dir = folder / task.dataset_name
+    available = sorted((p.stem for p in config_dir.glob("checkpoint_*.parquet")), key=_checkpoint_of)
+    if not available:
+        raise InputError(f"{config_dir}: no checkpoint splits (config '{task.dataset_name}' missing from the dataset; "
+                         f"task {task.task})")
+    missing = sorted(declared - set(available), key=_checkpoint_of)
+    if missing:
+        raise InputError(f"{config_dir}: splits {', '.join(missing)} are missing (the dataset has "
+                         f"{len(declared)}; medmemorybench.json lists them)")
     if only:
         unknown_points = sorted(set(only) - {_checkpoint_of(s) for s in available})
         if unknown_points:
@@ -100,25 +120,6 @@ def _splits(folder: Path, task: TaskConfig, only: list[int] | None) -> list[str]
 def _compared(value: object) -> object:
     """A header part as a resume compares it: the error tolerance may change between a run and its resume."""
     return {k: v for k, v in value.items() if k != "max_error_rate"} if isinstance(value, dict) else value
-
-
-def _check_config(folder: Path, task: TaskConfig) -> None:
-    """Every split the dataset says it has is there for the task's config, before anything runs."""
-    config_dir = folder / task.dataset_name
-    present = {p.stem for p in config_dir.glob("checkpoint_*.parquet")}
-    if not present:
-        raise InputError(f"{config_dir}: no checkpoint splits (config '{task.dataset_name}' missing from the dataset; "
-                         f"task {task.task})")
-    meta_path = folder / "medmemorybench.json"
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
-        declared = {f"checkpoint_{k}" for k in meta.get("stats", {}).get("questions_by_checkpoint", {})}
-    except (json.JSONDecodeError, AttributeError):
-        raise InputError(f"{meta_path}: not the dataset's metadata JSON") from None
-    missing = sorted(declared - present, key=_checkpoint_of)
-    if missing:
-        raise InputError(f"{config_dir}: splits {', '.join(missing)} are missing (the dataset has "
-                         f"{len(declared)}; {meta_path.name} lists them)")
 
 
 def _guard(memory: MemorySystem, stream: ObservedStream, checkpoint: int) -> None:
@@ -145,8 +146,8 @@ class Runner:
             raise InputError(f"--dataset_path: no MedMemoryBench build found at {config.dataset_path or './out'}; "
                              "run `medmemorybench build --out out` first")
         self.folder = folder
-        for task in self.tasks:
-            _check_config(folder, task)
+        declared = _declared_splits(folder)  # every task's splits checked before anything runs
+        self.splits = {task.task: _splits(folder, task, config.checkpoints, declared) for task in self.tasks}
         self.expected: dict[str, int] = {}  # task -> questions the run must answer (or record as errors)
         self.backbone: Backbone | None = None
         self.judge: Backbone | None = None
@@ -240,7 +241,7 @@ class Runner:
         memories: dict[str, MemorySystem] = {}
         streams: dict[str, ObservedStream] = {}
         sessions: dict[str, SessionInfo] = {}
-        splits = _splits(self.folder, task, self.config.checkpoints)
+        splits = self.splits[task.task]
         for number, split in enumerate(splits, start=1):
             checkpoint = _checkpoint_of(split)
             asked = (task.test_split == "all" or split in task.test_split) and (
