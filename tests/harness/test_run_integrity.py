@@ -74,14 +74,15 @@ def test_a_damaged_run_header_on_resume_is_an_input_error(dataset_dir, tmp_path)
 
 
 def test_errors_above_the_tolerance_fail_the_run_after_keeping_everything(dataset_dir, tmp_path):
-    failing_first = iter(range(10**6))
+    class Flaky(RecordingBackbone):  # every third answer fails, starting with the first
+        calls = 0
 
-    def flaky(request):  # noqa: ANN001, ANN202 - every third answer fails
-        return "x" if next(failing_first) % 3 else None
-
-    class Flaky(RecordingBackbone):
         def generate(self, requests):  # noqa: ANN001, ANN201
-            return [Completion(text=t) if (t := flaky(r)) else Completion(error="HTTP 500: boom") for r in requests]
+            out = []
+            for _ in requests:
+                out.append(Completion(text="x") if self.calls % 3 else Completion(error="HTTP 500: boom"))
+                self.calls += 1
+            return out
 
     config = run_config(dataset_dir, tmp_path, model="recording", memory="none", limit=1, tasks=EEM, use_cache=False)
     with pytest.raises(RunFailedError, match=r"answers failed \(\d+\.\d %, above --max_error_rate 0.0\)"):
