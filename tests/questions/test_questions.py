@@ -120,3 +120,53 @@ def test_over_the_counter_yes_only_when_nothing_bars_or_qualifies_it(kb, monkeyp
     year = next(y for y in (simulate_patient(kb, 11, i) for i in range(20)) if name in remedies(y, {}))
     assert remedies(year, {})[name] == "otc:yes"
     assert name not in remedies(year, {"levothyroxine": None})
+
+
+def test_cirrhosis_bars_nsaids_and_qualifies_paracetamol(kb):
+    # a remedy question must not call ibuprofen "fine" for a cirrhotic patient, nor paracetamol without its cap
+    from medmemorybench.simulate.safety import Constraint, Patient, verdict
+
+    patient = Patient(age=60, sex="male", condition="knee_osteoarthritis",
+                      constraints=[Constraint("disease_history", "chronic_liver_disease")])
+    for nsaid in ("ibuprofen", "naproxen", "celecoxib"):
+        assert any("chronic_liver_disease" in b.rule for b in verdict(kb, nsaid, patient).blocks), nsaid
+    paracetamol = verdict(kb, "paracetamol", patient)
+    assert paracetamol.is_allowed and any("chronic_liver_disease" in c.rule for c in paracetamol.cautions)
+
+
+def test_a_drug_is_asked_about_once_as_a_suggestion_or_a_remedy(kb, patients):
+    # (the take-now questions may ask again once the drug's state changed: they are SUA-like by design)
+    names = {d.name.en for d in kb.drugs.values()}
+    names = {n for n in names if not any(n != other and n in other for other in names)}  # (no name inside another)
+    checked = 0
+    for patient in patients:
+        asked = [q.question for q in patient.questions if q.template in ("ig.drug_suggestion", "ig.over_the_counter")]
+        for name in names:
+            times = sum(name in q for q in asked)
+            assert times <= 1, (patient.year.persona.persona_id, name)
+            checked += times
+    assert checked >= 40
+
+
+def test_no_yes_gold_for_a_drug_a_rule_qualifies(kb, patients):
+    # "Yes, suitable / fine" only for a drug that no rule qualifies (caution, dose cap) on the checkpoint's record
+    from dataclasses import replace
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.simulate.safety import verdict
+
+    by_name = {d.name.en: key for key, d in kb.drugs.items()}
+    checked = 0
+    for patient in patients:
+        finder = FactFinder(kb, patient.year, load_phrasing("en"), load_templates("en"), {})
+        for q in patient.questions:
+            if q.template not in ("ig.drug_suggestion", "ig.over_the_counter") or not q.answer.startswith("Yes"):
+                continue
+            drug = by_name[max((name for name in by_name if name in q.question), key=len)]  # (the longest named)
+            taking = set(state_on(patient.year, finder.upto(q.checkpoint)[-1].date).medications)
+            result = verdict(kb, drug, replace(finder.patient, taking=taking))
+            assert result.is_allowed and not result.cautions and result.max_daily_dose is None, (q.query_id, drug)
+            checked += 1
+    assert checked >= 40

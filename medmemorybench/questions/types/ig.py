@@ -11,7 +11,7 @@ from dataclasses import replace
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import Event, MedicationFact, Trap
-from medmemorybench.simulate.safety import verdict
+from medmemorybench.simulate.safety import Verdict, verdict
 from medmemorybench.simulate.timeline import state_on
 
 
@@ -38,7 +38,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                                     f"ig:{drug}", kind="suggest:no", trap_category=trap.category,
                                     common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
             for safe in steps[forbidden.step].drug_keys:
-                if safe != drug and safe not in ever and finder.in_pool(safe, "shared") and finder.is_safe(safe):
+                if safe != drug and safe not in ever and finder.in_pool(safe, "shared") and finder.is_safe(safe) \
+                        and _plain_yes(verdict(finder.kb, safe, finder.patient)):
                     drafts.append(_suitable(finder, safe, forbidden.step, trap, event, detail))
         if trap.category == "medication_preference":
             drafts.append(Draft("IG", "ig.preference", {"condition_lay": finder.condition_lay()},
@@ -56,6 +57,12 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     return drafts
 
 
+def _plain_yes(result: Verdict) -> bool:
+    """Whether a drug may be called suitable with no more said: no rule bars it, none qualifies it (a caution such
+    as paracetamol in cirrhosis, a drug of theirs it combines with only with care) and none caps its dose."""
+    return result.is_allowed and not result.cautions and result.max_daily_dose is None
+
+
 def _suitable(finder: FactFinder, drug: str, step: str, trap: Trap, event: Event, detail: str) -> Draft:
     """Yes for a guideline drug nothing on record bars, with the disclosed fact that does not rule it out."""
     fields = {"drug": finder.drug(drug), "purpose": finder.step_purpose(step)}
@@ -67,8 +74,9 @@ def _suitable(finder: FactFinder, drug: str, step: str, trap: Trap, event: Event
 
 def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
     """A common remedy the patient might reach for (`answers.otc_use` lists them): no when a disclosed fact or a
-    drug they take now bars it (each named), yes when nothing on record bars or qualifies it. Other rules (age, kidney
-    function) are left out: the year's records do not always state what decides them."""
+    drug they take now bars it (each named once), yes when no rule bars or qualifies it (no caution, no dose cap).
+    A remedy barred only by other rules (age, kidney function) is left out: the year's records do not always state
+    what decides them. The fact key is the drug's, as in `make`: a drug is asked about once, as a remedy or not."""
     upto = finder.upto(checkpoint)
     if not upto:
         return []
@@ -81,8 +89,9 @@ def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
             continue
         result = verdict(finder.kb, drug, patient)
         traps = finder.forbidding(drug, checkpoint)
+        named = {t.option for t in traps if t.category == "medication_history"}  # (said by its trap reason)
         taken = sorted({b.rule.split(":")[1].split("+")[0] for b in result.blocks if b.rule.startswith("interaction:")}
-                       & taking)
+                       & taking - named)
         fields = {"drug": finder.drug(drug), "purpose": use}
         if traps or taken:
             reasons = [finder.trap_reason(t) for t in traps]
@@ -92,14 +101,13 @@ def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
                 [next(e for e, f in finder.facts(checkpoint, MedicationFact) if f.drug == taken[0])]  # type: ignore[union-attr]
             drafts.append(Draft("IG", "ig.over_the_counter", fields,
                                 finder.say("ig", "barred", drug=finder.drug(drug), reasons=joiner.join(reasons)),
-                                evidence, keys, f"ig:{drug}:otc:no", kind="otc:no",
+                                evidence, keys, f"ig:{drug}", kind="otc:no",
                                 trap_category=traps[0].category if traps else None,
                                 common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
-        elif result.is_allowed and not any(c.rule.startswith("interaction:") for c in result.cautions):
-            # (a drug combined with one of theirs only with care is not a plain yes: left out)
+        elif _plain_yes(result):
             drafts.append(Draft("IG", "ig.over_the_counter", fields,
                                 finder.say("ig", "otc_fine", drug=finder.drug(drug), purpose=use),
-                                [upto[-1]], [], f"ig:{drug}:otc:yes", kind="otc:yes",
+                                [upto[-1]], [], f"ig:{drug}", kind="otc:yes",
                                 common_wrong_answer=finder.say("ig", "wrong_no", **fields)))
     return drafts
 
