@@ -47,6 +47,12 @@ def _user_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("interrupted", markup=False)
         raise typer.Exit(130) from None
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # the machine's doing (a read-only folder, a full disk, a port in use), not a bug
+        where = f"{exc.filename}: " if exc.filename else ""
+        err_console.print(f"error: {where}{exc.strerror or exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
 
 
 def _knowledge(path: Path | None):  # noqa: ANN202
@@ -146,6 +152,10 @@ def _build(out: Path, options, overwrite: bool, backbone=None, allow_audit_failu
     target = out / "medmemorybench"
     if target.exists() and not overwrite:
         raise InputError(f"--out: {target} already exists; choose another --out or pass --overwrite")
+    try:  # before the build, not after minutes of it
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out: cannot write {out} ({exc.strerror or exc})") from None
     kb = _knowledge(None)
     templates = load_templates(options.language)
     with _progress() as progress:
@@ -572,10 +582,17 @@ def serve_cmd(
     Example: medmemorybench serve --model hf --port 8000   # then --model openai
     --model_args model=smollm2,base_url=http://127.0.0.1:8000/v1
     """
+    from medmemorybench.errors import InputError
     from medmemorybench.models import load_backbone, parse_model_args
     from medmemorybench.serve import make_server
 
     with _user_errors():
+        if not 0 <= port <= 65535:  # (checked before the model loads, which takes a while)
+            raise InputError(f"--port: {port} is not a TCP port (0-65535; 0 picks a free one)")
+        if max_batch < 1:
+            raise InputError(f"--max-batch: {max_batch} must be at least 1")
+        if model == "none":
+            raise InputError("--model: 'none' has nothing to serve; choose a backbone such as hf")
         backbone = load_backbone(model, parse_model_args(model_args))
         server = make_server(backbone, host, port, max_batch)
         console.print(f"serving {backbone.model_id} at http://{host}:{server.server_address[1]}/v1", highlight=False)

@@ -27,6 +27,11 @@ class InputError(MedMemoryBenchError):
     """A file or option given by the user is invalid; the message names it."""
 
 
+class OutputError(MedMemoryBenchError):
+    """A file could not be written (a read-only folder, a full disk); the message names it. What was written
+    before it is kept."""
+
+
 class RunFailedError(MedMemoryBenchError):
     """A run finished but its results cannot be trusted as complete (nothing scored, too many errors, questions
     without a sample); everything written is kept. The CLI exits 1 with the message."""

@@ -1,23 +1,77 @@
-"""Writing a file atomically: a temporary file beside it, then a rename, so no half-written file remains."""
+"""Writing files and folders atomically: a temporary one beside the target, then a rename, so nothing
+half-written remains and a failure (a full disk) names the target."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from medmemorybench.errors import OutputError
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path beside `path` to write to; renamed onto `path` when the block ends, removed if it fails.
+
+    Raises:
+        OutputError: naming `path` when the folder cannot be made or the file cannot be written (full disk).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write here ({exc.strerror or exc})") from None
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; results and sheets are meant to be shared
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputError(f"{path}: could not be written ({exc.strerror or exc}); the previous file, if any, "
+                          "is unchanged") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
-    """Write `text` to `path` through a temporary file in the same folder, removed if anything fails."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write `text` to `path` through a temporary file in the same folder (see `atomic_path`)."""
+    with atomic_path(path) as tmp, tmp.open("w", encoding=encoding, newline="") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())  # the rename must not land before the data
+
+
+@contextmanager
+def atomic_folder(target: Path, overwrite: bool, flag: str = "--out") -> Iterator[Path]:
+    """A fresh `<target>.partial` folder to fill; it replaces `target` when the block ends, and is removed if
+    the block fails, so a folder that exists is always complete.
+
+    Raises:
+        InputError: when `target` exists and `overwrite` is false (naming `flag`).
+        OutputError: naming `target` when the folder cannot be made or filled (read-only place, full disk).
+    """
+    from medmemorybench.errors import InputError
+
+    if target.exists() and not overwrite:
+        raise InputError(f"{flag}: {target} already exists; choose another {flag} or pass --overwrite")
+    partial = target.with_name(target.name + ".partial")
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())  # the rename must not land before the data
-        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; results and sheets are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        if partial.exists():
+            shutil.rmtree(partial)
+        partial.mkdir(parents=True)
+    except OSError as exc:
+        raise OutputError(f"{flag}: cannot write {target} ({exc.strerror or exc})") from None
+    try:
+        yield partial
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(partial, target)
+    except OSError as exc:
+        raise OutputError(f"{target}: could not be written ({exc.strerror or exc}); nothing was left "
+                          "half-written") from None
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)

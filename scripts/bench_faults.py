@@ -1,10 +1,12 @@
 """The fault suite at scale, through the CLI as a user runs it: `medmemorybench run --model openai` against the
 fault-injecting server of `tests/faults.py`, at a share of mixed faults over several seeds, then at 100 %; then
-SIGKILLs at random instants (also during a resume's own start) followed by `--resume`, compared with a clean run.
+SIGKILLs at random instants (also during a resume's own start) followed by `--resume`, compared with a clean run;
+then Ctrl-C while every request hangs; then every case of the bad-input table (`tests/bad_inputs.py`), one
+process each.
 
-Run: .venv/bin/python scripts/bench_faults.py [--seeds 11] [--share 0.2] [--kills 20]
+Run: .venv/bin/python scripts/bench_faults.py [--seeds 11] [--share 0.2] [--kills 20] [--only inputs ...]
 Prints the figures of docs/benchmarks.md (runs completed, faults served by kind, errors recorded, tracebacks,
-samples lost / duplicated / changed after the kills).
+samples lost / duplicated / changed after the kills, seconds from SIGINT to exit, bad inputs refused clearly).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # (tests/faults.py holds the server)
 
+from tests.bad_inputs import CASES, Workspace, markers, problems, run_in_child  # noqa: E402
 from tests.faults import fault_server  # noqa: E402
 
 CLI = [sys.executable, "-m", "medmemorybench.cli"]
@@ -101,11 +104,57 @@ def kills(data: Path, work: Path, count: int, seed: int) -> None:
           f"samples file seen empty after a kill: {empty_seen}")
 
 
+def interrupts(data: Path, work: Path, tries: int = 3) -> None:
+    """Seconds from SIGINT to exit while four requests hang (a minute each, inside the client's timeout)."""
+    took = []
+    for attempt in range(tries):
+        with fault_server(1.0, attempt, kinds=["hang"], hang_s=60) as (url, server):
+            args = f"model=m,base_url={url},max_retries=0,timeout_s=90,concurrency=4"
+            process = subprocess.Popen([*CLI, "run", "--tasks", "medmemorybench_efficient", "--memory", "bm25",
+                                        "--model", "openai", "--model_args", args, "--dataset_path", str(data),
+                                        "--output_path", str(work / f"interrupt{attempt}"), "--no_cache"],
+                                       env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            while sum(server.served.values()) < 4 and process.poll() is None:
+                time.sleep(0.05)
+            sent = time.perf_counter()
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=120)
+            took.append(time.perf_counter() - sent)
+    print(f"Ctrl-C with 4 requests hanging: exit {process.returncode}, stopped in "
+          + ", ".join(f"{t:.2f}" for t in took) + " s")
+
+
+def bad_inputs(data: Path, work: Path) -> None:
+    """Every case of the bad-input table through the command, one process each."""
+    found, failed, tracebacks, silent, started = [], 0, 0, 0, time.perf_counter()
+    for number, case in enumerate(CASES):
+        workspace = Workspace(work / f"input{number}", data)
+        workspace.root.mkdir()
+        env = {"MEDMEMORYBENCH_CACHE": str(work / "input-cache"), **case.env(workspace)}
+        args = case.args(workspace)
+        before = markers(workspace.root)
+        outcome = run_in_child(args, env, case.file_size_limit, work)
+        tracebacks += outcome.traceback
+        silent += outcome.exit_code == 0
+        wrong = problems(case, workspace, outcome, before)
+        failed += bool(wrong)
+        found += wrong
+    print(f"bad inputs: {len(CASES)} cases in {time.perf_counter() - started:.0f} s; refused clearly "
+          f"{len(CASES) - failed}; tracebacks {tracebacks}; silent acceptances "
+          f"{silent}")
+    for problem in found:
+        print(f"  {problem}")
+
+
+SECTIONS = ("faults", "kills", "interrupts", "inputs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=11)
     parser.add_argument("--share", type=float, default=0.2)
     parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,8 +163,14 @@ def main() -> None:
                         "--family-sessions", "10", "--out", str(work / "data")], env=ENV, check=True,
                        capture_output=True)
         data = work / "data" / "medmemorybench"
-        faults(data, work, args.seeds, args.share)
-        kills(data, work, args.kills, seed=0)
+        if "faults" in args.only:
+            faults(data, work, args.seeds, args.share)
+        if "kills" in args.only:
+            kills(data, work, args.kills, seed=0)
+        if "interrupts" in args.only:
+            interrupts(data, work)
+        if "inputs" in args.only:
+            bad_inputs(data, work)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -36,14 +36,15 @@ HANG_S = 1.5
 class FaultServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, share: float, seed: int) -> None:
+    def __init__(self, share: float, seed: int, kinds: Sequence[str] = tuple(FAULTS), hang_s: float = HANG_S) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.share, self.rng, self.lock = share, random.Random(seed), threading.Lock()
+        self.kinds, self.hang_s = sorted(kinds), hang_s
         self.served: Counter = Counter()
 
     def draw(self) -> str | None:
         with self.lock:
-            fault = self.rng.choice(sorted(FAULTS)) if self.rng.random() < self.share else None
+            fault = self.rng.choice(self.kinds) if self.rng.random() < self.share else None
             self.served[fault or "valid"] += 1
             return fault
 
@@ -56,7 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self.server.draw()
         status, body = FAULTS[fault] if fault else (200, json.dumps(VALID).encode())
         if fault == "hang":
-            time.sleep(HANG_S)
+            time.sleep(self.server.hang_s)
         try:
             self.send_response(status)
             self.send_header("Content-Type", "text/html" if fault == "html" else "application/json")
@@ -71,9 +72,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def fault_server(share: float, seed: int) -> Iterator[tuple[str, FaultServer]]:
-    """A running server failing `share` of requests (seeded); yields (base_url, server)."""
-    server = FaultServer(share, seed)
+def fault_server(share: float, seed: int, kinds: Sequence[str] = tuple(FAULTS),
+                 hang_s: float = HANG_S) -> Iterator[tuple[str, FaultServer]]:
+    """A running server failing `share` of requests (seeded) with one of `kinds`; yields (base_url, server)."""
+    server = FaultServer(share, seed, kinds, hang_s)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

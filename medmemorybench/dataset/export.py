@@ -7,8 +7,6 @@ to `<out>/medmemorybench/`, so an interrupted build never leaves a folder that l
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 from datasets import Dataset
@@ -17,11 +15,10 @@ from datasets.utils.logging import disable_progress_bar
 from medmemorybench import __version__
 from medmemorybench.dataset.build import BuiltDataset
 from medmemorybench.dataset.card import render_card
-from medmemorybench.dataset.schema import CONFIGS, FEATURES
-from medmemorybench.errors import InputError
+from medmemorybench.dataset.schema import CONFIGS, FEATURES, METADATA_FILE
+from medmemorybench.files import atomic_folder
 
 DATASET_DIRNAME = "medmemorybench"
-METADATA_FILE = "medmemorybench.json"
 
 
 def _split_key(split: str) -> tuple[int, str]:
@@ -34,14 +31,17 @@ def export_dataset(built: BuiltDataset, out: Path, *, overwrite: bool = False) -
 
     Raises:
         InputError: if the target exists and `overwrite` is false.
+        OutputError: naming the target when it cannot be written (read-only place, full disk).
     """
     disable_progress_bar()  # one bar per parquet file would drown the build's own progress bar
     target = Path(out) / DATASET_DIRNAME
-    if target.exists() and not overwrite:
-        raise InputError(f"--out: {target} already exists; choose another --out or pass --overwrite")
-    partial = target.with_name(target.name + ".partial")
-    if partial.exists():
-        shutil.rmtree(partial)
+    with atomic_folder(target, overwrite) as partial:
+        _write_configs(built, partial)
+    return target
+
+
+def _write_configs(built: BuiltDataset, partial: Path) -> None:
+    """The parquet files, the card and the metadata, into `partial` (renamed onto the target when complete)."""
     splits: dict[str, list[str]] = {}
     num_examples: dict[str, dict[str, int]] = {}
     num_bytes: dict[str, dict[str, int]] = {}
@@ -63,10 +63,6 @@ def export_dataset(built: BuiltDataset, out: Path, *, overwrite: bool = False) -
     metadata = {"medmemorybench": __version__, "fingerprint": built.fingerprint, "seed": built.options.seed,
                 "options": vars(built.options), "stats": stats}
     (partial / METADATA_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    if target.exists():
-        shutil.rmtree(target)
-    os.replace(partial, target)
-    return target
 
 
 def _approx_tokens(built: BuiltDataset) -> dict[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from medmemorybench.dataset.schema import CONFIGS, FEATURES, PERSONAS_SPLIT
+from medmemorybench.dataset.schema import CONFIGS, FEATURES, NULL_CHECKED, NULLABLE, PERSONAS_SPLIT
 from medmemorybench.errors import InputError
 
 HUB_ID = "medmemorybench/MedMemoryBench"
@@ -63,16 +63,75 @@ def load(config: str = "efficient", split: str | None = None, path: str | Path |
         ) from None
 
 
-def read_rows(folder: Path) -> dict[str, dict[str, list[dict]]]:
-    """Every row of a dataset folder, read with pyarrow and checked against the schema.
+def read_split(file: Path, config: str) -> list[dict]:
+    """The rows of one split file, checked: a readable parquet file of the config's schema, with no null where
+    the schema needs a value (`NULLABLE` lists the fields that may be null).
 
     Raises:
-        InputError: naming the file that is missing, unreadable (corrupted) or of another schema.
+        InputError: naming the file (and the row and field) that is missing, unreadable or of another schema.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
     from datasets import Features
 
+    if not file.is_file():
+        raise InputError(f"{file}: missing or not a file")
+    try:
+        table = pq.read_table(file)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"{file}: corrupted or not a parquet file ({str(exc)[:160]})") from None
+    try:
+        found = Features.from_arrow_schema(table.schema)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{file}: columns of an unknown type ({str(exc)[:160]})") from None
+    if found != FEATURES[config]:
+        expected, have = _fields(FEATURES[config]), _fields(found)
+        missing, extra = [f for f in expected if f not in have], [f for f in have if f not in expected]
+        parts = [f"missing {', '.join(missing)}" if missing else "", f"unexpected {', '.join(extra)}" if extra else ""]
+        detail = "; ".join(p for p in parts if p) or "a column has another type"
+        raise InputError(f"{file}: columns do not match the '{config}' schema ({detail})")
+    rows = table.to_pylist()
+    if config in NULL_CHECKED:
+        for index, row in enumerate(rows):
+            where = _first_null(row)
+            if where is not None:
+                raise InputError(f"{file}: row {index}: {where} is null")
+    return rows
+
+
+def _fields(features: object) -> list[str]:
+    """Field names, nested ones as parent.child, for naming what a schema lacks."""
+    def walk(value: object, prefix: str) -> list[str]:
+        inner = getattr(value, "feature", value)  # List(...) holds its item type in `.feature`
+        if isinstance(inner, dict):
+            return [name for key, sub in inner.items() for name in [f"{prefix}{key}", *walk(sub, f"{prefix}{key}.")]]
+        return []
+    return walk(features, "")
+
+
+def _first_null(value: object, path: str = "") -> str | None:
+    """The path of the first null value that the schema does not allow to be null."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if item is None and key not in NULLABLE:
+                return f"{path}{key}"
+            found = _first_null(item, f"{path}{key}.")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _first_null(item, f"{path[:-1]}[{index}].")
+            if found:
+                return found
+    return None
+
+
+def read_rows(folder: Path) -> dict[str, dict[str, list[dict]]]:
+    """Every row of a dataset folder, read with pyarrow and checked against the schema (`read_split`).
+
+    Raises:
+        InputError: naming the file that is missing, unreadable (corrupted) or of another schema.
+    """
     if not (folder / "README.md").is_file():
         raise InputError(f"{folder}: not a MedMemoryBench dataset folder (no README.md card)")
     rows: dict[str, dict[str, list[dict]]] = {}
@@ -80,17 +139,7 @@ def read_rows(folder: Path) -> dict[str, dict[str, list[dict]]]:
         files = sorted((folder / config).glob("*.parquet"))
         if not files:
             raise InputError(f"{folder / config}: no parquet files for config '{config}'")
-        rows[config] = {}
-        for file in files:
-            try:
-                table = pq.read_table(file)
-            except (pa.ArrowInvalid, OSError) as exc:
-                raise InputError(f"{file}: corrupted or not a parquet file ({exc})") from None
-            found = Features.from_arrow_schema(table.schema)
-            if found != FEATURES[config]:
-                raise InputError(f"{file}: columns do not match the '{config}' schema "
-                                 f"(expected {sorted(FEATURES[config])}, found {sorted(found)})")
-            rows[config][file.stem] = table.to_pylist()
+        rows[config] = {file.stem: read_split(file, config) for file in files}
     if PERSONAS_SPLIT not in rows["personas"]:
         raise InputError(f"{folder / 'personas'}: missing split '{PERSONAS_SPLIT}'")
     return rows

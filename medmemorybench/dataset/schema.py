@@ -6,6 +6,7 @@ from datasets import Features, List, Value
 
 CONFIGS = ("efficient", "mixed", "questions", "personas")
 STREAM_CONFIGS = ("efficient", "mixed")
+METADATA_FILE = "medmemorybench.json"  # the build's options, stats and fingerprint, beside the configs
 PERSONAS_SPLIT = "patients"  # "all" is reserved by `datasets` (the union of splits)
 
 TURN = {"role": Value("string"), "text": Value("string")}
@@ -73,6 +74,14 @@ PERSONA_FEATURES = Features(
     }
 )
 """`personas`: one patient, with the whole event graph (facts as JSON) and the full care-year record."""
+
+NULLABLE = frozenset({"family_member", "date", "trap_category", "absent_fact", "common_wrong_answer"})
+"""Fields of the stream and question configs that may be null (a noise session has no date or relative of
+its own; only some questions have a trap, an absent fact or a common wrong answer); every other must hold a
+value."""
+
+NULL_CHECKED = ("efficient", "mixed", "questions")
+"""The configs whose rows are checked for nulls outside `NULLABLE` when read."""
 
 FEATURES = {"efficient": STREAM_FEATURES, "mixed": STREAM_FEATURES, "questions": QUESTION_FEATURES,
             "personas": PERSONA_FEATURES}

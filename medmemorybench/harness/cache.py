@@ -13,7 +13,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from medmemorybench.errors import InputError, OutputError
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.embedded import CACHE_ENV
 
 
 def cache_key(identity: dict, request: ChatRequest) -> str:
@@ -26,13 +28,24 @@ class ResponseCache:
     """Completions stored by key in one SQLite file (safe to share between runs)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Open (or create) the cache file.
+
+        Raises:
+            InputError: naming the path when it cannot be made or is not a cache (a file where the folder should
+                be, a read-only place, a damaged database), with the ways out.
+        """
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)")
-        self._db.commit()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)")
+            self._db.commit()
+        except (OSError, sqlite3.Error) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            raise InputError(f"{path}: the response cache cannot be used ({reason}); pass --no_cache, or set "
+                             f"{CACHE_ENV} to a writable folder") from None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
         """Cached completions of the keys that have one."""
@@ -54,8 +67,12 @@ class ResponseCache:
         """Store successful completions."""
         rows = [(k, c.model_dump_json()) for k, c in items.items() if c.error is None]
         with self._lock:
-            self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)", rows)
-            self._db.commit()
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)", rows)
+                self._db.commit()
+            except sqlite3.Error as exc:  # a full disk; the samples file has every answer so far
+                raise OutputError(f"{self.path}: could not store an answer in the response cache ({exc}); the "
+                                  "samples written are kept: free space, then rerun with --resume") from None
 
     def close(self) -> None:
         """Close the database."""

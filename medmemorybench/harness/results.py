@@ -8,11 +8,12 @@ atomic rename, so a kill during the resume's own start leaves either file whole,
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from medmemorybench.errors import InputError
+from medmemorybench.errors import InputError, OutputError
 from medmemorybench.files import write_atomic
 
 SAMPLES = "samples.jsonl"
@@ -58,9 +59,12 @@ class SampleWriter:
     """Appends sample lines; knows which samples exist already."""
 
     def __init__(self, run_dir: Path, resume: bool) -> None:
-        run_dir.mkdir(parents=True, exist_ok=True)
         self.path = run_dir / SAMPLES
-        existing = read_samples(self.path)
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            existing = read_samples(self.path)
+        except OSError as exc:  # a file where the folder should be, a read-only place, samples.jsonl a folder
+            raise InputError(f"--output_path: cannot use {exc.filename or run_dir} ({exc.strerror or exc})") from None
         if existing and not resume:
             raise InputError(f"--output_path: {run_dir} already holds {len(existing)} results; pass --resume to "
                              "continue that run or choose another folder")
@@ -70,17 +74,31 @@ class SampleWriter:
         if self.path.exists() and len(kept) != len(existing) or not _ends_cleanly(self.path):
             # (also drops a cut-off last line, so appends start on a clean line)
             write_atomic(self.path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept))
-        self._handle = self.path.open("a", encoding="utf-8")
+        try:
+            self._handle = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--output_path: cannot append to {self.path} ({exc.strerror or exc})") from None
 
     def write(self, record: dict) -> None:
-        """Append one sample and flush it to disk."""
+        """Append one sample and flush it to disk.
+
+        Raises:
+            OutputError: when the disk is full or the file cannot be written; every sample before is kept.
+        """
         key = sample_key(record)
         if key in self.done:
             raise RuntimeError(f"sample {key} written twice")
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._handle.flush()
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        try:
+            self._handle.write(line)
+            self._handle.flush()
+        except OSError as exc:
+            self.close()  # (a cut line left behind is dropped by the resume)
+            raise OutputError(f"{self.path}: could not append a sample ({exc.strerror or exc}); the {len(self.done)} "
+                              "written before are kept: free space, then rerun with --resume") from None
         self.done.add(key)
 
     def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
+        """Close the file; a final flush that fails is not raised again (`write` reported it)."""
+        with contextlib.suppress(OSError):
+            self._handle.close()

@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
-from medmemorybench.dataset.load import find_local
+from medmemorybench.dataset.load import find_local, read_split
+from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError, RunFailedError
 from medmemorybench.files import write_atomic
 from medmemorybench.harness.cache import ResponseCache, generate_cached
@@ -85,7 +84,7 @@ def _checkpoint_of(split: str) -> int:
 
 def _declared_splits(folder: Path) -> set[str]:
     """The splits the dataset's own metadata lists (empty for a folder without it)."""
-    meta_path = folder / "medmemorybench.json"
+    meta_path = folder / METADATA_FILE
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
         return {f"checkpoint_{k}" for k in meta.get("stats", {}).get("questions_by_checkpoint", {})}
@@ -104,7 +103,7 @@ def _splits(folder: Path, task: TaskConfig, only: list[int] | None, declared: se
     missing = sorted(declared - set(available), key=_checkpoint_of)
     if missing:
         raise InputError(f"{config_dir}: splits {', '.join(missing)} are missing (the dataset has "
-                         f"{len(declared)}; medmemorybench.json lists them)")
+                         f"{len(declared)}; {METADATA_FILE} lists them)")
     if only:
         unknown_points = sorted(set(only) - {_checkpoint_of(s) for s in available})
         if unknown_points:
@@ -160,7 +159,7 @@ class Runner:
         if self.config.model != "none":
             self.backbone = load_backbone(self.config.model, self.config.model_args)
         if self.config.judge:
-            self.judge = load_backbone(self.config.judge, self.config.judge_args)
+            self.judge = load_backbone(self.config.judge, self.config.judge_args, "--judge")
 
     def _check_header(self, header: dict) -> None:
         path = self.config.output_path / RUN_HEADER
@@ -221,19 +220,13 @@ class Runner:
 
     def _rows(self, task: TaskConfig, split: str) -> list[dict]:
         path = self.folder / task.dataset_name / f"{split}.parquet"
-        try:
-            rows = pq.read_table(path).to_pylist()
-        except (OSError, ValueError) as exc:  # pyarrow's errors for a truncated or foreign file
-            raise InputError(f"{path}: not a readable parquet file ({str(exc)[:120]})") from None
+        rows = read_split(path, task.dataset_name)  # (file, schema and nulls checked)
         known = set(type_codes())
         for row in rows:
-            for field_name in ("persona_id", "sessions", "questions"):
-                if field_name not in row or row[field_name] is None:
-                    raise InputError(f"{path}: a row has no '{field_name}'")
             for question in row["questions"]:
-                if question.get("query_type") not in known:
-                    raise InputError(f"{path}: {question.get('query_id')}: query_type "
-                                     f"{question.get('query_type')!r} is not one of {', '.join(sorted(known))}")
+                if question["query_type"] not in known:
+                    raise InputError(f"{path}: {question['query_id']}: query_type "
+                                     f"{question['query_type']!r} is not one of {', '.join(sorted(known))}")
         rows.sort(key=lambda r: r["persona_id"])
         return rows[: self.config.limit] if self.config.limit else rows
 

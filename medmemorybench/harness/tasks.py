@@ -176,6 +176,9 @@ def resolve_tasks(names: list[str], folder: Path | None = None) -> list[TaskConf
         TaskConfigError: for an unknown name, listing near matches and every valid name.
     """
     registry = load_registry(folder)
+    if not names:
+        raise TaskConfigError("--tasks: no task named; give tasks, groups or tags, e.g. --tasks medmemorybench "
+                              "(see 'medmemorybench ls tasks')")
     tags: dict[str, list[str]] = {}
     for name, config in registry.items():
         if isinstance(config, TaskConfig):

@@ -57,11 +57,19 @@ _SECTIONS: dict[str, dict[str, type[BaseModel]]] = {
 def _read_yaml(path: Path, errors: list[str]) -> Any:
     try:
         with path.open(encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
+            raw = yaml.safe_load(handle)
     except FileNotFoundError:
         errors.append(f"{path}: file is missing")
+    except UnicodeDecodeError as exc:
+        errors.append(f"{path}: not UTF-8 text (byte {exc.start})")
     except yaml.YAMLError as exc:
         errors.append(f"{path}: not valid YAML: {exc}".replace("\n", " "))
+    except OSError as exc:  # a folder where the file should be, unreadable
+        errors.append(f"{path}: cannot be read ({exc.strerror or exc})")
+    else:
+        if raw is None:
+            errors.append(f"{path}: the file is empty")
+        return raw
     return None
 
 

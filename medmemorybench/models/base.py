@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from medmemorybench.errors import InputError
+
 
 class ChatRequest(BaseModel):
     """One chat completion to make."""
@@ -91,3 +93,11 @@ class Backbone(ABC):
         for index, completion in enumerate(out):
             on_done(index, completion)
         return out
+
+
+def check_arg(value: object, name: str, kind: type | tuple[type, ...], valid: Callable[[object], bool],
+              wanted: str) -> None:
+    """Raise an InputError naming the model arg when its value is of the wrong kind or out of range
+    (`load_backbone` adds the option, --model_args or --judge_args)."""
+    if isinstance(value, bool) or not isinstance(value, kind) or not valid(value):
+        raise InputError(f"{name}={value!r} is not valid; expected {wanted}")

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.errors import InputError
+from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg
 from medmemorybench.models.embedded import embedded_model_path
 
 
@@ -22,15 +23,27 @@ class HFBackbone(Backbone):
 
     def __init__(self, pretrained: str | None = None, batch_size: int = 8, threads: int | None = None,
                  max_length: int | None = None) -> None:
+        # (checked before the model loads, which takes a while)
+        check_arg(batch_size, "batch_size", int, lambda v: v >= 1, "an integer >= 1")
+        if threads is not None:
+            check_arg(threads, "threads", int, lambda v: v >= 1, "an integer >= 1")
+        if max_length is not None:
+            check_arg(max_length, "max_length", int, lambda v: v >= 256, "an integer >= 256")
+        if pretrained is not None:
+            check_arg(pretrained, "pretrained", str, lambda v: bool(v.strip()), "a model folder")
         torch.set_flush_denormal(True)  # denormals make CPU generation ~14x slower
         if threads:
-            torch.set_num_threads(int(threads))
+            torch.set_num_threads(threads)
         self._path = str(pretrained or embedded_model_path())
-        self.tokenizer = AutoTokenizer.from_pretrained(self._path)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(self._path)
+            self.model = AutoModelForCausalLM.from_pretrained(self._path)
+        except (OSError, ValueError) as exc:  # no such folder, not a model, offline without it cached
+            raise InputError(f"pretrained={self._path!r}: cannot load a model from it "
+                             f"({str(exc).splitlines()[0][:160]})") from None
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(self._path)
         self.model.eval()
         self.batch_size = int(batch_size)
         self._max_length = int(max_length or getattr(self.model.config, "max_position_embeddings", 2048))

@@ -14,12 +14,11 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import openai
 
-from medmemorybench.errors import InputError
-from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models._daemon_pool import map_each
+from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg
 
 RETRYABLE = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError)
 
@@ -32,14 +31,14 @@ class OpenAIBackbone(Backbone):
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, max_retries: int = 4, timeout_s: float = 60.0, backoff_s: float = 1.0,
                  context_window: int = 8192) -> None:
-        _check(model, "model", str, lambda v: bool(v.strip()), "a non-empty model name")
+        check_arg(model, "model", str, lambda v: bool(v.strip()), "a non-empty model name")
         if base_url is not None:
-            _check(base_url, "base_url", str, lambda v: v.startswith(("http://", "https://")), "an http(s) URL")
-        _check(concurrency, "concurrency", int, lambda v: v >= 1, "an integer >= 1")
-        _check(max_retries, "max_retries", int, lambda v: v >= 0, "an integer >= 0")
-        _check(timeout_s, "timeout_s", (int, float), lambda v: v > 0, "a number > 0")
-        _check(backoff_s, "backoff_s", (int, float), lambda v: v >= 0, "a number >= 0")
-        _check(context_window, "context_window", int, lambda v: v >= 256, "an integer >= 256")
+            check_arg(base_url, "base_url", str, lambda v: v.startswith(("http://", "https://")), "an http(s) URL")
+        check_arg(concurrency, "concurrency", int, lambda v: v >= 1, "an integer >= 1")
+        check_arg(max_retries, "max_retries", int, lambda v: v >= 0, "an integer >= 0")
+        check_arg(timeout_s, "timeout_s", (int, float), lambda v: v > 0, "a number > 0")
+        check_arg(backoff_s, "backoff_s", (int, float), lambda v: v >= 0, "a number >= 0")
+        check_arg(context_window, "context_window", int, lambda v: v >= 256, "an integer >= 256")
         self._model = model
         self.base_url = base_url
         self.client = openai.OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
@@ -65,17 +64,7 @@ class OpenAIBackbone(Backbone):
 
     def generate_each(self, requests: Sequence[ChatRequest],
                       on_done: Callable[[int, Completion], None]) -> list[Completion]:
-        out: list[Completion | None] = [None] * len(requests)
-        pool = ThreadPoolExecutor(self.concurrency)
-        try:
-            futures = {pool.submit(self._one, request): index for index, request in enumerate(requests)}
-            for future in as_completed(futures):
-                index = futures[future]
-                out[index] = future.result()
-                on_done(index, out[index])  # type: ignore[arg-type]
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)  # an interrupt does not wait for queued requests
-        return [c for c in out if c is not None]
+        return map_each(self._one, requests, self.concurrency, on_done)  # (Ctrl-C does not wait for requests)
 
     def _one(self, request: ChatRequest) -> Completion:
         started = time.perf_counter()
@@ -128,10 +117,3 @@ def _unusable(response: object) -> str | None:
     if message is None or not isinstance(getattr(message, "content", None), str):
         return "no message content (content: null)"
     return None
-
-
-def _check(value: object, name: str, kind: type | tuple[type, ...], valid: Callable[[object], bool],
-           wanted: str) -> None:
-    """Raise an InputError naming the model arg when its value is of the wrong kind or out of range."""
-    if isinstance(value, bool) or not isinstance(value, kind) or not valid(value):
-        raise InputError(f"--model_args: {name}={value!r} is not valid; expected {wanted}")

@@ -56,24 +56,26 @@ def unknown_name(kind: str, name: str, known: list[str], flag: str) -> InputErro
     return InputError(f"{flag}: unknown {kind} '{name}'.{hint} Available: {', '.join(sorted(known))}")
 
 
-def load_backbone(name: str, model_args: dict[str, object] | None = None) -> Backbone:
-    """Instantiate the backbone `name` with `model_args`.
+def load_backbone(name: str, model_args: dict[str, object] | None = None, flag: str = "--model") -> Backbone:
+    """Instantiate the backbone `name` with `model_args`; `flag` is the option that named it (`--judge` ...).
 
     Raises:
         InputError: for an unknown name, bad arguments, or a missing optional dependency (with the
-            install command).
+            install command), naming `flag` or its `_args` option.
     """
     if name not in BACKBONES:
-        raise unknown_name("model", name, [*BACKBONES, "none"], "--model")
+        raise unknown_name("model", name, [*BACKBONES, "none"], flag)
     module_name, _, class_name = BACKBONES[name].partition(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         missing = (exc.name or "").split(".")[0]
         hint = INSTALL_HINTS.get(missing, f"pip install {missing}")
-        raise InputError(f"--model {name}: needs the package '{missing}'; install it with: {hint}") from None
+        raise InputError(f"{flag} {name}: needs the package '{missing}'; install it with: {hint}") from None
     cls = getattr(module, class_name)
     try:
         return cls(**(model_args or {}))
     except TypeError as exc:
-        raise InputError(f"--model_args for '{name}': {exc}") from None
+        raise InputError(f"{flag}_args for '{name}': {exc}") from None
+    except InputError as exc:
+        raise InputError(f"{flag}_args: {exc}") from None

@@ -27,7 +27,7 @@ class VLLMBackbone(Backbone):
                  gpu_memory_utilization: float = 0.9, dtype: str = "auto", on_overflow: str = "error",
                  seed: int = 0) -> None:
         if on_overflow not in ("error", "truncate"):
-            raise InputError(f"--model_args on_overflow: '{on_overflow}' must be 'error' or 'truncate'")
+            raise InputError(f"on_overflow={on_overflow!r} is not valid; expected 'error' or 'truncate'")
         self._model = pretrained
         self.on_overflow = on_overflow
         kwargs = {"model": pretrained, "tensor_parallel_size": int(tensor_parallel_size),

@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
+from medmemorybench.files import atomic_path  # noqa: E402
 from medmemorybench.report.tables import run_label  # noqa: E402
 
 PANELS = (("correct", "accuracy"), ("recall_at_k", "Recall@k"))
@@ -43,7 +44,9 @@ def saturation_plot(summaries: list[dict[str, Any]], out: Path) -> Path:
             axis.legend(fontsize=7)
         else:
             axis.text(0.5, 0.5, "no data (retrieval-only run?)", ha="center", va="center", transform=axis.transAxes)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    try:
+        with atomic_path(out) as tmp:  # (a kill or a full disk never leaves half a PNG)
+            fig.savefig(tmp, dpi=120, format="png")
+    finally:
+        plt.close(fig)
     return out

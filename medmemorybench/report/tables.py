@@ -22,7 +22,30 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
         hint = " (the run has not finished: `medmemorybench run ... --resume` completes it)" \
             if (Path(run_dir) / RUN_HEADER).exists() else ""
         raise InputError(f"{run_dir}: no {SUMMARY}{hint}")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError(f"{path}: damaged (not JSON); `medmemorybench run ... --resume` in {run_dir} rewrites it "
+                         "from the samples") from None
+    problem = _summary_problem(summary)
+    if problem:
+        raise InputError(f"{path}: not a run summary ({problem})")
+    return summary
+
+
+def _summary_problem(summary: object) -> str | None:
+    """What the tables and the plot need of a summary that it lacks (None when it has it all)."""
+    if not isinstance(summary, dict):
+        return "not a JSON object"
+    header, tasks = summary.get("header"), summary.get("tasks")
+    if not isinstance(header, dict) or not all(isinstance(header.get(k), dict) for k in ("memory", "model")):
+        return "no header with memory and model"
+    if not isinstance(tasks, dict):
+        return "no tasks"
+    for name, task in tasks.items():
+        if not isinstance(task, dict) or not isinstance(task.get("metrics"), dict) or "mode" not in task:
+            return f"task {name!r} has no mode or metrics"
+    return None
 
 
 def run_label(summary: dict[str, Any]) -> str:

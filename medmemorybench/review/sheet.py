@@ -17,6 +17,7 @@ from typing import NamedTuple
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError
 from medmemorybench.files import write_atomic
 from medmemorybench.review._text import event_lines, question_lines, session_text
@@ -29,7 +30,6 @@ COLUMNS = ("item_id", "item_type", "category", "persona_id", "condition", "date"
 """The CSV columns, in order; the last three are left empty for the reviewer."""
 CSV_ENCODING = "utf-8-sig"  # the byte-order mark makes spreadsheet programs read the file as UTF-8
 TEMPLATE = Path(__file__).parent / "templates" / "sheet.md.jinja"
-METADATA_FILE = "medmemorybench.json"
 
 
 @dataclass(frozen=True)

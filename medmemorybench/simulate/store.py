@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import atomic_folder
 from medmemorybench.simulate.models import CareYear
 
 MANIFEST = "manifest.json"
@@ -38,27 +37,20 @@ def write_cohort(
 
     Raises:
         InputError: if `out_dir` exists and `overwrite` is false.
+        OutputError: naming `out_dir` when it cannot be written (read-only place, full disk).
     """
     out_dir = Path(out_dir)
-    if out_dir.exists() and not overwrite:
-        raise InputError(f"--out: {out_dir} already exists; choose another folder or pass --overwrite")
-    partial = out_dir.with_name(out_dir.name + ".partial")
-    if partial.exists():
-        shutil.rmtree(partial)
-    partial.mkdir(parents=True)
     files = {}
-    for year in years:
-        text = care_year_json(year)
-        name = f"{year.persona.persona_id}.json"
-        (partial / name).write_text(text, encoding="utf-8")
-        files[name] = hashlib.sha256(text.encode()).hexdigest()
-        if on_written:
-            on_written(year)
-    manifest = {**(metadata or {}), "files": files}
-    (partial / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    os.replace(partial, out_dir)
+    with atomic_folder(out_dir, overwrite) as partial:
+        for year in years:
+            text = care_year_json(year)
+            name = f"{year.persona.persona_id}.json"
+            (partial / name).write_text(text, encoding="utf-8")
+            files[name] = hashlib.sha256(text.encode()).hexdigest()
+            if on_written:
+                on_written(year)
+        manifest = {**(metadata or {}), "files": files}
+        (partial / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return [out_dir / name for name in files]
 
 

@@ -6,6 +6,11 @@ clear failure. `scripts/bench_faults.py` runs the same at 11 seeds."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -46,3 +51,24 @@ def test_a_run_where_every_request_fails_exits_with_a_failure(dataset_dir, tmp_p
     with fault_server(share=1.0, seed=3) as (url, _), pytest.raises(RunFailedError, match="nothing was scored"):
         run_against(url, dataset_dir, tmp_path, max_error_rate=1.0)[1].run()
     assert (tmp_path / "run" / "summary.json").exists()  # everything written is kept
+
+
+def test_ctrl_c_ends_a_run_within_seconds_while_requests_hang(dataset_dir, tmp_path):
+    """Every request hangs a minute (inside the client's timeout): SIGINT must not wait for them."""
+    with fault_server(share=1.0, seed=0, kinds=["hang"], hang_s=60) as (url, server):
+        args = f"model=m,base_url={url},max_retries=0,timeout_s=90,concurrency=4"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "medmemorybench.cli", "run", "--tasks", "medmemorybench_efficient_eem",
+             "--memory", "bm25", "--model", "openai", "--model_args", args, "--dataset_path", str(dataset_dir),
+             "--output_path", str(tmp_path / "run"), "--no_cache"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        deadline = time.monotonic() + 120
+        while sum(server.served.values()) < 4 and time.monotonic() < deadline:  # four requests in flight
+            time.sleep(0.1)
+        assert sum(server.served.values()) >= 4
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        took = time.monotonic() - interrupted
+    assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    assert took < 5, f"took {took:.1f} s to stop"

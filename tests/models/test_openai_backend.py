@@ -152,8 +152,17 @@ def test_a_reply_that_is_not_a_completion_is_retried_then_an_error_with_its_reas
 def test_bad_model_args_are_input_errors_naming_the_arg(arg, value):
     from medmemorybench.errors import InputError
 
-    with pytest.raises(InputError, match=rf"--model_args: {arg}="):
+    with pytest.raises(InputError, match=rf"^{arg}="):
         OpenAIBackbone(**{"model": "m", arg: value})
+
+
+@pytest.mark.parametrize("flag", ["--model", "--judge"])
+def test_a_bad_model_arg_names_the_option_it_came_from(flag):
+    from medmemorybench.errors import InputError
+    from medmemorybench.models import load_backbone
+
+    with pytest.raises(InputError, match=rf"^{flag}_args: max_retries=-1 is not valid"):
+        load_backbone("openai", {"model": "m", "max_retries": -1}, flag)
 
 
 def test_each_completion_is_reported_as_it_finishes(scripted):

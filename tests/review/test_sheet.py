@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from medmemorybench.errors import InputError
+from medmemorybench.errors import InputError, OutputError
 from medmemorybench.review import COLUMNS, score_sheets, write_review_sheet
 from medmemorybench.review._text import describe_fact
 from medmemorybench.review.sheet import CSV_ENCODING
@@ -130,7 +130,7 @@ def test_a_failed_write_leaves_nothing_behind(dataset, tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(files.os, "replace", fail)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OutputError, match=r"r\.csv: could not be written \(disk full\)"):
         write_review_sheet(dataset, tmp_path / "out" / "r.csv", sample=5)
     assert list((tmp_path / "out").iterdir()) == []
 
