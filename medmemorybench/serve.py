@@ -55,9 +55,33 @@ def parse_request(body: object, context_window: int) -> ChatRequest:
     stop = body.get("stop") or []
     try:
         return ChatRequest(messages=messages, max_tokens=max_tokens, temperature=body.get("temperature") or 0.0,
-                           stop=[stop] if isinstance(stop, str) else stop, seed=body.get("seed"))
+                           stop=[stop] if isinstance(stop, str) else stop, seed=body.get("seed"),
+                           response_schema=response_schema(body.get("response_format")))
     except (ValidationError, TypeError) as exc:
         raise BadRequest(str(exc).splitlines()[0]) from None
+
+
+ANY_OBJECT = {"type": "object"}
+"""The schema of `response_format: {"type": "json_object"}`: any JSON object (xgrammar's plain JSON grammar
+would also allow a bare array or number, which `json_object` rules out)."""
+
+
+def response_schema(response_format: object) -> dict | None:
+    """The JSON schema an OpenAI `response_format` asks for (None for text), or BadRequest."""
+    if response_format is None:
+        return None
+    kind = response_format.get("type") if isinstance(response_format, dict) else None
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return ANY_OBJECT
+    if kind == "json_schema":
+        spec = response_format.get("json_schema")  # type: ignore[union-attr]
+        schema = spec.get("schema") if isinstance(spec, dict) else None
+        if not isinstance(schema, dict):
+            raise BadRequest("response_format json_schema needs {\"json_schema\": {\"name\": ..., \"schema\": {...}}}")
+        return schema
+    raise BadRequest(f"response_format type must be text, json_object or json_schema, not {kind!r}")
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """`hf`: transformers on CPU (or GPU); by default the embedded SmolLM2-135M-Instruct.
 
 Model args: pretrained (a local folder; default the embedded model), batch_size, threads, max_length.
+A request with a `response_schema` is decoded under that JSON schema (xgrammar), so even a 135M model
+answers with JSON that parses and fits it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from medmemorybench.errors import InputError
+from medmemorybench.models._json_constraint import JsonConstraint
 from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg
 from medmemorybench.models.embedded import embedded_model_path
 
@@ -47,6 +50,7 @@ class HFBackbone(Backbone):
         self.model.eval()
         self.batch_size = int(batch_size)
         self._max_length = int(max_length or getattr(self.model.config, "max_position_embeddings", 2048))
+        self._constraint: JsonConstraint | None = None  # made on the first request with a schema
 
     @property
     def model_id(self) -> str:
@@ -76,12 +80,18 @@ class HFBackbone(Backbone):
     def generate_each(self, requests: Sequence[ChatRequest],
                       on_done: Callable[[int, Completion], None]) -> list[Completion]:
         out: list[Completion | None] = [None] * len(requests)
-        order = sorted(range(len(requests)), key=lambda i: (requests[i].max_tokens, requests[i].temperature))
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            for index, completion in zip(chunk, self._generate_batch([requests[i] for i in chunk]), strict=True):
-                out[index] = completion
-                on_done(index, completion)
+        # a batch shares its sampling and whether it is constrained (schemas may differ row by row)
+        def batch_key(i: int) -> tuple:
+            return (requests[i].response_schema is not None, requests[i].max_tokens, requests[i].temperature)
+
+        order = sorted(range(len(requests)), key=batch_key)
+        groups = [[i for i in order if batch_key(i) == key] for key in dict.fromkeys(map(batch_key, order))]
+        for group in groups:
+            for start in range(0, len(group), self.batch_size):
+                chunk = group[start : start + self.batch_size]
+                for index, completion in zip(chunk, self._generate_batch([requests[i] for i in chunk]), strict=True):
+                    out[index] = completion
+                    on_done(index, completion)
         return [c for c in out if c is not None]
 
     def _generate_batch(self, batch: list[ChatRequest]) -> list[Completion]:
@@ -95,6 +105,10 @@ class HFBackbone(Backbone):
         if first.temperature > 0:
             sampling["temperature"] = first.temperature
             torch.manual_seed(first.seed or 0)
+        if first.response_schema is not None:
+            if self._constraint is None:
+                self._constraint = JsonConstraint(self.tokenizer, self.model.config.vocab_size)
+            sampling["logits_processor"] = [self._constraint.logits_processor([r.response_schema for r in batch])]
         started = time.perf_counter()
         with torch.no_grad():
             generated = self.model.generate(input_ids=input_ids, attention_mask=attention,

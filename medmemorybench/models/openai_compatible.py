@@ -73,7 +73,8 @@ class OpenAIBackbone(Backbone):
             try:
                 response = self.client.chat.completions.create(
                     model=self._model, messages=request.messages, max_tokens=request.max_tokens,  # type: ignore[arg-type]
-                    temperature=request.temperature, stop=request.stop or None, seed=request.seed)
+                    temperature=request.temperature, stop=request.stop or None, seed=request.seed,
+                    **_response_format(request))
             except RETRYABLE as exc:
                 last_error = f"{exc.__class__.__name__}: {str(exc)[:200]}"
                 self._wait(attempt)
@@ -105,6 +106,14 @@ class OpenAIBackbone(Backbone):
     def _wait(self, attempt: int) -> None:
         if attempt < self.max_retries:
             time.sleep(self.backoff_s * 2**attempt * (1 + random.random() / 4))  # noqa: S311 - jitter
+
+
+def _response_format(request: ChatRequest) -> dict:
+    """`response_format` for a request with a JSON schema (vLLM and `medmemorybench serve` decode under it)."""
+    if request.response_schema is None:
+        return {}
+    return {"response_format": {"type": "json_schema",
+                                "json_schema": {"name": "answer", "schema": request.response_schema}}}
 
 
 def _unusable(response: object) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from medmemorybench.models import ChatRequest, load_backbone
@@ -30,3 +32,21 @@ def test_over_long_prompt_is_cut_and_the_cut_recorded(smol):
 
 def test_identity_names_the_embedded_model(smol):
     assert "smollm2" in smol.identity()["model"].lower()
+
+
+FACTS = {"type": "object", "properties": {"facts": {"type": "array", "maxItems": 4,
+                                                    "items": {"type": "string", "maxLength": 80}}},
+         "required": ["facts"], "additionalProperties": False}
+
+
+def test_a_schema_request_is_decoded_as_json_that_fits_the_schema(smol):
+    messages = [{"role": "system", "content": "List the patient's medical facts."},
+                {"role": "user", "content": "Doctor: I am raising your metformin to 1000 mg twice a day.\n"
+                                            "Patient: Fine. I am allergic to penicillin."}]
+    constrained, free = smol.generate([ChatRequest(messages=messages, max_tokens=80, response_schema=FACTS),
+                                       ChatRequest(messages=messages, max_tokens=24)])
+    parsed = json.loads(constrained.text)  # the unconstrained reply of the same model is prose
+    assert set(parsed) == {"facts"} and isinstance(parsed["facts"], list) and len(parsed["facts"]) <= 4
+    assert all(isinstance(f, str) and len(f) <= 80 for f in parsed["facts"])
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(free.text)

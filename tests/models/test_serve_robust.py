@@ -67,6 +67,9 @@ BAD = {
     "max_tokens past the context": chat("hi", max_tokens=100000),
     "max_tokens zero": chat("hi", max_tokens=-3),
     "max_tokens text": chat("hi", max_tokens="many"),
+    "response_format of an unknown type": chat("hi", response_format={"type": "yaml"}),
+    "response_format json_schema without a schema": chat("hi", response_format={"type": "json_schema"}),
+    "response_format a string": chat("hi", response_format="json"),
 }
 
 
@@ -97,3 +100,14 @@ def test_200_simultaneous_requests_are_all_answered(server):
         results = list(pool.map(lambda i: post(server, chat(f"m{i}")), range(200)))
     assert [status for status, _ in results] == [200] * 200
     assert [body["choices"][0]["message"]["content"] for _, body in results] == [f"m{i}" for i in range(200)]
+
+
+@pytest.mark.parametrize(("response_format", "schema"), [
+    (None, None), ({"type": "text"}, None), ({"type": "json_object"}, {"type": "object"}),
+    ({"type": "json_schema", "json_schema": {"name": "facts", "schema": {"type": "array"}}}, {"type": "array"}),
+])
+def test_response_format_becomes_the_schema_the_backbone_decodes_under(response_format, schema):
+    from medmemorybench.serve import parse_request
+
+    body = {"messages": [{"role": "user", "content": "hi"}], "response_format": response_format}
+    assert parse_request(body, 2048).response_schema == schema
