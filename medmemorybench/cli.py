@@ -382,6 +382,13 @@ def run_cmd(
     model_args: Annotated[str, typer.Option("--model_args", "--model-args", help="Backbone key=value,...")] = "",
     memory: Annotated[str, typer.Option("--memory", help="Memory: none, long_context, bm25, dense, ...")] = "bm25",
     memory_args: Annotated[str, typer.Option("--memory_args", "--memory-args", help="Memory key=value,...")] = "",
+    memory_model: Annotated[str | None, typer.Option(
+        "--memory_model", "--memory-model",
+        help="Backbone a memory builds itself with: hf, openai, vllm (default: the answering --model).")] = None,
+    memory_model_args: Annotated[str, typer.Option("--memory_model_args", "--memory-model-args",
+                                                   help="Memory backbone key=value,...")] = "",
+    embedder: Annotated[str, typer.Option(
+        help="Sentence embedder for memories: all-minilm-l6-v2 (packaged) or a local folder.")] = "all-minilm-l6-v2",
     output_path: Annotated[Path, typer.Option("--output_path", "--output-path", help="Run folder.")] = Path("runs/run"),
     dataset_path: Annotated[str | None, typer.Option(
         "--dataset_path", "--dataset-path", help="Built dataset folder (default: ./medmemorybench, ./out).")] = None,
@@ -414,7 +421,8 @@ def run_cmd(
             memory_args=parse_model_args(memory_args, "--memory_args"),
             dataset_path=dataset_path, limit=limit, checkpoints=_int_list(checkpoints, "--checkpoints"),
             judge=judge, judge_args=parse_model_args(judge_args, "--judge_args"), resume=resume, use_cache=not no_cache,
-            max_error_rate=max_error_rate,
+            max_error_rate=max_error_rate, memory_model=memory_model,
+            memory_model_args=parse_model_args(memory_model_args, "--memory_model_args"), embedder=embedder,
         )
         with _progress() as progress:
             bar = progress.add_task("evaluating", total=None)
@@ -428,7 +436,7 @@ def run_cmd(
 
 
 def _print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
-    from medmemorybench.report import load_summary, metric_table, saturation_plot
+    from medmemorybench.report import cost_table, load_summary, metric_table, saturation_plot
 
     summaries = [load_summary(r) for r in runs]
     # Cells are 100 x mean, so the -1..1 selective score reads -100..100.
@@ -439,6 +447,12 @@ def _print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
         if len(header) < 2:
             continue
         table = Table(*header, title=title)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    header, rows = cost_table(summaries)
+    if len(header) > 1:
+        table = Table(*header, title="memory cost (accuracy beside it)")
         for row in rows:
             table.add_row(*row)
         console.print(table)

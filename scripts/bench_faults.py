@@ -46,7 +46,11 @@ def samples(out: Path) -> list[dict]:
 
 
 def stable(sample: dict) -> dict:
-    return {k: v for k, v in sample.items() if k not in ("latency_ms",)}
+    """A sample without what depends on the machine's speed (latency, the memory's seconds)."""
+    out = {k: v for k, v in sample.items() if k not in ("latency_ms",)}
+    if out.get("memory_cost"):
+        out["memory_cost"] = {k: v for k, v in out["memory_cost"].items() if not k.endswith("_s")}
+    return out
 
 
 def faults(data: Path, work: Path, seeds: int, share: float) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medmemorybench import __version__
+from medmemorybench.dataset.schema import METADATA_FILE
 
 if TYPE_CHECKING:
     from medmemorybench.harness.runner import RunConfig
@@ -70,9 +71,10 @@ def scrub(value: Any, name: str = "") -> Any:
 
 
 def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbone: Backbone | None,
-               judge: Backbone | None) -> dict[str, Any]:
-    """Config, dataset fingerprint, versions, model, judge, memory and task identities."""
-    meta_path = dataset / "medmemorybench.json"
+               judge: Backbone | None, memory_backbone: Backbone | None = None) -> dict[str, Any]:
+    """Config, dataset fingerprint, versions, model, judge, memory (and the LLM it builds with) and task
+    identities."""
+    meta_path = dataset / METADATA_FILE
     meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
     judge_identity = None
     if judge is not None:
@@ -94,4 +96,7 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "model": backbone.identity() if backbone is not None else {"backbone": "none"},
         "judge": judge_identity,
         "memory": {"memory": config.memory, **config.memory_args},
+        "memory_model": memory_backbone.identity() if memory_backbone is not None else None,
+        "embedder": config.embedder,
+        "answer_mode": "shared",
     }))

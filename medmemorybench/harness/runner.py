@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,14 +33,20 @@ from medmemorybench.harness.samples import answer_echo, make_record
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
 from medmemorybench.memory import MemorySystem, Retrieval, load_memory
+from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM, Stopwatch
+from medmemorybench.memory.dense import DEFAULT_MODEL as DEFAULT_EMBEDDER
+from medmemorybench.memory.dense import resolve_model
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.models.embedded import cache_root
 from medmemorybench.questions.spec import judged_codes, type_codes
 from medmemorybench.render.models import Session
 from medmemorybench.scoring.base import Score
+from medmemorybench.simulate.rng import rng_for
 
 _REGULAR = re.compile(r"-S(\d+)$")
 PROMPT_OVERHEAD_TOKENS = 400
+MEMORY_DIR = "memory"
+"""Under --output_path: a working folder per task and patient for memories that keep files."""
 """Tokens kept free for the system message, instructions and question when fitting long contexts."""
 
 
@@ -65,6 +72,11 @@ class RunConfig:
     cache_path: Path | None = None
     max_error_rate: float = 0.0
     """The run fails (exit 1, everything kept) when more than this share of its answers are errors."""
+    memory_model: str | None = None
+    """Backbone a memory builds itself with (default: the answering model)."""
+    memory_model_args: dict = field(default_factory=dict)
+    embedder: str = DEFAULT_EMBEDDER
+    """Sentence embedder handed to memories: the packaged all-MiniLM-L6-v2 or a local folder."""
 
 
 @dataclass
@@ -76,6 +88,8 @@ class _Pending:
     retrieval: Retrieval
     """With the dataset's session ids."""
     request: ChatRequest | None
+    memory_cost: dict
+    """The patient's memory cost up to this checkpoint (`MemoryCost`), recorded in the sample."""
 
 
 def _checkpoint_of(split: str) -> int:
@@ -147,9 +161,15 @@ class Runner:
         self.folder = folder
         declared = _declared_splits(folder)  # every task's splits checked before anything runs
         self.splits = {task.task: _splits(folder, task, config.checkpoints, declared) for task in self.tasks}
+        try:
+            resolve_model(config.embedder)  # (the embedder itself loads when a memory first embeds)
+        except ValueError as exc:
+            raise InputError(f"--embedder: {exc}") from None
         self.expected: dict[str, int] = {}  # task -> questions the run must answer (or record as errors)
         self.backbone: Backbone | None = None
         self.judge: Backbone | None = None
+        self.memory_backbone: Backbone | None = None
+        self.cache: ResponseCache | None = None
         self.builder = PromptBuilder()
         self.done: set[tuple[str, str]] = set()
 
@@ -160,6 +180,10 @@ class Runner:
             self.backbone = load_backbone(self.config.model, self.config.model_args)
         if self.config.judge:
             self.judge = load_backbone(self.config.judge, self.config.judge_args, "--judge")
+        self.memory_backbone = self.backbone
+        if self.config.memory_model:
+            self.memory_backbone = load_backbone(self.config.memory_model, self.config.memory_model_args,
+                                                 "--memory_model")
 
     def _check_header(self, header: dict) -> None:
         path = self.config.output_path / RUN_HEADER
@@ -182,18 +206,17 @@ class Runner:
         writer = SampleWriter(self.config.output_path, self.config.resume)  # refuses a non-empty folder early
         self.done = writer.done  # what a resumed run has answered already
         self._load_models()
-        header = run_header(self.config, self.folder, self.tasks, self.backbone, self.judge)
+        header = run_header(self.config, self.folder, self.tasks, self.backbone, self.judge, self.memory_backbone)
         self._check_header(header)
-        cache = None
-        if self.config.use_cache and self.backbone is not None:
-            cache = ResponseCache(self.config.cache_path or cache_root() / "responses.sqlite")
+        if self.config.use_cache and (self.backbone is not None or self.memory_backbone is not None):
+            self.cache = ResponseCache(self.config.cache_path or cache_root() / "responses.sqlite")
         try:
             for task in self.tasks:
-                self._run_task(task, writer, cache)
+                self._run_task(task, writer, self.cache)
         finally:
             writer.close()
-            if cache:
-                cache.close()
+            if self.cache:
+                self.cache.close()
         summary = write_summary(self.config.output_path, header, self.tasks)
         self._check_complete(summary)
         return summary
@@ -232,6 +255,7 @@ class Runner:
 
     def _run_task(self, task: TaskConfig, writer: SampleWriter, cache: ResponseCache | None) -> None:
         memories: dict[str, MemorySystem] = {}
+        costs: dict[str, MemoryCost] = {}
         streams: dict[str, ObservedStream] = {}
         sessions: dict[str, SessionInfo] = {}
         splits = self.splits[task.task]
@@ -243,26 +267,40 @@ class Runner:
             for row in self._rows(task, split):
                 pid = row["persona_id"]
                 if pid not in memories:
-                    memories[pid], streams[pid] = self._new_memory(), ObservedStream(pid)
-                memory, stream = memories[pid], streams[pid]
+                    costs[pid] = MemoryCost()
+                    memories[pid], streams[pid] = self._new_memory(task, pid, costs[pid]), ObservedStream(pid)
+                memory, stream, cost = memories[pid], streams[pid], costs[pid]
                 batch = [Session.model_validate(s) for s in row["sessions"]]
-                memory.ingest(stream.observe(batch))  # always: a checkpoint without questions still feeds the stream
+                with Stopwatch(cost, "ingest_s"):  # always: a checkpoint without questions still feeds the stream
+                    memory.ingest(stream.observe(batch))
+                cost.sessions += len(batch)
+                cost.items = memory.size()
                 for s in batch:
                     sessions[s.session_id] = SessionInfo(stream.dates[s.session_id], s.kind, s.family_member)
                 _guard(memory, stream, checkpoint)
                 if asked:
-                    pending.extend(self._prepare(task, row, memory, stream, sessions))
+                    pending.extend(self._prepare(task, row, memory, stream, sessions, cost))
             self._answer(task, pending, writer, cache)
             self.on_progress(f"{task.task} {split}", number, len(splits))
 
-    def _new_memory(self) -> MemorySystem:
+    def _new_memory(self, task: TaskConfig, persona_id: str, cost: MemoryCost) -> MemorySystem:
+        """A fresh memory for one patient of one task, bound to its context (an empty working folder)."""
         memory = load_memory(self.config.memory, dict(self.config.memory_args))
         if self.backbone is not None and hasattr(memory, "count_tokens"):
             memory.count_tokens = self.backbone.count_tokens  # long contexts are fitted in model tokens
+        workdir = self.config.output_path / MEMORY_DIR / task.task / persona_id
+        shutil.rmtree(workdir, ignore_errors=True)  # (a resume builds the memory again from the first session)
+        workdir.mkdir(parents=True)
+        llm = MemoryLLM(self.memory_backbone, cost, self.cache) if self.memory_backbone is not None else None
+        context = MemoryContext(llm=llm, embedder=Embedder(self.config.embedder, cost), workdir=workdir,
+                                rng=rng_for(0, persona_id, f"memory/{self.config.memory}"), cost=cost)
+        if memory.needs_llm:
+            context.require_llm(self.config.memory)
+        memory.bind(context)
         return memory
 
     def _prepare(self, task: TaskConfig, row: dict, memory: MemorySystem, stream: ObservedStream,
-                 sessions: dict[str, SessionInfo]) -> list[_Pending]:
+                 sessions: dict[str, SessionInfo], cost: MemoryCost) -> list[_Pending]:
         wanted = set(task.types())
         mine = [q for q in row["questions"] if q["query_type"] in wanted]
         self.expected[task.task] = self.expected.get(task.task, 0) + len(mine)
@@ -273,14 +311,16 @@ class Runner:
         if self.backbone is not None:
             budget = self.backbone.context_window - task.generation_kwargs.max_tokens - PROMPT_OVERHEAD_TOKENS
         queries = [retrieval_query(q) for q in questions]
-        retrievals = memory.retrieve(queries, task.retrieval_k, budget)
+        with Stopwatch(cost, "retrieve_s"):
+            retrievals = memory.retrieve(queries, task.retrieval_k, budget)
+        spent = cost.to_dict()
         out = []
         for question, query, observed in zip(questions, queries, retrievals, strict=True):
             retrieval = stream.to_real(observed)  # real ids from here on: prompt labels, Recall@k, MRR
             request = None
             if self.backbone is not None:
                 request = self.builder.build(task, question, retrieval.items, sessions, stream.latest)
-            out.append(_Pending(task, question, query, retrieval, request))
+            out.append(_Pending(task, question, query, retrieval, request, spent))
         return out
 
     def _answer(self, task: TaskConfig, pending: list[_Pending], writer: SampleWriter,
@@ -298,6 +338,7 @@ class Runner:
                                  prompt_hash(item.request) if item.request else None,
                                  hashlib.sha256(item.question["answer"].encode()).hexdigest(), judge_score,
                                  echo=echo)
+            record["memory_cost"] = item.memory_cost
             writer.write(record)
 
     def _judge(self, pending: list[_Pending], completions: list[Completion | None],

@@ -14,6 +14,7 @@ from typing import Any
 from medmemorybench.files import write_atomic
 from medmemorybench.harness.results import SAMPLES, SUMMARY, read_samples
 from medmemorybench.harness.tasks import TaskConfig
+from medmemorybench.memory.context import MemoryCost
 from medmemorybench.scoring import aggregate
 
 ANSWER_SCORES = ("correct", "selective")
@@ -46,6 +47,46 @@ def summarize_metric(samples: list[dict], metric: str) -> dict[str, Any]:
     }
 
 
+COUNTED = tuple(MemoryCost.field_names())
+"""The `memory_cost` fields of a sample, each summed over patients."""
+
+
+def summarize_cost(samples: list[dict]) -> dict[str, Any]:
+    """What building and searching the memory cost: totals per checkpoint (over patients, cumulative: a
+    patient's cost up to that checkpoint), and per session over the whole run. Empty without costs."""
+    latest: dict[tuple[str, int], dict] = {}
+    for sample in samples:
+        if sample.get("memory_cost"):
+            latest[(sample["persona_id"], sample["checkpoint"])] = sample["memory_cost"]
+    if not latest:
+        return {}
+    checkpoints = sorted({checkpoint for _, checkpoint in latest})
+    by_checkpoint = [{"checkpoint": checkpoint, "patients": sum(1 for _, c in latest if c == checkpoint),
+                      **_sums([cost for (_, c), cost in latest.items() if c == checkpoint])}
+                     for checkpoint in checkpoints]
+    final = {}  # each patient's cost at its last recorded checkpoint
+    for (persona, _checkpoint), cost in sorted(latest.items()):
+        final[persona] = cost
+    totals = _sums(list(final.values()))
+    sessions = totals["sessions"] or 1
+    per_session = {name: round(totals[name] / sessions, 4) for name in
+                   ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "ingest_s")}
+    return {"patients": len(final), "totals": totals, "per_session": per_session,
+            "items_per_patient": round(totals["items"] / len(final), 1) if totals["items"] is not None else None,
+            "by_checkpoint": by_checkpoint}
+
+
+def _sums(costs: list[dict]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in COUNTED:
+        values = [cost.get(name) for cost in costs]
+        if name == "items" and any(v is None for v in values):
+            out[name] = None  # (a memory that does not report its size)
+        else:
+            out[name] = round(sum(v or 0 for v in values), 4)
+    return out
+
+
 def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig]) -> Path:
     """Aggregate every task's samples into summary.json; returns its path."""
     samples = read_samples(run_dir / SAMPLES)
@@ -55,7 +96,8 @@ def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig]) -> Path:
         mine = [s for s in samples if s["task"] == task.task]
         metrics = {m.metric: summarize_metric(mine, m.metric) for m in task.metric_list}
         out["tasks"][task.task] = {"mode": task.dataset_name, "version": task.version, "n_samples": len(mine),
-                                   "metrics": {k: v for k, v in metrics.items() if v}}
+                                   "metrics": {k: v for k, v in metrics.items() if v},
+                                   "memory_cost": summarize_cost(mine)}
     path = run_dir / SUMMARY
     write_atomic(path, json.dumps(out, indent=1, sort_keys=True) + "\n")
     return path

@@ -13,8 +13,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from medmemorybench.render.models import ObservedSession
+
+if TYPE_CHECKING:
+    from medmemorybench.memory.context import MemoryContext
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class MemorySystem(ABC):
 
     name: str = "memory"
     """Registry name."""
+    needs_llm: bool = False
+    """Whether the memory builds itself with an LLM (the runner refuses to start one without it)."""
 
     def __init__(self, **options: object) -> None:
         self.options = options
@@ -65,6 +71,15 @@ class MemorySystem(ABC):
             token_budget: most tokens of memory text the backbone can take (used by long-context
                 systems; None means unlimited).
         """
+
+    def bind(self, context: MemoryContext) -> None:
+        """Receive the run's context (memory LLM, embedder, working folder, RNG, cost meter) before the first
+        `ingest`; a memory that builds itself keeps it and counts through it."""
+        self.context = context
+
+    def size(self) -> int | None:
+        """Items stored (chunks, facts, notes), reported as a cost; None when the memory does not say."""
+        return None
 
     def session_ids(self) -> set[str]:
         """Every session id the memory holds (the runner's leakage guard checks it)."""

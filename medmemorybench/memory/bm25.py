@@ -100,6 +100,9 @@ class BM25Memory(MemorySystem):
             retrievals.append(Retrieval(items=items))
         return retrievals
 
+    def size(self) -> int:
+        return len(self.store)
+
     def session_ids(self) -> set[str]:
         """Every session ingested."""
         return set(self.store.session_ids)

@@ -80,3 +80,33 @@ def metric_table(summaries: list[dict[str, Any]], metric: str) -> tuple[list[str
     rows.append(["mean over types", *(_cell((m.get("mean_over_types") or [None])[0]) for m, _, _ in columns)])
     rows.append(["all questions", *(_cell((m.get("overall") or [None])[0]) for m, _, _ in columns)])
     return header, rows
+
+
+COST_ROWS = (("accuracy %", None), ("sessions read", "sessions"), ("items stored / patient", "items_per_patient"),
+             ("LLM calls / session", "llm_calls"), ("prompt tokens / session", "prompt_tokens"),
+             ("completion tokens / session", "completion_tokens"), ("parse failures", "parse_failures"),
+             ("embedding calls / session", "embedding_calls"), ("ingest s / session", "ingest_s"),
+             ("retrieve s (all)", "retrieve_s"))
+"""Rows of `cost_table`: what a memory cost to build and search, beside what it scored."""
+
+
+def cost_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: accuracy (all questions) and the memory's cost, one column per run x mode with costs."""
+    columns = [(task, f"{run_label(summary)}\n{task['mode']}") for summary in summaries
+               for task in summary["tasks"].values() if task.get("memory_cost")]
+    header = ["", *(label for _, label in columns)]
+    rows = []
+    for title, key in COST_ROWS:
+        cells = []
+        for task, _ in columns:
+            cost = task["memory_cost"]
+            if key is None:
+                cells.append(_cell((task["metrics"].get("correct", {}).get("overall") or [None])[0]))
+            elif key in cost["per_session"]:
+                cells.append(f"{cost['per_session'][key]:g}")
+            elif key == "items_per_patient":
+                cells.append("-" if cost[key] is None else f"{cost[key]:g}")
+            else:
+                cells.append(f"{cost['totals'][key]:g}")
+        rows.append([title, *cells])
+    return header, rows

@@ -39,7 +39,7 @@ def run(config: RunConfig, backbone: Backbone | None = None, memory_factory=None
 
         runner._load_models = load_models  # type: ignore[method-assign]
     if memory_factory is not None:
-        runner._new_memory = memory_factory  # type: ignore[method-assign]
+        runner._new_memory = lambda *_context: memory_factory()  # type: ignore[method-assign]
     runner.run()
     return runner
 

@@ -1,0 +1,172 @@
+"""What the runner hands a memory that builds itself: the memory LLM, the shared embedder, a working folder,
+a seeded RNG, and the meter that counts what construction cost.
+
+The LLM goes through the run's response cache, so a rerun or a resume never pays twice for the same
+construction call; calls are counted whether or not the cache answered them (the cost of building the memory
+from scratch, the same in every run), and the cache hits are counted apart.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medmemorybench.errors import InputError
+from medmemorybench.models.base import Backbone, ChatRequest, Completion
+
+
+@dataclass
+class MemoryCost:
+    """What one patient's memory has cost so far (construction and retrieval)."""
+
+    llm_calls: int = 0
+    """Construction calls to the memory LLM (cache hits included: the cost of a fresh build)."""
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_errors: int = 0
+    """Calls that failed after retries (the memory got nothing from them)."""
+    parse_failures: int = 0
+    """Replies that were not the JSON the memory asked for (the memory stored nothing from them)."""
+    embedding_calls: int = 0
+    embedded_texts: int = 0
+    sessions: int = 0
+    """Sessions ingested."""
+    ingest_s: float = 0.0
+    retrieve_s: float = 0.0
+    items: int | None = None
+    """Items stored (chunks, facts, notes); None for a memory that does not say."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for name in ("ingest_s", "retrieve_s"):
+            out[name] = round(out[name], 4)
+        return out
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+
+class MemoryLLM:
+    """The memory LLM as a memory sees it: `generate` through the run's cache, counted in `cost`."""
+
+    def __init__(self, backbone: Backbone, cost: MemoryCost, cache: Any = None) -> None:
+        self.backbone, self.cost, self.cache = backbone, cost, cache
+        self._lock = threading.Lock()
+
+    @property
+    def context_window(self) -> int:
+        return self.backbone.context_window
+
+    def count_tokens(self, text: str) -> int:
+        return self.backbone.count_tokens(text)
+
+    def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        from medmemorybench.harness.cache import generate_cached
+
+        completions = generate_cached(self.backbone, list(requests), self.cache)
+        with self._lock:
+            for completion in completions:
+                self.cost.llm_calls += 1
+                self.cost.cache_hits += int(completion.cache_hit)
+                self.cost.prompt_tokens += completion.prompt_tokens
+                self.cost.completion_tokens += completion.completion_tokens
+                self.cost.llm_errors += int(completion.error is not None)
+        return completions
+
+    def generate_json(self, requests: Sequence[ChatRequest]) -> list[Any]:
+        """Each reply parsed as JSON (the requests should carry a `response_schema`); None, counted as a parse
+        failure, for a reply that does not parse. Failed calls are None too, counted as errors."""
+        out = []
+        for completion in self.generate(requests):
+            if completion.error is not None:
+                out.append(None)
+                continue
+            try:
+                out.append(json.loads(completion.text))
+            except json.JSONDecodeError:
+                with self._lock:
+                    self.cost.parse_failures += 1
+                out.append(None)
+        return out
+
+
+class Embedder:
+    """The shared sentence embedder (default the packaged all-MiniLM-L6-v2), normalized vectors, counted.
+
+    Vectors are cached on disk like the `dense` memory's, so a chunk or fact embedded once is read back."""
+
+    def __init__(self, model: str, cost: MemoryCost, cache_dir: Path | None = None) -> None:
+        from medmemorybench.memory._embedding_cache import EmbeddingCache, default_cache_dir
+        from medmemorybench.memory.dense import resolve_model
+
+        try:
+            self._path, self.model_id = resolve_model(model)
+        except ValueError as exc:
+            raise InputError(f"--embedder: {exc}") from None
+        self.cost = cost
+        self.cache = EmbeddingCache(cache_dir or default_cache_dir())
+        self._model: Any = None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """One normalized vector per text (a row each)."""
+        from medmemorybench.memory._embedding_cache import embedding_key
+        from medmemorybench.memory.dense import shared_model
+
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        keys = [embedding_key(self.model_id, text) for text in texts]
+        found = self.cache.get_many(keys)
+        missing = [(key, text) for key, text in zip(keys, texts, strict=True) if key not in found]
+        self.cost.embedding_calls += 1
+        self.cost.embedded_texts += len(texts)
+        if missing:
+            if self._model is None:
+                self._model = shared_model(self._path)
+            vectors = self._model.encode([text for _, text in missing], normalize_embeddings=True,
+                                         convert_to_numpy=True, show_progress_bar=False)
+            fresh = {key: vector.astype(np.float32) for (key, _), vector in zip(missing, vectors, strict=True)}
+            self.cache.put_many(fresh.items())
+            found.update(fresh)
+        return np.stack([found[key] for key in keys])
+
+
+@dataclass
+class MemoryContext:
+    """Everything a memory may build itself with; one per patient (and task) of a run."""
+
+    llm: MemoryLLM | None
+    embedder: Embedder
+    workdir: Path
+    """An empty folder of this patient's own, for on-disk stores."""
+    rng: random.Random
+    """Seeded by the patient and the memory's name: the same run gives the same draws."""
+    cost: MemoryCost
+
+    def require_llm(self, memory: str) -> MemoryLLM:
+        if self.llm is None:
+            raise InputError(f"--memory {memory}: builds itself with an LLM; give --model (the memory uses the "
+                             "answering model) or --memory_model")
+        return self.llm
+
+
+class Stopwatch:
+    """Adds the seconds of a `with` block to a cost field."""
+
+    def __init__(self, cost: MemoryCost, field_name: str) -> None:
+        self.cost, self.field_name = cost, field_name
+
+    def __enter__(self) -> None:
+        self.started = time.perf_counter()
+
+    def __exit__(self, *_exc: object) -> None:
+        setattr(self.cost, self.field_name, getattr(self.cost, self.field_name) + time.perf_counter() - self.started)
