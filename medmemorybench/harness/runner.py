@@ -258,11 +258,18 @@ class Runner:
         costs: dict[str, MemoryCost] = {}
         streams: dict[str, ObservedStream] = {}
         sessions: dict[str, SessionInfo] = {}
-        splits = self.splits[task.task]
+        def is_asked(split: str) -> bool:
+            return (task.test_split == "all" or split in task.test_split) and (
+                not self.config.checkpoints or _checkpoint_of(split) in self.config.checkpoints)
+
+        # Sessions after the last asked checkpoint can change no answer: they are not streamed (a memory that
+        # builds itself with an LLM would pay for them).
+        splits = [split for split in self.splits[task.task]
+                  if _checkpoint_of(split) <= max((_checkpoint_of(s) for s in self.splits[task.task] if is_asked(s)),
+                                                  default=0)]
         for number, split in enumerate(splits, start=1):
             checkpoint = _checkpoint_of(split)
-            asked = (task.test_split == "all" or split in task.test_split) and (
-                not self.config.checkpoints or checkpoint in self.config.checkpoints)
+            asked = is_asked(split)
             pending: list[_Pending] = []
             for row in self._rows(task, split):
                 pid = row["persona_id"]

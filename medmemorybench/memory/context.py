@@ -12,7 +12,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -83,20 +83,25 @@ class MemoryLLM:
                 self.cost.llm_errors += int(completion.error is not None)
         return completions
 
-    def generate_json(self, requests: Sequence[ChatRequest]) -> list[Any]:
+    def generate_json(self, requests: Sequence[ChatRequest],
+                      fits: Callable[[Any], bool] = lambda _value: True) -> list[Any]:
         """Each reply parsed as JSON (the requests should carry a `response_schema`); None, counted as a parse
-        failure, for a reply that does not parse. Failed calls are None too, counted as errors."""
+        failure, for a reply that does not parse or does not `fit` the shape asked for (a server that ignores
+        the schema). Failed calls are None too, counted as errors."""
         out = []
         for completion in self.generate(requests):
             if completion.error is not None:
                 out.append(None)
                 continue
             try:
-                out.append(json.loads(completion.text))
+                value = json.loads(completion.text)
             except json.JSONDecodeError:
+                value = None
+            if value is None or not fits(value):
                 with self._lock:
                     self.cost.parse_failures += 1
-                out.append(None)
+                value = None
+            out.append(value)
         return out
 
 

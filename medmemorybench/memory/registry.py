@@ -27,6 +27,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "long_context": "medmemorybench.memory.long_context:LongContext",
     "bm25": "medmemorybench.memory.bm25:BM25Memory",
     "dense": "medmemorybench.memory.dense:DenseMemory",
+    "memos": "medmemorybench.memory.memos:MemOSMemory",
 }
 """Built-in registry name -> "module:Class"."""
 
@@ -115,7 +116,7 @@ def load_memory(name: str, options: dict[str, object] | None = None) -> MemorySy
         raise InputError(f"--memory_args for '{key}': {exc}; accepted options: {accepted}") from None
     try:
         memory = cls(**options)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, InputError) as exc:
         raise InputError(f"--memory_args for '{key}': {exc}; accepted options: {accepted}") from None
     except ModuleNotFoundError as exc:
         raise _missing_dependency(key, exc) from None

@@ -35,7 +35,7 @@ def run(config: RunConfig, backbone: Backbone | None = None, memory_factory=None
     runner = Runner(config)
     if backbone is not None or judge is not None:
         def load_models() -> None:
-            runner.backbone, runner.judge = backbone, judge
+            runner.backbone, runner.judge, runner.memory_backbone = backbone, judge, backbone
 
         runner._load_models = load_models  # type: ignore[method-assign]
     if memory_factory is not None:

@@ -1,0 +1,46 @@
+"""The runner hands a memory its context and records what the memory cost, per patient and checkpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medmemorybench.errors import InputError
+from medmemorybench.harness.results import read_samples
+from tests.harness.conftest import RecordingBackbone, run, run_config
+from tests.memory.test_memos import scripted_extraction
+
+
+def test_a_memory_that_builds_itself_needs_a_model(dataset_dir, tmp_path):
+    with pytest.raises(InputError, match="--memory memos: builds itself with an LLM; give --model"):
+        run(run_config(dataset_dir, tmp_path, memory="memos", limit=1, checkpoints=[10]))
+
+
+def test_each_sample_records_its_patients_memory_cost_and_the_summary_sums_it(dataset_dir, tmp_path):
+    backbone = RecordingBackbone(lambda r: scripted_extraction(r) if r.response_schema else "I do not know.")
+    config = run_config(dataset_dir, tmp_path, memory="memos", limit=1, checkpoints=[10, 20],
+                        tasks=["medmemorybench_efficient_eem"])
+    run(config, backbone=backbone)
+    samples = read_samples(config.output_path / "samples.jsonl")
+    by_checkpoint = {s["checkpoint"]: s["memory_cost"] for s in samples}
+    assert by_checkpoint[10]["sessions"] == 10 and by_checkpoint[20]["sessions"] == 20
+    extraction_calls = sum(1 for batch in backbone.batches for r in batch if r.response_schema)
+    # one call per session, answers not counted; nothing after the last asked checkpoint is read
+    assert by_checkpoint[20]["llm_calls"] == extraction_calls == 20
+    assert by_checkpoint[20]["items"] == 20 and by_checkpoint[10]["items"] == 10
+    summary = json.loads((config.output_path / "summary.json").read_text())
+    cost = summary["tasks"]["medmemorybench_efficient_eem"]["memory_cost"]
+    assert cost["patients"] == 1 and cost["totals"]["llm_calls"] == 20 and cost["per_session"]["llm_calls"] == 1.0
+    assert [c["checkpoint"] for c in cost["by_checkpoint"]] == [10, 20]
+    assert summary["header"]["memory_model"]["model"] == "recording-double"
+    assert (config.output_path / "memory" / "medmemorybench_efficient_eem").is_dir()  # a folder per patient
+
+
+def test_retrieval_memories_report_their_size_and_no_llm_calls(dataset_dir, tmp_path):
+    config = run_config(dataset_dir, tmp_path, memory="bm25", limit=1, checkpoints=[10],
+                        tasks=["medmemorybench_efficient_eem"])
+    run(config)
+    (cost,) = {json.dumps(s["memory_cost"], sort_keys=True) for s in read_samples(config.output_path / "samples.jsonl")}
+    cost = json.loads(cost)
+    assert cost["llm_calls"] == 0 and cost["items"] > 0 and cost["sessions"] == 10
