@@ -32,15 +32,27 @@ EXTRACT_PROMPT = (
 """The extraction instruction (after MemOS's SIMPLE_STRUCT_MEM_READER_PROMPT: key, value, tags and a summary)."""
 
 
+KEY_CHARS, VALUE_CHARS, TAGS, TAG_CHARS, SUMMARY_CHARS = 40, 160, 3, 16, 160
+"""Bounds of one reply (a small model that loops inside a string or a list stops at them)."""
+
+
 def extraction_schema(max_items: int) -> dict[str, Any]:
     """The reply's shape, bounded so that a small model cannot loop to the token limit inside it."""
     item = {"type": "object", "additionalProperties": False, "required": ["key", "value", "tags"],
-            "properties": {"key": {"type": "string", "maxLength": 60},
-                           "value": {"type": "string", "maxLength": 240},
-                           "tags": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 24}}}}
+            "properties": {"key": {"type": "string", "maxLength": KEY_CHARS},
+                           "value": {"type": "string", "maxLength": VALUE_CHARS},
+                           "tags": {"type": "array", "maxItems": TAGS,
+                                    "items": {"type": "string", "maxLength": TAG_CHARS}}}}
     return {"type": "object", "additionalProperties": False, "required": ["memory_list", "summary"],
             "properties": {"memory_list": {"type": "array", "maxItems": max_items, "items": item},
-                           "summary": {"type": "string", "maxLength": 240}}}
+                           "summary": {"type": "string", "maxLength": SUMMARY_CHARS}}}
+
+
+def reply_token_bound(max_items: int) -> int:
+    """Tokens a reply at its schema's bounds takes, at three characters a token (JSON punctuation and short
+    words tokenize densely), so the call's budget never cuts a reply the schema allows."""
+    item_chars = KEY_CHARS + VALUE_CHARS + TAGS * (TAG_CHARS + 4) + 40  # (keys, quotes, brackets)
+    return (max_items * item_chars + SUMMARY_CHARS + 40) // 3
 
 
 def _fits(reply: Any) -> bool:
@@ -59,17 +71,19 @@ class MemOSMemory(MemorySystem):
 
     Args:
         max_items: most memory items one session may give (the original capped them by max_tokens 4096).
-        max_tokens: tokens the memory LLM may write per session.
+        max_tokens: tokens the memory LLM may write per session (default: what a reply at the schema's
+            bounds needs, `reply_token_bound`).
     """
 
     name = "memos"
     needs_llm = True
 
-    def __init__(self, max_items: int = 8, max_tokens: int = 384) -> None:
+    def __init__(self, max_items: int = 6, max_tokens: int | None = None) -> None:
         check_arg(max_items, "max_items", int, lambda v: 1 <= v <= 50, "an integer from 1 to 50")
-        check_arg(max_tokens, "max_tokens", int, lambda v: v >= 32, "an integer >= 32")
+        if max_tokens is not None:
+            check_arg(max_tokens, "max_tokens", int, lambda v: v >= 32, "an integer >= 32")
         super().__init__(max_items=max_items, max_tokens=max_tokens)
-        self.max_items, self.max_tokens = max_items, max_tokens
+        self.max_items, self.max_tokens = max_items, max_tokens or reply_token_bound(max_items)
         self.schema = extraction_schema(max_items)
         self.items: list[_Item] = []
         self._vectors: list[np.ndarray] = []

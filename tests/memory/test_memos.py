@@ -54,7 +54,8 @@ def test_each_session_is_one_constrained_call_and_its_items_are_dated_and_keep_t
     memory.ingest(sessions(stream))
     (requests,) = backbone.batches  # a checkpoint's sessions go to the LLM as one batch
     assert len(requests) == 5 and all(r.response_schema == memory.schema for r in requests)
-    assert memory.schema["properties"]["memory_list"]["maxItems"] == 8  # bounded: a small model cannot loop in it
+    assert memory.schema["properties"]["memory_list"]["maxItems"] == 6  # bounded: a small model cannot loop in it
+    assert all(r.max_tokens == memory.max_tokens >= 600 for r in requests)  # room for a reply at the bounds
     assert cost.llm_calls == 5 and cost.parse_failures == 1 and memory.size() == 4  # prose stored nothing
     (fact,) = [i for i in memory.items if "ceruloplasmin" in i.text]
     assert fact.session_id == FACT_SESSION_ID and fact.text.startswith("[2024-05-02] ceruloplasmin: Serum")
