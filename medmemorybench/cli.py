@@ -389,6 +389,9 @@ def run_cmd(
                                                    help="Memory backbone key=value,...")] = "",
     embedder: Annotated[str, typer.Option(
         help="Sentence embedder for memories: all-minilm-l6-v2 (packaged) or a local folder.")] = "all-minilm-l6-v2",
+    memory_concurrency: Annotated[int, typer.Option(
+        "--memory_concurrency", "--memory-concurrency",
+        help="Patients ingested at once; their memory LLM calls share batches (results do not change).")] = 1,
     output_path: Annotated[Path, typer.Option("--output_path", "--output-path", help="Run folder.")] = Path("runs/run"),
     dataset_path: Annotated[str | None, typer.Option(
         "--dataset_path", "--dataset-path", help="Built dataset folder (default: ./medmemorybench, ./out).")] = None,
@@ -423,6 +426,7 @@ def run_cmd(
             judge=judge, judge_args=parse_model_args(judge_args, "--judge_args"), resume=resume, use_cache=not no_cache,
             max_error_rate=max_error_rate, memory_model=memory_model,
             memory_model_args=parse_model_args(memory_model_args, "--memory_model_args"), embedder=embedder,
+            memory_concurrency=memory_concurrency,
         )
         with _progress() as progress:
             bar = progress.add_task("evaluating", total=None)

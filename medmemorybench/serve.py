@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
-import threading
-import time
 import uuid
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from pydantic import ValidationError
 
-from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.base import Backbone, ChatRequest
+from medmemorybench.models.batching import MicroBatcher
 
 logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -82,58 +79,6 @@ def response_schema(response_format: object) -> dict | None:
             raise BadRequest("response_format json_schema needs {\"json_schema\": {\"name\": ..., \"schema\": {...}}}")
         return schema
     raise BadRequest(f"response_format type must be text, json_object or json_schema, not {kind!r}")
-
-
-@dataclass
-class _Job:
-    request: ChatRequest
-    done: threading.Event = field(default_factory=threading.Event)
-    result: Completion | None = None
-
-
-class MicroBatcher:
-    """Groups concurrent requests into batches for one backbone."""
-
-    def __init__(self, backbone: Backbone, max_batch: int = 16, batch_window_ms: float = 20.0) -> None:
-        self.backbone, self.max_batch, self.window_s = backbone, max_batch, batch_window_ms / 1000
-        self.jobs: queue.Queue[_Job] = queue.Queue()
-        self.batches = 0
-        threading.Thread(target=self._loop, daemon=True).start()
-
-    def submit(self, request: ChatRequest) -> Completion:
-        """Block until the request's batch is answered."""
-        job = _Job(request)
-        self.jobs.put(job)
-        job.done.wait()
-        assert job.result is not None
-        return job.result
-
-    def _loop(self) -> None:
-        while True:
-            batch = [self.jobs.get()]
-            deadline = time.monotonic() + self.window_s
-            while len(batch) < self.max_batch:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                try:
-                    batch.append(self.jobs.get(timeout=remaining))
-                except queue.Empty:
-                    break
-            results = self._generate([job.request for job in batch])
-            if len(batch) > 1 and any(r.error for r in results):  # one bad request must not fail the others
-                results = [self._generate([job.request])[0] for job in batch]
-            self.batches += 1
-            for job, result in zip(batch, results, strict=True):
-                job.result = result
-                job.done.set()
-
-
-    def _generate(self, requests: list[ChatRequest]) -> list[Completion]:
-        try:
-            return self.backbone.generate(requests)
-        except Exception as exc:  # noqa: BLE001 - a crash becomes an error reply, the server lives on
-            return [Completion(error=f"{exc.__class__.__name__}: {exc}") for _ in requests]
 
 
 def _handler(batcher: MicroBatcher, model_name: str) -> type[BaseHTTPRequestHandler]:

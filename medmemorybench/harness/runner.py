@@ -36,7 +36,9 @@ from medmemorybench.memory import MemorySystem, Retrieval, load_memory
 from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM, Stopwatch
 from medmemorybench.memory.dense import DEFAULT_MODEL as DEFAULT_EMBEDDER
 from medmemorybench.memory.dense import resolve_model
+from medmemorybench.models._daemon_pool import map_each
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.batching import BatchingBackbone
 from medmemorybench.models.embedded import cache_root
 from medmemorybench.questions.spec import judged_codes, type_codes
 from medmemorybench.render.models import Session
@@ -45,6 +47,8 @@ from medmemorybench.simulate.rng import rng_for
 
 _REGULAR = re.compile(r"-S(\d+)$")
 PROMPT_OVERHEAD_TOKENS = 400
+MEMORY_BATCH = 16
+"""Most construction calls answered together when patients are ingested concurrently."""
 MEMORY_DIR = "memory"
 """Under --output_path: a working folder per task and patient for memories that keep files."""
 """Tokens kept free for the system message, instructions and question when fitting long contexts."""
@@ -77,6 +81,8 @@ class RunConfig:
     memory_model_args: dict = field(default_factory=dict)
     embedder: str = DEFAULT_EMBEDDER
     """Sentence embedder handed to memories: the packaged all-MiniLM-L6-v2 or a local folder."""
+    memory_concurrency: int = 1
+    """Patients ingested at the same time at a checkpoint (their memory LLM calls share batches)."""
 
 
 @dataclass
@@ -130,9 +136,14 @@ def _splits(folder: Path, task: TaskConfig, only: list[int] | None, declared: se
     return available
 
 
+NOT_COMPARED = ("max_error_rate", "memory_concurrency")
+"""Options a resume may change: the error tolerance, and how many patients are ingested at once (results do not
+depend on it)."""
+
+
 def _compared(value: object) -> object:
-    """A header part as a resume compares it: the error tolerance may change between a run and its resume."""
-    return {k: v for k, v in value.items() if k != "max_error_rate"} if isinstance(value, dict) else value
+    """A header part as a resume compares it (`NOT_COMPARED` left out)."""
+    return {k: v for k, v in value.items() if k not in NOT_COMPARED} if isinstance(value, dict) else value
 
 
 def _guard(memory: MemorySystem, stream: ObservedStream, checkpoint: int) -> None:
@@ -151,6 +162,10 @@ class Runner:
         self.on_progress = on_progress or (lambda *_: None)
         if config.limit is not None and (isinstance(config.limit, bool) or config.limit < 1):
             raise InputError(f"--limit: {config.limit} is not a number of patients (at least 1; leave it out for all)")
+        if isinstance(config.memory_concurrency, bool) or not isinstance(config.memory_concurrency, int) \
+                or config.memory_concurrency < 1:
+            raise InputError(f"--memory_concurrency: {config.memory_concurrency} is not a number of patients "
+                             "(at least 1)")
         if not 0.0 <= config.max_error_rate <= 1.0:
             raise InputError(f"--max_error_rate: {config.max_error_rate} is not a share between 0 and 1")
         self.tasks = resolve_tasks(config.tasks)
@@ -206,6 +221,8 @@ class Runner:
         writer = SampleWriter(self.config.output_path, self.config.resume)  # refuses a non-empty folder early
         self.done = writer.done  # what a resumed run has answered already
         self._load_models()
+        if self.memory_backbone is not None and self.config.memory_concurrency > 1:
+            self.memory_backbone = BatchingBackbone(self.memory_backbone, max_batch=MEMORY_BATCH)
         header = run_header(self.config, self.folder, self.tasks, self.backbone, self.judge, self.memory_backbone)
         self._check_header(header)
         if self.config.use_cache and (self.backbone is not None or self.memory_backbone is not None):
@@ -271,22 +288,32 @@ class Runner:
             checkpoint = _checkpoint_of(split)
             asked = is_asked(split)
             pending: list[_Pending] = []
-            for row in self._rows(task, split):
+            rows = self._rows(task, split)
+            observed = []
+            for row in rows:
                 pid = row["persona_id"]
                 if pid not in memories:
                     costs[pid] = MemoryCost()
                     memories[pid], streams[pid] = self._new_memory(task, pid, costs[pid]), ObservedStream(pid)
-                memory, stream, cost = memories[pid], streams[pid], costs[pid]
                 batch = [Session.model_validate(s) for s in row["sessions"]]
-                with Stopwatch(cost, "ingest_s"):  # always: a checkpoint without questions still feeds the stream
-                    memory.ingest(stream.observe(batch))
-                cost.sessions += len(batch)
-                cost.items = memory.size()
+                observed.append((pid, streams[pid].observe(batch)))
                 for s in batch:
-                    sessions[s.session_id] = SessionInfo(stream.dates[s.session_id], s.kind, s.family_member)
-                _guard(memory, stream, checkpoint)
+                    sessions[s.session_id] = SessionInfo(streams[pid].dates[s.session_id], s.kind, s.family_member)
+
+            def ingest(item: tuple[str, list]) -> None:
+                pid, new = item
+                with Stopwatch(costs[pid], "ingest_s"):  # always: a checkpoint without questions still feeds it
+                    memories[pid].ingest(new)
+                costs[pid].sessions += len(new)
+                costs[pid].items = memories[pid].size()
+
+            # patients are independent: with --memory_concurrency their construction calls share batches
+            map_each(ingest, observed, self.config.memory_concurrency, lambda _index, _result: None)
+            for row in rows:
+                pid = row["persona_id"]
+                _guard(memories[pid], streams[pid], checkpoint)
                 if asked:
-                    pending.extend(self._prepare(task, row, memory, stream, sessions, cost))
+                    pending.extend(self._prepare(task, row, memories[pid], streams[pid], sessions, costs[pid]))
             self._answer(task, pending, writer, cache)
             self.on_progress(f"{task.task} {split}", number, len(splits))
 

@@ -108,7 +108,10 @@ class MemoryLLM:
 class Embedder:
     """The shared sentence embedder (default the packaged all-MiniLM-L6-v2), normalized vectors, counted.
 
-    Vectors are cached on disk like the `dense` memory's, so a chunk or fact embedded once is read back."""
+    Vectors are cached on disk like the `dense` memory's, so a chunk or fact embedded once is read back. One
+    model serves every patient's embedder; the lock keeps concurrent patients from using it at once."""
+
+    _lock = threading.Lock()
 
     def __init__(self, model: str, cost: MemoryCost, cache_dir: Path | None = None) -> None:
         from medmemorybench.memory._embedding_cache import EmbeddingCache, default_cache_dir
@@ -124,11 +127,15 @@ class Embedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One normalized vector per text (a row each)."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        with Embedder._lock:
+            return self._encode(list(texts))
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         from medmemorybench.memory._embedding_cache import embedding_key
         from medmemorybench.memory.dense import shared_model
 
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
         keys = [embedding_key(self.model_id, text) for text in texts]
         found = self.cache.get_many(keys)
         missing = [(key, text) for key, text in zip(keys, texts, strict=True) if key not in found]

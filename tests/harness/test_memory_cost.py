@@ -44,3 +44,25 @@ def test_retrieval_memories_report_their_size_and_no_llm_calls(dataset_dir, tmp_
     (cost,) = {json.dumps(s["memory_cost"], sort_keys=True) for s in read_samples(config.output_path / "samples.jsonl")}
     cost = json.loads(cost)
     assert cost["llm_calls"] == 0 and cost["items"] > 0 and cost["sessions"] == 10
+
+
+def _without_seconds(sample: dict) -> dict:
+    cost = {k: v for k, v in sample["memory_cost"].items() if not k.endswith("_s")}
+    return {**{k: v for k, v in sample.items() if k not in ("latency_ms", "memory_cost")}, "memory_cost": cost}
+
+
+def test_concurrent_ingestion_shares_batches_and_changes_no_result(dataset_dir, tmp_path):
+    def reply(request):  # noqa: ANN001, ANN202
+        return scripted_extraction(request) if request.response_schema else "That is not in my records."
+
+    results = {}
+    for concurrency in (1, 3):
+        backbone = RecordingBackbone(reply)
+        config = run_config(dataset_dir, tmp_path / f"c{concurrency}", memory="memos", checkpoints=[10, 20],
+                            tasks=["medmemorybench_efficient_eem"], memory_concurrency=concurrency, use_cache=False)
+        run(config, backbone=backbone)
+        results[concurrency] = [_without_seconds(s) for s in read_samples(config.output_path / "samples.jsonl")]
+        largest = max(len(batch) for batch in backbone.batches if batch[0].response_schema)
+        # one patient's checkpoint is a batch of 10 sessions; three at once share batches of up to 16
+        assert largest == (10 if concurrency == 1 else 16)
+    assert results[1] == results[3] and len(results[1]) > 0
