@@ -7,6 +7,10 @@ validated before it joins a batch (its own 400: not a JSON object, no messages, 
 a bad Content-Length, a body over `MAX_BODY_BYTES`), a batch whose generation fails is answered request by
 request so only the failing one gets the error, reads time out after `READ_TIMEOUT_S`, and the listen backlog
 takes `BACKLOG` simultaneous connections.
+
+Also what memory packages need of an endpoint: `response_format` (`json_object`, `json_schema`) decoded under
+the schema (on the `hf` backbone), `finish_reason: length` for a reply cut at `max_tokens`, `/v1/embeddings`
+with the packaged all-MiniLM-L6-v2, and the model's name (not its folder's path) in `/v1/models`.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ import json
 import logging
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from pydantic import ValidationError
 
+from medmemorybench.memory.context import Embedder, MemoryCost
+from medmemorybench.memory.dense import DEFAULT_MODEL as EMBEDDER
 from medmemorybench.models.base import Backbone, ChatRequest
 from medmemorybench.models.batching import MicroBatcher
 
@@ -81,7 +88,16 @@ def response_schema(response_format: object) -> dict | None:
     raise BadRequest(f"response_format type must be text, json_object or json_schema, not {kind!r}")
 
 
-def _handler(batcher: MicroBatcher, model_name: str) -> type[BaseHTTPRequestHandler]:
+REFUSED = object()
+"""What `_read_json` returns when it has already answered with the error (a JSON body may be `null`)."""
+
+
+def served_name(model_id: str) -> str:
+    """The name `/v1/models` gives: a local model folder's name (not its path), else the id itself."""
+    return Path(model_id).name if Path(model_id).is_dir() else model_id
+
+
+def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         timeout = READ_TIMEOUT_S  # a client that stops sending does not hold a thread forever
 
@@ -102,35 +118,65 @@ def _handler(batcher: MicroBatcher, model_name: str) -> type[BaseHTTPRequestHand
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
-        def do_POST(self) -> None:  # noqa: N802
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-                return
+        def _read_json(self) -> object:
+            """The request's JSON body; `REFUSED` after replying with the 4xx that says what is wrong with it."""
             length = self.headers.get("Content-Length", "")
             if not length.isdigit():
                 self.close_connection = True  # (the body's end is unknown: the connection cannot be reused)
                 self._send(411 if not length else 400, {"error": {"message": f"bad Content-Length {length!r}"}})
-                return
+                return REFUSED
             if int(length) > MAX_BODY_BYTES:
                 self.close_connection = True
                 self._send(413, {"error": {"message": f"body over {MAX_BODY_BYTES} bytes"}})
+                return REFUSED
+            try:
+                return json.loads(self.rfile.read(int(length)))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                self._send(400, {"error": {"message": f"bad request: {exc}"}})
+                return REFUSED
+
+        def do_POST(self) -> None:  # noqa: N802
+            route = self.path.rstrip("/")
+            if route not in ("/v1/chat/completions", "/v1/embeddings"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            body = self._read_json()
+            if body is REFUSED:
+                return
+            if route == "/v1/embeddings":
+                self._embeddings(body)
                 return
             try:
-                request = parse_request(json.loads(self.rfile.read(int(length))), batcher.backbone.context_window)
-            except (json.JSONDecodeError, UnicodeDecodeError, BadRequest) as exc:
+                request = parse_request(body, batcher.backbone.context_window)
+            except BadRequest as exc:
                 self._send(400, {"error": {"message": f"bad request: {exc}"}})
                 return
             result = batcher.submit(request)
             if result.error:
                 self._send(500, {"error": {"message": result.error}})
                 return
+            cut = result.completion_tokens >= request.max_tokens  # (ran out of tokens rather than stopping)
             self._send(200, {
                 "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "model": model_name,
-                "choices": [{"index": 0, "finish_reason": "stop",
+                "choices": [{"index": 0, "finish_reason": "length" if cut else "stop",
                              "message": {"role": "assistant", "content": result.text}}],
                 "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
                           "total_tokens": result.prompt_tokens + result.completion_tokens},
             })
+
+        def _embeddings(self, body: object) -> None:
+            texts = body.get("input") if isinstance(body, dict) else None
+            texts = [texts] if isinstance(texts, str) else texts
+            if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+                self._send(400, {"error": {"message": "bad request: input must be a text or a non-empty list "
+                                                      "of texts"}})
+                return
+            vectors = embedder.encode(texts)
+            words = sum(len(t.split()) for t in texts)
+            self._send(200, {"object": "list", "model": embedder.model_id,
+                             "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
+                                      for i, v in enumerate(vectors)],
+                             "usage": {"prompt_tokens": words, "total_tokens": words}})
 
     return Handler
 
@@ -139,6 +185,7 @@ def make_server(backbone: Backbone, host: str = "127.0.0.1", port: int = 8000, m
                 batch_window_ms: float = 20.0, model_name: str | None = None) -> ThreadingHTTPServer:
     """A server ready for `serve_forever()` (port 0 picks a free port: see `server.server_address`)."""
     batcher = MicroBatcher(backbone, max_batch, batch_window_ms)
-    server = _Server((host, port), _handler(batcher, model_name or backbone.model_id))
+    embedder = Embedder(EMBEDDER, MemoryCost())  # (the model loads on the first /v1/embeddings request)
+    server = _Server((host, port), _handler(batcher, embedder, model_name or served_name(backbone.model_id)))
     server.batcher = batcher  # type: ignore[attr-defined]
     return server

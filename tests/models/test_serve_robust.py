@@ -111,3 +111,46 @@ def test_response_format_becomes_the_schema_the_backbone_decodes_under(response_
 
     body = {"messages": [{"role": "user", "content": "hi"}], "response_format": response_format}
     assert parse_request(body, 2048).response_schema == schema
+
+
+def test_a_reply_cut_at_max_tokens_says_length_and_the_model_has_a_name(tmp_path):
+    class Counting(PickyBackbone):
+        @property
+        def model_id(self) -> str:
+            return str(tmp_path)  # a local folder: /v1/models names it, not its path
+
+        def generate(self, requests):  # noqa: ANN001, ANN201
+            return [Completion(text="x", completion_tokens=len(r.messages[-1]["content"])) for r in requests]
+
+    served = make_server(Counting(), port=0)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    port = served.server_address[1]
+    try:
+        (_, cut), (_, whole) = post(port, chat("abcdef", max_tokens=4)), post(port, chat("ab", max_tokens=4))
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        connection.request("GET", "/v1/models")
+        models = json.loads(connection.getresponse().read())
+    finally:
+        served.shutdown()
+        served.server_close()
+    assert cut["choices"][0]["finish_reason"] == "length" and whole["choices"][0]["finish_reason"] == "stop"
+    assert models["data"][0]["id"] == tmp_path.name and cut["model"] == tmp_path.name
+
+
+def test_embeddings_come_from_the_packaged_minilm(server):
+    connection = http.client.HTTPConnection("127.0.0.1", server, timeout=60)
+    connection.request("POST", "/v1/embeddings", body=json.dumps({"input": ["metformin 500 mg", "an allergy"]}),
+                       headers={"Content-Type": "application/json"})
+    body = json.loads(connection.getresponse().read())
+    vectors = [item["embedding"] for item in body["data"]]
+    assert len(vectors) == 2 and all(len(v) == 384 for v in vectors)  # all-MiniLM-L6-v2's dimension
+    assert abs(sum(x * x for x in vectors[0]) - 1.0) < 1e-4  # normalized
+    status, error = post_to(server, "/v1/embeddings", json.dumps({"input": []}).encode())
+    assert status == 400 and "input" in error["error"]["message"]
+
+
+def post_to(port: int, path: str, body: bytes) -> tuple[int, dict]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+    response = connection.getresponse()
+    return response.status, json.loads(response.read())
