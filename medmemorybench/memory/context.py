@@ -105,6 +105,18 @@ class MemoryLLM:
         return out
 
 
+def fitted_session(session: Any, llm: MemoryLLM, reserve_tokens: int) -> str:
+    """A session as a memory LLM reads it, "Consultation date: D" then the turns, its last turns cut when the
+    LLM's window (less `reserve_tokens` for the instruction and the reply) cannot hold it all."""
+    lines = [f"{turn.role.capitalize()}: {turn.text}" for turn in session.turns]
+    budget = llm.context_window - reserve_tokens
+    text = "\n".join(lines)
+    while lines and llm.count_tokens(text) > budget:
+        lines.pop()
+        text = "\n".join(lines)
+    return f"Consultation date: {session.date}\n\n{text}"
+
+
 class Embedder:
     """The shared sentence embedder (default the packaged all-MiniLM-L6-v2), normalized vectors, counted.
 

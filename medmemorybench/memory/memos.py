@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.memory.context import MemoryContext
+from medmemorybench.memory.context import MemoryContext, fitted_session
 from medmemorybench.models.base import ChatRequest, check_arg
 from medmemorybench.render.models import ObservedSession
 
@@ -98,13 +98,8 @@ class MemOSMemory(MemorySystem):
         self._vectors.clear()
 
     def _request(self, session: ObservedSession) -> ChatRequest:
-        lines = [f"{turn.role.capitalize()}: {turn.text}" for turn in session.turns]
-        budget = self.llm.context_window - self.max_tokens - 200  # (the instruction and the chat template)
-        text = "\n".join(lines)
-        while lines and self.llm.count_tokens(text) > budget:  # too long: the session's end is cut, as the
-            lines.pop()                                          # original truncated its input
-            text = "\n".join(lines)
-        user = f"Consultation date: {session.date}\n\n{text}"
+        # (a session too long for the window loses its end, as the original truncated its input)
+        user = fitted_session(session, self.llm, self.max_tokens + 200)
         return ChatRequest(messages=[{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": user}],
                            max_tokens=self.max_tokens, response_schema=self.schema)
 

@@ -28,6 +28,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "bm25": "medmemorybench.memory.bm25:BM25Memory",
     "dense": "medmemorybench.memory.dense:DenseMemory",
     "memos": "medmemorybench.memory.memos:MemOSMemory",
+    "amem": "medmemorybench.memory.amem:AMemMemory",
 }
 """Built-in registry name -> "module:Class"."""
 

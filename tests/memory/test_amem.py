@@ -1,0 +1,80 @@
+"""A-Mem: a note per session annotated by the LLM, evolution that links the new note to its neighbours and
+rewrites their context (then re-embeds them), cosine search over content and annotations, optional link
+expansion; every call counted."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from medmemorybench.errors import InputError
+from medmemorybench.memory import load_memory
+from medmemorybench.memory.amem import ANALYSE_PROMPT
+from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM
+from tests.harness.conftest import RecordingBackbone
+from tests.memory.conftest import FACT_QUESTION, FACT_SESSION_ID
+
+REWRITTEN = "Copper studies follow the low ceruloplasmin."
+
+
+def scripted(request) -> str:  # noqa: ANN001
+    """Annotations naming ceruloplasmin for its session; an evolution that links the newest note to its first
+    neighbour and rewrites that neighbour's context, for notes after the ceruloplasmin one."""
+    text = request.messages[-1]["content"]
+    if request.messages[0]["content"] == ANALYSE_PROMPT:
+        copper = "ceruloplasmin" in text
+        return json.dumps({"keywords": ["ceruloplasmin"] if copper else ["visit"],
+                           "context": "Low ceruloplasmin result." if copper else "A routine visit.", "tags": []})
+    evolve = "Low ceruloplasmin" in text
+    return json.dumps({"should_evolve": evolve, "connections": [0] if evolve else [],
+                       "neighbour_contexts": [REWRITTEN] if evolve else []})
+
+
+def amem(tmp_path, backbone, **options):  # noqa: ANN001, ANN201
+    cost = MemoryCost()
+    memory = load_memory("amem", options)
+    memory.bind(MemoryContext(llm=MemoryLLM(backbone, cost), embedder=Embedder("all-minilm-l6-v2", cost,
+                                                                                 tmp_path / "vectors"),
+                              workdir=tmp_path, rng=random.Random(0), cost=cost))
+    return memory, cost
+
+
+def test_notes_are_annotated_in_one_batch_then_each_evolves_the_network(stream, tmp_path):
+    backbone = RecordingBackbone(scripted)
+    memory, cost = amem(tmp_path, backbone)
+    sessions = stream[:8]  # the ceruloplasmin session is the 7th
+    memory.ingest(sessions)
+    assert len(backbone.batches[0]) == 8  # the annotations: one batch
+    assert cost.llm_calls == 8 + 7  # and an evolution call for every note that has neighbours
+    fact = next(i for i, n in enumerate(memory.notes) if n.session_id == FACT_SESSION_ID)
+    newest = len(memory.notes) - 1
+    assert memory.notes[newest].links and memory.evolutions >= 1  # the note after it linked to a neighbour
+    (neighbour,) = memory.notes[newest].links
+    assert newest in memory.notes[neighbour].links and memory.notes[neighbour].context == REWRITTEN
+    assert memory.notes[fact].keywords == ["ceruloplasmin"]
+    (top, *_), = [r.items for r in memory.retrieve([FACT_QUESTION], k=2)]
+    assert top.session_ids == (FACT_SESSION_ID,) and "0.12 g/L" in top.text
+
+
+def test_link_expansion_adds_linked_notes_after_the_hits(stream, tmp_path):
+    memory, _ = amem(tmp_path, RecordingBackbone(scripted), expand_links=True)
+    memory.ingest(stream[:8])
+    (retrieval,) = memory.retrieve([FACT_QUESTION], k=1)
+    hit = next(i for i, n in enumerate(memory.notes) if n.session_id == retrieval.items[0].session_ids[0])
+    assert len(retrieval.items) == 1 + len(memory.notes[hit].links)
+
+
+def test_unparseable_replies_are_counted_and_the_note_is_kept_unannotated(stream, tmp_path):
+    memory, cost = amem(tmp_path, RecordingBackbone("not json at all"))
+    memory.ingest(stream[:3])
+    assert memory.size() == 3 and cost.parse_failures == 3 + 2 and memory.evolutions == 0
+    assert all(n.keywords == [] and not n.links for n in memory.notes)
+
+
+def test_options_are_checked():
+    with pytest.raises(InputError, match="neighbours=0 is not valid"):
+        load_memory("amem", {"neighbours": 0})
+    with pytest.raises(InputError, match="expand_links must be true or false"):
+        load_memory("amem", {"expand_links": "maybe"})
