@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.memory.context import MemoryContext, fitted_session
+from medmemorybench.memory.context import MemoryContext, best_first, fitted_session
 from medmemorybench.models.base import ChatRequest, check_arg
 from medmemorybench.render.models import ObservedSession
 
@@ -133,8 +133,7 @@ class AMemMemory(MemorySystem):
             self._evolve(len(self.notes) - 1, nearest)
 
     def _nearest(self, vector: np.ndarray, count: int) -> list[int]:
-        scores = self._vectors @ vector
-        return np.argsort(-scores, kind="stable")[:count].tolist()
+        return best_first(self._vectors @ vector, count)
 
     def _evolve(self, index: int, nearest: list[int]) -> None:
         note = self.notes[index]
@@ -170,7 +169,7 @@ class AMemMemory(MemorySystem):
         similarities = self.embedder.encode(list(questions)) @ self._vectors.T
         out = []
         for row in similarities:
-            hits = np.argsort(-row, kind="stable")[: min(k, len(self.notes))].tolist()
+            hits = best_first(row, k)
             if self.expand_links:
                 hits += sorted({j for i in hits for j in self.notes[i].links} - set(hits))
             out.append(Retrieval(items=[MemoryItem(self.notes[i].card(), (self.notes[i].session_id,), float(row[i]))

@@ -105,6 +105,11 @@ class MemoryLLM:
         return out
 
 
+def best_first(scores: np.ndarray, k: int) -> list[int]:
+    """Indices of the `k` highest scores, best first; ties in storing order."""
+    return np.argsort(-scores, kind="stable")[:k].tolist()
+
+
 def fitted_session(session: Any, llm: MemoryLLM, reserve_tokens: int) -> str:
     """A session as a memory LLM reads it, "Consultation date: D" then the turns, its last turns cut when the
     LLM's window (less `reserve_tokens` for the instruction and the reply) cannot hold it all."""

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.memory.context import MemoryContext, fitted_session
+from medmemorybench.memory.context import MemoryContext, best_first, fitted_session
 from medmemorybench.models.base import ChatRequest, check_arg
 from medmemorybench.render.models import ObservedSession
 
@@ -124,13 +124,8 @@ class MemOSMemory(MemorySystem):
             return [Retrieval() for _ in questions]
         matrix = np.concatenate(self._vectors)
         similarities = self.embedder.encode(list(questions)) @ matrix.T
-        depth = min(k, len(self.items))
-        out = []
-        for row in similarities:
-            top = np.argsort(-row, kind="stable")[:depth]  # best first; ties by storing order
-            out.append(Retrieval(items=[MemoryItem(self.items[i].text, (self.items[i].session_id,), float(row[i]))
-                                        for i in top.tolist()]))
-        return out
+        return [Retrieval(items=[MemoryItem(self.items[i].text, (self.items[i].session_id,), float(row[i]))
+                                 for i in best_first(row, k)]) for row in similarities]
 
     def size(self) -> int:
         return len(self.items)
