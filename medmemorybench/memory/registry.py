@@ -29,6 +29,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "dense": "medmemorybench.memory.dense:DenseMemory",
     "memos": "medmemorybench.memory.memos:MemOSMemory",
     "amem": "medmemorybench.memory.amem:AMemMemory",
+    "memrl": "medmemorybench.memory.memrl:MemRLMemory",
 }
 """Built-in registry name -> "module:Class"."""
 
