@@ -30,6 +30,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "memos": "medmemorybench.memory.memos:MemOSMemory",
     "amem": "medmemorybench.memory.amem:AMemMemory",
     "memrl": "medmemorybench.memory.memrl:MemRLMemory",
+    "lightmem": "medmemorybench.memory.lightmem:LightMemMemory",
 }
 """Built-in registry name -> "module:Class"."""
 
