@@ -335,7 +335,8 @@ def demo_cmd(
     import shutil
 
     from medmemorybench.dataset import BuildOptions
-    from medmemorybench.harness.runner import RunConfig, run_evaluation
+    from medmemorybench.harness.config import RunConfig
+    from medmemorybench.harness.runner import run_evaluation
 
     with _user_errors():
         folder, built = _build(out, BuildOptions(seed=seed), overwrite=True)
@@ -414,7 +415,8 @@ def run_cmd(
         --model_args model=Qwen2.5-7B-Instruct,base_url=http://localhost:8000/v1 --output_path runs/qwen
       medmemorybench run ... --resume        # after a crash or Ctrl-C
     """
-    from medmemorybench.harness.runner import RunConfig, run_evaluation
+    from medmemorybench.harness.config import RunConfig
+    from medmemorybench.harness.runner import run_evaluation
     from medmemorybench.models import parse_model_args
 
     with _user_errors():

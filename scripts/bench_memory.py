@@ -21,8 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from medmemorybench.harness.config import RunConfig  # noqa: E402
 from medmemorybench.harness.results import read_samples  # noqa: E402
-from medmemorybench.harness.runner import RunConfig, Runner  # noqa: E402
+from medmemorybench.harness.runner import Runner  # noqa: E402
 from medmemorybench.models import parse_model_args  # noqa: E402
 from tests.helpers import export_small_dataset  # noqa: E402
 

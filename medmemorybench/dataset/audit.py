@@ -270,7 +270,8 @@ MIN_TYPES_NOISE_LOWERS = 5
 
 def retrieval_by_mode(folder: Path, work: Path) -> dict[str, dict[str, float]]:
     """BM25 Recall@5 per type in each mode, through the harness (observed sessions, the real queries)."""
-    from medmemorybench.harness.runner import RunConfig, run_evaluation
+    from medmemorybench.harness.config import RunConfig
+    from medmemorybench.harness.runner import run_evaluation
 
     run_evaluation(RunConfig(tasks=["medmemorybench_efficient", "medmemorybench_mixed"], output_path=work,
                              memory="bm25", dataset_path=str(folder), use_cache=False))

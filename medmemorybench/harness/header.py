@@ -14,7 +14,7 @@ from medmemorybench import __version__
 from medmemorybench.dataset.schema import METADATA_FILE
 
 if TYPE_CHECKING:
-    from medmemorybench.harness.runner import RunConfig
+    from medmemorybench.harness.config import RunConfig
     from medmemorybench.harness.tasks import TaskConfig
     from medmemorybench.models.base import Backbone
 

@@ -17,7 +17,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from medmemorybench.dataset.load import find_local, read_split
@@ -25,6 +25,7 @@ from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError, RunFailedError
 from medmemorybench.files import write_atomic
 from medmemorybench.harness.cache import ResponseCache, generate_cached
+from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.header import run_header
 from medmemorybench.harness.observed import LeakageError, ObservedStream, retrieval_query
 from medmemorybench.harness.prompting import PromptBuilder, SessionInfo, prompt_hash
@@ -34,7 +35,6 @@ from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
 from medmemorybench.memory import MemorySystem, Retrieval, load_memory
 from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM, Stopwatch
-from medmemorybench.memory.dense import DEFAULT_MODEL as DEFAULT_EMBEDDER
 from medmemorybench.memory.dense import resolve_model
 from medmemorybench.models._daemon_pool import map_each
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
@@ -52,37 +52,6 @@ MEMORY_BATCH = 16
 MEMORY_DIR = "memory"
 """Under --output_path: a working folder per task and patient for memories that keep files."""
 """Tokens kept free for the system message, instructions and question when fitting long contexts."""
-
-
-@dataclass
-class RunConfig:
-    """Everything a run needs; recorded in run.json."""
-
-    tasks: list[str]
-    output_path: Path
-    model: str = "none"
-    model_args: dict = field(default_factory=dict)
-    memory: str = "bm25"
-    memory_args: dict = field(default_factory=dict)
-    dataset_path: str | None = None
-    limit: int | None = None
-    """Evaluate only the first N patients."""
-    checkpoints: list[int] | None = None
-    """Ask only at these checkpoints (sessions of earlier ones are still ingested)."""
-    judge: str | None = None
-    judge_args: dict = field(default_factory=dict)
-    resume: bool = False
-    use_cache: bool = True
-    cache_path: Path | None = None
-    max_error_rate: float = 0.0
-    """The run fails (exit 1, everything kept) when more than this share of its answers are errors."""
-    memory_model: str | None = None
-    """Backbone a memory builds itself with (default: the answering model)."""
-    memory_model_args: dict = field(default_factory=dict)
-    embedder: str = DEFAULT_EMBEDDER
-    """Sentence embedder handed to memories: the packaged all-MiniLM-L6-v2 or a local folder."""
-    memory_concurrency: int = 1
-    """Patients ingested at the same time at a checkpoint (their memory LLM calls share batches)."""
 
 
 @dataclass

@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from medmemorybench.dataset import BuildOptions, build_dataset, export_dataset
-from medmemorybench.harness.runner import RunConfig, Runner
+from medmemorybench.harness.config import RunConfig
+from medmemorybench.harness.runner import Runner
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.render.templates import load_templates
