@@ -42,7 +42,7 @@ FACTS_PROMPT = (
     "The consultation took place on {date}: begin every fact with that date. Answer in JSON as "
     '{{"facts": ["...", "..."]}}; an empty list when there is nothing to remember.'
 )
-FACT_CHARS = 200
+FACT_CHARS = 160
 
 
 def facts_schema(max_facts: int) -> dict[str, Any]:
@@ -52,14 +52,26 @@ def facts_schema(max_facts: int) -> dict[str, Any]:
 
 
 def update_schema(max_actions: int) -> dict[str, Any]:
-    """Mem0 1.x's update reply: an action per memory, old ones by their integer ids."""
+    """Mem0 1.x's update reply: an action per memory, old ones by their integer ids (its optional `old_memory` is
+    left out: it only repeats text and doubles the reply)."""
     action = {"type": "object", "additionalProperties": False, "required": ["id", "text", "event"],
               "properties": {"id": {"type": "string", "maxLength": 6},
                              "text": {"type": "string", "maxLength": FACT_CHARS},
-                             "event": {"enum": ["ADD", "UPDATE", "DELETE", "NONE"]},
-                             "old_memory": {"type": "string", "maxLength": FACT_CHARS}}}
+                             "event": {"enum": ["ADD", "UPDATE", "DELETE", "NONE"]}}}
     return {"type": "object", "additionalProperties": False, "required": ["memory"],
             "properties": {"memory": {"type": "array", "maxItems": max_actions, "items": action}}}
+
+
+def update_actions(max_facts: int) -> int:
+    """Most actions one update reply may list: one per new fact and a few for old memories it changes."""
+    return max_facts + 5
+
+
+def reply_token_bound(max_facts: int) -> int:
+    """Tokens the longer of Mem0's two replies takes at its schema's bounds, at three characters a token, so the
+    budget never cuts a reply the schema allows (cut replies are what Mem0 cannot parse)."""
+    action_chars = FACT_CHARS + 50  # (id, event, keys, quotes)
+    return (update_actions(max_facts) * action_chars + 40) // 3
 
 
 class _SchemaForMem0(Backbone):
@@ -70,7 +82,7 @@ class _SchemaForMem0(Backbone):
 
     def __init__(self, llm: MemoryLLM, cost: MemoryCost, max_facts: int) -> None:
         self.llm, self.cost = llm, cost
-        self.schemas = {"facts": facts_schema(max_facts), "memory": update_schema(2 * max_facts + 10)}
+        self.schemas = {"facts": facts_schema(max_facts), "memory": update_schema(update_actions(max_facts))}
 
     @property
     def model_id(self) -> str:
@@ -109,18 +121,20 @@ class Mem0Memory(MemorySystem):
     """Mem0 1.0.11 (real package) against a loopback endpoint over the memory LLM.
 
     Args:
-        max_facts: most facts one extraction may give (a bound on the schema the endpoint supplies).
-        max_tokens: tokens Mem0 lets the LLM write per call.
+        max_facts: most facts one extraction may give (a bound on the schemas the endpoint supplies).
+        max_tokens: tokens Mem0 lets the LLM write per call (default: what a reply at the bounds needs,
+            `reply_token_bound`).
     """
 
     name = "mem0"
     needs_llm = True
 
-    def __init__(self, max_facts: int = 8, max_tokens: int = 512) -> None:
+    def __init__(self, max_facts: int = 5, max_tokens: int | None = None) -> None:
         check_arg(max_facts, "max_facts", int, lambda v: 1 <= v <= 30, "an integer from 1 to 30")
-        check_arg(max_tokens, "max_tokens", int, lambda v: v >= 64, "an integer >= 64")
+        if max_tokens is not None:
+            check_arg(max_tokens, "max_tokens", int, lambda v: v >= 64, "an integer >= 64")
         super().__init__(max_facts=max_facts, max_tokens=max_tokens)
-        self.max_facts, self.max_tokens = max_facts, max_tokens
+        self.max_facts, self.max_tokens = max_facts, max_tokens or reply_token_bound(max_facts)
 
     def bind(self, context: MemoryContext) -> None:
         super().bind(context)
