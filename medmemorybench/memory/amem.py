@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.memory.context import MemoryContext, best_first, fitted_session
+from medmemorybench.memory.base import MemoryItem, Retrieval
+from medmemorybench.memory.context import LLMBuiltMemory, best_first, fitted_session
 from medmemorybench.models.base import ChatRequest, check_arg
 from medmemorybench.render.models import ObservedSession
 
@@ -75,7 +75,7 @@ class Note:
         return f"[{self.date}] ({self.context})\n{self.content}" if self.context else f"[{self.date}]\n{self.content}"
 
 
-class AMemMemory(MemorySystem):
+class AMemMemory(LLMBuiltMemory):
     """A-Mem: annotated session notes that link and evolve.
 
     Args:
@@ -85,7 +85,6 @@ class AMemMemory(MemorySystem):
     """
 
     name = "amem"
-    needs_llm = True
 
     def __init__(self, neighbours: int = 5, expand_links: bool = False, max_tokens: int = 256) -> None:
         check_arg(neighbours, "neighbours", int, lambda v: 1 <= v <= 20, "an integer from 1 to 20")
@@ -98,10 +97,6 @@ class AMemMemory(MemorySystem):
         self._vectors = np.zeros((0, 0), dtype=np.float32)
         self.evolutions = 0
 
-    def bind(self, context: MemoryContext) -> None:
-        super().bind(context)
-        self.llm = context.require_llm(self.name)
-        self.embedder = context.embedder
 
     def reset(self) -> None:
         self.notes.clear()

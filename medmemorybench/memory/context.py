@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from medmemorybench.errors import InputError
+from medmemorybench.memory.base import MemorySystem
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 
 
@@ -199,3 +200,16 @@ class Stopwatch:
 
     def __exit__(self, *_exc: object) -> None:
         setattr(self.cost, self.field_name, getattr(self.cost, self.field_name) + time.perf_counter() - self.started)
+
+
+class LLMBuiltMemory(MemorySystem):
+    """Base of the memories an LLM builds: `bind` keeps the memory LLM (refusing to start without one), the
+    embedder and the RNG as `self.llm`, `self.embedder`, `self.rng`."""
+
+    needs_llm = True
+
+    def bind(self, context: MemoryContext) -> None:
+        super().bind(context)
+        self.llm = context.require_llm(self.name)
+        self.embedder = context.embedder
+        self.rng = context.rng

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.memory.context import MemoryContext, best_first
+from medmemorybench.memory.base import MemoryItem, Retrieval
+from medmemorybench.memory.context import LLMBuiltMemory, best_first
 from medmemorybench.models.base import ChatRequest, check_arg
 from medmemorybench.render.models import ObservedSession
 
@@ -75,7 +75,7 @@ class Fact:
         return f"{self.date} {weekday}: {self.text}"
 
 
-class LightMemMemory(MemorySystem):
+class LightMemMemory(LLMBuiltMemory):
     """LightMem: topic segments -> short-term buffer -> timestamped facts -> sleep-time consolidation.
 
     Args:
@@ -90,7 +90,6 @@ class LightMemMemory(MemorySystem):
     """
 
     name = "lightmem"
-    needs_llm = True
 
     def __init__(self, topic_threshold: float = 0.3, stm_tokens: int = 512, max_facts: int = 8,
                  consolidate: bool = True, update_neighbours: int = 5, update_similarity: float = 0.6,
@@ -115,10 +114,6 @@ class LightMemMemory(MemorySystem):
         self.buffer: list[Segment] = []
         self.updates = {"update": 0, "delete": 0, "ignore": 0}
 
-    def bind(self, context: MemoryContext) -> None:
-        super().bind(context)
-        self.llm = context.require_llm(self.name)
-        self.embedder = context.embedder
 
     def reset(self) -> None:
         self.facts.clear()

@@ -29,8 +29,8 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")  # (read when mem0 is imported)
 
 from mem0 import Memory  # noqa: E402
 
-from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval  # noqa: E402
-from medmemorybench.memory.context import MemoryContext, MemoryCost, MemoryLLM  # noqa: E402
+from medmemorybench.memory.base import MemoryItem, Retrieval  # noqa: E402
+from medmemorybench.memory.context import LLMBuiltMemory, MemoryContext, MemoryCost, MemoryLLM  # noqa: E402
 from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg  # noqa: E402
 from medmemorybench.render.models import ObservedSession  # noqa: E402
 from medmemorybench.serve import ANY_OBJECT, make_server  # noqa: E402
@@ -117,7 +117,7 @@ def _fits(text: str, key: str) -> bool:
     return isinstance(value, dict) and isinstance(value.get(key), list)
 
 
-class Mem0Memory(MemorySystem):
+class Mem0Memory(LLMBuiltMemory):
     """Mem0 1.0.11 (real package) against a loopback endpoint over the memory LLM.
 
     Args:
@@ -127,7 +127,6 @@ class Mem0Memory(MemorySystem):
     """
 
     name = "mem0"
-    needs_llm = True
 
     def __init__(self, max_facts: int = 5, max_tokens: int | None = None) -> None:
         check_arg(max_facts, "max_facts", int, lambda v: 1 <= v <= 30, "an integer from 1 to 30")
@@ -138,8 +137,7 @@ class Mem0Memory(MemorySystem):
 
     def bind(self, context: MemoryContext) -> None:
         super().bind(context)
-        llm = context.require_llm(self.name)
-        server = make_server(_SchemaForMem0(llm, context.cost, self.max_facts), port=0, embedder=context.embedder,
+        server = make_server(_SchemaForMem0(self.llm, context.cost, self.max_facts), port=0, embedder=context.embedder,
                              model_name="memory-llm")
         threading.Thread(target=server.serve_forever, daemon=True).start()
         weakref.finalize(self, _close, server)

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.memory.context import MemoryContext, best_first, fitted_session
+from medmemorybench.memory.base import MemoryItem, Retrieval
+from medmemorybench.memory.context import LLMBuiltMemory, best_first, fitted_session
 from medmemorybench.models.base import ChatRequest, check_arg
 from medmemorybench.render.models import ObservedSession
 
@@ -66,7 +66,7 @@ class _Item:
     session_id: str
 
 
-class MemOSMemory(MemorySystem):
+class MemOSMemory(LLMBuiltMemory):
     """MemOS `general_text`: per session one extraction call, items embedded, cosine top-k.
 
     Args:
@@ -76,7 +76,6 @@ class MemOSMemory(MemorySystem):
     """
 
     name = "memos"
-    needs_llm = True
 
     def __init__(self, max_items: int = 6, max_tokens: int | None = None) -> None:
         check_arg(max_items, "max_items", int, lambda v: 1 <= v <= 50, "an integer from 1 to 50")
@@ -88,10 +87,6 @@ class MemOSMemory(MemorySystem):
         self.items: list[_Item] = []
         self._vectors: list[np.ndarray] = []
 
-    def bind(self, context: MemoryContext) -> None:
-        super().bind(context)
-        self.llm = context.require_llm(self.name)
-        self.embedder = context.embedder
 
     def reset(self) -> None:
         self.items.clear()

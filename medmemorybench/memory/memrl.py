@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
-from medmemorybench.memory.context import MemoryContext, best_first, fitted_session
+from medmemorybench.memory.base import MemoryItem, Retrieval
+from medmemorybench.memory.context import LLMBuiltMemory, best_first, fitted_session
 from medmemorybench.models.base import ChatRequest, check_arg
 from medmemorybench.render.models import ObservedSession
 
@@ -50,7 +50,7 @@ class Experience:
         return f"[{self.date}] {self.script}\n{self.trajectory[:TRAJECTORY_SHOWN]}".strip()
 
 
-class MemRLMemory(MemorySystem):
+class MemRLMemory(LLMBuiltMemory):
     """MemRL: distilled experiences with utilities; similarity + Q ranking with seeded epsilon-greedy choice.
 
     Args:
@@ -62,7 +62,6 @@ class MemRLMemory(MemorySystem):
     """
 
     name = "memrl"
-    needs_llm = True
 
     def __init__(self, candidates: int = 20, threshold: float = 0.2, weight_sim: float = 0.9, weight_q: float = 0.1,
                  epsilon: float = 0.1, q_init: float = 0.5, alpha: float = 0.3, gamma: float = 0.0,
@@ -81,11 +80,6 @@ class MemRLMemory(MemorySystem):
         self.items: list[Experience] = []
         self._keys = np.zeros((0, 0), dtype=np.float32)
 
-    def bind(self, context: MemoryContext) -> None:
-        super().bind(context)
-        self.llm = context.require_llm(self.name)
-        self.embedder = context.embedder
-        self.rng = context.rng
 
     def reset(self) -> None:
         self.items.clear()

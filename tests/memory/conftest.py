@@ -50,3 +50,21 @@ def fact_session() -> Session:
 def stream(rendered_sessions, fact_session) -> list[Session]:
     """The fact session in the middle of real consultations."""
     return [*rendered_sessions[:6], fact_session, *rendered_sessions[6:]]
+
+
+def bound_memory(name: str, tmp_path, backbone, *, cache=None, seed: int = 0, **options):  # noqa: ANN001, ANN201
+    """A fresh memory `name` bound to a context over `backbone` (a unit-test double), its cost, as the runner
+    binds one: the real embedder, a working folder named after the patient, a seeded RNG."""
+    import random
+
+    from medmemorybench.memory import load_memory
+    from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM
+
+    cost = MemoryCost()
+    memory = load_memory(name, options)
+    workdir = tmp_path / "P0999"
+    workdir.mkdir(exist_ok=True)
+    memory.bind(MemoryContext(llm=MemoryLLM(backbone, cost, cache),
+                              embedder=Embedder("all-minilm-l6-v2", cost, tmp_path / "vectors"), workdir=workdir,
+                              rng=random.Random(seed), cost=cost))
+    return memory, cost

@@ -5,16 +5,14 @@ expansion; every call counted."""
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
 from medmemorybench.errors import InputError
 from medmemorybench.memory import load_memory
 from medmemorybench.memory.amem import ANALYSE_PROMPT
-from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM
 from tests.harness.conftest import RecordingBackbone
-from tests.memory.conftest import FACT_QUESTION, FACT_SESSION_ID
+from tests.memory.conftest import FACT_QUESTION, FACT_SESSION_ID, bound_memory
 
 REWRITTEN = "Copper studies follow the low ceruloplasmin."
 
@@ -33,12 +31,7 @@ def scripted(request) -> str:  # noqa: ANN001
 
 
 def amem(tmp_path, backbone, **options):  # noqa: ANN001, ANN201
-    cost = MemoryCost()
-    memory = load_memory("amem", options)
-    memory.bind(MemoryContext(llm=MemoryLLM(backbone, cost), embedder=Embedder("all-minilm-l6-v2", cost,
-                                                                                 tmp_path / "vectors"),
-                              workdir=tmp_path, rng=random.Random(0), cost=cost))
-    return memory, cost
+    return bound_memory("amem", tmp_path, backbone, **options)
 
 
 def test_notes_are_annotated_in_one_batch_then_each_evolves_the_network(stream, tmp_path):

@@ -5,16 +5,14 @@ superseded fact (its provenance joined)."""
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
 from medmemorybench.errors import InputError
 from medmemorybench.memory import load_memory
-from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM
 from medmemorybench.memory.lightmem import EXTRACT_PROMPT
 from tests.harness.conftest import RecordingBackbone
-from tests.memory.conftest import make_session
+from tests.memory.conftest import bound_memory, make_session
 
 DOSE_500 = make_session("P0999-S001", "My metformin is 500 mg twice a day.", "Yes, keep metformin at 500 mg.",
                         date="2024-03-04")
@@ -40,12 +38,7 @@ def scripted(action: str):  # noqa: ANN201
 
 
 def lightmem(tmp_path, backbone, **options):  # noqa: ANN001, ANN201
-    cost = MemoryCost()
-    memory = load_memory("lightmem", options)
-    memory.bind(MemoryContext(llm=MemoryLLM(backbone, cost), embedder=Embedder("all-minilm-l6-v2", cost,
-                                                                                 tmp_path / "vectors"),
-                              workdir=tmp_path, rng=random.Random(0), cost=cost))
-    return memory, cost
+    return bound_memory("lightmem", tmp_path, backbone, **options)
 
 
 def test_a_change_of_topic_starts_a_segment_and_speakers_come_from_the_turns(tmp_path):

@@ -5,14 +5,11 @@ every call and embedding counted, an unusable reply counted as a parse failure."
 from __future__ import annotations
 
 import json
-import random
 import re
 
-from medmemorybench.memory import load_memory
-from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM
 from medmemorybench.memory.mem0 import FACTS_PROMPT
 from tests.harness.conftest import RecordingBackbone
-from tests.memory.conftest import make_session
+from tests.memory.conftest import bound_memory, make_session
 
 SESSIONS = [
     make_session("P0999-S001", "I take metformin 500 mg twice a day.", "Good, stay on 500 mg.", date="2024-03-04"),
@@ -42,14 +39,7 @@ def scripted(request) -> str:  # noqa: ANN001
 
 
 def mem0(tmp_path, backbone):  # noqa: ANN001, ANN201
-    cost = MemoryCost()
-    memory = load_memory("mem0")
-    workdir = tmp_path / "P0999"
-    workdir.mkdir()
-    memory.bind(MemoryContext(llm=MemoryLLM(backbone, cost), embedder=Embedder("all-minilm-l6-v2", cost,
-                                                                                 tmp_path / "vectors"),
-                              workdir=workdir, rng=random.Random(0), cost=cost))
-    return memory, cost
+    return bound_memory("mem0", tmp_path, backbone)
 
 
 def test_mem0_updates_a_superseded_dose_then_deletes_the_stopped_drug(tmp_path):

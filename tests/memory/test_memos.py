@@ -13,9 +13,9 @@ import pytest
 from medmemorybench.errors import InputError
 from medmemorybench.harness.cache import ResponseCache
 from medmemorybench.memory import load_memory
-from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM
+from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost
 from tests.harness.conftest import RecordingBackbone
-from tests.memory.conftest import FACT_QUESTION, FACT_SESSION_ID, make_session
+from tests.memory.conftest import FACT_QUESTION, FACT_SESSION_ID, bound_memory, make_session
 
 GARBLED_SESSION = "P0999-S051"
 
@@ -35,12 +35,7 @@ def scripted_extraction(request) -> str:  # noqa: ANN001
 
 
 def memos(tmp_path, backbone, cache=None):  # noqa: ANN001, ANN201
-    cost = MemoryCost()
-    memory = load_memory("memos")
-    memory.bind(MemoryContext(llm=MemoryLLM(backbone, cost, cache), embedder=Embedder("all-minilm-l6-v2", cost,
-                                                                                       tmp_path / "vectors"),
-                              workdir=tmp_path, rng=random.Random(0), cost=cost))
-    return memory, cost
+    return bound_memory("memos", tmp_path, backbone, cache=cache)
 
 
 def sessions(stream):  # noqa: ANN001, ANN201

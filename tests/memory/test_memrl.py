@@ -4,15 +4,13 @@ epsilon-greedy exploration, and Q values that move with feedback."""
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
 from medmemorybench.errors import InputError
 from medmemorybench.memory import load_memory
-from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM
 from tests.harness.conftest import RecordingBackbone
-from tests.memory.conftest import FACT_QUESTION, FACT_SESSION_ID
+from tests.memory.conftest import FACT_QUESTION, FACT_SESSION_ID, bound_memory
 
 
 def distil(request) -> str:  # noqa: ANN001
@@ -22,12 +20,7 @@ def distil(request) -> str:  # noqa: ANN001
 
 
 def memrl(tmp_path, seed=0, **options):  # noqa: ANN001, ANN201
-    cost = MemoryCost()
-    memory = load_memory("memrl", options)
-    memory.bind(MemoryContext(llm=MemoryLLM(RecordingBackbone(distil), cost),
-                              embedder=Embedder("all-minilm-l6-v2", cost, tmp_path / "vectors"), workdir=tmp_path,
-                              rng=random.Random(seed), cost=cost))
-    return memory, cost
+    return bound_memory("memrl", tmp_path, RecordingBackbone(distil), seed=seed, **options)
 
 
 def test_each_session_is_a_distilled_experience_found_by_similarity(stream, tmp_path):
