@@ -103,10 +103,10 @@ def cost_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[st
             if key is None:
                 cells.append(_cell((task["metrics"].get("correct", {}).get("overall") or [None])[0]))
             elif key in cost["per_session"]:
-                cells.append(f"{cost['per_session'][key]:g}")
+                cells.append(f"{cost['per_session'][key]:.4g}")
             elif key == "items_per_patient":
-                cells.append("-" if cost[key] is None else f"{cost[key]:g}")
+                cells.append("-" if cost[key] is None else f"{cost[key]:.4g}")
             else:
-                cells.append(f"{cost['totals'][key]:g}")
+                cells.append(f"{cost['totals'][key]:.4g}")
         rows.append([title, *cells])
     return header, rows

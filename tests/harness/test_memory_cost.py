@@ -66,3 +66,16 @@ def test_concurrent_ingestion_shares_batches_and_changes_no_result(dataset_dir, 
         # one patient's checkpoint is a batch of 10 sessions; three at once share batches of up to 16
         assert largest == (10 if concurrency == 1 else 16)
     assert results[1] == results[3] and len(results[1]) > 0
+
+
+def test_report_puts_the_memory_cost_beside_accuracy(dataset_dir, tmp_path):
+    from medmemorybench.report import cost_table, load_summary
+
+    backbone = RecordingBackbone(lambda r: scripted_extraction(r) if r.response_schema else "I do not know.")
+    config = run_config(dataset_dir, tmp_path, memory="memos", limit=1, checkpoints=[10],
+                        tasks=["medmemorybench_efficient_eem"])
+    run(config, backbone=backbone)
+    header, rows = cost_table([load_summary(config.output_path)])
+    table = {row[0]: row[1] for row in rows}
+    assert len(header) == 2 and table["LLM calls / session"] == "1" and table["sessions read"] == "10"
+    assert table["accuracy %"].startswith("0.0 (n=") and table["items stored / patient"] == "10"
