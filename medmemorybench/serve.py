@@ -8,9 +8,10 @@ a bad Content-Length, a body over `MAX_BODY_BYTES`), a batch whose generation fa
 request so only the failing one gets the error, reads time out after `READ_TIMEOUT_S`, and the listen backlog
 takes `BACKLOG` simultaneous connections.
 
-Also what memory packages need of an endpoint: `response_format` (`json_object`, `json_schema`) decoded under
-the schema (on the `hf` backbone), `finish_reason: length` for a reply cut at `max_tokens`, `/v1/embeddings`
-with the packaged all-MiniLM-L6-v2, and the model's name (not its folder's path) in `/v1/models`.
+Also what memory packages and SDKs need of an endpoint: `stream: true` (server-sent events), `response_format`
+(`json_object`, `json_schema`) decoded under the schema (on the `hf` backbone), `finish_reason: length` for a
+reply cut at `max_tokens`, `/v1/embeddings` with the packaged all-MiniLM-L6-v2, and the model's name (not its
+folder's path) in `/v1/models`.
 """
 
 from __future__ import annotations
@@ -156,13 +157,36 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type
                 self._send(500, {"error": {"message": result.error}})
                 return
             cut = result.completion_tokens >= request.max_tokens  # (ran out of tokens rather than stopping)
+            finish = "length" if cut else "stop"
+            usage = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+                     "total_tokens": result.prompt_tokens + result.completion_tokens}
+            reply_id = f"chatcmpl-{uuid.uuid4().hex[:12]}"
+            if isinstance(body, dict) and body.get("stream") is True:
+                self._stream(reply_id, result.text, finish, usage)
+                return
             self._send(200, {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "model": model_name,
-                "choices": [{"index": 0, "finish_reason": "length" if cut else "stop",
+                "id": reply_id, "object": "chat.completion", "model": model_name,
+                "choices": [{"index": 0, "finish_reason": finish,
                              "message": {"role": "assistant", "content": result.text}}],
-                "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
-                          "total_tokens": result.prompt_tokens + result.completion_tokens},
+                "usage": usage,
             })
+
+        def _stream(self, reply_id: str, text: str, finish: str, usage: dict) -> None:
+            """The answer as server-sent events, as OpenAI streams it: the role, the text, the finish reason with
+            the usage, then [DONE] (the text is generated whole, so it comes in one chunk)."""
+            def chunk(delta: dict, reason: str | None = None, **extra: object) -> bytes:
+                body = {"id": reply_id, "object": "chat.completion.chunk", "model": model_name,
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": reason}], **extra}
+                return f"data: {json.dumps(body)}\n\n".encode()
+
+            events = [chunk({"role": "assistant", "content": ""}), chunk({"content": text}),
+                      chunk({}, finish, usage=usage), b"data: [DONE]\n\n"]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(sum(len(e) for e in events)))
+            self.end_headers()
+            for event in events:
+                self.wfile.write(event)
 
         def _embeddings(self, body: object) -> None:
             texts = body.get("input") if isinstance(body, dict) else None

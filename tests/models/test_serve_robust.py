@@ -154,3 +154,13 @@ def post_to(port: int, path: str, body: bytes) -> tuple[int, dict]:
     connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
     response = connection.getresponse()
     return response.status, json.loads(response.read())
+
+
+def test_a_streamed_reply_arrives_as_server_sent_events_the_openai_client_reads(server):
+    import openai
+
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{server}/v1", api_key="local", max_retries=0)
+    chunks = list(client.chat.completions.create(model="picky", messages=[{"role": "user", "content": "hello"}],
+                                                 stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "hello"
+    assert chunks[-1].choices[0].finish_reason == "stop"
