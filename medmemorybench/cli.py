@@ -577,9 +577,9 @@ def ls_cmd(
 
             console.print("\n".join(available_memories()))
         elif what == "models":
-            from medmemorybench.models import BACKBONES
+            from medmemorybench.models.registry import MODELS
 
-            console.print("\n".join([*BACKBONES, "none"]))
+            console.print("\n".join(MODELS.names()))
         elif what == "scorers":
             from medmemorybench.scoring import SCORERS
 
@@ -611,9 +611,9 @@ def serve_cmd(
             raise InputError(f"--port: {port} is not a TCP port (0-65535; 0 picks a free one)")
         if max_batch < 1:
             raise InputError(f"--max-batch: {max_batch} must be at least 1")
-        if model == "none":
-            raise InputError("--model: 'none' has nothing to serve; choose a backbone such as hf")
         backbone = load_backbone(model, parse_model_args(model_args))
+        if not backbone.answers:
+            raise InputError(f"--model: '{model}' has nothing to serve; choose a backbone such as hf")
         server = make_server(backbone, host, port, max_batch)
         console.print(f"serving {backbone.model_id} at http://{host}:{server.server_address[1]}/v1", highlight=False)
         try:

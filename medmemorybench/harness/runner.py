@@ -160,14 +160,16 @@ class Runner:
     def _load_models(self) -> None:
         from medmemorybench.models import load_backbone
 
-        if self.config.model != "none":
-            self.backbone = load_backbone(self.config.model, self.config.model_args)
+        def answering(backbone: Backbone) -> Backbone | None:  # (`none` is registered; it answers nothing)
+            return backbone if backbone.answers else None
+
+        self.backbone = answering(load_backbone(self.config.model, self.config.model_args))
         if self.config.judge:
-            self.judge = load_backbone(self.config.judge, self.config.judge_args, "--judge")
+            self.judge = answering(load_backbone(self.config.judge, self.config.judge_args, "--judge"))
         self.memory_backbone = self.backbone
         if self.config.memory_model:
-            self.memory_backbone = load_backbone(self.config.memory_model, self.config.memory_model_args,
-                                                 "--memory_model")
+            self.memory_backbone = answering(load_backbone(self.config.memory_model, self.config.memory_model_args,
+                                                           "--memory_model"))
 
     def _check_header(self, header: dict) -> None:
         path = self.config.output_path / RUN_HEADER

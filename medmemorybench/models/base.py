@@ -61,6 +61,8 @@ class Backbone(ABC):
 
     name: str = "backbone"
     """Registry name."""
+    answers: bool = True
+    """Whether it answers at all (`none`, retrieval only, does not)."""
 
     @property
     @abstractmethod
@@ -93,6 +95,24 @@ class Backbone(ABC):
         for index, completion in enumerate(out):
             on_done(index, completion)
         return out
+
+
+class RetrievalOnly(Backbone):
+    """The `none` backbone: nothing answers; a run records what memories retrieve (Recall@k, MRR) and scores no
+    answer. The runner asks `answers` rather than the name."""
+
+    name = "none"
+    answers = False
+
+    @property
+    def model_id(self) -> str:
+        return "none"
+
+    def identity(self) -> dict:
+        return {"backbone": "none"}
+
+    def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        raise RuntimeError("the 'none' backbone answers nothing (retrieval only)")
 
 
 def check_arg(value: object, name: str, kind: type | tuple[type, ...], valid: Callable[[object], bool],

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import difflib
-import importlib
-
 from medmemorybench.errors import InputError
 from medmemorybench.models.base import Backbone
+from medmemorybench.registry import Registry
+
+ENTRY_POINT_GROUP = "medmemorybench.backbones"
 
 BACKBONES: dict[str, str] = {
     "hf": "medmemorybench.models.hf:HFBackbone",
     "openai": "medmemorybench.models.openai_compatible:OpenAIBackbone",
     "vllm": "medmemorybench.models.vllm_backend:VLLMBackbone",
+    "none": "medmemorybench.models.base:RetrievalOnly",
 }
-"""Registry name -> "module:Class". `none` (retrieval only) is handled by the runner."""
+"""Built-in registry name -> "module:Class"; third-party backbones register in `ENTRY_POINT_GROUP`."""
 
 INSTALL_HINTS = {
     "torch": "pip install torch==2.13.0 && pip install -e '.[cpu-llm]'",
@@ -21,6 +22,8 @@ INSTALL_HINTS = {
     "vllm": "pip install -e '.[vllm]' (on a GPU machine)",
     "openai": "pip install openai",
 }
+
+MODELS: Registry[Backbone] = Registry("model", "--model", ENTRY_POINT_GROUP, BACKBONES, Backbone, INSTALL_HINTS)
 
 
 def parse_model_args(text: str | None, flag: str = "--model_args") -> dict[str, object]:
@@ -49,13 +52,6 @@ def _convert(value: str) -> object:
     return value
 
 
-def unknown_name(kind: str, name: str, known: list[str], flag: str) -> InputError:
-    """An error for an unknown registry name: near matches and the full list."""
-    near = difflib.get_close_matches(name, known, n=2)
-    hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
-    return InputError(f"{flag}: unknown {kind} '{name}'.{hint} Available: {', '.join(sorted(known))}")
-
-
 def load_backbone(name: str, model_args: dict[str, object] | None = None, flag: str = "--model") -> Backbone:
     """Instantiate the backbone `name` with `model_args`; `flag` is the option that named it (`--judge` ...).
 
@@ -63,19 +59,4 @@ def load_backbone(name: str, model_args: dict[str, object] | None = None, flag: 
         InputError: for an unknown name, bad arguments, or a missing optional dependency (with the
             install command), naming `flag` or its `_args` option.
     """
-    if name not in BACKBONES:
-        raise unknown_name("model", name, [*BACKBONES, "none"], flag)
-    module_name, _, class_name = BACKBONES[name].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        missing = (exc.name or "").split(".")[0]
-        hint = INSTALL_HINTS.get(missing, f"pip install {missing}")
-        raise InputError(f"{flag} {name}: needs the package '{missing}'; install it with: {hint}") from None
-    cls = getattr(module, class_name)
-    try:
-        return cls(**(model_args or {}))
-    except TypeError as exc:
-        raise InputError(f"{flag}_args for '{name}': {exc}") from None
-    except InputError as exc:
-        raise InputError(f"{flag}_args: {exc}") from None
+    return MODELS.create(name, model_args, flag)

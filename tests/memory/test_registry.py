@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import medmemorybench.registry as shared_registry
 from medmemorybench.errors import InputError
 from medmemorybench.memory import MemorySystem, Retrieval, available_memories, load_memory, registry
 from medmemorybench.memory.bm25 import BM25Memory
@@ -78,7 +79,7 @@ def test_bad_option_value_is_an_input_error():
 
 
 def test_third_party_entry_point_is_discovered(monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", _entry_points(("echo", f"{__name__}:EchoMemory")))
+    monkeypatch.setattr(shared_registry, "entry_points", _entry_points(("echo", f"{__name__}:EchoMemory")))
     assert "echo" in available_memories()
     memory = load_memory("echo", {"loud": True})
     assert isinstance(memory, EchoMemory)
@@ -86,18 +87,18 @@ def test_third_party_entry_point_is_discovered(monkeypatch):
 
 
 def test_entry_point_cannot_take_over_a_builtin(monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", _entry_points(("bm25", f"{__name__}:EchoMemory")))
+    monkeypatch.setattr(shared_registry, "entry_points", _entry_points(("bm25", f"{__name__}:EchoMemory")))
     assert isinstance(load_memory("bm25", {}), BM25Memory)
 
 
 def test_entry_point_that_is_not_a_memory_system_is_rejected(monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", _entry_points(("odd", f"{__name__}:NotAMemory")))
+    monkeypatch.setattr(shared_registry, "entry_points", _entry_points(("odd", f"{__name__}:NotAMemory")))
     with pytest.raises(InputError, match="not a MemorySystem subclass"):
         load_memory("odd", {})
 
 
 def test_missing_dependency_names_the_install_command(monkeypatch):
-    monkeypatch.setattr(registry, "entry_points",
+    monkeypatch.setattr(shared_registry, "entry_points",
                         _entry_points(("ghost", "medmemorybench_no_such_package.memory:Ghost")))
     with pytest.raises(InputError, match="needs the package 'medmemorybench_no_such_package'; install it with"):
         load_memory("ghost", {})

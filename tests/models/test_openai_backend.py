@@ -161,7 +161,7 @@ def test_a_bad_model_arg_names_the_option_it_came_from(flag):
     from medmemorybench.errors import InputError
     from medmemorybench.models import load_backbone
 
-    with pytest.raises(InputError, match=rf"^{flag}_args: max_retries=-1 is not valid"):
+    with pytest.raises(InputError, match=rf"^{flag}_args for 'openai': max_retries=-1 is not valid"):
         load_backbone("openai", {"model": "m", "max_retries": -1}, flag)
 
 

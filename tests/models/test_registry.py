@@ -44,3 +44,24 @@ def test_missing_vllm_gives_the_install_command(monkeypatch):
 def test_bad_constructor_argument_is_an_input_error():
     with pytest.raises(InputError, match=r"--model_args for 'openai'"):
         load_backbone("openai", {"modle": "x"})
+
+
+def test_none_is_a_registered_backbone_that_answers_nothing():
+    from medmemorybench.models.registry import MODELS
+
+    none = load_backbone("none")
+    assert none.answers is False and "none" in MODELS.names()
+    with pytest.raises(InputError, match=r"--model_args for 'none'"):
+        load_backbone("none", {"model": "x"})
+
+
+def test_a_third_party_backbone_is_found_by_its_entry_point(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    import medmemorybench.registry as shared_registry
+    from medmemorybench.models.registry import ENTRY_POINT_GROUP
+
+    entry = EntryPoint("echoing", "tests.models.test_serve_robust:PickyBackbone", ENTRY_POINT_GROUP)
+    monkeypatch.setattr(shared_registry, "entry_points", lambda group: [entry] if group == ENTRY_POINT_GROUP else [])
+    backbone = load_backbone("echoing")
+    assert backbone.model_id == "picky" and backbone.answers
