@@ -132,10 +132,10 @@ def test_answers_are_cached_as_they_arrive_not_per_batch(dataset_dir, tmp_path):
 
 def test_no_planted_secret_reaches_any_file_of_a_run(dataset_dir, tmp_path):
     secrets = ["sk-live-abcdefgh12345678", "hunter2", "abc123xyz", "tok-9f8e7d6c5b4a"]
-    config = run_config(dataset_dir, tmp_path, limit=1, tasks=EEM, model_args={
+    config = run_config(dataset_dir, tmp_path, limit=1, tasks=EEM, model="openai", model_args={
         "api_key_env": secrets[0], "base_url": f"http://bob:{secrets[1]}@host/v1?api_key={secrets[2]}",
         "auth_token": secrets[3], "model": "kept-model-name"})
-    run(config)
+    run(config, backbone=RecordingBackbone())  # (the options are recorded as given; a double answers)
     written = {p: p.read_text(encoding="utf-8") for p in config.output_path.rglob("*") if p.is_file()}
     assert {p.name for p in written} >= {"run.json", "samples.jsonl", "summary.json"}
     for path, text in written.items():
