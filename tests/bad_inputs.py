@@ -230,6 +230,8 @@ CASES: list[Case] = [
     Case("--judge unknown", lambda w: run_args(w, "--judge", "gpt"), "--judge"),
     Case("--judge_args without =", lambda w: run_args(w, "--judge_args", "model"), "--judge_args"),
     Case("--model_args without =", lambda w: openai_args(w, "model"), "--model_args"),
+    Case("--model_args with no model to take them", lambda w: run_args(w, "--model_args", "temperature=0"),
+         "--model_args for 'none'"),
     Case("--model_args empty key", lambda w: openai_args(w, "=x"), "--model_args"),
     Case("openai: base_url empty", lambda w: openai_args(w, "model=m,base_url="), "base_url"),
     Case("openai: base_url without scheme", lambda w: openai_args(w, "model=m,base_url=localhost:8000"), "base_url"),
