@@ -448,17 +448,12 @@ def _print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
     # Cells are 100 x mean, so the -1..1 selective score reads -100..100.
     titles = (("correct", "accuracy %"), ("selective", "selective score x100"), ("recall_at_k", "Recall@k %"),
               ("hallucinated", "hallucination %"), ("trap_safe", "trap safety %"))
-    for metric, title in titles:
-        header, rows = metric_table(summaries, metric)
-        if len(header) < 2:
+    tables = [(title, *metric_table(summaries, metric)) for metric, title in titles]
+    tables.append(("memory cost (accuracy beside it)", *cost_table(summaries)))
+    for title, header, rows in tables:
+        if len(header) < 2:  # (no run has this metric)
             continue
         table = Table(*header, title=title)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-    header, rows = cost_table(summaries)
-    if len(header) > 1:
-        table = Table(*header, title="memory cost (accuracy beside it)")
         for row in rows:
             table.add_row(*row)
         console.print(table)

@@ -71,7 +71,7 @@ class SampleWriter:
         # A resume asks again what failed (a backbone error is not an answer) and keeps the rest.
         kept = [r for r in existing if r.get("status") != "error"]
         self.done = {sample_key(r) for r in kept}
-        if self.path.exists() and len(kept) != len(existing) or not _ends_cleanly(self.path):
+        if (self.path.exists() and len(kept) != len(existing)) or not _ends_cleanly(self.path):
             # (also drops a cut-off last line, so appends start on a clean line)
             write_atomic(self.path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept))
         try:

@@ -34,8 +34,14 @@ from medmemorybench.harness.samples import answer_echo, make_record
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
 from medmemorybench.memory import MemorySystem, Retrieval, load_memory
-from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM, Stopwatch
-from medmemorybench.memory.dense import resolve_model
+from medmemorybench.memory.context import (
+    Embedder,
+    MemoryContext,
+    MemoryCost,
+    MemoryLLM,
+    Stopwatch,
+    resolve_embedder,
+)
 from medmemorybench.models._daemon_pool import map_each
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.models.batching import BatchingBackbone
@@ -47,11 +53,11 @@ from medmemorybench.simulate.rng import rng_for
 
 _REGULAR = re.compile(r"-S(\d+)$")
 PROMPT_OVERHEAD_TOKENS = 400
+"""Tokens kept free for the system message, instructions and question when fitting long contexts."""
 MEMORY_BATCH = 16
 """Most construction calls answered together when patients are ingested concurrently."""
 MEMORY_DIR = "memory"
 """Under --output_path: a working folder per task and patient for memories that keep files."""
-"""Tokens kept free for the system message, instructions and question when fitting long contexts."""
 
 
 @dataclass
@@ -145,10 +151,7 @@ class Runner:
         self.folder = folder
         declared = _declared_splits(folder)  # every task's splits checked before anything runs
         self.splits = {task.task: _splits(folder, task, config.checkpoints, declared) for task in self.tasks}
-        try:
-            resolve_model(config.embedder)  # (the embedder itself loads when a memory first embeds)
-        except ValueError as exc:
-            raise InputError(f"--embedder: {exc}") from None
+        resolve_embedder(config.embedder)  # (checked now; the embedder itself loads when a memory first embeds)
         self.expected: dict[str, int] = {}  # task -> questions the run must answer (or record as errors)
         self.backbone: Backbone | None = None
         self.judge: Backbone | None = None
@@ -205,13 +208,13 @@ class Runner:
             writer.close()
             if self.cache:
                 self.cache.close()
-        summary = write_summary(self.config.output_path, header, self.tasks)
-        self._check_complete(summary)
+        samples = read_samples(self.config.output_path / SAMPLES)  # (read once: the summary and the check)
+        summary = write_summary(self.config.output_path, header, self.tasks, samples)
+        self._check_complete(summary, samples)
         return summary
 
-    def _check_complete(self, summary: Path) -> None:
+    def _check_complete(self, summary: Path, samples: list[dict]) -> None:
         """Fail (everything written is kept) when a question has no sample, or errors pass `max_error_rate`."""
-        samples = read_samples(self.config.output_path / SAMPLES)
         for task in self.tasks:
             have = sum(1 for s in samples if s["task"] == task.task)
             if have != self.expected.get(task.task, 0):
@@ -246,15 +249,15 @@ class Runner:
         costs: dict[str, MemoryCost] = {}
         streams: dict[str, ObservedStream] = {}
         sessions: dict[str, SessionInfo] = {}
+
         def is_asked(split: str) -> bool:
             return (task.test_split == "all" or split in task.test_split) and (
                 not self.config.checkpoints or _checkpoint_of(split) in self.config.checkpoints)
 
         # Sessions after the last asked checkpoint can change no answer: they are not streamed (a memory that
         # builds itself with an LLM would pay for them).
-        splits = [split for split in self.splits[task.task]
-                  if _checkpoint_of(split) <= max((_checkpoint_of(s) for s in self.splits[task.task] if is_asked(s)),
-                                                  default=0)]
+        last_asked = max((_checkpoint_of(s) for s in self.splits[task.task] if is_asked(s)), default=0)
+        splits = [split for split in self.splits[task.task] if _checkpoint_of(split) <= last_asked]
         for number, split in enumerate(splits, start=1):
             checkpoint = _checkpoint_of(split)
             asked = is_asked(split)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from medmemorybench.files import write_atomic
-from medmemorybench.harness.results import SAMPLES, SUMMARY, read_samples
+from medmemorybench.harness.results import SUMMARY
 from medmemorybench.harness.tasks import TaskConfig
 from medmemorybench.memory.context import MemoryCost
 from medmemorybench.scoring import aggregate
@@ -87,9 +87,9 @@ def _sums(costs: list[dict]) -> dict[str, Any]:
     return out
 
 
-def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig]) -> Path:
-    """Aggregate every task's samples into summary.json; returns its path."""
-    samples = read_samples(run_dir / SAMPLES)
+def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig], samples: list[dict]) -> Path:
+    """Aggregate every task's samples (the run's samples.jsonl, read by the caller) into summary.json; returns its
+    path."""
     out: dict[str, Any] = {"header": header, "n_samples": len(samples),
                            "n_errors": sum(1 for s in samples if s["status"] == "error"), "tasks": {}}
     for task in tasks:

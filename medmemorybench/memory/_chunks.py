@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from medmemorybench.render.models import ObservedSession
+from medmemorybench.render.models import ObservedSession, session_text, turn_line
 
 CHUNKINGS = ("session", "turns")
 
@@ -52,9 +52,9 @@ def window_starts(n_turns: int, window: int, stride: int) -> list[int]:
 def chunk_session(session: ObservedSession, options: ChunkingOptions) -> list[str]:
     """The texts of one session's chunks; each turn window repeats the date header (dates answer questions)."""
     header = f"Date: {session.date}\n" if session.date else ""
-    lines = [f"{t.role.capitalize()}: {t.text}" for t in session.turns]
+    lines = [turn_line(t) for t in session.turns]
     if options.chunking == "session":
-        return [header + "\n".join(lines)]
+        return [session_text(session)]
     return [header + "\n".join(lines[start:start + options.window])
             for start in window_starts(len(lines), options.window, options.stride)]
 

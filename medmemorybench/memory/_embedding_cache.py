@@ -11,7 +11,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -78,3 +78,14 @@ class EmbeddingCache:
                 db.executemany("INSERT OR IGNORE INTO embedding (key, dim, vector) VALUES (?, ?, ?)", rows)
         finally:
             db.close()
+
+    def vectors(self, model_id: str, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """One vector per text: the cached ones read back, the rest encoded in one `encode` call and stored."""
+        keys = [embedding_key(model_id, text) for text in texts]
+        found = self.get_many(keys)
+        missing = [(key, text) for key, text in zip(keys, texts, strict=True) if key not in found]
+        if missing:
+            fresh = dict(zip((key for key, _ in missing), encode([text for _, text in missing]), strict=True))
+            self.put_many(fresh.items())
+            found.update(fresh)
+        return np.stack([found[key] for key in keys])

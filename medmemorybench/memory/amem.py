@@ -22,7 +22,7 @@ import numpy as np
 from medmemorybench.memory.base import MemoryItem, Retrieval
 from medmemorybench.memory.context import LLMBuiltMemory, best_first, fitted_session
 from medmemorybench.models.base import ChatRequest, check_arg
-from medmemorybench.render.models import ObservedSession
+from medmemorybench.render.models import ObservedSession, turn_line
 
 ANALYSE_PROMPT = (
     "You organise a patient's medical notes. Read one consultation and describe it for later search: up to six "
@@ -113,7 +113,7 @@ class AMemMemory(LLMBuiltMemory):
                                           {"role": "user", "content": fitted_session(s, self.llm, reserve)}],
                                 max_tokens=self.max_tokens, response_schema=analysis_schema()) for s in sessions]
         for session, analysis in zip(sessions, self.llm.generate_json(requests, fits=_is_analysis), strict=True):
-            note = Note(content="\n".join(f"{t.role.capitalize()}: {t.text}" for t in session.turns),
+            note = Note(content="\n".join(turn_line(t) for t in session.turns),
                         session_id=session.session_id, date=session.date)
             if analysis is not None:
                 note.keywords, note.context, note.tags = analysis["keywords"], analysis["context"], analysis["tags"]

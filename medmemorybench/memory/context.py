@@ -22,6 +22,7 @@ import numpy as np
 from medmemorybench.errors import InputError
 from medmemorybench.memory.base import MemorySystem
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.render.models import turn_line
 
 
 @dataclass
@@ -114,13 +115,27 @@ def best_first(scores: np.ndarray, k: int) -> list[int]:
 def fitted_session(session: Any, llm: MemoryLLM, reserve_tokens: int) -> str:
     """A session as a memory LLM reads it, "Consultation date: D" then the turns, its last turns cut when the
     LLM's window (less `reserve_tokens` for the instruction and the reply) cannot hold it all."""
-    lines = [f"{turn.role.capitalize()}: {turn.text}" for turn in session.turns]
+    lines = [turn_line(turn) for turn in session.turns]
     budget = llm.context_window - reserve_tokens
     text = "\n".join(lines)
     while lines and llm.count_tokens(text) > budget:
         lines.pop()
         text = "\n".join(lines)
     return f"Consultation date: {session.date}\n\n{text}"
+
+
+def resolve_embedder(model: str) -> tuple[str, str]:
+    """(what to load, identity for cache keys) of an `--embedder` value (see `dense.resolve_model`).
+
+    Raises:
+        InputError: naming --embedder when it is not the packaged model or a local folder.
+    """
+    from medmemorybench.memory.dense import resolve_model
+
+    try:
+        return resolve_model(model)
+    except ValueError as exc:
+        raise InputError(f"--embedder: {exc}") from None
 
 
 class Embedder:
@@ -133,12 +148,8 @@ class Embedder:
 
     def __init__(self, model: str, cost: MemoryCost, cache_dir: Path | None = None) -> None:
         from medmemorybench.memory._embedding_cache import EmbeddingCache, default_cache_dir
-        from medmemorybench.memory.dense import resolve_model
 
-        try:
-            self._path, self.model_id = resolve_model(model)
-        except ValueError as exc:
-            raise InputError(f"--embedder: {exc}") from None
+        self._path, self.model_id = resolve_embedder(model)
         self.cost = cost
         self.cache = EmbeddingCache(cache_dir or default_cache_dir())
         self._model: Any = None
@@ -151,23 +162,17 @@ class Embedder:
             return self._encode(list(texts))
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        from medmemorybench.memory._embedding_cache import embedding_key
-        from medmemorybench.memory.dense import shared_model
-
-        keys = [embedding_key(self.model_id, text) for text in texts]
-        found = self.cache.get_many(keys)
-        missing = [(key, text) for key, text in zip(keys, texts, strict=True) if key not in found]
         self.cost.embedding_calls += 1
         self.cost.embedded_texts += len(texts)
-        if missing:
-            if self._model is None:
-                self._model = shared_model(self._path)
-            vectors = self._model.encode([text for _, text in missing], normalize_embeddings=True,
-                                         convert_to_numpy=True, show_progress_bar=False)
-            fresh = {key: vector.astype(np.float32) for (key, _), vector in zip(missing, vectors, strict=True)}
-            self.cache.put_many(fresh.items())
-            found.update(fresh)
-        return np.stack([found[key] for key in keys])
+        return self.cache.vectors(self.model_id, texts, self._model_encode)
+
+    def _model_encode(self, texts: list[str]) -> np.ndarray:
+        from medmemorybench.memory.dense import shared_model
+
+        if self._model is None:
+            self._model = shared_model(self._path)
+        vectors = self._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from medmemorybench.memory._chunks import ChunkingOptions, ChunkStore
-from medmemorybench.memory._embedding_cache import EmbeddingCache, default_cache_dir, embedding_key
+from medmemorybench.memory._embedding_cache import EmbeddingCache, default_cache_dir
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
 from medmemorybench.render.models import ObservedSession
 
@@ -110,15 +110,7 @@ class DenseMemory(MemorySystem):
         new = self.store.add(sessions)
         if not new:
             return
-        keys = [embedding_key(self.model_id, chunk.text) for chunk in new]
-        cached = self.cache.get_many(keys)
-        missing = [(key, chunk.text) for key, chunk in zip(keys, new, strict=True) if key not in cached]
-        if missing:
-            vectors = self._encode([text for _, text in missing])
-            fresh = {key: vector for (key, _), vector in zip(missing, vectors, strict=True)}
-            self.cache.put_many(fresh.items())
-            cached.update(fresh)
-        self._blocks.append(np.stack([cached[key] for key in keys]))
+        self._blocks.append(self.cache.vectors(self.model_id, [chunk.text for chunk in new], self._encode))
         self._matrix = None
 
     def retrieve(self, questions: Sequence[str], k: int, token_budget: int | None = None) -> list[Retrieval]:

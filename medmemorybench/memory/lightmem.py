@@ -25,7 +25,7 @@ import numpy as np
 from medmemorybench.memory.base import MemoryItem, Retrieval
 from medmemorybench.memory.context import LLMBuiltMemory, best_first
 from medmemorybench.models.base import ChatRequest, check_arg
-from medmemorybench.render.models import ObservedSession
+from medmemorybench.render.models import ObservedSession, turn_line
 
 EXTRACT_PROMPT = (
     "You extract a patient's medical facts from parts of their consultations. Each part is numbered and dated. "
@@ -124,7 +124,7 @@ class LightMemMemory(LLMBuiltMemory):
 
     def segments(self, session: ObservedSession) -> list[Segment]:
         """The session's turns cut where adjacent turns' embeddings are less similar than `topic_threshold`."""
-        lines = [f"{turn.role.capitalize()}: {turn.text}" for turn in session.turns]  # (structured speakers)
+        lines = [turn_line(turn) for turn in session.turns]  # (structured speakers)
         vectors = self.embedder.encode([turn.text for turn in session.turns])
         out = [Segment([lines[0]], session.session_id, session.date)]
         for index in range(1, len(lines)):

@@ -58,10 +58,15 @@ class ObservedSession(BaseModel):
     """The dialogue, patient first."""
 
 
+def turn_line(turn: Turn) -> str:
+    """One turn as memories read it: `Patient: …` or `Doctor: …`."""
+    return f"{turn.role.capitalize()}: {turn.text}"
+
+
 def session_text(session: Session | ObservedSession) -> str:
     """The text a memory system indexes: a date header (every dated session) then the turns."""
     header = f"Date: {session.date}\n" if session.date else ""
-    return header + "\n".join(f"{t.role.capitalize()}: {t.text}" for t in session.turns)
+    return header + "\n".join(turn_line(t) for t in session.turns)
 
 
 def regular_session_id(event_id: str) -> str:
