@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from medmemorybench.errors import InputError
 
@@ -31,6 +31,19 @@ class ChatRequest(BaseModel):
     """Sampling seed, where the backend supports one."""
     response_schema: dict | None = None
     """JSON schema the answer must follow (guided decoding where supported)."""
+    tools: list[dict] | None = None
+    """OpenAI tool specs the model may call (`models/tools.py`: through the schema constraint where the backend
+    has no tool-calling template); the calls come back in `Completion.tool_calls`."""
+    tool_choice: str | dict = "auto"
+    """"auto" (a call or words), "required" (a call), or one named function."""
+
+    @model_validator(mode="after")
+    def _tools_valid(self) -> ChatRequest:
+        if self.tools is not None:
+            from medmemorybench.models.tools import check_tools
+
+            check_tools(self.tools, self.tool_choice)
+        return self
 
 
 class Completion(BaseModel):
@@ -54,6 +67,8 @@ class Completion(BaseModel):
     """Why the request failed, after retries."""
     cache_hit: bool = False
     """Whether the response came from the response cache."""
+    tool_calls: list[dict] = Field(default_factory=list)
+    """The tools the model called (`{"id", "name", "arguments"}`; a request with `tools` only)."""
 
 
 class Backbone(ABC):

@@ -17,6 +17,7 @@ from medmemorybench.errors import InputError
 from medmemorybench.models._json_constraint import JsonConstraint
 from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg
 from medmemorybench.models.embedded import embedded_model_path
+from medmemorybench.models.tools import as_constrained, read_tool_reply
 
 
 class HFBackbone(Backbone):
@@ -79,6 +80,8 @@ class HFBackbone(Backbone):
 
     def generate_each(self, requests: Sequence[ChatRequest],
                       on_done: Callable[[int, Completion], None]) -> list[Completion]:
+        asked = list(requests)
+        requests = [as_constrained(r) for r in asked]  # (tools are decoded under their call schema)
         out: list[Completion | None] = [None] * len(requests)
         # a batch shares its sampling and whether it is constrained (schemas may differ row by row)
         def batch_key(i: int) -> tuple:
@@ -90,6 +93,7 @@ class HFBackbone(Backbone):
             for start in range(0, len(group), self.batch_size):
                 chunk = group[start : start + self.batch_size]
                 for index, completion in zip(chunk, self._generate_batch([requests[i] for i in chunk]), strict=True):
+                    completion = read_tool_reply(asked[index], completion)
                     out[index] = completion
                     on_done(index, completion)
         return [c for c in out if c is not None]

@@ -10,6 +10,7 @@ answers, never as a crash). Completions are reported as each finishes (`generate
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -74,7 +75,7 @@ class OpenAIBackbone(Backbone):
                 response = self.client.chat.completions.create(
                     model=self._model, messages=request.messages, max_tokens=request.max_tokens,  # type: ignore[arg-type]
                     temperature=request.temperature, stop=request.stop or None, seed=request.seed,
-                    **_response_format(request))
+                    **_response_format(request), **_tools(request))
             except RETRYABLE as exc:
                 last_error = f"{exc.__class__.__name__}: {str(exc)[:200]}"
                 self._wait(attempt)
@@ -93,8 +94,9 @@ class OpenAIBackbone(Backbone):
                 continue
             usage = getattr(response, "usage", None)
             details = getattr(usage, "prompt_tokens_details", None) if usage else None
+            message = response.choices[0].message
             return Completion(
-                text=response.choices[0].message.content.strip(),
+                text=(message.content or "").strip(), tool_calls=_tool_calls(message),
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 cached_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,
@@ -116,6 +118,29 @@ def _response_format(request: ChatRequest) -> dict:
                                 "json_schema": {"name": "answer", "schema": request.response_schema}}}
 
 
+def _tools(request: ChatRequest) -> dict:
+    """`tools` and `tool_choice` as OpenAI takes them (servers decode the calls their own way)."""
+    if not request.tools:
+        return {}
+    return {"tools": request.tools, "tool_choice": request.tool_choice}
+
+
+def _tool_calls(message: object) -> list[dict]:
+    """The calls in a reply, their arguments parsed (arguments that are not a JSON object become `{}`, kept with
+    the raw text under `"_raw"` so nothing the model wrote is lost)."""
+    out = []
+    for call in getattr(message, "tool_calls", None) or []:
+        raw = call.function.arguments or "{}"
+        try:
+            arguments = json.loads(raw)
+        except json.JSONDecodeError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            arguments = {"_raw": raw}
+        out.append({"id": call.id, "name": call.function.name, "arguments": arguments})
+    return out
+
+
 def _unusable(response: object) -> str | None:
     """Why a parsed 200 reply is not a chat completion with text (None when it is one)."""
     choices = getattr(response, "choices", None)
@@ -123,6 +148,7 @@ def _unusable(response: object) -> str | None:
         error = getattr(response, "error", None) or (getattr(response, "model_extra", None) or {}).get("error")
         return f"error object {str(error)[:200]!r}" if error else f"no choices in {str(response)[:200]!r}"
     message = getattr(choices[0], "message", None)
-    if message is None or not isinstance(getattr(message, "content", None), str):
-        return "no message content (content: null)"
+    if message is None or not (isinstance(getattr(message, "content", None), str)
+                               or getattr(message, "tool_calls", None)):
+        return "no message content (content: null) and no tool call"
     return None

@@ -16,6 +16,7 @@ from vllm import LLM, SamplingParams
 
 from medmemorybench.errors import InputError
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.tools import as_constrained, read_tool_reply
 
 
 class VLLMBackbone(Backbone):
@@ -53,6 +54,8 @@ class VLLMBackbone(Backbone):
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         results: list[Completion | None] = [None] * len(requests)
         batch, params, indices, cuts = [], [], [], []
+        asked = list(requests)
+        requests = [as_constrained(r) for r in asked]  # (tools are decoded under their call schema)
         for index, request in enumerate(requests):
             prompt_len = len(self.tokenizer.apply_chat_template(request.messages, add_generation_prompt=True,
                                                                 tokenize=True))
@@ -67,6 +70,8 @@ class VLLMBackbone(Backbone):
                         "stop": request.stop or None, "seed": request.seed}
             if cut:
                 sampling["truncate_prompt_tokens"] = budget  # keeps the last `budget` tokens
+            if request.response_schema is not None:
+                sampling.update(_structured(request.response_schema))
             batch.append(request.messages)
             params.append(SamplingParams(**sampling))
             indices.append(index)
@@ -81,4 +86,17 @@ class VLLMBackbone(Backbone):
                     text=generated.text.strip(), prompt_tokens=len(output.prompt_token_ids or []),
                     completion_tokens=len(generated.token_ids), latency_ms=share_ms, truncated_tokens=cut,
                     cached_tokens=getattr(output, "num_cached_tokens", 0) or 0)
+                results[index] = read_tool_reply(asked[index], results[index])
         return [r for r in results if r is not None]
+
+
+def _structured(schema: dict) -> dict:
+    """SamplingParams arguments decoding under a JSON schema: `structured_outputs` (vLLM >= 0.10.2), else the
+    older `guided_decoding`."""
+    try:
+        from vllm.sampling_params import StructuredOutputsParams
+    except ImportError:
+        from vllm.sampling_params import GuidedDecodingParams
+
+        return {"guided_decoding": GuidedDecodingParams(json=schema)}
+    return {"structured_outputs": StructuredOutputsParams(json=schema)}

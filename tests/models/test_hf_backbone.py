@@ -50,3 +50,15 @@ def test_a_schema_request_is_decoded_as_json_that_fits_the_schema(smol):
     assert all(isinstance(f, str) and len(f) <= 80 for f in parsed["facts"])
     with pytest.raises(json.JSONDecodeError):
         json.loads(free.text)
+
+
+def test_a_tools_request_comes_back_as_a_call_of_a_listed_tool_with_valid_arguments(smol):
+    from tests.models.test_tools import SEARCH
+
+    messages = [{"role": "system", "content": "You are a medical assistant with an archive of the patient's notes."},
+                {"role": "user", "content": "What was my last HbA1c?"}]
+    (completion,) = smol.generate([ChatRequest(messages=messages, max_tokens=40, tools=[SEARCH],
+                                               tool_choice="required")])
+    (call,) = completion.tool_calls  # the 135M model writes prose unaided; under the call schema it calls the tool
+    assert call["name"] == "search_archive" and set(call["arguments"]) == {"query"}
+    assert isinstance(call["arguments"]["query"], str) and len(call["arguments"]["query"]) <= 60

@@ -164,3 +164,66 @@ def test_a_streamed_reply_arrives_as_server_sent_events_the_openai_client_reads(
                                                  stream=True))
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "hello"
     assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+def test_tools_reach_the_backbone_and_its_call_comes_back_as_openai_tool_calls():
+    """Through the server with the openai client: the tools arrive on the request, the backbone's call is sent as
+    `tool_calls` with `finish_reason: tool_calls`, and a conversation carrying the call and its result is
+    accepted (flattened to text for chat templates without tool roles)."""
+    import openai
+
+    from tests.models.test_tools import SEARCH
+
+    seen = []
+
+    class Caller(PickyBackbone):
+        def generate(self, requests):  # noqa: ANN001, ANN201
+            seen.extend(requests)
+            return [Completion(text="", tool_calls=[{"id": "call_1", "name": "search_archive",
+                                                     "arguments": {"query": "hba1c"}}]) for _ in requests]
+
+    served = make_server(Caller(), port=0)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{served.server_address[1]}/v1", api_key="local",
+                           max_retries=0)
+    try:
+        first = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "my HbA1c?"}],
+                                               tools=[SEARCH], tool_choice="required")
+        call = first.choices[0].message.tool_calls[0]
+        followed = [{"role": "user", "content": "my HbA1c?"},
+                    {"role": "assistant", "content": None, "tool_calls": [call.model_dump()]},
+                    {"role": "tool", "tool_call_id": call.id, "content": "HbA1c 7.9 % on 2024-03-02"}]
+        client.chat.completions.create(model="m", messages=followed, tools=[SEARCH])
+    finally:
+        served.shutdown()
+        served.server_close()
+    assert first.choices[0].finish_reason == "tool_calls" and first.choices[0].message.content is None
+    assert call.function.name == "search_archive" and json.loads(call.function.arguments) == {"query": "hba1c"}
+    assert seen[0].tools == [SEARCH] and seen[0].tool_choice == "required" and seen[1].tool_choice == "auto"
+    assert seen[1].messages[1] == {"role": "assistant",
+                                   "content": '{"tool": "search_archive", "arguments": {"query": "hba1c"}}'}
+    assert seen[1].messages[2] == {"role": "user", "content": "Result of tool call call_1: HbA1c 7.9 % on 2024-03-02"}
+
+
+def test_the_openai_backbone_reads_tool_calls_from_a_server():
+    from medmemorybench.models.base import ChatRequest
+    from medmemorybench.models.openai_compatible import OpenAIBackbone
+    from tests.models.test_tools import SEARCH
+
+    class Caller(PickyBackbone):
+        def generate(self, requests):  # noqa: ANN001, ANN201
+            return [Completion(tool_calls=[{"id": "c", "name": "search_archive",
+                                            "arguments": {"query": r.tool_choice}}]) for r in requests]
+
+    served = make_server(Caller(), port=0)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    try:
+        backbone = OpenAIBackbone(model="m", base_url=f"http://127.0.0.1:{served.server_address[1]}/v1",
+                                  api_key_env="NO_SUCH_KEY_NEEDED", max_retries=0)
+        (completion,) = backbone.generate([ChatRequest(messages=[{"role": "user", "content": "x"}], tools=[SEARCH],
+                                                       tool_choice="required")])
+    finally:
+        served.shutdown()
+        served.server_close()
+    assert completion.error is None and completion.tool_calls == [
+        {"id": "c", "name": "search_archive", "arguments": {"query": "required"}}]

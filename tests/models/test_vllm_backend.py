@@ -96,3 +96,28 @@ def test_truncation_is_explicit_and_recorded(vllm_backend):
     params = FakeLLM.instances[0].calls[0][1][0]
     assert params.kwargs["truncate_prompt_tokens"] == 32 - 8
     assert out.truncated_tokens == 40 - (32 - 8) and out.error is None
+
+
+def test_a_schema_or_tools_request_is_decoded_under_structured_outputs_and_calls_are_read(vllm_backend, monkeypatch):
+    from medmemorybench.models.tools import tool_schema
+    from tests.models.test_tools import SEARCH
+
+    class FakeStructured:
+        def __init__(self, json):  # noqa: A002, ANN001
+            self.json = json
+
+    sampling = types.ModuleType("vllm.sampling_params")
+    sampling.StructuredOutputsParams = FakeStructured
+    monkeypatch.setitem(sys.modules, "vllm.sampling_params", sampling)
+    backbone = vllm_backend(pretrained="/models/qwen", max_model_len=4096)
+    (llm,) = FakeLLM.instances
+    sent = []
+    llm.chat = lambda messages, sampling_params, use_tqdm: sent.extend(sampling_params) or [  # noqa: ARG005
+        FakeRequestOutput([1], [FakeOutput('{"tool": "search_archive", "arguments": {"query": "a1c"}}')])
+        for _ in messages]
+    plain, tooled = backbone.generate([
+        ChatRequest(messages=[{"role": "user", "content": "x"}], response_schema={"type": "object"}),
+        ChatRequest(messages=[{"role": "user", "content": "x"}], tools=[SEARCH], tool_choice="required")])
+    assert [p.kwargs["structured_outputs"].json for p in sent] == [{"type": "object"},
+                                                                   tool_schema([SEARCH], "required")]
+    assert plain.tool_calls == [] and tooled.tool_calls[0]["arguments"] == {"query": "a1c"}
