@@ -393,6 +393,10 @@ def run_cmd(
     memory_concurrency: Annotated[int, typer.Option(
         "--memory_concurrency", "--memory-concurrency",
         help="Patients ingested at once; their memory LLM calls share batches (results do not change).")] = 1,
+    answer_mode: Annotated[str | None, typer.Option(
+        "--answer_mode", "--answer-mode",
+        help="shared (the harness's prompt over retrieved items) or native (the memory answers itself, e.g. "
+             "letta); default: the memory's own.")] = None,
     output_path: Annotated[Path, typer.Option("--output_path", "--output-path", help="Run folder.")] = Path("runs/run"),
     dataset_path: Annotated[str | None, typer.Option(
         "--dataset_path", "--dataset-path", help="Built dataset folder (default: ./medmemorybench, ./out).")] = None,
@@ -428,7 +432,7 @@ def run_cmd(
             judge=judge, judge_args=parse_model_args(judge_args, "--judge_args"), resume=resume, use_cache=not no_cache,
             max_error_rate=max_error_rate, memory_model=memory_model,
             memory_model_args=parse_model_args(memory_model_args, "--memory_model_args"), embedder=embedder,
-            memory_concurrency=memory_concurrency,
+            memory_concurrency=memory_concurrency, answer_mode=answer_mode,
         )
         with _progress() as progress:
             bar = progress.add_task("evaluating", total=None)

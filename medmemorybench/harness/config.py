@@ -38,3 +38,5 @@ class RunConfig:
     """Sentence embedder handed to memories: the packaged all-MiniLM-L6-v2 or a local folder."""
     memory_concurrency: int = 1
     """Patients ingested at the same time at a checkpoint (their memory LLM calls share batches)."""
+    answer_mode: str | None = None
+    """`shared` or `native` (`memory.base.ANSWER_MODES`); None: the memory's own default."""

@@ -71,7 +71,8 @@ def scrub(value: Any, name: str = "") -> Any:
 
 
 def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbone: Backbone | None,
-               judge: Backbone | None, memory_backbone: Backbone | None = None) -> dict[str, Any]:
+               judge: Backbone | None, memory_backbone: Backbone | None = None,
+               answer_mode: str = "shared") -> dict[str, Any]:
     """Config, dataset fingerprint, versions, model, judge, memory (and the LLM it builds with) and task
     identities."""
     meta_path = dataset / METADATA_FILE
@@ -98,5 +99,5 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "memory": {"memory": config.memory, **config.memory_args},
         "memory_model": memory_backbone.identity() if memory_backbone is not None else None,
         "embedder": config.embedder,
-        "answer_mode": "shared",
+        "answer_mode": answer_mode,
     }))

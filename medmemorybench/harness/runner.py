@@ -34,6 +34,7 @@ from medmemorybench.harness.samples import answer_echo, make_record
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
 from medmemorybench.memory import MemorySystem, Retrieval, load_memory
+from medmemorybench.memory.base import ANSWER_MODES, NativeQuestion
 from medmemorybench.memory.context import (
     Embedder,
     MemoryContext,
@@ -42,6 +43,7 @@ from medmemorybench.memory.context import (
     Stopwatch,
     resolve_embedder,
 )
+from medmemorybench.memory.registry import memory_class
 from medmemorybench.models._daemon_pool import map_each
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.models.batching import BatchingBackbone
@@ -71,6 +73,9 @@ class _Pending:
     request: ChatRequest | None
     memory_cost: dict
     """The patient's memory cost up to this checkpoint (`MemoryCost`), recorded in the sample."""
+    completion: Completion | None = None
+    """The memory's own answer (`native` mode); None: the backbone answers `request`."""
+    native_steps: int | None = None
 
 
 def _checkpoint_of(split: str) -> int:
@@ -152,6 +157,7 @@ class Runner:
         declared = _declared_splits(folder)  # every task's splits checked before anything runs
         self.splits = {task.task: _splits(folder, task, config.checkpoints, declared) for task in self.tasks}
         resolve_embedder(config.embedder)  # (checked now; the embedder itself loads when a memory first embeds)
+        self.answer_mode = _answer_mode(config)
         self.expected: dict[str, int] = {}  # task -> questions the run must answer (or record as errors)
         self.backbone: Backbone | None = None
         self.judge: Backbone | None = None
@@ -195,9 +201,13 @@ class Runner:
         writer = SampleWriter(self.config.output_path, self.config.resume)  # refuses a non-empty folder early
         self.done = writer.done  # what a resumed run has answered already
         self._load_models()
+        if self.answer_mode == "native" and self.backbone is None:
+            raise InputError(f"--answer_mode native: memory '{self.config.memory}' answers with the answering model; "
+                             "give --model")
         if self.memory_backbone is not None and self.config.memory_concurrency > 1:
             self.memory_backbone = BatchingBackbone(self.memory_backbone, max_batch=MEMORY_BATCH)
-        header = run_header(self.config, self.folder, self.tasks, self.backbone, self.judge, self.memory_backbone)
+        header = run_header(self.config, self.folder, self.tasks, self.backbone, self.judge, self.memory_backbone,
+                            self.answer_mode)
         self._check_header(header)
         if self.config.use_cache and (self.backbone is not None or self.memory_backbone is not None):
             self.cache = ResponseCache(self.config.cache_path or cache_root() / "responses.sqlite")
@@ -300,8 +310,12 @@ class Runner:
         shutil.rmtree(workdir, ignore_errors=True)  # (a resume builds the memory again from the first session)
         workdir.mkdir(parents=True)
         llm = MemoryLLM(self.memory_backbone, cost, self.cache) if self.memory_backbone is not None else None
+        answerer = None
+        if self.answer_mode == "native" and self.backbone is not None:  # (answering calls are not construction's)
+            answerer = MemoryLLM(self.backbone, MemoryCost(), self.cache)
         context = MemoryContext(llm=llm, embedder=Embedder(self.config.embedder, cost), workdir=workdir,
-                                rng=rng_for(0, persona_id, f"memory/{self.config.memory}"), cost=cost)
+                                rng=rng_for(0, persona_id, f"memory/{self.config.memory}"), cost=cost,
+                                answerer=answerer)
         if memory.needs_llm:
             context.require_llm(self.config.memory)
         memory.bind(context)
@@ -319,6 +333,8 @@ class Runner:
         if self.backbone is not None:
             budget = self.backbone.context_window - task.generation_kwargs.max_tokens - PROMPT_OVERHEAD_TOKENS
         queries = [retrieval_query(q) for q in questions]
+        if self.answer_mode == "native":
+            return self._native(task, questions, queries, memory, stream, sessions, cost)
         with Stopwatch(cost, "retrieve_s"):
             retrievals = memory.retrieve(queries, task.retrieval_k, budget)
         spent = cost.to_dict()
@@ -331,13 +347,30 @@ class Runner:
             out.append(_Pending(task, question, query, retrieval, request, spent))
         return out
 
+    def _native(self, task: TaskConfig, questions: list[dict], queries: list[str], memory: MemorySystem,
+                stream: ObservedStream, sessions: dict[str, SessionInfo], cost: MemoryCost) -> list[_Pending]:
+        """The memory answers each question itself, from the task's prompt with no memory shown."""
+        requests = [self.builder.build(task, q, [], sessions, stream.latest) for q in questions]
+        answers = memory.answer([NativeQuestion(query, request) for query, request in zip(queries, requests,
+                                                                                          strict=True)])
+        if len(answers) != len(questions):
+            raise RunFailedError(f"memory '{self.config.memory}' answered {len(answers)} of {len(questions)} "
+                                 "questions")
+        spent = cost.to_dict()
+        return [_Pending(task, question, query, stream.to_real(Retrieval(items=answer.items)), request, spent,
+                         answer.completion, answer.steps)
+                for question, query, request, answer in zip(questions, queries, requests, answers, strict=True)]
+
     def _answer(self, task: TaskConfig, pending: list[_Pending], writer: SampleWriter,
                 cache: ResponseCache | None) -> None:
         if not pending:
             return
-        completions: list[Completion | None] = [None] * len(pending)
-        if self.backbone is not None:
-            completions = list(generate_cached(self.backbone, [p.request for p in pending], cache))  # type: ignore[misc]
+        completions: list[Completion | None] = [p.completion for p in pending]
+        shared = [i for i, p in enumerate(pending) if p.completion is None]
+        if self.backbone is not None and shared:
+            answered = generate_cached(self.backbone, [pending[i].request for i in shared], cache)  # type: ignore[misc]
+            for i, completion in zip(shared, answered, strict=True):
+                completions[i] = completion
         # Decided once per answer: the judge skips echoes and every measure gets the same flag.
         echoes = [answer_echo(p.request, p.retrieval, c) for p, c in zip(pending, completions, strict=True)]
         judged = self._judge(pending, completions, echoes)
@@ -347,6 +380,8 @@ class Runner:
                                  hashlib.sha256(item.question["answer"].encode()).hexdigest(), judge_score,
                                  echo=echo)
             record["memory_cost"] = item.memory_cost
+            if item.native_steps is not None:
+                record["native_steps"] = item.native_steps
             writer.write(record)
 
     def _judge(self, pending: list[_Pending], completions: list[Completion | None],
@@ -367,6 +402,17 @@ class Runner:
         for i, score in zip(index, scores, strict=True):
             out[i] = score
         return out
+
+
+def _answer_mode(config: RunConfig) -> str:
+    """The mode the run answers in: `--answer_mode`, else the memory's default; one the memory can answer in."""
+    modes = memory_class(config.memory).answer_modes  # (an unknown --memory is refused here, before anything runs)
+    mode = config.answer_mode or modes[0]
+    if mode not in ANSWER_MODES:
+        raise InputError(f"--answer_mode: '{mode}' is not one of {', '.join(ANSWER_MODES)}")
+    if mode not in modes:
+        raise InputError(f"--answer_mode {mode}: memory '{config.memory}' answers in {' or '.join(modes)} mode only")
+    return mode
 
 
 def run_evaluation(config: RunConfig, on_progress: Callable[[str, int, int], None] | None = None) -> Path:

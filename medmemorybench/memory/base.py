@@ -19,6 +19,11 @@ from medmemorybench.render.models import ObservedSession
 
 if TYPE_CHECKING:
     from medmemorybench.memory.context import MemoryContext
+    from medmemorybench.models.base import ChatRequest, Completion
+
+ANSWER_MODES = ("shared", "native")
+"""`shared`: the runner's prompt over what `retrieve` returns, answered by the backbone; `native`: the memory
+answers itself (`answer`), as agents like Letta and MIRIX do, and says which items it used."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,29 @@ class Retrieval:
     """Sessions left out to fit a context budget (long-context memories), recorded per question."""
 
 
+@dataclass(frozen=True)
+class NativeQuestion:
+    """A question a memory answers itself."""
+
+    query: str
+    """What the patient asked (the question, then for MQ its options one per line), as `retrieve` gets it."""
+    request: ChatRequest
+    """The runner's prompt for it with no memory shown: the task's instructions and answer format, the question
+    last. A native memory adds what it remembers (and may call tools) before the answering LLM reads it."""
+
+
+@dataclass
+class NativeAnswer:
+    """A memory's own answer to one question."""
+
+    completion: Completion
+    """The final answer (tokens summed over every step it took)."""
+    items: list[MemoryItem] = field(default_factory=list)
+    """What it used to answer (provenance for Recall@k)."""
+    steps: int = 1
+    """Answering LLM calls it made (an agent's tool loop takes several)."""
+
+
 class MemorySystem(ABC):
     """A memory of one patient's consultations."""
 
@@ -49,6 +77,8 @@ class MemorySystem(ABC):
     """Registry name."""
     needs_llm: bool = False
     """Whether the memory builds itself with an LLM (the runner refuses to start one without it)."""
+    answer_modes: tuple[str, ...] = ("shared",)
+    """The modes (`ANSWER_MODES`) it can answer in, its default first."""
 
     def __init__(self, **options: object) -> None:
         self.options = options
@@ -71,6 +101,10 @@ class MemorySystem(ABC):
             token_budget: most tokens of memory text the backbone can take (used by long-context
                 systems; None means unlimited).
         """
+
+    def answer(self, questions: Sequence[NativeQuestion]) -> list[NativeAnswer]:
+        """Answer each question itself (`native` mode), with `self.context.answerer`, the answering LLM."""
+        raise NotImplementedError(f"{self.name} answers only through the shared prompt")
 
     def bind(self, context: MemoryContext) -> None:
         """Receive the run's context (memory LLM, embedder, working folder, RNG, cost meter) before the first

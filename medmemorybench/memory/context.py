@@ -186,12 +186,26 @@ class MemoryContext:
     rng: random.Random
     """Seeded by the patient and the memory's name: the same run gives the same draws."""
     cost: MemoryCost
+    answerer: MemoryLLM | None = None
+    """The answering LLM (`--model`) through the run's cache, for a memory that answers itself (`native` mode);
+    its calls are the answer's cost, not construction's (`answer_cost`)."""
 
     def require_llm(self, memory: str) -> MemoryLLM:
         if self.llm is None:
             raise InputError(f"--memory {memory}: builds itself with an LLM; give --model (the memory uses the "
                              "answering model) or --memory_model")
         return self.llm
+
+
+def summed_completion(final: Completion, steps: Sequence[Completion]) -> Completion:
+    """The final answer of a multi-step native answer with the tokens and time of all its steps (`final` among
+    them), and the first error of any step (an answer built on a failed step is not an answer)."""
+    error = next((c.error for c in steps if c.error is not None), None)
+    return final.model_copy(update={
+        "prompt_tokens": sum(c.prompt_tokens for c in steps),
+        "completion_tokens": sum(c.completion_tokens for c in steps),
+        "latency_ms": sum(c.latency_ms for c in steps), "cache_hit": all(c.cache_hit for c in steps),
+        "error": error, "text": "" if error else final.text})
 
 
 class Stopwatch:
