@@ -1,4 +1,5 @@
-"""One registry type for everything named on the command line (memory systems, backbones): built-in
+"""One registry type for everything named on the command line (memory systems, backbones; scorers share its
+near-match errors and entry points, `scoring.base.get_scorer`): built-in
 "module:Class" targets plus a package entry-point group, imported only when used (so importing the package never
 imports torch), unknown names answered with near matches and the full list, a missing optional dependency with
 its install command, and options checked against the class's signature.
@@ -24,6 +25,24 @@ from medmemorybench.errors import InputError
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+def unknown_name(kind: str, where: str, name: str, known: Iterable[str]) -> InputError:
+    """The error for a name nothing is registered under: near matches, then everything that is."""
+    known = sorted(known)
+    near = difflib.get_close_matches(name, known, n=2)
+    hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+    return InputError(f"{where}: unknown {kind} '{name}'.{hint} Available: {', '.join(known)}")
+
+
+def load_entry_point(group: str, name: str) -> bool:
+    """Import the entry point `name` of `group` (for registries whose entries register themselves on import, as
+    scorers do); False when there is none."""
+    for entry in entry_points(group=group):
+        if entry.name == name:
+            entry.load()
+            return True
+    return False
 
 
 class Registry(Generic[T]):
@@ -61,10 +80,7 @@ class Registry(Generic[T]):
         return name.strip().replace("-", "_")
 
     def unknown(self, name: str, known: Iterable[str], flag: str | None = None) -> InputError:
-        known = sorted(known)
-        near = difflib.get_close_matches(name, known, n=2)
-        hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
-        return InputError(f"{flag or self.flag}: unknown {self.kind} '{name}'.{hint} Available: {', '.join(known)}")
+        return unknown_name(self.kind, flag or self.flag, name, known)
 
     def cls(self, name: str, flag: str | None = None) -> type[T]:
         """The class registered as `name` (dashes accepted for underscores), imported now.

@@ -6,7 +6,6 @@ a `Score`. An unscored result (`value=None`, status "error") is never a zero: re
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -47,6 +46,9 @@ class ScorerInfo:
 
 
 SCORERS: dict[str, ScorerInfo] = {}
+SCORER_ENTRY_POINTS = "medmemorybench.scorers"
+"""Where a third-party package registers a module of `@scorer` functions, by scorer name (imported when first
+asked for)."""
 
 
 def scorer(name: str, *, higher_is_better: bool = True, aggregation: str = "mean",
@@ -66,8 +68,11 @@ def get_scorer(name: str) -> ScorerInfo:
     Raises:
         InputError: If no scorer has that name; the message suggests near matches and lists them all.
     """
+    from medmemorybench.registry import load_entry_point, unknown_name
+
+    if name not in SCORERS and load_entry_point(SCORER_ENTRY_POINTS, name) and name not in SCORERS:
+        raise InputError(f"scorer {name}: its entry point loaded but registered nothing under that name "
+                         "(decorate the function with @scorer(name))")
     if name in SCORERS:
         return SCORERS[name]
-    near = difflib.get_close_matches(name, SCORERS, n=3)
-    hint = f" did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
-    raise InputError(f"unknown scorer {name!r};{hint} registered scorers: {', '.join(sorted(SCORERS))}")
+    raise unknown_name("scorer", "scorer", name, SCORERS)
