@@ -10,8 +10,9 @@ takes `BACKLOG` simultaneous connections.
 
 Also what memory packages and SDKs need of an endpoint: `stream: true` (server-sent events), `response_format`
 (`json_object`, `json_schema`) decoded under the schema (on the `hf` backbone), `finish_reason: length` for a
-reply cut at `max_tokens`, `/v1/embeddings` with the packaged all-MiniLM-L6-v2, and the model's name (not its
-folder's path) in `/v1/models`.
+reply cut at `max_tokens`, `tools`/`tool_choice` (decoded under the calls' schema on the `hf` backbone,
+`models/tools.py`; the reply's `tool_calls` with `finish_reason: tool_calls`), `/v1/embeddings` with the packaged
+all-MiniLM-L6-v2, and the model's name (not its folder's path) in `/v1/models`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from medmemorybench.memory.context import Embedder, MemoryCost
 from medmemorybench.memory.dense import DEFAULT_MODEL as EMBEDDER
 from medmemorybench.models.base import Backbone, ChatRequest
 from medmemorybench.models.batching import MicroBatcher
+from medmemorybench.models.tools import call_message, result_message
 
 logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -49,10 +51,9 @@ def parse_request(body: object, context_window: int) -> ChatRequest:
     if not isinstance(body, dict):
         raise BadRequest(f"the body must be a JSON object, not {type(body).__name__}")
     messages = body.get("messages")
-    if not isinstance(messages, list) or not messages or not all(
-            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-            for m in messages):
+    if not isinstance(messages, list) or not messages:
         raise BadRequest("messages must be a non-empty list of {role, content} objects with text content")
+    messages = [plain_message(m) for m in messages]
     max_tokens = body.get("max_tokens") or 128
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens < context_window:
         raise BadRequest(f"max_tokens must be an integer from 1 to {context_window - 1} (the context window "
@@ -61,9 +62,40 @@ def parse_request(body: object, context_window: int) -> ChatRequest:
     try:
         return ChatRequest(messages=messages, max_tokens=max_tokens, temperature=body.get("temperature") or 0.0,
                            stop=[stop] if isinstance(stop, str) else stop, seed=body.get("seed"),
-                           response_schema=response_schema(body.get("response_format")))
+                           response_schema=response_schema(body.get("response_format")),
+                           **_tools(body))
     except (ValidationError, TypeError) as exc:
         raise BadRequest(str(exc).splitlines()[0]) from None
+
+
+def plain_message(message: object) -> dict[str, str]:
+    """A chat message as text, or BadRequest: an assistant's tool calls become the JSON the constraint writes for
+    them, and a tool's result a user turn naming the call (the chat templates of small models know no tool
+    roles)."""
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        raise BadRequest("messages must be a non-empty list of {role, content} objects with text content")
+    role, content, calls = message["role"], message.get("content"), message.get("tool_calls")
+    if role == "assistant" and isinstance(calls, list) and calls:
+        try:
+            made = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}
+                    for c in calls]
+        except (KeyError, TypeError, json.JSONDecodeError):
+            raise BadRequest("an assistant's tool_calls must be [{\"function\": {\"name\": ..., \"arguments\": "
+                             "JSON text}}]") from None
+        return call_message(made)
+    if not isinstance(content, str):
+        raise BadRequest("messages must be a non-empty list of {role, content} objects with text content")
+    if role == "tool":
+        return result_message(str(message.get("tool_call_id", "")), content)
+    return {"role": role, "content": content}
+
+
+def _tools(body: dict) -> dict:
+    """The request's tools and tool_choice (`"none"`: the tools are not offered)."""
+    choice = body.get("tool_choice")
+    if choice == "none" or body.get("tools") is None:
+        return {}
+    return {"tools": body["tools"], "tool_choice": "auto" if choice is None else choice}
 
 
 ANY_OBJECT = {"type": "object"}
@@ -157,29 +189,35 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type
                 self._send(500, {"error": {"message": result.error}})
                 return
             cut = result.completion_tokens >= request.max_tokens  # (ran out of tokens rather than stopping)
-            finish = "length" if cut else "stop"
+            finish = "tool_calls" if result.tool_calls else "length" if cut else "stop"
+            calls = [{"id": c["id"], "type": "function",
+                      "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                     for c in result.tool_calls]
             usage = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
                      "total_tokens": result.prompt_tokens + result.completion_tokens}
             reply_id = f"chatcmpl-{uuid.uuid4().hex[:12]}"
             if isinstance(body, dict) and body.get("stream") is True:
-                self._stream(reply_id, result.text, finish, usage)
+                self._stream(reply_id, result.text, calls, finish, usage)
                 return
+            message: dict = {"role": "assistant", "content": None if calls else result.text}
+            if calls:
+                message["tool_calls"] = calls
             self._send(200, {
                 "id": reply_id, "object": "chat.completion", "model": model_name,
-                "choices": [{"index": 0, "finish_reason": finish,
-                             "message": {"role": "assistant", "content": result.text}}],
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": usage,
             })
 
-        def _stream(self, reply_id: str, text: str, finish: str, usage: dict) -> None:
-            """The answer as server-sent events, as OpenAI streams it: the role, the text, the finish reason with
-            the usage, then [DONE] (the text is generated whole, so it comes in one chunk)."""
+        def _stream(self, reply_id: str, text: str, calls: list[dict], finish: str, usage: dict) -> None:
+            """The answer as server-sent events, as OpenAI streams it: the role, the text (or the tool calls), the
+            finish reason with the usage, then [DONE] (the reply is generated whole, so it comes in one chunk)."""
             def chunk(delta: dict, reason: str | None = None, **extra: object) -> bytes:
                 body = {"id": reply_id, "object": "chat.completion.chunk", "model": model_name,
                         "choices": [{"index": 0, "delta": delta, "finish_reason": reason}], **extra}
                 return f"data: {json.dumps(body)}\n\n".encode()
 
-            events = [chunk({"role": "assistant", "content": ""}), chunk({"content": text}),
+            body = {"tool_calls": [{"index": i, **c} for i, c in enumerate(calls)]} if calls else {"content": text}
+            events = [chunk({"role": "assistant", "content": ""}), chunk(body),
                       chunk({}, finish, usage=usage), b"data: [DONE]\n\n"]
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

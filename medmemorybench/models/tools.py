@@ -80,6 +80,18 @@ def tools_prompt(tools: list[dict], tool_choice: str | dict) -> str:
     return "\n".join(lines)
 
 
+def call_message(calls: list[dict]) -> dict[str, str]:
+    """An assistant turn that made `calls` (`{"name", "arguments"}`), written as the constraint writes a call, for
+    the conversation that continues after it (chat templates of small models know no tool roles)."""
+    return {"role": "assistant",
+            "content": "\n".join(json.dumps({"tool": c["name"], "arguments": c["arguments"]}) for c in calls)}
+
+
+def result_message(call_id: str, result: str) -> dict[str, str]:
+    """A tool's result as the user turn that follows its call."""
+    return {"role": "user", "content": f"Result of tool call {call_id}: {result}"}
+
+
 def as_constrained(request: ChatRequest) -> ChatRequest:
     """The request a schema-decoding backend generates for: the tools described at the end of the system message
     (one is added when there is none) and their call schema as the response schema."""
