@@ -25,6 +25,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "memrl": "medmemorybench.memory.memrl:MemRLMemory",
     "lightmem": "medmemorybench.memory.lightmem:LightMemMemory",
     "mem0": "medmemorybench.memory.mem0:Mem0Memory",
+    "letta": "medmemorybench.memory.letta:LettaMemory",
 }
 """Built-in registry name -> "module:Class"."""
 
