@@ -86,12 +86,13 @@ class MemoryLLM:
         return completions
 
     def generate_json(self, requests: Sequence[ChatRequest],
-                      fits: Callable[[Any], bool] = lambda _value: True) -> list[Any]:
+                      fits: Callable[[Any], bool] | Sequence[Callable[[Any], bool]] = lambda _value: True) -> list[Any]:
         """Each reply parsed as JSON (the requests should carry a `response_schema`); None, counted as a parse
         failure, for a reply that does not parse or does not `fit` the shape asked for (a server that ignores
-        the schema). Failed calls are None too, counted as errors."""
+        the schema; one check for all, or one per request). Failed calls are None too, counted as errors."""
+        checks = [fits] * len(requests) if callable(fits) else list(fits)
         out = []
-        for completion in self.generate(requests):
+        for completion, fits in zip(self.generate(requests), checks, strict=True):
             if completion.error is not None:
                 out.append(None)
                 continue

@@ -26,6 +26,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "lightmem": "medmemorybench.memory.lightmem:LightMemMemory",
     "mem0": "medmemorybench.memory.mem0:Mem0Memory",
     "letta": "medmemorybench.memory.letta:LettaMemory",
+    "mirix": "medmemorybench.memory.mirix:MIRIXMemory",
 }
 """Built-in registry name -> "module:Class"."""
 
