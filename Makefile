@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 lint: install
-	$(VENV)/bin/ruff check medmemorybench tests scripts
+	$(VENV)/bin/ruff check medmemorybench tests scripts examples
 
 test: install lint
 	$(VENV)/bin/pytest -q -p no:cacheprovider
