@@ -15,8 +15,8 @@ from medmemorybench.memory.context import MemoryCost, MemoryLLM
 from medmemorybench.memory.mirix import CORE_PROMPT, MANAGERS, ROUTE_PROMPT, TOPIC_PROMPT
 from medmemorybench.models.base import ChatRequest
 from tests.harness.conftest import RecordingBackbone
-from tests.memory.conftest import bound_memory
-from tests.memory.test_letta import LAB, RAISE, START
+from tests.memory.conftest import bound_memory, make_session
+from tests.memory.test_letta import LAB, RAISE, START, observed
 
 
 def managers(request: ChatRequest) -> str:
@@ -113,3 +113,29 @@ def test_shared_mode_gives_the_core_profile_then_the_best_items_over_all_stores(
 def test_bad_options_are_refused(tmp_path, options):
     with pytest.raises(InputError, match="--memory_args"):
         bound_memory("mirix", tmp_path, RecordingBackbone(), **options)
+
+
+def test_a_question_about_a_relative_is_routed_to_episodic_memory_and_leaves_the_profile_alone(tmp_path):
+    """The meta manager's choice is what is written: a session about the patient's mother goes to episodic memory
+    only, so the patient's core profile never takes the mother's warfarin."""
+    family = observed(make_session("P0999-X004", "My mother was started on warfarin, is that safe with her pills?",
+                                   "For her, that is a question for her own doctor.", date="2024-06-01"))
+
+    def routing(request: ChatRequest) -> str:
+        user = request.messages[-1]["content"]
+        if request.messages[0]["content"] == ROUTE_PROMPT and "mother" in user:
+            return json.dumps({"stores": ["episodic"]})
+        if request.messages[0]["content"] == MANAGERS["episodic"][0] and "mother" in user:
+            return json.dumps({"events": [{"event_type": "question", "summary": "Asked about the mother's warfarin.",
+                                           "details": "a relative's medicine, not the patient's"}]})
+        return managers(request)
+
+    memory, _cost, backbone = mirix(tmp_path, routing)
+    memory.ingest([START, family])
+    assert memory.core == "Type 2 diabetes. Metformin 500 mg twice daily."
+    assert memory.routed["core"] == 1 and memory.routed["episodic"] == 1
+    (event,) = [e for e in memory.entries if e.store == "episodic"]
+    assert event.session_ids == {"P0999-X004"} and "mother's warfarin" in event.text
+    systems = [r.messages[0]["content"] for batch in backbone.batches for r in batch
+               if "mother" in r.messages[-1]["content"]]
+    assert systems == [ROUTE_PROMPT, MANAGERS["episodic"][0]]  # no core or semantic manager was asked
