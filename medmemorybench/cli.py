@@ -446,7 +446,7 @@ def run_cmd(
 
 
 def _print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
-    from medmemorybench.report import cost_table, load_summary, metric_table, saturation_plot
+    from medmemorybench.report import cost_table, load_summary, metric_table, paper_table, saturation_plot
 
     summaries = [load_summary(r) for r in runs]
     # Cells are 100 x mean, so the -1..1 selective score reads -100..100.
@@ -454,6 +454,8 @@ def _print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
               ("hallucinated", "hallucination %"), ("trap_safe", "trap safety %"))
     tables = [(title, *metric_table(summaries, metric)) for metric, title in titles]
     tables.append(("memory cost (accuracy beside it)", *cost_table(summaries)))
+    tables.append(("accuracy % in the paper's layout (type x mode, means), construction cost beside it",
+                   *paper_table(summaries)))
     for title, header, rows in tables:
         if len(header) < 2:  # (no run has this metric)
             continue

@@ -110,3 +110,41 @@ def cost_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[st
                 cells.append(f"{cost['totals'][key]:.4g}")
         rows.append([title, *cells])
     return header, rows
+
+
+MODES = ("efficient", "mixed")
+PAPER_COST = (("LLM calls / session", "llm_calls"), ("tokens / session", "tokens"), ("ingest s / session", "ingest_s"))
+"""Cost columns beside the paper's table (construction per session, averaged over the modes a run has)."""
+
+
+def _percent(stat: dict[str, Any] | None) -> str:
+    return "-" if not stat or stat.get("mean") is None else f"{100 * stat['mean']:.1f}"
+
+
+def paper_table(summaries: list[dict[str, Any]], metric: str = "correct") -> tuple[list[str], list[list[str]]]:
+    """The paper's main table: a row per run (memory / backbone), a column per type and mode, each mode's mean over
+    types and the mean of the modes, then what the memory cost per session."""
+    types = [code for code in type_codes()
+             if any(g["query_type"] == code for summary in summaries for task in summary["tasks"].values()
+                    for g in task["metrics"].get(metric, {}).get("by_type", []))]
+    header = ["memory / backbone", *(f"{code} {mode[:3]}" for mode in MODES for code in [*types, "mean"]), "mean",
+              *(title for title, _ in PAPER_COST)]
+    rows = []
+    for summary in summaries:
+        by_mode = {task["mode"]: task for task in summary["tasks"].values() if metric in task["metrics"]}
+        cells, means = [], []
+        for mode in MODES:
+            metrics = by_mode[mode]["metrics"][metric] if mode in by_mode else {}
+            for code in types:
+                cells.append(_percent(next((g for g in metrics.get("by_type", []) if g["query_type"] == code), None)))
+            mean = (metrics.get("mean_over_types") or [None])[0]
+            cells.append(_percent(mean))
+            if mean and mean.get("mean") is not None:
+                means.append(mean["mean"])
+        cells.append(f"{100 * sum(means) / len(means):.1f}" if means else "-")
+        costs = [task["memory_cost"]["per_session"] for task in by_mode.values() if task.get("memory_cost")]
+        for _title, key in PAPER_COST:
+            values = [c["prompt_tokens"] + c["completion_tokens"] if key == "tokens" else c[key] for c in costs]
+            cells.append(f"{sum(values) / len(values):.4g}" if values else "-")
+        rows.append([run_label(summary), *cells])
+    return header, rows

@@ -79,3 +79,23 @@ def test_report_puts_the_memory_cost_beside_accuracy(dataset_dir, tmp_path):
     table = {row[0]: row[1] for row in rows}
     assert len(header) == 2 and table["LLM calls / session"] == "1" and table["sessions read"] == "10"
     assert table["accuracy %"].startswith("0.0 (n=") and table["items stored / patient"] == "10"
+
+
+def test_the_paper_table_has_a_row_per_system_with_types_by_mode_means_and_cost(dataset_dir, tmp_path):
+    """Rows: runs; columns: each type in efficient then mixed, each mode's mean over types, their mean, and the
+    construction cost per session. A run of one mode leaves the other's cells empty."""
+    from medmemorybench.report import load_summary, paper_table
+
+    memos = run_config(dataset_dir, tmp_path / "memos", memory="memos", limit=1, checkpoints=[10],
+                       tasks=["medmemorybench_efficient_sua", "medmemorybench_mixed_sua"])
+    run(memos, backbone=RecordingBackbone(lambda r: scripted_extraction(r) if r.response_schema else "I do not know."))
+    bm25 = run_config(dataset_dir, tmp_path / "bm25", memory="bm25", limit=1, checkpoints=[10],
+                      tasks=["medmemorybench_efficient_sua"])
+    run(bm25, backbone=RecordingBackbone("I do not know."))
+    header, rows = paper_table([load_summary(memos.output_path), load_summary(bm25.output_path)])
+    assert header[:4] == ["memory / backbone", "SUA eff", "mean eff", "SUA mix"]
+    assert header[4:] == ["mean mix", "mean", "LLM calls / session", "tokens / session", "ingest s / session"]
+    by_system = {row[0].split(" / ")[0]: dict(zip(header, row, strict=True)) for row in rows}
+    assert by_system["memos"]["SUA eff"] == "0.0" and by_system["memos"]["mean"] == "0.0"
+    assert by_system["memos"]["LLM calls / session"] == "1"
+    assert by_system["bm25"]["SUA mix"] == "-" and by_system["bm25"]["LLM calls / session"] == "0"
