@@ -264,7 +264,7 @@ class LettaMemory(LLMBuiltMemory):
                 found = self.conversation_search(query)
             else:
                 return f"Error: no tool {call['name']}."
-            used[index].extend(found)
+            used[index].extend(item for item in found if item not in used[index])  # (a repeated search adds nothing)
             return "\n".join(item.text for item in found) or "No results."
 
         tokens = max(self.step_tokens, ANSWER_CHARS // 3 + 40, max(q.request.max_tokens for q in questions))

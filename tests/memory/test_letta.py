@@ -139,3 +139,13 @@ def test_conversation_search_finds_turns_by_their_words(tmp_path):
 def test_bad_options_are_refused(tmp_path, options):
     with pytest.raises(InputError, match="--memory_args"):
         bound_memory("letta", tmp_path, RecordingBackbone(), **options)
+
+
+def test_a_passage_found_twice_is_used_once(tmp_path):
+    memory, _cost, _backbone = letta(tmp_path, agent)
+    memory.ingest([START, RAISE, LAB])
+    memory.context.answerer = MemoryLLM(RecordingBackbone(lambda r: call("archival_memory_search", query="copper")),
+                                        MemoryCost())
+    task_prompt = ChatRequest(messages=[{"role": "user", "content": "Question: What was my ceruloplasmin?"}])
+    (answer,) = memory.answer([NativeQuestion("What was my ceruloplasmin?", task_prompt)])
+    assert answer.steps == 3 and [i.text for i in answer.items].count("[2024-05-02] Ceruloplasmin 0.12 g/L, low.") == 1
