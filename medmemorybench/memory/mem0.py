@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,11 +27,12 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")  # (read when mem0 is imported)
 
 from mem0 import Memory  # noqa: E402
 
+from medmemorybench.memory._endpoint import MODEL_NAME, PackageEndpoint, start_endpoint  # noqa: E402
 from medmemorybench.memory.base import MemoryItem, Retrieval  # noqa: E402
 from medmemorybench.memory.context import LLMBuiltMemory, MemoryContext, MemoryCost, MemoryLLM  # noqa: E402
-from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg  # noqa: E402
+from medmemorybench.models.base import ChatRequest, Completion, check_arg  # noqa: E402
 from medmemorybench.render.models import ObservedSession  # noqa: E402
-from medmemorybench.serve import ANY_OBJECT, make_server  # noqa: E402
+from medmemorybench.serve import ANY_OBJECT  # noqa: E402
 
 FACTS_PROMPT = (
     "You are a memory for a patient's personal medical assistant. From the consultation below (user: the "
@@ -74,39 +73,26 @@ def reply_token_bound(max_facts: int) -> int:
     return (update_actions(max_facts) * action_chars + 40) // 3
 
 
-class _SchemaForMem0(Backbone):
+class _SchemaForMem0(PackageEndpoint):
     """The memory LLM as the endpoint serves it to Mem0: a `json_object` request gets the schema of the Mem0 call it
     is (told apart by the prompt), and a reply that does not fit that schema is counted as a parse failure."""
 
     name = "mem0-endpoint"
 
     def __init__(self, llm: MemoryLLM, cost: MemoryCost, max_facts: int) -> None:
-        self.llm, self.cost = llm, cost
+        super().__init__(llm, cost)
         self.schemas = {"facts": facts_schema(max_facts), "memory": update_schema(update_actions(max_facts))}
 
-    @property
-    def model_id(self) -> str:
-        return "memory-llm"
-
-    @property
-    def context_window(self) -> int:
-        return self.llm.context_window
-
-    def count_tokens(self, text: str) -> int:
-        return self.llm.count_tokens(text)
-
-    def _kind(self, request: ChatRequest) -> str:
+    def kind(self, request: ChatRequest) -> str:
         return "facts" if request.messages[0]["content"].startswith(FACTS_PROMPT[:40]) else "memory"
 
-    def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        kinds = [self._kind(r) for r in requests]
-        shaped = [r.model_copy(update={"response_schema": self.schemas[kind]})
-                  if r.response_schema == ANY_OBJECT else r for r, kind in zip(requests, kinds, strict=True)]
-        completions = self.llm.generate(shaped)
-        for completion, kind in zip(completions, kinds, strict=True):
-            if completion.error is None and not _fits(completion.text, kind):
-                self.cost.parse_failures += 1
-        return completions
+    def shape(self, request: ChatRequest, kind: str | None) -> ChatRequest:
+        if request.response_schema != ANY_OBJECT:
+            return request
+        return request.model_copy(update={"response_schema": self.schemas[kind]})
+
+    def fits(self, kind: str | None, completion: Completion) -> bool:
+        return _fits(completion.text, kind or "memory")
 
 
 def _fits(text: str, key: str) -> bool:
@@ -137,15 +123,11 @@ class Mem0Memory(LLMBuiltMemory):
 
     def bind(self, context: MemoryContext) -> None:
         super().bind(context)
-        server = make_server(_SchemaForMem0(self.llm, context.cost, self.max_facts), port=0, embedder=context.embedder,
-                             model_name="memory-llm")
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        weakref.finalize(self, _close, server)
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        url = start_endpoint(self, _SchemaForMem0(self.llm, context.cost, self.max_facts), context.embedder)
         os.environ.setdefault("OPENAI_API_KEY", "local")  # (Mem0's embedder client insists on one; never sent out)
         self.user = context.workdir.name
         self.memory = Memory.from_config({
-            "llm": {"provider": "openai", "config": {"model": "memory-llm", "openai_base_url": url, "api_key": "local",
+            "llm": {"provider": "openai", "config": {"model": MODEL_NAME, "openai_base_url": url, "api_key": "local",
                                                      "temperature": 0.0, "max_tokens": self.max_tokens}},
             "embedder": {"provider": "huggingface", "config": {"huggingface_base_url": url, "model": "minilm",
                                                                "embedding_dims": 384}},
@@ -191,7 +173,3 @@ def _card(hit: dict) -> str:
     date = hit["metadata"].get("session_date", "")
     return f"[{date}] {hit['memory']}" if date and not hit["memory"].startswith(date) else hit["memory"]
 
-
-def _close(server: Any) -> None:
-    server.shutdown()
-    server.server_close()

