@@ -26,6 +26,8 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "lightmem": "medmemorybench.memory.lightmem:LightMemMemory",
     "mem0": "medmemorybench.memory.mem0:Mem0Memory",
     "hipporag": "medmemorybench.memory.hipporag:HippoRAGMemory",
+    "graphrag": "medmemorybench.memory.graphrag:GraphRAGMemory",
+    "remem": "medmemorybench.memory.remem:ReMemMemory",
     "letta": "medmemorybench.memory.letta:LettaMemory",
     "mirix": "medmemorybench.memory.mirix:MIRIXMemory",
 }
