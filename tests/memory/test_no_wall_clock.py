@@ -15,7 +15,7 @@ from tests.harness.conftest import RecordingBackbone
 from tests.memory.conftest import bound_memory
 from tests.memory.test_memos import sessions
 
-NATIVE = ("amem", "memrl", "lightmem", "letta", "mirix")
+NATIVE = ("amem", "memrl", "lightmem", "graphrag", "remem", "letta", "mirix")
 """The native LLM-built memories (memos has its own test; mem0 and hipporag are packages, tested apart)."""
 
 
