@@ -19,6 +19,7 @@ consultation's date and every other item begins with it; no wall clock ("Current
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,7 @@ CORE_PROMPT = (
 TOPIC_PROMPT = "Name the topic of the patient's question in a few words, for searching their medical memory."
 TOPIC_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["topic"],
                 "properties": {"topic": _text(80)}}
+SENTENCE = re.compile(r"\n+|(?<=[.;!?])\s+")
 ANSWER_PROMPT = "You are a patient's personal medical assistant. What your memory holds about this question:"
 
 
@@ -146,8 +148,9 @@ class MIRIXMemory(LLMBuiltMemory):
         self.reset()
 
     def reset(self) -> None:
-        self.core = ""
-        self.core_sessions: set[str] = set()
+        self.core: list[tuple[str, frozenset[str]]] = []
+        """The profile's sentences, each with the sessions that wrote it (a sentence a rewrite keeps word for word
+        keeps its sessions; a new or changed one is the rewriting session's)."""
         self.entries: list[_Entry] = []
         self._rows = np.zeros((0, 0), dtype=np.float32)
         """The entries' vectors, a row each."""
@@ -173,7 +176,7 @@ class MIRIXMemory(LLMBuiltMemory):
             requests = [self._ask(MANAGERS[s][0], text, MANAGERS[s][1]) for s in stores]
             checks = [_fits(s) for s in stores]
             if "core" in chosen:
-                requests.append(self._ask(CORE_PROMPT, f"Profile:\n{self.core or '(empty)'}\n\n{text}",
+                requests.append(self._ask(CORE_PROMPT, f"Profile:\n{self.core_text() or '(empty)'}\n\n{text}",
                                           self.core_schema))
                 checks.append(lambda r: isinstance(r, dict) and isinstance(r.get("human"), str))
             replies = self.llm.generate_json(requests, fits=checks) if requests else []
@@ -182,8 +185,7 @@ class MIRIXMemory(LLMBuiltMemory):
                 if reply is not None:
                     new.extend(self._write(store, session, reply))
             if "core" in chosen and replies[-1] is not None and replies[-1]["human"].strip():
-                self.core = replies[-1]["human"].strip()  # (MIRIX's core manager rewrites the block)
-                self.core_sessions.add(session.session_id)
+                self._rewrite_core(replies[-1]["human"], session.session_id)
             if new:
                 self._rows = np.vstack([self._rows, self.embedder.encode([e.text for e in new])]) \
                     if self.entries else self.embedder.encode([e.text for e in new])
@@ -195,7 +197,9 @@ class MIRIXMemory(LLMBuiltMemory):
         out = []
         for raw in reply[key]:
             text, name = _entry_text(store, session.date, raw)
-            known = next((e for e in [*self.entries, *out] if name and e.store == store and e.name == name), None)
+            # (a concept known by name is updated; an item written twice word for word is kept once)
+            known = next((e for e in [*self.entries, *out]
+                          if e.store == store and (e.name == name if name else e.text == text)), None)
             if known is None:
                 out.append(_Entry(store, text, {session.session_id}, name))
                 continue
@@ -205,10 +209,19 @@ class MIRIXMemory(LLMBuiltMemory):
                 self._rows[self.entries.index(known)] = self.embedder.encode([text])[0]
         return out
 
+    def _rewrite_core(self, profile: str, session_id: str) -> None:
+        """MIRIX's core manager rewrites the block; a sentence written before keeps its sessions."""
+        known = dict(self.core)
+        sentences = dict.fromkeys(s.strip() for s in SENTENCE.split(profile) if s.strip())  # (repeats once)
+        self.core = [(s, known.get(s, frozenset({session_id}))) for s in sentences]
+
+    def core_text(self) -> str:
+        return " ".join(sentence for sentence, _ in self.core)
+
     def core_items(self) -> list[MemoryItem]:
-        if not self.core:
-            return []
-        return [MemoryItem(f"Core memory (patient profile): {self.core}", tuple(sorted(self.core_sessions)), 1.0)]
+        """The profile, pinned: one item per sentence, with the sessions it came from."""
+        return [MemoryItem(f"Core memory (patient profile): {sentence}", tuple(sorted(sessions)), 1.0)
+                for sentence, sessions in self.core]
 
     def search(self, queries: Sequence[str]) -> list[list[MemoryItem]]:
         """The `per_store` items of each store nearest each query, store by store (MIRIX's order of types)."""
@@ -261,11 +274,12 @@ class MIRIXMemory(LLMBuiltMemory):
                 for topic, final, items in zip(topics, finals, used, strict=True)]
 
     def size(self) -> int:
-        """Items over all stores (the core profile counts as one)."""
-        return len(self.entries) + int(bool(self.core))
+        """Items over all stores and the profile's sentences."""
+        return len(self.entries) + len(self.core)
 
     def session_ids(self) -> set[str]:
-        return self.core_sessions | {sid for e in self.entries for sid in e.session_ids}
+        core = {sid for _, sessions in self.core for sid in sessions}
+        return core | {sid for e in self.entries for sid in e.session_ids}
 
 
 def _topic(completion: Any) -> str:

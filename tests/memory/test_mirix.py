@@ -58,12 +58,25 @@ def test_the_meta_manager_routes_and_each_store_keeps_its_typed_dated_items(tmp_
     assert by_store["episodic"] == [("[2024-05-02] test: Ceruloplasmin result reviewed. 0.12 g/L, low",
                                      ["P0999-X003"])]
     assert by_store["knowledge_vault"] == [("[2024-05-02] ceruloplasmin: 0.12 g/L (sensitivity low)", ["P0999-X003"])]
-    assert memory.core == "Type 2 diabetes. Metformin 1000 mg twice daily." and memory.core_sessions == {
-        "P0999-X001", "P0999-X002"}
+    # the rewrite kept the diagnosis word for word (its first visit's) and changed the dose (the second visit's)
+    assert memory.core == [("Type 2 diabetes.", {"P0999-X001"}), ("Metformin 1000 mg twice daily.", {"P0999-X002"})]
     assert memory.routed == {"core": 2, "episodic": 1, "semantic": 2, "procedural": 0, "resource": 0,
                              "knowledge_vault": 1}
     assert cost.llm_calls == 3 + 6 and cost.parse_failures == 0  # a route and two managers per visit
-    assert memory.size() == 4
+    assert memory.size() == 5
+
+
+def test_an_item_a_manager_writes_twice_is_kept_once(tmp_path):
+    def twice(request: ChatRequest) -> str:
+        reply = json.loads(managers(request))
+        if "events" in reply:
+            reply["events"] *= 2  # (a small model repeats itself)
+        return json.dumps(reply)
+
+    memory, _cost, _backbone = mirix(tmp_path, twice)
+    memory.ingest([LAB])
+    (event,) = [e for e in memory.entries if e.store == "episodic"]
+    assert event.session_ids == {"P0999-X003"}
 
 
 def test_a_manager_reply_that_does_not_fit_is_counted_and_stores_nothing(tmp_path):
@@ -93,19 +106,19 @@ def test_it_answers_natively_with_every_store_searched_for_the_topic(tmp_path):
     (answer,) = memory.answer([NativeQuestion("What was my ceruloplasmin?", task)])
     assert answer.completion.text == "0.12 g/L" and answer.steps == 2
     system = answerer.batches[1][0].messages[0]["content"]
-    assert "Core memory (patient profile): Type 2 diabetes. Metformin 1000 mg" in system
+    assert "Core memory (patient profile): Metformin 1000 mg twice daily." in system
     assert "ceruloplasmin: 0.12 g/L (sensitivity low)" in system and "Ceruloplasmin result reviewed." in system
     assert system.endswith("Answer from the records.")
-    assert [i.session_ids for i in answer.items][0] == ("P0999-X001", "P0999-X002")  # the core profile first
-    assert len(answer.items) == 4  # core, then one of each store that holds anything
+    assert [i.session_ids for i in answer.items][:2] == [("P0999-X001",), ("P0999-X002",)]  # the profile first
+    assert len(answer.items) == 5  # the profile's two sentences, then one of each store that holds anything
 
 
 def test_shared_mode_gives_the_core_profile_then_the_best_items_over_all_stores(tmp_path):
     memory, _cost, _backbone = mirix(tmp_path)
     memory.ingest([START, RAISE, LAB])
     (retrieval,) = memory.retrieve(["What was my ceruloplasmin level?"], k=1)
-    core, best = retrieval.items
-    assert core.text.startswith("Core memory (patient profile)")
+    *core, best = retrieval.items
+    assert len(core) == 2 and all(item.text.startswith("Core memory (patient profile)") for item in core)
     assert "eruloplasmin" in best.text and best.session_ids == ("P0999-X003",)
 
 
@@ -132,7 +145,7 @@ def test_a_question_about_a_relative_is_routed_to_episodic_memory_and_leaves_the
 
     memory, _cost, backbone = mirix(tmp_path, routing)
     memory.ingest([START, family])
-    assert memory.core == "Type 2 diabetes. Metformin 500 mg twice daily."
+    assert memory.core_text() == "Type 2 diabetes. Metformin 500 mg twice daily."
     assert memory.routed["core"] == 1 and memory.routed["episodic"] == 1
     (event,) = [e for e in memory.entries if e.store == "episodic"]
     assert event.session_ids == {"P0999-X004"} and "mother's warfarin" in event.text
