@@ -24,7 +24,9 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-console = Console()
+LOG_WIDTH = 200
+"""Columns of tables written to a file or pipe (rich's 80 would fold a report's wide tables beyond reading)."""
+console = Console(width=None if sys.stdout.isatty() else LOG_WIDTH)
 err_console = Console(stderr=True)
 
 KnowledgeOption = Annotated[

@@ -147,4 +147,5 @@ def paper_table(summaries: list[dict[str, Any]], metric: str = "correct") -> tup
             values = [c["prompt_tokens"] + c["completion_tokens"] if key == "tokens" else c[key] for c in costs]
             cells.append(f"{sum(values) / len(values):.4g}" if values else "-")
         rows.append([run_label(summary), *cells])
-    return header, rows
+    keep = [i for i in range(len(header)) if i == 0 or any(row[i] != "-" for row in rows)]  # (a mode nobody ran)
+    return [header[i] for i in keep], [[row[i] for i in keep] for row in rows]

@@ -99,3 +99,5 @@ def test_the_paper_table_has_a_row_per_system_with_types_by_mode_means_and_cost(
     assert by_system["memos"]["SUA eff"] == "0.0" and by_system["memos"]["mean"] == "0.0"
     assert by_system["memos"]["LLM calls / session"] == "1"
     assert by_system["bm25"]["SUA mix"] == "-" and by_system["bm25"]["LLM calls / session"] == "0"
+    header, _rows = paper_table([load_summary(bm25.output_path)])  # (no mixed run: no mixed columns)
+    assert header[:4] == ["memory / backbone", "SUA eff", "mean eff", "mean"]
