@@ -61,10 +61,17 @@ def test_bad_build_options_exit_2(tmp_path):
     assert result.returncode == 2 and "not a MedMemoryBench dataset folder" in result.stderr
 
 
+def default_sigint() -> None:
+    """In the child: SIGINT as a user's shell gives it (a library imported by an earlier test may have left the
+    test process ignoring it, which children inherit, and Python then installs no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupted_build_leaves_nothing_that_looks_complete(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "medmemorybench.cli", "build", "--out", str(out),
-                             "--personas", "400"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--personas", "400"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=default_sigint)
     time.sleep(6)
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=60)

@@ -17,6 +17,7 @@ import pytest
 from medmemorybench.errors import RunFailedError
 from medmemorybench.harness.results import read_samples
 from medmemorybench.harness.runner import Runner
+from tests.cli.test_build_cli import default_sigint
 from tests.faults import FAULTS, fault_server
 from tests.harness.conftest import dataset_questions, run_config
 
@@ -61,7 +62,8 @@ def test_ctrl_c_ends_a_run_within_seconds_while_requests_hang(dataset_dir, tmp_p
             [sys.executable, "-m", "medmemorybench.cli", "run", "--tasks", "medmemorybench_efficient_eem",
              "--memory", "bm25", "--model", "openai", "--model_args", args, "--dataset_path", str(dataset_dir),
              "--output_path", str(tmp_path / "run"), "--no_cache"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            preexec_fn=default_sigint)
         deadline = time.monotonic() + 120
         while sum(server.served.values()) < 4 and time.monotonic() < deadline:  # four requests in flight
             time.sleep(0.1)
