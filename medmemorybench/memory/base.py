@@ -57,6 +57,16 @@ class NativeQuestion:
     """The runner's prompt for it with no memory shown: the task's instructions and answer format, the question
     last. A native memory adds what it remembers (and may call tools) before the answering LLM reads it."""
 
+    @property
+    def instructions(self) -> str:
+        """The task's system message(s), for a memory that puts its own memory above them."""
+        return "\n".join(m["content"] for m in self.request.messages if m["role"] == "system")
+
+    @property
+    def turns(self) -> list[dict[str, str]]:
+        """The prompt's messages after the system message (the question last)."""
+        return [dict(m) for m in self.request.messages if m["role"] != "system"]
+
 
 @dataclass
 class NativeAnswer:

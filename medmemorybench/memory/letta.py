@@ -248,9 +248,8 @@ class LettaMemory(LLMBuiltMemory):
         core = self.core_items()
         used: list[list[MemoryItem]] = [list(core) for _ in questions]
         sent: list[str | None] = [None] * len(questions)
-        conversations = [Conversation([m for m in q.request.messages if m["role"] != "system"]) for q in questions]
-        task_system = ["\n".join(m["content"] for m in q.request.messages if m["role"] == "system")
-                       for q in questions]
+        conversations = [Conversation(q.turns) for q in questions]
+        task_system = [q.instructions for q in questions]
 
         def run_tool(index: int, call: dict) -> str | None:
             arguments = call["arguments"]

@@ -264,10 +264,8 @@ class MIRIXMemory(LLMBuiltMemory):
         requests = []
         for question, items in zip(questions, used, strict=True):
             memory = "\n".join(f"- {item.text}" for item in items) or "- (nothing)"
-            messages = [dict(m) for m in question.request.messages]
-            task_system = "\n".join(m["content"] for m in messages if m["role"] == "system")
-            messages = [{"role": "system", "content": f"{ANSWER_PROMPT}\n{memory}\n\n{task_system}"},
-                        *(m for m in messages if m["role"] != "system")]
+            messages = [{"role": "system", "content": f"{ANSWER_PROMPT}\n{memory}\n\n{question.instructions}"},
+                        *question.turns]
             requests.append(question.request.model_copy(update={"messages": messages}))
         finals = answerer.generate(requests)
         return [NativeAnswer(summed_completion(final, [topic, final]), items, 2)
