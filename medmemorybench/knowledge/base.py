@@ -16,6 +16,7 @@ from medmemorybench.knowledge.models import (
     DrugClass,
     EconomicProfile,
     HistoryCondition,
+    Illness,
     Interaction,
     Lab,
     MedicationPreference,
@@ -49,6 +50,7 @@ class KnowledgeBase:
     patient_rules: list[PatientRule]
     renal_baseline: list[RenalBaseline]
     code_checks: list[CodeCheck]
+    illnesses: dict[str, Illness]
     memo: dict = field(default_factory=dict, compare=False, repr=False)
     """Derived indexes computed once per loaded base by the modules that need them (never data)."""
 

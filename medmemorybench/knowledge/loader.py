@@ -23,6 +23,7 @@ from medmemorybench.knowledge.models import (
     DrugClass,
     EconomicProfile,
     HistoryCondition,
+    Illness,
     Interaction,
     Lab,
     MedicationPreference,
@@ -51,6 +52,7 @@ _SECTIONS: dict[str, dict[str, type[BaseModel]]] = {
     "relatives.yaml": {"relatives": RelativeTemplate},
     "patient_rules.yaml": {"rules": PatientRule, "renal_baseline": RenalBaseline},
     "code_checks.yaml": {"codes": CodeCheck},
+    "intercurrent.yaml": {"illnesses": Illness},
 }
 
 
@@ -201,6 +203,7 @@ def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | Non
         patient_rules=get("rules"),
         renal_baseline=get("renal_baseline"),
         code_checks=get("codes"),
+        illnesses=_index(get("illnesses"), lambda r: r.key, "intercurrent.yaml", errors),
     )
     if not errors:
         errors.extend(check_references(kb, data_dir))

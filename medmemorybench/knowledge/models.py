@@ -684,6 +684,13 @@ class Candidate(_Record):
     flare on mycophenolate is a switch, never a combination); empty: it is given beside what is running."""
 
 
+def _as_candidates(value: object) -> object:
+    """Candidates as written: a bare drug key stands for a candidate with the drug's own dosing."""
+    if isinstance(value, list):
+        return [{"drug": item} if isinstance(item, str) else item for item in value]
+    return value
+
+
 class CareStep(_Record):
     """A step of the care path: the guideline's candidates in order of preference."""
 
@@ -710,9 +717,7 @@ class CareStep(_Record):
     @field_validator("candidates", mode="before")
     @classmethod
     def _candidate_mappings(cls, value: object) -> object:
-        if isinstance(value, list):
-            return [{"drug": item} if isinstance(item, str) else item for item in value]
-        return value
+        return _as_candidates(value)
 
     @property
     def drug_keys(self) -> list[str]:
@@ -772,6 +777,53 @@ class Complication(_Record):
         if self.escalation and self.escalate_after_days is None:
             raise ValueError("escalation needs escalate_after_days")
         return self
+
+
+class Illness(_Record):
+    """An acute illness a patient may catch during the year (intercurrent.yaml): tried with self-care first, then
+    treated with a short course chosen against every rule that binds the patient, then reviewed."""
+
+    key: str
+    """Identifier."""
+    name: Text
+    """Clinical name."""
+    lay: Text
+    """Patient's words for it ("a chest infection")."""
+    icd11: str
+    """ICD-11 code."""
+    sex: Literal["any", "female", "male"] = "any"
+    """Who the guideline followed covers."""
+    age: tuple[int, int] = (18, 120)
+    """Ages at which it is diagnosed as such (a first migraine after 50 is investigated instead)."""
+    symptoms: list[Symptom] = Field(min_length=1)
+    """What the patient reports."""
+    self_care: str
+    """Advice key: what is tried first."""
+    test: Text
+    """The examination or test that shows it."""
+    finding: Text
+    """What that shows."""
+    review: Text
+    """The check after the course."""
+    outcome: Text
+    """What that check finds (the infection cleared, the attacks settling within hours of a dose)."""
+    purpose: Text
+    """What the course is for, in the patient's words ("to clear my chest infection")."""
+    candidates: list[Candidate] = Field(min_length=2)
+    """Drugs, most preferred first, each a course (a mapping gives this use's dose, regimen or course length)."""
+    source: str
+    """Guideline(s) followed."""
+
+    @field_validator("candidates", mode="before")
+    @classmethod
+    def _candidate_mappings(cls, value: object) -> object:
+        return _as_candidates(value)
+
+    @property
+    def step(self) -> CareStep:
+        """The treatment as a care step, for the prescriber (`prescribing.choose_for_step`)."""
+        return CareStep(key=f"illness:{self.key}", role="symptomatic", phase=2, candidates=self.candidates,
+                        purpose=self.purpose)
 
 
 class Stressor(_Record):

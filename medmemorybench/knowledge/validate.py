@@ -299,6 +299,7 @@ def codes_in_use(kb: KnowledgeBase) -> list[tuple[str, str, str]]:
         uses += [("LOINC", t.loinc, f"conditions/{cond.key}.yaml: diagnostic_tests.{t.key}")
                  for t in cond.diagnostic_tests if t.loinc]
     uses += [("ICD-11", h.icd11, f"history.yaml: {h.key}") for h in kb.history_conditions.values()]
+    uses += [("ICD-11", i.icd11, f"intercurrent.yaml: {i.key}") for i in kb.illnesses.values()]
     uses += [("LOINC", lab.loinc, f"labs.yaml: {lab.key}") for lab in kb.labs.values() if lab.loinc]
     return uses
 
@@ -315,6 +316,23 @@ def _check_history_clashes(kb: KnowledgeBase, errors: list[str]) -> None:
         for other in hist.incompatible:
             if other not in kb.conditions and other not in kb.history_conditions:
                 errors.append(f"history.yaml: {hist.key}: incompatible: unknown condition or history '{other}'")
+
+
+def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
+    for illness in kb.illnesses.values():
+        where = f"intercurrent.yaml: {illness.key}"
+        if not ICD11_CODE.match(illness.icd11):
+            errors.append(f"{where}: icd11: '{illness.icd11}' is not an ICD-11 code")
+        if illness.self_care not in kb.advice:
+            errors.append(f"{where}: self_care: unknown advice '{illness.self_care}'")
+        _check_range(where, "age", illness.age, errors)
+        for candidate in illness.candidates:
+            drug = kb.drugs.get(candidate.drug)
+            if drug is None:
+                errors.append(f"{where}: candidates: unknown drug '{candidate.drug}'")
+            elif (candidate.regimen or drug.regimen) != "course" or not (candidate.course_days or drug.course_days):
+                errors.append(f"{where}: candidates.{candidate.drug}: an illness is treated with a course "
+                              "(regimen course and course_days)")
 
 
 def _check_serious_effects(kb: KnowledgeBase, errors: list[str]) -> None:
@@ -335,6 +353,7 @@ def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     _check_safety_rules(kb, errors)
     _check_condition(kb, data_dir, errors)
     _check_codes_checked(kb, errors)
+    _check_illnesses(kb, errors)
     _check_serious_effects(kb, errors)
     _check_history_clashes(kb, errors)
     return errors

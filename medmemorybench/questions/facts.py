@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Illness
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.phrasing import Phrasing
 from medmemorybench.render.fields import dose_with_unit, format_number, lab_with_unit, text_of, trap_detail
@@ -19,6 +20,7 @@ from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
+    AvoidedFact,
     CareYear,
     DiagnosisFact,
     Event,
@@ -157,8 +159,12 @@ class FactFinder:
         for fact in event.facts:
             if isinstance(fact, MedicationFact) and fact.reason != "long_term":
                 parts.append(self.medication_text(fact))
-            elif isinstance(fact, DiagnosisFact) and fact.status in ("confirmed", "complication", "suspected"):
+            elif isinstance(fact, DiagnosisFact) and fact.status in ("confirmed", "complication", "suspected", "acute"):
                 parts.append(self.say("diagnosis", fact.status, name=self.t(fact.name)))
+            elif isinstance(fact, AvoidedFact) and (reasons := self.avoided_reasons(fact)):
+                parts.append(self.say("event", "avoided", drug=self.drug(fact.drug), reasons=reasons))
+            elif (trap := next((t for t in self.traps if t.fact == fact), None)) is not None:
+                parts.append(self.say("event", "disclosed", reason=self.trap_reason(trap)))
             elif isinstance(fact, AdverseFact):
                 parts.append(self.say("event", "adverse", effect=self.effect_name(fact), drug=self.drug(fact.drug)))
             elif isinstance(fact, AdherenceFact):
@@ -173,6 +179,25 @@ class FactFinder:
             elif symptom is not None:
                 parts.append(self.say("event", "symptom", symptom=self.t(symptom.name)))
         return "; ".join(parts)
+
+    def avoided_reasons(self, fact: AvoidedFact) -> str:
+        """Why a preferred drug was passed over, in the gold's words: the trap facts and the drugs taken that rule
+        it out (other rules, such as age or kidney function, rest on facts the year may not state)."""
+        reasons = [self.trap_reason(t) for t in self.traps if t.category in fact.traps]
+        taken = [r.removeprefix("interaction:").partition("+")[0] for r in fact.rules if r.startswith("interaction:")]
+        named = {t.option for t in self.traps if t.category in fact.traps}
+        reasons += [self.say("ig", "taken_reason", drug=self.drug(d)) for d in dict.fromkeys(taken) if d not in named]
+        return self.say("joiner", "and").join(reasons)
+
+    def illness_of(self, event: Event) -> Illness | None:
+        """The intercurrent illness a visit treated (its finding and course), if one."""
+        for fact in event.facts:
+            if isinstance(fact, TestFact) and fact.test.startswith("illness:"):
+                return self.kb.illnesses[fact.test.split(":")[1]]
+        return None
+
+    def illness_lay(self, illness: Illness) -> str:
+        return self.lay(illness.lay)
 
     def effect_name(self, fact: AdverseFact) -> str:
         effect = next(e for e in self.kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
@@ -256,6 +281,8 @@ class FactFinder:
                                                                    complication=self.t(fact.name))))
             elif isinstance(fact, AdverseFact):
                 out.append((f"adverse:{fact.drug}", self.say("anchor", "adverse", effect=self.effect_name(fact))))
+            elif isinstance(fact, DiagnosisFact) and fact.status == "acute" and (ill := self.illness_of(event)):
+                out.append((f"illness:{ill.key}", self.say("anchor", "illness", illness=self.illness_lay(ill))))
         return out
 
     def month_of(self, event: Event) -> str:

@@ -84,7 +84,9 @@ class _Schedule:
         if draft.options:
             return _named_set_reveals(_option_names(draft), self.texts_by_type)
         texts = {**self.texts_by_type, draft.query_type: [*self.texts_by_type.get(draft.query_type, []), mine]}
-        return any(_named_set_reveals(choice, texts) for choice in self.choices)
+        # (only a reveal this text would make: one already made, by a trap category's only question, is not its doing)
+        return any(_named_set_reveals(choice, texts) and not _named_set_reveals(choice, self.texts_by_type)
+                   for choice in self.choices)
 
     def over_date_cap(self, spec: QuestionType, draft: Draft) -> bool:
         """Whether the draft names a date and the type's share of such questions would pass its cap."""

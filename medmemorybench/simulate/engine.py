@@ -23,7 +23,7 @@ from medmemorybench.simulate.labs import LabModel, StepEffect
 from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact, Trap
 from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
-from medmemorybench.simulate.story import Story, StoryItem, place_items, plan_story
+from medmemorybench.simulate.story import ILLNESSES_PER_PHASE, Story, StoryItem, place_items, plan_story
 from medmemorybench.simulate.tasks import ClinicalTasks, Task
 from medmemorybench.simulate.visits import ROUTINE_BIAS, ROUTINE_VISITS, StoryActions
 
@@ -59,6 +59,15 @@ def phase_sizes(n_encounters: int, rng: random.Random | None = None) -> list[int
 def phase_bounds(phase: int) -> tuple[int, int]:
     """First and last-plus-one day of a phase."""
     return DAYS_IN_YEAR * (phase - 1) // N_PHASES, DAYS_IN_YEAR * phase // N_PHASES
+
+
+def choose_illnesses(kb: KnowledgeBase, patient: Patient, rng: random.Random) -> tuple[str, ...]:
+    """The intercurrent illnesses this patient will catch, in the order of the phases they fall in: distinct, each
+    one the guideline followed covers for the patient's sex and age."""
+    eligible = [key for key, illness in sorted(kb.illnesses.items())
+                if illness.sex in ("any", patient.sex) and illness.age[0] <= patient.age <= illness.age[1]]
+    rng.shuffle(eligible)
+    return tuple(eligible[:sum(ILLNESSES_PER_PHASE)])
 
 
 @dataclass
@@ -116,7 +125,8 @@ class YearBuilder(StoryActions, ClinicalTasks):
         self.patient = patient
         self.rng = rngs["events"]
         self.encounters = self._lay_out(rngs["dates"], n_encounters)
-        self.story: Story = plan_story(condition, traps, rngs["story"], n_encounters)
+        self.story: Story = plan_story(condition, traps, rngs["story"], n_encounters,
+                                       choose_illnesses(kb, patient, rngs["illnesses"]))
         self.labs = LabModel(kb.labs, condition, rngs["labs"], drift_days=rngs["labs"].randint(*phase_bounds(2)),
                              baselines={"egfr": patient.egfr} if patient.egfr is not None else None,
                              age=patient.age, female=patient.sex == "female")

@@ -39,6 +39,7 @@ EventKind = Literal[
     "follow_up",
     "medication_review",
     "correction",
+    "acute_illness",
 ]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
@@ -57,7 +58,8 @@ class SymptomFact(_Record):
 
     type: Literal["symptom"] = "symptom"
     symptom: str
-    """Symptom key of the condition, or an adverse-effect/complication key."""
+    """Symptom key of the condition, an adverse-effect/complication key, or `<illness>.<symptom>` for an
+    intercurrent illness."""
     name: Text
     """Clinical name."""
     lay: Text
@@ -84,8 +86,8 @@ class DiagnosisFact(_Record):
     """What was diagnosed."""
     icd11: str
     """ICD-11 code."""
-    status: Literal["suspected", "confirmed", "ruled_out", "complication"]
-    """Status of the diagnosis."""
+    status: Literal["suspected", "confirmed", "ruled_out", "complication", "acute"]
+    """Status of the diagnosis (`acute`: an intercurrent illness)."""
 
 
 class TestFact(_Record):
@@ -93,7 +95,8 @@ class TestFact(_Record):
 
     type: Literal["test"] = "test"
     test: str
-    """Diagnostic-test key of the condition."""
+    """Diagnostic-test key of the condition; for an intercurrent illness `illness:<key>` (what showed it) or
+    `illness:<key>:review` (the check after its course)."""
     name: Text
     """Test name."""
     finding: Text
@@ -120,10 +123,10 @@ class MedicationFact(_Record):
     """Why, as a code: first_line, titration, step_up, add_on, symptomatic, complication:<key>,
     adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, long_term, adherence, stable,
     co_prescription, course_completed, patient_correction, replaced_by:<drug>, maintenance (back to the
-    maintenance drug after an induction course)."""
+    maintenance drug after an induction course), illness:<key> (a course for an intercurrent illness)."""
     indication: str | None = None
     """What it treats, on record before it starts: condition:<key>, complication:<key>, lab:<key>,
-    history:<key>, misdiagnosis:<icd11>, with:<drug> (given alongside another drug)."""
+    history:<key>, misdiagnosis:<icd11>, with:<drug> (given alongside another drug), illness:<key>."""
     step: str | None = None
     """Care-step key it belongs to."""
     course_days: int | None = None

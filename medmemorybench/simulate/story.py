@@ -25,9 +25,15 @@ MERGE_FIRST_LINE_PROBABILITY = 0.35
 CORRECTION_PROBABILITY = 0.6
 """Chance of each kind of later correction (a misremembered dose, a clarified allergy)."""
 FINAL_REVIEW_WINDOW = 10
+"""The year's review falls among its last this many encounters."""
 SHORT_YEAR_ENCOUNTERS = 50
 """Below this many encounters the story is cut to its spine: every trap told in passing, no optional items."""
-"""The year's review falls among its last this many encounters."""
+ILLNESSES_PER_PHASE = (2, 1, 1, 1, 1)
+"""Intercurrent illnesses (`intercurrent.yaml`) caught in each phase: a year of care is more than the one disease,
+and each episode (symptoms, then a course chosen against the patient's own facts, then a review) is a story of its
+own to remember, spread over the year."""
+EARLY_SHARE = 0.3
+"""An illness of phase 1 starts in the first third of the phase, so its episode is over before the phase ends."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,8 @@ class StoryItem:
     """Action argument (a trap category, a correction kind)."""
     last_encounters: int | None = None
     """It falls among the phase's last this many encounters (the year's review)."""
+    first_share: float | None = None
+    """It falls within this leading share of the phase's encounters (an early illness)."""
     promptly: bool = False
     """It happens at the first encounter it can once what it waits for is done, whatever its drawn slot
     (a reported side effect is dealt with at the next visit, not a month later)."""
@@ -65,8 +73,13 @@ class Story:
     first_line_at_diagnosis: bool
 
 
-def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_encounters: int = 100) -> Story:
-    """The year's story items for this patient, with seeded choices (fewer for a short year)."""
+def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_encounters: int = 100,
+               illnesses: tuple[str, ...] = ()) -> Story:
+    """The year's story items for this patient, with seeded choices (fewer for a short year).
+
+    Args:
+        illnesses: intercurrent illness keys the patient will catch, in phase order (`ILLNESSES_PER_PHASE`).
+    """
     short = n_encounters < SHORT_YEAR_ENCOUNTERS
     items = [
         StoryItem("first_symptoms", 1, True),
@@ -98,6 +111,9 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_en
               StoryItem("lapse", 4, True, ("stressor",)),
               StoryItem("counselling", 4, True, ("lapse",)),
               StoryItem("final_review", 5, True, (first_line,), last_encounters=FINAL_REVIEW_WINDOW)]
+    phases = [phase for phase, count in enumerate(ILLNESSES_PER_PHASE, start=1) for _ in range(count)]
+    items += [StoryItem("intercurrent", phase, False, arg=key, first_share=EARLY_SHARE if phase == 1 else None)
+              for phase, key in zip(phases, illnesses, strict=False)]
     has_history_drug = any(t.category == "medication_history" for t in traps)
     allergy = next((t for t in traps if t.category == "allergy"), None)
     corrections = []
@@ -138,11 +154,14 @@ def place_items(items: list[StoryItem], encounters: int, rng: random.Random) -> 
         ordered.append(item)
         pending.remove(item)
     late = [i for i in ordered if i.last_encounters]
-    ordered = [i for i in ordered if not i.last_encounters]
+    early = [i for i in ordered if i.first_share and not i.last_encounters]
+    ordered = [i for i in ordered if not i.last_encounters and not i.first_share]
     slots = sorted(rng.sample(range(encounters), min(len(ordered), encounters))) if encounters else []
     slots += [max(encounters - 1, 0)] * (len(ordered) - len(slots))
     placed = list(zip(slots, ordered, strict=True))
     for item in late:
         window = min(item.last_encounters or 1, max(encounters, 1))
         placed.append((rng.randint(max(encounters - window, 0), max(encounters - 1, 0)), item))
+    for item in early:
+        placed.append((rng.randint(0, max(int(encounters * (item.first_share or 1)) - 1, 0)), item))
     return sorted(placed, key=lambda pair: pair[0])

@@ -10,11 +10,11 @@ its top dose and still short of target. A mixin of `YearBuilder`: it uses the bu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep
-from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact
+from medmemorybench.simulate.models import AvoidedFact, DiagnosisFact, Event, Fact, LabFact, MedicationFact, TestFact
 from medmemorybench.simulate.prescribing import Prescription, choose_for_step, ladder_of, next_dose, prescribe
 from medmemorybench.simulate.safety import verdict
 
@@ -25,6 +25,9 @@ MONITORING_JITTER_DAYS = 14
 """Safety monitoring that starts every few weeks settles at about every three months."""
 STEP_SPREAD_DAYS = 21
 """A step indicated by the diagnosis alone starts within this many days of its phase opening."""
+REVIEW_AFTER_COURSE_DAYS = (3, 10)
+ILLNESS_REVIEW_WINDOW_DAYS = 21
+"""An intercurrent illness is reviewed a few days after its course ends, within three weeks of that."""
 
 
 @dataclass
@@ -242,6 +245,10 @@ class ClinicalTasks:
     def next_event_id(self) -> str:
         return f"{self.persona_id}-E{len(self.events) + 1:03d}"
 
+    def traps_told(self, avoided: tuple[AvoidedFact, ...]) -> bool:
+        """Whether every trap fact that rules out these drugs has been told (a doctor avoids only what they know)."""
+        return all(self.handle(f"trap:{category}") is not None for fact in avoided for category in fact.traps)
+
     def trap_triggers(self, facts: list[Fact]) -> list[str | None]:
         """The disclosure events of the trap facts that ruled drugs out in these facts."""
         return [self.handle(f"trap:{c}") for f in facts if f.type == "avoided" for c in f.traps]
@@ -446,6 +453,44 @@ class ClinicalTasks:
         self.emit("lab_check", self.measure([task.lab]), [task.trigger], "last_lab")
         return True
 
+    def _task_illness_treat(self, task: Task) -> bool | None:
+        """An intercurrent illness that self-care has not settled: what showed it, and the first course every rule
+        allows (the preferred ones it passes over said with why); the review is booked for after the course."""
+        assert task.reason
+        illness = self.kb.illnesses[task.reason]
+        rx = choose_for_step(self.kb, illness.step, self.refresh_patient())
+        if rx is None:
+            return False  # (nothing the rules allow any longer: the episode ends with its self-care)
+        if not self.traps_told(rx.avoided):
+            return None
+        rx = replace(rx, step=None)  # a course for an illness is no step of the condition's care
+        reason = f"illness:{illness.key}"
+        facts: list[Fact] = [TestFact(test=reason, name=illness.test, finding=illness.finding),
+                             DiagnosisFact(name=illness.name, icd11=illness.icd11, status="acute"),
+                             *self.start(rx, reason, reason, self.next_event_id()),
+                             *self.measure(self.vitals())]
+        event = self.emit("acute_illness", facts,
+                          [task.trigger, *self.trap_triggers(facts), *self.interaction_triggers(facts)])
+        review_on = self.day + (rx.course_days or 0) + self.rng.randint(*REVIEW_AFTER_COURSE_DAYS)
+        self.add_task(Task("illness_review", review_on, deadline=review_on + ILLNESS_REVIEW_WINDOW_DAYS,
+                           reason=illness.key, trigger=event.event_id))
+        return True
+
+    def _task_illness_review(self, task: Task) -> bool | None:
+        """The review after an intercurrent illness's course, and what it finds."""
+        assert task.reason
+        illness = self.kb.illnesses[task.reason]
+        facts: list[Fact] = [TestFact(test=f"illness:{illness.key}:review", name=illness.review, finding=illness.outcome),
+                             *self.measure(self.vitals())]
+        self.emit("follow_up", facts, [task.trigger])
+        return True
+
+    def interaction_triggers(self, facts: list[Fact]) -> list[str | None]:
+        """The visits that started the drugs whose interactions ruled drugs out in these facts (a drug told of as
+        long-standing links through its trap instead: `trap_triggers`)."""
+        return [self.handle(f"started:{rule.removeprefix('interaction:').partition('+')[0]}")
+                for f in facts if isinstance(f, AvoidedFact) for rule in f.rules if rule.startswith("interaction:")]
+
     # --- steps the record now indicates --------------------------------------------------------
 
     def latest_value(self, lab: str) -> tuple[Event, float] | None:
@@ -504,5 +549,7 @@ TASK_HANDLERS = {
     "recovery_check": ClinicalTasks._task_recovery_check,
     "review": ClinicalTasks._task_review,
     "resume": ClinicalTasks._task_resume,
+    "illness_treat": ClinicalTasks._task_illness_treat,
+    "illness_review": ClinicalTasks._task_illness_review,
 }
 """Task kind -> handler: an unknown kind fails at import time of the mapping, not mid-year."""

@@ -33,6 +33,9 @@ from medmemorybench.simulate.story import StoryItem
 from medmemorybench.simulate.tasks import Task, is_daily
 
 MAX_MISSED_DAYS = 21
+SELF_CARE_DAYS = (3, 14)
+"""Days of self-care before an intercurrent illness that has not settled is seen again and treated (NICE NG120,
+NG79, NG59: most acute coughs, sinus infections and back pain settle with self-care; reassess if they do not)."""
 REVIEW_MIN_DAYS = 7
 REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
@@ -442,6 +445,27 @@ class StoryActions:
     def _ready_lapse(self, item: StoryItem) -> bool:
         return bool(self._lapse_options())
 
+    # --- intercurrent illnesses --------------------------------------------------------------------
+
+    def _ready_intercurrent(self, item: StoryItem) -> bool:
+        """An illness is caught when a course could be given for it and every trap fact that rules out a preferred
+        drug has been told (the doctor can only avoid what they know of)."""
+        rx = choose_for_step(self.kb, self.kb.illnesses[item.arg].step, self.refresh_patient())
+        return rx is not None and self.traps_told(rx.avoided)
+
+    def _intercurrent(self, item: StoryItem) -> Event:
+        """An acute illness begins: its symptoms, and the self-care to try first (the course comes at the next
+        visit if it has not settled: `_task_illness_treat`)."""
+        illness = self.kb.illnesses[item.arg]
+        told = illness.symptoms[:self.rng.randint(1, len(illness.symptoms))]  # (the presenting one always)
+        facts: list[Fact] = [*(SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in told),
+                             AdviceFact(advice=illness.self_care), *self.measure(self.vitals())]
+        event = self.emit("symptom_report", facts, [], f"illness:{illness.key}")
+        low, high = SELF_CARE_DAYS
+        self.add_task(Task("illness_treat", self.day + low, deadline=self.day + high, reason=illness.key,
+                           trigger=event.event_id))
+        return event
+
     # --- corrections and the year's review ------------------------------------------------------
 
     def _correction(self, item: StoryItem) -> Event | None:
@@ -574,6 +598,7 @@ STORY_ACTIONS = {
     "counselling": StoryActions._counselling,
     "correction": StoryActions._correction,
     "final_review": StoryActions._final_review,
+    "intercurrent": StoryActions._intercurrent,
 }
 """Story action -> what the visit does (every action `story.plan_story` plans must be here)."""
 
@@ -582,6 +607,7 @@ READINESS = {
     "adverse_onset": StoryActions._ready_adverse_onset,
     "adverse_confirm": StoryActions._ready_adverse_confirm,
     "lapse": StoryActions._ready_lapse,
+    "intercurrent": StoryActions._ready_intercurrent,
 }
 """Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""
 

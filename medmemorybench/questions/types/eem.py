@@ -29,6 +29,11 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                                 [event], [name], "first_line_drug", kind="drug"))
     for event, fact in finder.facts(checkpoint, MedicationFact):
         assert isinstance(fact, MedicationFact)
+        if fact.action == "start" and fact.reason.startswith("illness:"):
+            illness = finder.kb.illnesses[fact.reason.partition(":")[2]]
+            name = finder.drug(fact.drug)
+            drafts.append(Draft("EEM", "eem.illness_drug", {"illness": finder.illness_lay(illness)}, name, [event],
+                                [name], f"illness_drug:{illness.key}", kind="drug"))
         if fact.action == "increase" and fact.previous_dose is not None:
             dose = finder.dose(fact)
             fields = {"drug": finder.drug(fact.drug), "previous_dose": finder.format_number(fact.previous_dose),

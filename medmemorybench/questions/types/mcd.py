@@ -21,6 +21,8 @@ def node_key(finder: FactFinder, event: Event) -> str | None:
             return finder.t(fact.name)
         if isinstance(fact, AdherenceFact):
             return str(fact.missed_days)
+        if (trap := next((t for t in finder.traps if t.fact == fact), None)) is not None:
+            return finder.trap_detail(trap)
         if isinstance(fact, MedicationFact) and fact.action in CHANGE_TEMPLATES:
             return finder.drug(fact.drug)
     lab = next((f for f in event.facts if isinstance(f, LabFact)), None)
@@ -54,6 +56,10 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
 def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, str]] | None:
     """The phrasing for a chain, chosen by what it ends in; None for chains not worth asking about."""
     kinds = [n.kind for n in nodes]
+    if "acute_illness" in kinds:
+        illness = finder.illness_of(nodes[kinds.index("acute_illness")])
+        assert illness is not None
+        return "mcd.course_of_illness", {"illness": finder.illness_lay(illness)}
     if "switch" in kinds:
         start, stop, _ = switched(finder, nodes[kinds.index("switch")])
         if stop is None:

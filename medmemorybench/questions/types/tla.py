@@ -46,6 +46,9 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             if isinstance(fact, DiagnosisFact) and fact.status == "confirmed":
                 when("tla.diagnosis_date", {"condition_lay": finder.condition_lay()}, event, "diagnosis_date",
                      "diagnosis")
+            elif isinstance(fact, DiagnosisFact) and fact.status == "acute" and (ill := finder.illness_of(event)):
+                when("tla.illness_date", {"illness": finder.illness_lay(ill)}, event, f"illness_date:{ill.key}",
+                     "illness")
             elif isinstance(fact, DiagnosisFact) and fact.status == "complication" \
                     and complications.count(fact.icd11) == 1:
                 when("tla.complication_date", {"complication": finder.t(fact.name)}, event,
