@@ -8,11 +8,12 @@ gets its id and wording; the type modules in `questions/types/` make drafts, `ge
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
+from typing import NamedTuple
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import Illness
+from medmemorybench.knowledge.models import CareStep, Condition, Illness
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.phrasing import Phrasing
 from medmemorybench.render.fields import dose_with_unit, format_number, lab_with_unit, text_of, trap_detail
@@ -31,7 +32,8 @@ from medmemorybench.simulate.models import (
     Trap,
 )
 from medmemorybench.simulate.rng import rng_for
-from medmemorybench.simulate.safety import patient_of, verdict
+from medmemorybench.simulate.safety import Patient, is_long_term, patient_of, verdict
+from medmemorybench.simulate.timeline import state_on
 
 
 @dataclass
@@ -61,6 +63,18 @@ class Draft:
     common_wrong_answer: str | None = None
 
 
+class Ruling(NamedTuple):
+    """May the patient be given a drug after a checkpoint, as what they have told and take decides it."""
+
+    allowed: bool | None
+    """True: no rule bars, qualifies or caps it; False: a disclosed fact or a drug they take bars it; None: neither
+    (a caution, a dose cap, or only a rule whose deciding fact the records may not state, such as age)."""
+    traps: list[Trap]
+    """The disclosed trap facts that bar it."""
+    taken: list[str]
+    """The drugs they take that bar it (a long-standing one told as a trap fact is among `traps` instead)."""
+
+
 def date_aliases(iso: str) -> list[str]:
     """Other ways of writing a date a correct answer may use."""
     day = date.fromisoformat(iso)
@@ -81,6 +95,11 @@ class FactFinder:
         self.patient = patient_of(year.persona)
         self.patient_text = normalize_text(" ".join(session_text.values()))
         self.pools = self._drug_pools()
+        self._rulings: dict[tuple[str, int, str | None], Ruling] = {}
+        self._others: tuple[list[tuple[Condition, list[CareStep]]], ...] | None = None
+        self._own_and_relatives = {d for step in self.condition.care_path for d in step.drug_keys} | \
+            {d.drug for r in year.persona.family for d in r.drugs}
+        self._patients: dict[int, Patient] = {}
 
     def _drug_pools(self) -> dict[str, str]:
         """The role each drug a question could name plays for this patient: `shared` (asked whether it may be
@@ -153,9 +172,13 @@ class FactFinder:
                   "previous": dose_with_unit(fact.previous_dose, fact.unit) if fact.previous_dose is not None else ""}
         return self.say("medication", fact.action, **fields)
 
-    def event_text(self, event: Event) -> str:
-        """What happened at a visit, from its structured facts, in the gold answers' words (no internal codes)."""
+    def event_text(self, event: Event, lab: str | None = None) -> str:
+        """What happened at a visit, from its structured facts, in the gold answers' words (no internal codes);
+        `lab`: also that lab's value, where the visit measured it (a chain about how it moved)."""
         parts: list[str] = []
+        measured = next((f for f in event.facts if isinstance(f, LabFact) and f.lab == lab), None)
+        if measured is not None:
+            parts.append(self.say("event", "lab", lab=self.lab_lay(measured.lab), value=self.lab_value(measured)))
         for fact in event.facts:
             if isinstance(fact, MedicationFact) and fact.reason != "long_term":
                 parts.append(self.medication_text(fact))
@@ -252,6 +275,82 @@ class FactFinder:
     def never_said(self, *terms: str) -> bool:
         """Whether none of the terms occurs (normalized) in the patient's own sessions."""
         return all(normalize_text(term) not in self.patient_text for term in terms)
+
+    def patient_at(self, checkpoint: int) -> Patient:
+        """The prescriber's view of the patient after the checkpoint's last visit: every trap fact, what they take and
+        what it costs a month, the latest kidney function, the complications and the harms drugs have done. A
+        "yes, that is fine" gold needs all of it: a drug the persona alone allows may be barred by a fall in eGFR."""
+        if checkpoint in self._patients:
+            return self._patients[checkpoint]
+        upto = self.upto(checkpoint)
+        state = state_on(self.year, upto[-1].date)
+        taking = set(state.medications)
+        stopped_for_harm = [(e, f) for e, f in self.facts(checkpoint, MedicationFact)
+                            if f.action == "stop" and f.reason.startswith("adverse_effect:")]  # type: ignore[union-attr]
+        toxicities = {effect.toxicity for _, f in stopped_for_harm for effect in self.kb.drugs[f.drug].adverse_effects  # type: ignore[union-attr]
+                      if f.reason == f"adverse_effect:{effect.key}" and effect.toxicity}  # type: ignore[union-attr]
+        spending = sum(self.kb.drugs[d].monthly_cost_usd for d, dose in state.medications.items()
+                       if dose.until is None and is_long_term(self.kb, d))
+        self._patients[checkpoint] = replace(
+            self.patient, taking=taking, egfr=state.labs["egfr"].value if "egfr" in state.labs else None,
+            complications=set(state.complications), toxicities=toxicities,
+            intolerant={f.drug for _, f in stopped_for_harm}, spending_usd=spending)  # type: ignore[union-attr]
+        return self._patients[checkpoint]
+
+    def ruling(self, drug: str, checkpoint: int, regimen: str | None = None) -> Ruling:
+        """Whether the drug may be given after the checkpoint, and what bars it (cached: IG and MQ ask the same)."""
+        key = (drug, checkpoint, regimen)
+        if key not in self._rulings:
+            patient = self.patient_at(checkpoint)
+            result = verdict(self.kb, drug, patient, regimen)
+            traps = [t for t, _ in self.disclosed(checkpoint) if t.category in result.traps]
+            named = {t.option for t in traps if t.category == "medication_history"}  # (said by its trap reason)
+            taken = sorted({b.rule.split(":")[1].split("+")[0] for b in result.blocks
+                            if b.rule.startswith("interaction:")} & patient.taking - named)
+            plain = result.is_allowed and not result.cautions and result.max_daily_dose is None
+            allowed = False if traps or taken else (True if plain else None)
+            self._rulings[key] = Ruling(allowed, traps, taken)
+        return self._rulings[key]
+
+    def barred_reasons(self, ruling: Ruling) -> str:
+        """Why a drug is barred, as a gold says it: every disclosed fact and drug taken that bars it."""
+        reasons = [self.trap_reason(t) for t in ruling.traps]
+        reasons += [self.say("ig", "taken_reason", drug=self.drug(d)) for d in ruling.taken]
+        return self.say("joiner", "and").join(reasons)
+
+    def barred_evidence(self, ruling: Ruling, checkpoint: int) -> tuple[list[Event], str]:
+        """The visits that told what bars a drug, and the key fact a right answer names."""
+        if ruling.traps:
+            return [e for e in (self.disclosure(t) for t in ruling.traps) if e], self.trap_detail(ruling.traps[0])
+        started = next(e for e, f in self.facts(checkpoint, MedicationFact) if f.drug == ruling.taken[0])  # type: ignore[union-attr]
+        return [started], self.drug(ruling.taken[0])
+
+    def other_conditions(self, choice: bool) -> list[tuple[Condition, list[CareStep]]]:
+        """The other conditions a patient of this sex and age could have, each with its care steps (first line,
+        add-ons, symptom relief), for questions on what they could be given if they ever had one. Their drugs are
+        split in two seeded halves, one for choice questions (`choice`) and one for yes/no ones, so that no yes/no
+        question names an option of a choice question."""
+        if self._others is None:
+            persona = self.year.persona
+            others = []
+            for condition in self.kb.roster:
+                low, high = condition.eligible_age or condition.age
+                if condition.key == persona.condition or condition.sex not in ("any", persona.sex) \
+                        or not low <= persona.age <= high:
+                    continue
+                others.append((condition, [s for s in condition.care_path if s.role != "step_up" and s.purpose]))
+            drugs = sorted({d for _, steps in others for step in steps for d in step.drug_keys})
+            rng = rng_for(self.year.seed, persona.persona_id, "questions/other_conditions")
+            for_choice = set(rng.sample(drugs, len(drugs) // 2))
+            self._others = tuple(  # type: ignore[assignment]
+                [(c, [s.model_copy(update={"candidates": [x for x in s.candidates if (x.drug in for_choice) == half]})
+                      for s in steps]) for c, steps in others] for half in (True, False))
+        assert self._others is not None
+        return self._others[0] if choice else self._others[1]
+
+    def foreign(self, drug: str) -> bool:
+        """A drug neither of the patient's own condition's care nor a relative's (asked about as hypothetical)."""
+        return drug not in self._own_and_relatives
 
     def ever_given(self) -> set[str]:
         return {f.drug for e in self.events for f in e.facts if isinstance(f, MedicationFact)}

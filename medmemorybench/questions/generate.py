@@ -31,6 +31,9 @@ OLD_AGE, OLD_FROM_CHECKPOINT, OLD_SHARE = 30, 50, 0.35
 """From checkpoint 50 on, aim for this share of questions needing a session 30 or more back (the bar is 30 %)."""
 NEW_ONLY_SHARE = 0.45
 """Aim for at most this share needing only the newest `WINDOW` sessions (the bar is 50 %)."""
+SCHEDULE_ROUNDS = 4
+"""Times the schedule is run: each round bans the questions the previous one had to trim to keep a balanced type
+even (so their slots go to drafts that stay balanced)."""
 BALANCE_LEAD = 1
 """How far one side of a balanced type (IG yes/no) may lead within a stratum while the schedule runs (the
 end-of-year trimming evens what is left; more room was tried and kept fewer)."""
@@ -70,7 +73,10 @@ class _Schedule:
             want_old = checkpoint >= OLD_FROM_CHECKPOINT and old_here < OLD_SHARE * (len(at_checkpoint) + 1)
             too_new = is_new_only(draft, checkpoint) and self.new_only + 1 > NEW_ONLY_SHARE * (self.with_evidence + 1)
             age_miss = int(want_old and not is_old(draft, checkpoint)) + int(too_new)
-        return (0 if untested else 1, age_miss, self.kinds[(spec.code, draft.kind)])
+        # a balanced type's drug that other questions already name sits in a stratum whose sides rarely even out
+        # (a drug the patient takes is named by dose questions and is nearly always "yes"): asked last
+        named = spec.balanced and bool(_seen_in(_asked_name(draft), self.items))
+        return (0 if untested else 1, age_miss, named, self.kinds[(spec.code, draft.kind)])
 
     def leaks(self, draft: Draft, text: str) -> bool:
         """Whether the draft and an earlier question of the patient would give each other's answers away: one's
@@ -170,6 +176,26 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
     """
     phrasing = load_phrasing(language)
     finder = FactFinder(kb, year, phrasing, load_templates(language), {s.session_id: session_text(s) for s in sessions})
+    drafts: dict[tuple[str, int], list[Draft]] = {}  # (type, checkpoint) -> its candidates, made once
+    banned: set[str] = set()
+    for _ in range(SCHEDULE_ROUNDS):
+        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned)
+        kept = _trim_unpaired(chosen)
+        trimmed = {d.fact_key for _, d, _ in chosen} - {d.fact_key for _, d, _ in kept}
+        if not trimmed:
+            break
+        banned |= trimmed  # (asked again, the schedule fills those slots with drafts that stay balanced)
+    numbers: Counter = Counter()
+    questions: list[Question] = []
+    for checkpoint, draft, text in kept:
+        numbers[(checkpoint, draft.query_type)] += 1
+        questions.append(_finish(draft, year, checkpoint, numbers[(checkpoint, draft.query_type)], text))
+    return questions
+
+
+def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoints: list[int], language: str,
+              drafts: dict[tuple[str, int], list[Draft]], banned: set[str]) -> list[tuple[int, Draft, str]]:
+    """Every type's quota at every checkpoint, from its drafts (`drafts` caches them) but the `banned` fact keys."""
     # a stream per type: a change to one type's drafts leaves every other type's draws as they were
     rngs = {spec.code: rng_for(year.seed, year.persona.persona_id, f"questions/{language}/{spec.code}")
             for spec in question_types()}
@@ -181,7 +207,10 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
             if checkpoint % spec.every:
                 continue
             rng = rngs[spec.code]
-            candidates = [d for d in spec.make(finder, checkpoint, rng) if d.fact_key not in schedule.used_facts]
+            if (spec.code, checkpoint) not in drafts:
+                drafts[(spec.code, checkpoint)] = spec.make(finder, checkpoint, rng)
+            candidates = [d for d in drafts[(spec.code, checkpoint)]
+                          if d.fact_key not in schedule.used_facts and d.fact_key not in banned]
             rng.shuffle(candidates)
             number = 0
             while number < spec.quota and candidates:
@@ -201,12 +230,7 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
                 schedule.texts.add(identity(text, draft))
                 at_checkpoint.append(draft)
                 chosen.append((checkpoint, draft, text))
-    numbers: Counter = Counter()
-    questions: list[Question] = []
-    for checkpoint, draft, text in _trim_unpaired(chosen):
-        numbers[(checkpoint, draft.query_type)] += 1
-        questions.append(_finish(draft, year, checkpoint, numbers[(checkpoint, draft.query_type)], text))
-    return questions
+    return chosen
 
 
 def _asked_name(draft: Draft) -> str:

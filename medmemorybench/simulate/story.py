@@ -83,7 +83,7 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_en
     short = n_encounters < SHORT_YEAR_ENCOUNTERS
     items = [
         StoryItem("first_symptoms", 1, True),
-        StoryItem("baseline_labs", 1, True),
+        StoryItem("baseline_labs", 1, True, ("first_symptoms",)),  # (ordered because of the symptoms)
         StoryItem("misdiagnosis", 1, True, ("first_symptoms", "baseline_labs")),
         StoryItem("symptoms_persist", 1, False, ("misdiagnosis",)),
     ]

@@ -25,7 +25,7 @@ MONITORING_JITTER_DAYS = 14
 """Safety monitoring that starts every few weeks settles at about every three months."""
 STEP_SPREAD_DAYS = 21
 """A step indicated by the diagnosis alone starts within this many days of its phase opening."""
-REVIEW_AFTER_COURSE_DAYS = (3, 10)
+REVIEW_AFTER_COURSE_DAYS = (5, 14)
 ILLNESS_REVIEW_WINDOW_DAYS = 21
 """An intercurrent illness is reviewed a few days after its course ends, within three weeks of that."""
 
@@ -480,7 +480,8 @@ class ClinicalTasks:
         """The review after an intercurrent illness's course, and what it finds."""
         assert task.reason
         illness = self.kb.illnesses[task.reason]
-        facts: list[Fact] = [TestFact(test=f"illness:{illness.key}:review", name=illness.review, finding=illness.outcome),
+        review = TestFact(test=f"illness:{illness.key}:review", name=illness.review, finding=illness.outcome)
+        facts: list[Fact] = [review,
                              *self.measure(self.vitals())]
         self.emit("follow_up", facts, [task.trigger])
         return True

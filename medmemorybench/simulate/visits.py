@@ -33,7 +33,7 @@ from medmemorybench.simulate.story import StoryItem
 from medmemorybench.simulate.tasks import Task, is_daily
 
 MAX_MISSED_DAYS = 21
-SELF_CARE_DAYS = (3, 14)
+SELF_CARE_DAYS = (5, 14)
 """Days of self-care before an intercurrent illness that has not settled is seen again and treated (NICE NG120,
 NG79, NG59: most acute coughs, sinus infections and back pain settle with self-care; reassess if they do not)."""
 REVIEW_MIN_DAYS = 7
@@ -102,7 +102,7 @@ class StoryActions:
         if "egfr" in self.kb.labs and self.allowed_now("egfr"):
             labs.append("egfr")
         facts = [*self.measure(labs), *self.told_here(item.action)]
-        event = self.emit("lab_check", facts, [], "baseline")
+        event = self.emit("lab_check", facts, [self.handle("symptoms")], "baseline")
         self.mark_told(item.action, event)
         return event
 
@@ -450,6 +450,8 @@ class StoryActions:
     def _ready_intercurrent(self, item: StoryItem) -> bool:
         """An illness is caught when a course could be given for it and every trap fact that rules out a preferred
         drug has been told (the doctor can only avoid what they know of)."""
+        if any(t.kind in ("illness_treat", "illness_review") for t in self.state.tasks):
+            return False  # (one acute illness at a time)
         rx = choose_for_step(self.kb, self.kb.illnesses[item.arg].step, self.refresh_patient())
         return rx is not None and self.traps_told(rx.avoided)
 

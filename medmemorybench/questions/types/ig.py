@@ -6,7 +6,6 @@ apply), so neither answer wins by default. Plus: does a disclosed habit work aga
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
@@ -53,7 +52,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                                 [detail], f"ig:habit:{trap.option}", kind="habit", trap_category=trap.category,
                                 common_wrong_answer=finder.say("ig", "habit_wrong")))
     drafts += _take_now(finder, checkpoint)
-    drafts += _over_the_counter(finder, checkpoint)
+    drafts += _remedies(finder, checkpoint)
     return drafts
 
 
@@ -72,44 +71,64 @@ def _suitable(finder: FactFinder, drug: str, step: str, trap: Trap, event: Event
                  trap_category=trap.category, common_wrong_answer=finder.say("ig", "wrong_no", **fields))
 
 
-def _over_the_counter(finder: FactFinder, checkpoint: int) -> list[Draft]:
-    """A common remedy the patient might reach for (`answers.otc_use` lists them): no when a disclosed fact or a
-    drug they take now bars it (each named once), yes when no rule bars or qualifies it (no caution, no dose cap).
-    A remedy barred only by other rules (age, kidney function) is left out: the year's records do not always state
-    what decides them. The fact key is the drug's, as in `make`: a drug is asked about once, as a remedy or not."""
+def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
+    """May the patient take a drug for a passing complaint: a common remedy they might reach for (`answers.otc_use`)
+    or a course for an acute illness they could catch (`intercurrent.yaml`, the illnesses their sex and age allow)?
+    No when a disclosed fact or a drug they take now bars it (each named once), yes when no rule bars or qualifies it
+    (no caution, no dose cap). A drug barred only by other rules (age, kidney function) is left out: the year's
+    records do not always state what decides them. The fact key is the drug's, as in `make`: a drug is asked about
+    once, whatever for."""
     upto = finder.upto(checkpoint)
     if not upto:
         return []
-    taking = set(state_on(finder.year, upto[-1].date).medications)
-    patient = replace(finder.patient, taking=taking)
-    joiner = finder.say("joiner", "and")
-    drafts: list[Draft] = []
+    asks: list[tuple[str, str | None, str, dict[str, str], str]] = []  # (drug, regimen, template, fields, yes answer)
     for drug, use in finder.phrasing.common("answers")["otc_use"].items():
-        if drug not in finder.kb.drugs or drug in finder.ever_given() or finder.in_pool(drug, "abs"):
+        if drug in finder.kb.drugs:
+            name = finder.drug(drug)
+            asks.append((drug, None, "ig.over_the_counter", {"drug": name, "purpose": use},
+                         finder.say("ig", "otc_fine", drug=name, purpose=use)))
+    persona = finder.year.persona
+    for illness in finder.kb.illnesses.values():
+        if illness.sex not in ("any", persona.sex) or not illness.age[0] <= persona.age <= illness.age[1]:
             continue
-        result = verdict(finder.kb, drug, patient)
-        traps = finder.forbidding(drug, checkpoint)
-        named = {t.option for t in traps if t.category == "medication_history"}  # (said by its trap reason)
-        taken = sorted({b.rule.split(":")[1].split("+")[0] for b in result.blocks if b.rule.startswith("interaction:")}
-                       & taking - named)
-        fields = {"drug": finder.drug(drug), "purpose": use}
-        if traps or taken:
-            reasons = [finder.trap_reason(t) for t in traps]
-            reasons += [finder.say("ig", "taken_reason", drug=finder.drug(d)) for d in taken]
-            keys = [finder.trap_detail(traps[0])] if traps else [finder.drug(taken[0])]
-            evidence = [e for e in (finder.disclosure(t) for t in traps) if e] or \
-                [next(e for e, f in finder.facts(checkpoint, MedicationFact) if f.drug == taken[0])]  # type: ignore[union-attr]
-            drafts.append(Draft("IG", "ig.over_the_counter", fields,
-                                finder.say("ig", "barred", drug=finder.drug(drug), reasons=joiner.join(reasons)),
-                                evidence, keys, f"ig:{drug}", kind="otc:no",
-                                trap_category=traps[0].category if traps else None,
-                                common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
-        elif _plain_yes(result):
-            drafts.append(Draft("IG", "ig.over_the_counter", fields,
-                                finder.say("ig", "otc_fine", drug=finder.drug(drug), purpose=use),
-                                [upto[-1]], [], f"ig:{drug}", kind="otc:yes",
-                                common_wrong_answer=finder.say("ig", "wrong_no", **fields)))
+        for candidate in illness.candidates:
+            name, caught = finder.drug(candidate.drug), finder.t(illness.lay)
+            asks.append((candidate.drug, candidate.regimen, "ig.illness_drug", {"drug": name, "illness": caught},
+                         finder.say("ig", "illness_fine", drug=name, illness=caught)))
+    asks += _other_conditions(finder)
+    drafts: list[Draft] = []
+    for drug, regimen, template, fields, yes in asks:
+        if drug in finder.ever_given() or finder.in_pool(drug, "abs"):
+            continue
+        kind = template.removeprefix("ig.")
+        ruling = finder.ruling(drug, checkpoint, regimen)
+        if ruling.allowed is False:
+            evidence, key = finder.barred_evidence(ruling, checkpoint)
+            answer = finder.say("ig", "barred", drug=fields["drug"], reasons=finder.barred_reasons(ruling))
+            drafts.append(Draft("IG", template, fields, answer, evidence, [key], f"ig:{drug}", kind=f"{kind}:no",
+                                trap_category=ruling.traps[0].category if ruling.traps else None,
+                                common_wrong_answer=finder.say("ig", "wrong_yes_plain", drug=fields["drug"])))
+        elif ruling.allowed:
+            drafts.append(Draft("IG", template, fields, yes, [upto[-1]], [], f"ig:{drug}", kind=f"{kind}:yes",
+                                common_wrong_answer=finder.say("ig", "wrong_no", drug=fields["drug"])))
     return drafts
+
+
+def _other_conditions(finder: FactFinder) -> list[tuple[str, str | None, str, dict[str, str], str]]:
+    """Drugs of the other conditions' care (`FactFinder.other_conditions`), asked as what the patient could be
+    given if they ever had that condition: each drug once, for the first condition of the roster that gives it; not
+    the patient's own condition's drugs (the suggestions ask those) nor a relative's (family noise names them)."""
+    asks: dict[str, tuple[str, str | None, str, dict[str, str], str]] = {}
+    for condition, step in [(c, step) for c, steps in finder.other_conditions(choice=False) for step in steps]:
+        for candidate in step.candidates:
+            drug = candidate.drug
+            if not finder.foreign(drug) or drug in asks:
+                continue
+            fields = {"drug": finder.drug(drug), "condition": finder.t(condition.lay),
+                      "purpose": finder.t(step.purpose)}
+            asks[drug] = (drug, candidate.regimen, "ig.other_condition", fields,
+                          finder.say("ig", "other_fine", drug=fields["drug"], purpose=fields["purpose"]))
+    return list(asks.values())
 
 
 def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:

@@ -1,5 +1,5 @@
 """MCD, multi-hop clinical deduction: why something happened, answered by the causal chain of visits that led
-to it (2-5 hops over at least two weeks), each step told from its structured facts."""
+to it (2-5 hops over at least a week), each step told from its structured facts."""
 
 from __future__ import annotations
 
@@ -11,9 +11,16 @@ from medmemorybench.questions.types.sua import switched
 from medmemorybench.simulate.models import AdherenceFact, AdverseFact, DiagnosisFact, Event, LabFact, MedicationFact
 from medmemorybench.simulate.summary import causal_chains
 
+MIN_SPAN_DAYS = 7
+"""A chain spans at least a week: its visits are separate consultations, not one visit and its paperwork."""
 
-def node_key(finder: FactFinder, event: Event) -> str | None:
-    """The one short string a chain node's patient-specific data comes down to."""
+
+def node_key(finder: FactFinder, event: Event, lab: str | None = None) -> str | None:
+    """The one short string a chain node's patient-specific data comes down to (`lab`: the value of that lab
+    first, for a chain about how it moved)."""
+    measured = next((f for f in event.facts if isinstance(f, LabFact) and f.lab == lab), None)
+    if measured is not None:
+        return finder.lab_value(measured)
     for fact in event.facts:
         if isinstance(fact, AdverseFact):
             return finder.effect_name(fact)
@@ -34,20 +41,21 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     drafts = []
     for chain in causal_chains(finder.year, maximal_only=False):
         nodes = [by_id[i] for i in chain.event_ids]
-        if nodes[-1].index > checkpoint or chain.span_days < 14 or len({n.date for n in nodes}) < 2:
+        if nodes[-1].index > checkpoint or chain.span_days < MIN_SPAN_DAYS or len({n.date for n in nodes}) < 2:
             continue
         nodes = nodes[-5:]  # 2-5 hops
         phrasing = _template(finder, nodes)
         if phrasing is None:
             continue
         template, fields = phrasing
-        steps = [finder.event_text(n) for n in nodes]
+        lab = _moved_lab(finder, nodes) if template == "mcd.why_lab_change" else None
+        steps = [finder.event_text(n, lab) for n in nodes]
         if not all(steps):
             continue
         answer = finder.say("mcd", "then").join(steps)
         answer = answer[0].upper() + answer[1:] + "."
         # a key fact is what the gold itself states (a lab value at a visit that also changed drugs is not told)
-        keys = list(dict.fromkeys(k for k in (node_key(finder, n) for n in nodes) if k and k in answer))[:4]
+        keys = list(dict.fromkeys(k for k in (node_key(finder, n, lab) for n in nodes) if k and k in answer))[:4]
         drafts.append(Draft("MCD", template, fields, answer, nodes, keys, f"chain:{template}:{sorted(fields.items())}",
                             kind=template, chain=list(zip(steps, nodes, strict=True))))
     return drafts
@@ -78,6 +86,31 @@ def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, st
     changed = next((f for f in last.facts if isinstance(f, MedicationFact) and f.action in CHANGE_TEMPLATES), None)
     if changed is not None:
         return CHANGE_TEMPLATES[changed.action], {"drug": finder.drug(changed.drug)}
+    if last.kind == "misdiagnosis":
+        return "mcd.why_first_thought", {}
+    if last.kind == "diagnostic_test":
+        return "mcd.why_tests", {"condition_lay": finder.condition_lay()}
+    adverse = next((f for f in last.facts if isinstance(f, AdverseFact)), None)
+    if last.kind == "adverse_event" and adverse is not None:
+        return "mcd.why_adverse", {"effect": finder.effect_name(adverse), "drug": finder.drug(adverse.drug)}
+    lab = _moved_lab(finder, nodes) if last.kind == "lab_check" else None
+    if lab is not None:
+        return "mcd.why_lab_change", {"lab_lay": finder.lab_lay(lab), "month": finder.month_of(last)}
+    return None
+
+
+def _moved_lab(finder: FactFinder, nodes: list[Event]) -> str | None:
+    """A lab the chain's last visit measured that an earlier visit of the chain measured at another value, and that
+    was measured only once in that month (so "checked in <month>" names the one result)."""
+    last = nodes[-1]
+    for fact in last.facts:
+        if not isinstance(fact, LabFact):
+            continue
+        earlier = [f for n in nodes[:-1] for f in n.facts if isinstance(f, LabFact) and f.lab == fact.lab]
+        same_month = [e for e, f in finder.facts(last.index, LabFact) if f.lab == fact.lab  # type: ignore[union-attr]
+                      and finder.month_of(e) == finder.month_of(last)]
+        if earlier and earlier[-1].value != fact.value and len(same_month) == 1:
+            return fact.lab
     return None
 
 

@@ -63,6 +63,48 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             drafts.append(Draft("MQ", "mq.current_drugs", {}, ", ".join(correct), evidence,
                                 [finder.drug(d) for d in right], f"mq_current:{checkpoint}", kind="current",
                                 options=options, correct_options=correct))
+    drafts += _hypothetical(finder, checkpoint, rng)
+    return drafts
+
+
+ANTIBACTERIAL_ATC = "J01"
+"""ATC group of the antibacterials for systemic use (the acute illnesses' antibiotics)."""
+
+
+def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
+    """Which of these could I be given if I needed an antibiotic for an acute illness, or if I ever had another
+    condition (its care)? Right: nothing on record bars or qualifies it; wrong: a disclosed fact or a
+    drug taken bars it (`FactFinder.ruling`). A question is asked again only once its answer set has changed."""
+    persona = finder.year.persona
+    illnesses = [i for i in finder.kb.illnesses.values()
+                 if i.sex in ("any", persona.sex) and i.age[0] <= persona.age <= i.age[1]]
+    classes = finder.kb.classes
+    antibiotics = {c.drug: c.regimen for i in illnesses for c in i.candidates
+                   if (classes[finder.kb.drugs[c.drug].drug_class].atc_prefix or "").startswith(ANTIBACTERIAL_ATC)}
+    sets: list[tuple[str, str, dict[str, str], dict[str, str | None]]] = [
+        ("antibiotic", "mq.antibiotic_options", {}, dict(sorted(antibiotics.items())))]
+    for condition, steps in finder.other_conditions(choice=True):
+        sets.append((condition.key, "mq.other_condition_options", {"condition": finder.t(condition.lay)},
+                     {c.drug: c.regimen for step in steps for c in step.candidates}))
+    ever = finder.ever_given()
+    drafts: list[Draft] = []
+    for entity, template, fields, drugs in sets:
+        usable = [d for d in drugs if d not in ever and finder.foreign(d) and not finder.in_pool(d, "abs")]
+        rulings = {d: finder.ruling(d, checkpoint, drugs[d]) for d in usable}
+        right = [d for d in usable if rulings[d].allowed]
+        wrong = [d for d in usable if rulings[d].allowed is False]
+        picks = _draw(rng, right, wrong)
+        if picks is None:
+            continue
+        options, correct = _labelled(finder, picks)
+        barred = [rulings[d] for d, ok in picks if not ok]
+        evidence = {e.event_id: e for r in barred for e in finder.barred_evidence(r, checkpoint)[0]}
+        keys = list(dict.fromkeys(finder.barred_evidence(r, checkpoint)[1] for r in barred))
+        trap = next((r.traps[0] for r in barred if r.traps), None)
+        ordered = sorted(evidence.values(), key=lambda e: e.index)
+        key = f"mq_hypothetical:{entity}:{sorted(right)}:{sorted(wrong)}"
+        drafts.append(Draft("MQ", template, fields, ", ".join(correct), ordered, keys, key, kind="hypothetical",
+                            trap_category=trap.category if trap else None, options=options, correct_options=correct))
     return drafts
 
 
