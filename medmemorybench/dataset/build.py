@@ -12,13 +12,16 @@ from medmemorybench.dataset.audit import age_distribution, audit_questions, form
 from medmemorybench.dataset.schema import PERSONAS_SPLIT, split_name
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.models.base import Backbone
+from medmemorybench.questions.cohort import CohortPrior
+from medmemorybench.questions.facts import FactFinder
 from medmemorybench.questions.generate import generate_questions
 from medmemorybench.questions.models import Question
+from medmemorybench.questions.phrasing import load_phrasing
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.models import Session, regular_session_id
 from medmemorybench.render.noise import render_family_sessions, render_health_sessions
 from medmemorybench.render.stream import checkpoints_of, insert_noise, split_by_checkpoint
-from medmemorybench.render.templates import Templates
+from medmemorybench.render.templates import Templates, load_templates
 from medmemorybench.simulate import iter_cohort
 from medmemorybench.simulate.describe import describe_fact
 from medmemorybench.simulate.models import CareYear
@@ -66,7 +69,7 @@ class BuiltDataset:
 
 
 def build_patient(kb: KnowledgeBase, templates: Templates, year: CareYear, options: BuildOptions,
-                  backbone: Backbone | None = None) -> PatientBuild:
+                  backbone: Backbone | None = None, prior: CohortPrior | None = None) -> PatientBuild:
     """Render one patient's year (by LLM agents when a backbone is given), add noise, ask the questions."""
     from medmemorybench.simulate.rng import rng_for
 
@@ -83,8 +86,15 @@ def build_patient(kb: KnowledgeBase, templates: Templates, year: CareYear, optio
                                     rng_for(year.seed, pid, "noise/family"))
     mixed = insert_noise(regular, health + family, rng_for(year.seed, pid, "noise/insert"))
     checkpoints = checkpoints_of(len(regular))
-    questions = generate_questions(kb, year, regular, checkpoints, options.language)
+    questions = generate_questions(kb, year, regular, checkpoints, options.language, prior)
     return PatientBuild(year, regular, mixed, questions, checkpoints)
+
+
+def cohort_prior(kb: KnowledgeBase, years: list[CareYear], options: BuildOptions) -> CohortPrior:
+    """How often each drug is allowed across these patients (`questions.cohort`), from their years alone."""
+    phrasing, words = load_phrasing(options.language), load_templates(options.language)
+    return CohortPrior.of(options.seed, (FactFinder(kb, year, phrasing, words, {}) for year in years),
+                          checkpoints_of(options.encounters))
 
 
 def persona_row(kb: KnowledgeBase, year: CareYear) -> dict:
@@ -161,8 +171,10 @@ def build_dataset(
     by_type: Counter = Counter()
     by_checkpoint: Counter = Counter()
     renderers: Counter = Counter()
-    for year in iter_cohort(kb, options.seed, options.personas, options.encounters):
-        patient = build_patient(kb, templates, year, options, backbone)
+    years = list(iter_cohort(kb, options.seed, options.personas, options.encounters))
+    prior = cohort_prior(kb, years, options)
+    for year in years:
+        patient = build_patient(kb, templates, year, options, backbone, prior)
         renderers.update(s.renderer for s in patient.regular)
         for config, stream in (("efficient", patient.regular), ("mixed", patient.mixed)):
             for checkpoint, row in _stream_rows(patient, stream).items():

@@ -38,6 +38,7 @@ QUESTION = {
     "abstain": Value("bool"),
     "absent_fact": Value("string"),
     "common_wrong_answer": Value("string"),
+    "subject": Value("string"),
     "template": Value("string"),
 }
 
@@ -75,10 +76,10 @@ PERSONA_FEATURES = Features(
 )
 """`personas`: one patient, with the whole event graph (facts as JSON) and the full care-year record."""
 
-NULLABLE = frozenset({"family_member", "date", "trap_category", "absent_fact", "common_wrong_answer"})
+NULLABLE = frozenset({"family_member", "date", "trap_category", "absent_fact", "common_wrong_answer", "subject"})
 """Fields of the stream and question configs that may be null (a noise session has no date or relative of
-its own; only some questions have a trap, an absent fact or a common wrong answer); every other must hold a
-value."""
+its own; only some questions have a trap, an absent fact, a common wrong answer or a subject); every other must
+hold a value."""
 
 NULL_CHECKED = ("efficient", "mixed", "questions")
 """The configs whose rows are checked for nulls outside `NULLABLE` when read."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import CareStep, Condition, Illness
@@ -34,6 +34,9 @@ from medmemorybench.simulate.models import (
 from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.safety import Patient, is_long_term, patient_of, verdict
 from medmemorybench.simulate.timeline import state_on
+
+if TYPE_CHECKING:
+    from medmemorybench.questions.cohort import CohortPrior
 
 
 @dataclass
@@ -63,6 +66,11 @@ class Draft:
     common_wrong_answer: str | None = None
 
 
+CHOICE_SHARE = 0.25
+"""Share of the other conditions' drugs kept for choice questions (the rest is asked yes/no: the patient's own
+condition fills most choice questions, and the yes/no ones must be balanced in strata and over the cohort)."""
+
+
 class Ruling(NamedTuple):
     """May the patient be given a drug after a checkpoint, as what they have told and take decides it."""
 
@@ -86,7 +94,7 @@ class FactFinder:
     """Finds askable facts in one patient's year, with their surface forms in one language."""
 
     def __init__(self, kb: KnowledgeBase, year: CareYear, phrasing: Phrasing, words: Templates,
-                 session_text: dict[str, str]) -> None:
+                 session_text: dict[str, str], prior: CohortPrior | None = None) -> None:
         self.kb, self.year, self.phrasing, self.words = kb, year, phrasing, words
         self.lang = phrasing.language
         self.events = year.events
@@ -95,6 +103,8 @@ class FactFinder:
         self.patient = patient_of(year.persona)
         self.patient_text = normalize_text(" ".join(session_text.values()))
         self.pools = self._drug_pools()
+        self.prior = prior
+        """How often each drug is allowed across the cohort, for choice questions to draw options by."""
         self._rulings: dict[tuple[str, int, str | None], Ruling] = {}
         self._others: tuple[list[tuple[Condition, list[CareStep]]], ...] | None = None
         self._own_and_relatives = {d for step in self.condition.care_path for d in step.drug_keys} | \
@@ -328,8 +338,8 @@ class FactFinder:
     def other_conditions(self, choice: bool) -> list[tuple[Condition, list[CareStep]]]:
         """The other conditions a patient of this sex and age could have, each with its care steps (first line,
         add-ons, symptom relief), for questions on what they could be given if they ever had one. Their drugs are
-        split in two seeded halves, one for choice questions (`choice`) and one for yes/no ones, so that no yes/no
-        question names an option of a choice question."""
+        split in two seeded parts, `CHOICE_SHARE` for choice questions (`choice`) and the rest for yes/no ones, so
+        that no yes/no question names an option of a choice question."""
         if self._others is None:
             persona = self.year.persona
             others = []
@@ -341,12 +351,21 @@ class FactFinder:
                 others.append((condition, [s for s in condition.care_path if s.role != "step_up" and s.purpose]))
             drugs = sorted({d for _, steps in others for step in steps for d in step.drug_keys})
             rng = rng_for(self.year.seed, persona.persona_id, "questions/other_conditions")
-            for_choice = set(rng.sample(drugs, len(drugs) // 2))
+            for_choice = set(rng.sample(drugs, int(len(drugs) * CHOICE_SHARE)))
             self._others = tuple(  # type: ignore[assignment]
                 [(c, [s.model_copy(update={"candidates": [x for x in s.candidates if (x.drug in for_choice) == half]})
                       for s in steps]) for c, steps in others] for half in (True, False))
         assert self._others is not None
         return self._others[0] if choice else self._others[1]
+
+    def askable(self) -> list[str]:
+        """Every drug a yes/no or choice question could name: the condition's and the traps' (the pools), the common
+        remedies, the acute illnesses' courses and the other conditions' care."""
+        remedies = [d for d in self.phrasing.common("answers")["otc_use"] if d in self.kb.drugs]
+        courses = [c.drug for i in self.kb.illnesses.values() for c in i.candidates]
+        others = [d for half in (True, False) for _, steps in self.other_conditions(half) for s in steps
+                  for d in s.drug_keys]
+        return sorted({*self.pools, *remedies, *courses, *others})
 
     def foreign(self, drug: str) -> bool:
         """A drug neither of the patient's own condition's care nor a relative's (asked about as hypothetical)."""

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
+from functools import lru_cache
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.normalize import normalize_text
+from medmemorybench.questions.cohort import CohortPrior
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import ChainNode, Question
 from medmemorybench.questions.phrasing import Phrasing, load_phrasing
@@ -50,12 +53,14 @@ def is_new_only(draft: Draft, checkpoint: int) -> bool:
 class _Schedule:
     """What one patient has been asked so far (the ranks read it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, persona_id: str = "", prior: CohortPrior | None = None) -> None:
+        self.persona_id, self.prior = persona_id, prior
         self.used_facts: set[str] = set()
         self.texts: set[str] = set()
         self.asked: Counter = Counter()          # type -> questions
         self.dated: Counter = Counter()          # type -> questions naming a date
         self.kinds: Counter = Counter()          # (type, kind) -> questions
+        self.answers: Counter = Counter()        # (type, answer) -> questions (choice questions' letter sets)
         self.categories: set[str] = set()
         self.picked: list[tuple[str, list[str]]] = []   # (normalized text, normalized key facts)
         self.texts_by_type: dict[str, list[str]] = {}  # normalized question texts, by type
@@ -65,18 +70,28 @@ class _Schedule:
         self.with_evidence = 0
         self.new_only = 0
 
-    def rank(self, spec: QuestionType, draft: Draft, checkpoint: int, at_checkpoint: list[Draft]) -> tuple:
-        untested = draft.trap_category is not None and draft.trap_category not in self.categories
-        age_miss = 0
-        if draft.evidence:
-            old_here = sum(is_old(d, checkpoint) for d in at_checkpoint if d.evidence)
-            want_old = checkpoint >= OLD_FROM_CHECKPOINT and old_here < OLD_SHARE * (len(at_checkpoint) + 1)
-            too_new = is_new_only(draft, checkpoint) and self.new_only + 1 > NEW_ONLY_SHARE * (self.with_evidence + 1)
-            age_miss = int(want_old and not is_old(draft, checkpoint)) + int(too_new)
-        # a balanced type's drug that other questions already name sits in a stratum whose sides rarely even out
-        # (a drug the patient takes is named by dose questions and is nearly always "yes"): asked last
-        named = spec.balanced and bool(_seen_in(_asked_name(draft), self.items))
-        return (0 if untested else 1, age_miss, named, self.kinds[(spec.code, draft.kind)])
+    def ranker(self, spec: QuestionType, checkpoint: int, at_checkpoint: list[Draft]) -> Callable[[Draft], tuple]:
+        """The sort key of the type's drafts now (what does not depend on the draft is counted once)."""
+        old_here = sum(is_old(d, checkpoint) for d in at_checkpoint if d.evidence)
+        want_old = checkpoint >= OLD_FROM_CHECKPOINT and old_here < OLD_SHARE * (len(at_checkpoint) + 1)
+        new_full = self.new_only + 1 > NEW_ONLY_SHARE * (self.with_evidence + 1)
+        named_now = _named_in(self.items) if spec.balanced else ""
+
+        def rank(draft: Draft) -> tuple:
+            untested = draft.trap_category is not None and draft.trap_category not in self.categories
+            age_miss = 0
+            if draft.evidence:
+                too_new = new_full and is_new_only(draft, checkpoint)
+                age_miss = int(want_old and not is_old(draft, checkpoint)) + int(too_new)
+            # a balanced type's drug that other questions already name sits in a stratum whose sides rarely even
+            # out (a drug the patient takes is named by dose questions and is nearly always "yes"): asked last
+            name = _asked_name(draft)
+            named = bool(spec.balanced and name and name in named_now)
+            # a choice question whose letter set the patient has had least (no constant letter set may win)
+            letters = self.answers[(spec.code, draft.answer)] if draft.options else 0
+            return (0 if untested else 1, age_miss, named, letters, self.kinds[(spec.code, draft.kind)])
+
+        return rank
 
     def leaks(self, draft: Draft, text: str) -> bool:
         """Whether the draft and an earlier question of the patient would give each other's answers away: one's
@@ -104,6 +119,11 @@ class _Schedule:
         (`_trim_unpaired` evens the sides at the end, among questions that look alike)."""
         side = draft.kind.partition(":")[2]
         if spec.balanced and side:
+            drug = draft.fields.get("drug")
+            untested = draft.trap_category is not None and draft.trap_category not in self.categories
+            if self.prior is not None and drug and not untested \
+                    and not self.prior.keeps(self.persona_id, drug, side == "yes"):
+                return True  # (the drug's commoner answer, evened out over the cohort; every trap is still tested)
             other = "no" if side == "yes" else "yes"
             stratum = _seen_in(_asked_name(draft), self.items)
             if self._strata_of[0] != (len(self.items), spec.code):  # (recounted only once a question was taken)
@@ -123,6 +143,7 @@ class _Schedule:
         self.asked[spec.code] += 1
         self.dated[spec.code] += int(draft.names_date)
         self.kinds[(spec.code, draft.kind)] += 1
+        self.answers[(spec.code, draft.answer)] += 1
         if draft.trap_category:
             self.categories.add(draft.trap_category)
         if draft.evidence:
@@ -168,18 +189,21 @@ def identity(text: str, draft: Draft) -> str:
 
 
 def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session], checkpoints: list[int],
-                       language: str = "en") -> list[Question]:
+                       language: str = "en", prior: CohortPrior | None = None) -> list[Question]:
     """All questions of one patient, checkpoint by checkpoint.
 
     Args:
         sessions: the patient's regular sessions (abstention questions ask only about what they never say).
+        prior: how often each drug is allowed across the cohort (`questions.cohort`), so that no drug's answer is
+            mostly the same one.
     """
     phrasing = load_phrasing(language)
-    finder = FactFinder(kb, year, phrasing, load_templates(language), {s.session_id: session_text(s) for s in sessions})
+    finder = FactFinder(kb, year, phrasing, load_templates(language), {s.session_id: session_text(s) for s in sessions},
+                        prior)
     drafts: dict[tuple[str, int], list[Draft]] = {}  # (type, checkpoint) -> its candidates, made once
     banned: set[str] = set()
     for _ in range(SCHEDULE_ROUNDS):
-        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned)
+        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior)
         kept = _trim_unpaired(chosen)
         trimmed = {d.fact_key for _, d, _ in chosen} - {d.fact_key for _, d, _ in kept}
         if not trimmed:
@@ -194,12 +218,13 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
 
 
 def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoints: list[int], language: str,
-              drafts: dict[tuple[str, int], list[Draft]], banned: set[str]) -> list[tuple[int, Draft, str]]:
+              drafts: dict[tuple[str, int], list[Draft]], banned: set[str], prior: CohortPrior | None
+              ) -> list[tuple[int, Draft, str]]:
     """Every type's quota at every checkpoint, from its drafts (`drafts` caches them) but the `banned` fact keys."""
     # a stream per type: a change to one type's drafts leaves every other type's draws as they were
     rngs = {spec.code: rng_for(year.seed, year.persona.persona_id, f"questions/{language}/{spec.code}")
             for spec in question_types()}
-    schedule = _Schedule()
+    schedule = _Schedule(year.persona.persona_id, prior)
     chosen: list[tuple[int, Draft, str]] = []
     for checkpoint in checkpoints:
         at_checkpoint: list[Draft] = []
@@ -214,7 +239,7 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
             rng.shuffle(candidates)
             number = 0
             while number < spec.quota and candidates:
-                candidates.sort(key=lambda d: schedule.rank(spec, d, checkpoint, at_checkpoint))
+                candidates.sort(key=schedule.ranker(spec, checkpoint, at_checkpoint))
                 draft = candidates.pop(0)
                 if draft.fact_key in schedule.used_facts or schedule.over_kind_cap(spec, draft) \
                         or schedule.over_date_cap(spec, draft):
@@ -234,7 +259,17 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
 
 
 def _asked_name(draft: Draft) -> str:
-    return normalize_text(draft.fields.get("drug", ""))
+    return _normalized(draft.fields.get("drug", ""))
+
+
+@lru_cache(maxsize=4096)
+def _normalized(text: str) -> str:
+    return normalize_text(text)
+
+
+def _named_in(items: list[tuple[Draft, str]]) -> str:
+    """Every question taken so far, named text by named text (a drug's name found in it is named)."""
+    return "\n".join(named for _, named in items)
 
 
 def _named_text(draft: Draft, text: str) -> str:
@@ -306,5 +341,6 @@ def _finish(draft: Draft, year: CareYear, checkpoint: int, number: int, text: st
         abstain=draft.abstain,
         absent_fact=draft.absent_fact,
         common_wrong_answer=draft.common_wrong_answer,
+        subject=draft.fields.get("drug") if draft.query_type == "IG" else None,
         template=draft.template,
     )

@@ -55,6 +55,8 @@ class Question(BaseModel):
     """ABS: the term asked about, which the patient's own sessions never mention."""
     common_wrong_answer: str | None = None
     """IG: the textbook answer that is wrong for this patient."""
+    subject: str | None = None
+    """IG: the drug asked about, as the question names it (for analysis, and the audit's cohort probe)."""
     template: str
     """Phrasing intent the question was worded from (`<type>.<intent>`; an ABS question borrows an answerable
     type's, so its wording does not give it away)."""

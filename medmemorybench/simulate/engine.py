@@ -67,7 +67,9 @@ def choose_illnesses(kb: KnowledgeBase, patient: Patient, rng: random.Random) ->
     eligible = [key for key, illness in sorted(kb.illnesses.items())
                 if illness.sex in ("any", patient.sex) and illness.age[0] <= patient.age <= illness.age[1]]
     rng.shuffle(eligible)
-    return tuple(eligible[:sum(ILLNESSES_PER_PHASE)])
+    chosen = eligible[:sum(ILLNESSES_PER_PHASE)]
+    # the short courses first: phase 1's episodes are then over within it (an infection's week, not a month's course)
+    return tuple(sorted(chosen, key=lambda key: max(c.course_days or 0 for c in kb.illnesses[key].candidates) > 10))
 
 
 @dataclass

@@ -20,17 +20,44 @@ def _labelled(finder: FactFinder, picks: list[tuple[str, bool]]) -> tuple[list[s
     return options, [LETTERS[i] for i, (_, ok) in enumerate(picks) if ok]
 
 
-def _draw(rng: random.Random, right: list[str], wrong: list[str]) -> list[tuple[str, bool]] | None:
-    """1-3 right of 4, the count drawn uniformly among those the pools allow; None when 4 cannot be made."""
+def _draw(finder: FactFinder | None, rng: random.Random, right: list[str], wrong: list[str]
+          ) -> list[tuple[str, bool]] | None:
+    """1-3 right of 4, the count drawn uniformly among those the pools allow; None when 4 cannot be made. With a
+    `finder`, options are drawn only among those its cohort prior keeps (for the large pools of hypothetical
+    questions; the own condition's pools are too small to thin)."""
     counts = [n for n in (1, 2, 3) if n <= len(right) and 4 - n <= len(wrong)]
     if not counts:
         return None
     # weighted by how many letter sets have that many letters (4, 6, 4): every admissible answer equally likely,
     # so no constant answer beats chance
     n_right = rng.choices(counts, [comb(4, n) for n in counts])[0]
-    picks = [(d, True) for d in rng.sample(right, n_right)] + [(d, False) for d in rng.sample(wrong, 4 - n_right)]
+    right_picks = _fewest(finder, rng, right, n_right, True)
+    wrong_picks = _fewest(finder, rng, wrong, 4 - n_right, False)
+    if right_picks is None or wrong_picks is None:
+        return None
+    picks = [(d, True) for d in right_picks] + [(d, False) for d in wrong_picks]
     rng.shuffle(picks)
     return picks
+
+
+def _fewest(finder: FactFinder | None, rng: random.Random, drugs: list[str], n: int, right: bool
+            ) -> list[str] | None:
+    """`n` of the drugs, at random, among those the cohort prior keeps on this side (`questions.cohort`: no drug
+    may be mostly a right option, or mostly a wrong one); None when fewer than `n` are left."""
+    if finder is not None and finder.prior is not None:
+        drugs = [d for d in drugs if finder.prior.keeps(finder.year.persona.persona_id, finder.drug(d), right)]
+    return rng.sample(drugs, n) if len(drugs) >= n else None
+
+
+def _taken_elsewhere(finder: FactFinder, rng: random.Random, exclude: set[str]) -> list[str]:
+    """Drugs the cohort's other patients take, the most taken first (at random among equals); none of `exclude`,
+    nor a relative's or one asked about as absent (family noise and abstention questions name those)."""
+    if finder.prior is None:
+        guideline = {d for s in finder.condition.care_path for d in s.drug_keys}
+        return sorted(d for d in finder.pools if finder.in_pool(d, "shared") and d in guideline and d not in exclude)
+    ties = {d: rng.random() for d in finder.prior.taken}
+    drugs = [d for d in finder.prior.taken if d not in exclude and not finder.in_pool(d, "abs", "none")]
+    return sorted(drugs, key=lambda d: (-finder.prior.taken[d], ties[d]))
 
 
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
@@ -41,7 +68,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     safe = [d for d in pool if finder.is_safe(d)]
     for trap, event in finder.disclosed(checkpoint):
         wrong = [d for d in pool if d in trap.forbidden_drugs]
-        picks = _draw(rng, safe, wrong) if wrong else None
+        picks = _draw(None, rng, safe, wrong) if wrong else None
         if picks is None:
             continue
         options, correct = _labelled(finder, picks)
@@ -51,10 +78,16 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     upto = finder.upto(checkpoint)
     if upto:
         current = sorted(state_on(finder.year, upto[-1].date).medications)
-        taken_before = sorted({f.drug for _, f in finder.facts(checkpoint, MedicationFact)} - set(current))  # type: ignore[union-attr]
-        # stopped drugs first: like the current ones, other questions name them, so being named tells nothing
-        wrong = taken_before + [d for d in pool if d not in taken_before][: max(0, 3 - len(taken_before))]
-        picks = _draw(rng, current, wrong)
+        courses = {f.drug for _, f in finder.facts(checkpoint, MedicationFact) if f.course_days}  # type: ignore[union-attr]
+        # (a finished course is no distractor: a prior of "antibiotics are never current" would see through it)
+        taken_before = sorted({f.drug for _, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
+                              - set(current) - courses)
+        # a stopped drug (like the current ones, other questions name it, so being named tells nothing) and drugs
+        # other patients take, the most taken first (a prior of "drugs people take" then points at them as often
+        # as at the right ones)
+        elsewhere = _taken_elsewhere(finder, rng, ever | set(current))[:3]
+        wrong = taken_before[:1] + elsewhere
+        picks = _draw(None, rng, current, wrong)
         if picks is not None:
             options, correct = _labelled(finder, picks)
             starts = {f.drug: e for e, f in finder.facts(checkpoint, MedicationFact) if f.action != "stop"}  # type: ignore[union-attr]
@@ -93,7 +126,7 @@ def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> li
         rulings = {d: finder.ruling(d, checkpoint, drugs[d]) for d in usable}
         right = [d for d in usable if rulings[d].allowed]
         wrong = [d for d in usable if rulings[d].allowed is False]
-        picks = _draw(rng, right, wrong)
+        picks = _draw(finder, rng, right, wrong)
         if picks is None:
             continue
         options, correct = _labelled(finder, picks)

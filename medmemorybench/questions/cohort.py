@@ -1,0 +1,59 @@
+"""Answers that the other patients cannot give away: each drug is a "yes" as often as a "no" across the cohort.
+
+A reader of the published questions without any memory could learn from the other patients, or from medicine
+in general, that a drug is mostly barred (an NSAID for a patient with a chronic disease) or mostly allowed, and
+answer by that prior. `CohortPrior` counts, for every drug a question could ask about, how many of the cohort's
+patients may have it and how many may not at the end of their year (`FactFinder.ruling`); a question whose answer
+is the drug's commoner one is kept only with the probability that evens the two out, drawn independently per
+patient and drug. Kept answers then look like fair coins per drug: neither the prior nor its opposite beats
+chance (forcing the counts equal would make the opposite win: the other patients' answers would always be the
+other side). The audit's `cohort_prior` probe measures what is left (`dataset/audit.py`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from medmemorybench.normalize import normalize_text
+from medmemorybench.questions.facts import FactFinder
+from medmemorybench.simulate.rng import rng_for
+
+
+class CohortPrior:
+    """Per drug (by its name), how many patients of the cohort may be given it and how many may not."""
+
+    def __init__(self, seed: int, counts: dict[str, Counter[bool]] | None = None) -> None:
+        self.seed = seed
+        self.counts: dict[str, Counter[bool]] = counts or {}
+        self.taken: Counter[str] = Counter()
+        """Drug key -> how many patients take it at some checkpoint (for "which of these do I take?", whose
+        wrong options are drugs other patients take: an option's being taken elsewhere then tells nothing)."""
+
+    @classmethod
+    def of(cls, seed: int, finders: Iterable[FactFinder], checkpoints: list[int]) -> CohortPrior:
+        """The prior of a cohort, from each patient's rulings at the checkpoints on every drug a question could ask
+        whether they may be given (a drug no rule decides either way is not counted)."""
+        prior = cls(seed)
+        for finder in finders:
+            prior.taken.update({d for checkpoint in checkpoints for d in finder.patient_at(checkpoint).taking})
+            ever = finder.ever_given()
+            for drug in finder.askable():
+                if drug in ever or finder.in_pool(drug, "abs"):
+                    continue  # (never asked whether it may be given: the patient has had it, or it is asked as absent)
+                sides = {finder.ruling(drug, checkpoint).allowed for checkpoint in checkpoints} - {None}
+                for allowed in sides:  # (each answer the patient would get at some checkpoint, once)
+                    prior.counts.setdefault(normalize_text(finder.drug(drug)), Counter())[allowed] += 1
+        return prior
+
+    def keeps(self, persona_id: str, name: str, allowed: bool) -> bool:
+        """Whether a question whose answer about this drug is `allowed` (yes, or a right option) may be asked of this
+        patient: always for the drug's rarer answer, with the probability that evens the two for the commoner."""
+        counts = self.counts.get(normalize_text(name))
+        if not counts or not counts[allowed]:
+            return True
+        rate = min(counts[True], counts[False]) / counts[allowed]
+        if rate >= 1:
+            return True
+        draw = rng_for(self.seed, persona_id, f"questions/cohort/{normalize_text(name)}/{allowed}").random()
+        return draw < rate
