@@ -29,6 +29,9 @@ class CohortPrior:
         self.taken: Counter[str] = Counter()
         """Drug key -> how many patients take it at some checkpoint (for "which of these do I take?", whose
         wrong options are drugs other patients take: an option's being taken elsewhere then tells nothing)."""
+        self.given: Counter[str] = Counter()
+        """Drug key -> how many patients are given it during the year, courses included (for "which of these was I
+        ever given?")."""
 
     @classmethod
     def of(cls, seed: int, finders: Iterable[FactFinder], checkpoints: list[int]) -> CohortPrior:
@@ -38,6 +41,7 @@ class CohortPrior:
         for finder in finders:
             prior.taken.update({d for checkpoint in checkpoints for d in finder.patient_at(checkpoint).taking})
             ever = finder.ever_given()
+            prior.given.update(ever)
             for drug in finder.askable():
                 if drug in ever or finder.in_pool(drug, "abs"):
                     continue  # (never asked whether it may be given: the patient has had it, or it is asked as absent)

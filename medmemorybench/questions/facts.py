@@ -66,9 +66,8 @@ class Draft:
     common_wrong_answer: str | None = None
 
 
-CHOICE_SHARE = 0.25
-"""Share of the other conditions' drugs kept for choice questions (the rest is asked yes/no: the patient's own
-condition fills most choice questions, and the yes/no ones must be balanced in strata and over the cohort)."""
+DISTRACTORS = 6
+"""Drugs other patients take that are held back as the wrong options of "which of these do I take?"."""
 
 
 class Ruling(NamedTuple):
@@ -81,6 +80,8 @@ class Ruling(NamedTuple):
     """The disclosed trap facts that bar it."""
     taken: list[str]
     """The drugs they take that bar it (a long-standing one told as a trap fact is among `traps` instead)."""
+    permitted: bool
+    """No rule bars it (cautions and dose caps aside)."""
 
 
 def date_aliases(iso: str) -> list[str]:
@@ -106,7 +107,8 @@ class FactFinder:
         self.prior = prior
         """How often each drug is allowed across the cohort, for choice questions to draw options by."""
         self._rulings: dict[tuple[str, int, str | None], Ruling] = {}
-        self._others: tuple[list[tuple[Condition, list[CareStep]]], ...] | None = None
+        self._others: list[tuple[Condition, list[CareStep]]] | None = None
+        self._distractors: dict[bool, list[str]] = {}
         self._own_and_relatives = {d for step in self.condition.care_path for d in step.drug_keys} | \
             {d.drug for r in year.persona.family for d in r.drugs}
         self._patients: dict[int, Patient] = {}
@@ -319,7 +321,7 @@ class FactFinder:
                             if b.rule.startswith("interaction:")} & patient.taking - named)
             plain = result.is_allowed and not result.cautions and result.max_daily_dose is None
             allowed = False if traps or taken else (True if plain else None)
-            self._rulings[key] = Ruling(allowed, traps, taken)
+            self._rulings[key] = Ruling(allowed, traps, taken, result.is_allowed)
         return self._rulings[key]
 
     def barred_reasons(self, ruling: Ruling) -> str:
@@ -335,36 +337,42 @@ class FactFinder:
         started = next(e for e, f in self.facts(checkpoint, MedicationFact) if f.drug == ruling.taken[0])  # type: ignore[union-attr]
         return [started], self.drug(ruling.taken[0])
 
-    def other_conditions(self, choice: bool) -> list[tuple[Condition, list[CareStep]]]:
+    def other_conditions(self) -> list[tuple[Condition, list[CareStep]]]:
         """The other conditions a patient of this sex and age could have, each with its care steps (first line,
-        add-ons, symptom relief), for questions on what they could be given if they ever had one. Their drugs are
-        split in two seeded parts, `CHOICE_SHARE` for choice questions (`choice`) and the rest for yes/no ones, so
-        that no yes/no question names an option of a choice question."""
+        add-ons, symptom relief), for questions on what they could be given if they ever had one (without the
+        `distractors`, which only choice questions name)."""
         if self._others is None:
-            persona = self.year.persona
-            others = []
+            persona, held_back = self.year.persona, set(self.distractors())
+            self._others = []
             for condition in self.kb.roster:
                 low, high = condition.eligible_age or condition.age
                 if condition.key == persona.condition or condition.sex not in ("any", persona.sex) \
                         or not low <= persona.age <= high:
                     continue
-                others.append((condition, [s for s in condition.care_path if s.role != "step_up" and s.purpose]))
-            drugs = sorted({d for _, steps in others for step in steps for d in step.drug_keys})
-            rng = rng_for(self.year.seed, persona.persona_id, "questions/other_conditions")
-            for_choice = set(rng.sample(drugs, int(len(drugs) * CHOICE_SHARE)))
-            self._others = tuple(  # type: ignore[assignment]
-                [(c, [s.model_copy(update={"candidates": [x for x in s.candidates if (x.drug in for_choice) == half]})
-                      for s in steps]) for c, steps in others] for half in (True, False))
-        assert self._others is not None
-        return self._others[0] if choice else self._others[1]
+                steps = [s.model_copy(update={"candidates": [c for c in s.candidates if c.drug not in held_back]})
+                         for s in condition.care_path if s.role != "step_up" and s.purpose]
+                self._others.append((condition, steps))
+        return self._others
+
+    def distractors(self, given: bool = False) -> list[str]:
+        """The drugs the cohort's other patients take most (`CohortPrior.taken`; `given`: were given at all, courses
+        included) that this patient never had: the wrong options of "which of these do I take?" ("... was I ever
+        given?"), so that a prior of "drugs people take" points at right and wrong options alike. Those taken are
+        asked about no other way (`other_conditions` leaves them out)."""
+        if given not in self._distractors:
+            counts = (self.prior.given if given else self.prior.taken) if self.prior is not None else {}
+            mine = self.ever_given()
+            ranked = sorted((d for d in counts if d not in mine and not self.in_pool(d, "abs", "none")),
+                            key=lambda d: (-counts[d], d))
+            self._distractors[given] = ranked[:DISTRACTORS]
+        return self._distractors[given]
 
     def askable(self) -> list[str]:
         """Every drug a yes/no or choice question could name: the condition's and the traps' (the pools), the common
         remedies, the acute illnesses' courses and the other conditions' care."""
         remedies = [d for d in self.phrasing.common("answers")["otc_use"] if d in self.kb.drugs]
         courses = [c.drug for i in self.kb.illnesses.values() for c in i.candidates]
-        others = [d for half in (True, False) for _, steps in self.other_conditions(half) for s in steps
-                  for d in s.drug_keys]
+        others = [d for _, steps in self.other_conditions() for s in steps for d in s.drug_keys]
         return sorted({*self.pools, *remedies, *courses, *others})
 
     def foreign(self, drug: str) -> bool:

@@ -119,7 +119,7 @@ def _other_conditions(finder: FactFinder) -> list[tuple[str, str | None, str, di
     given if they ever had that condition: each drug once, for the first condition of the roster that gives it; not
     the patient's own condition's drugs (the suggestions ask those) nor a relative's (family noise names them)."""
     asks: dict[str, tuple[str, str | None, str, dict[str, str], str]] = {}
-    for condition, step in [(c, step) for c, steps in finder.other_conditions(choice=False) for step in steps]:
+    for condition, step in [(c, step) for c, steps in finder.other_conditions() for step in steps]:
         for candidate in step.candidates:
             drug = candidate.drug
             if not finder.foreign(drug) or drug in asks:

@@ -9,7 +9,7 @@ from math import comb
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.simulate.models import MedicationFact
+from medmemorybench.simulate.models import Event, MedicationFact
 from medmemorybench.simulate.timeline import state_on
 
 LETTERS = "ABCD"
@@ -49,26 +49,17 @@ def _fewest(finder: FactFinder | None, rng: random.Random, drugs: list[str], n: 
     return rng.sample(drugs, n) if len(drugs) >= n else None
 
 
-def _taken_elsewhere(finder: FactFinder, rng: random.Random, exclude: set[str]) -> list[str]:
-    """Drugs the cohort's other patients take, the most taken first (at random among equals); none of `exclude`,
-    nor a relative's or one asked about as absent (family noise and abstention questions name those)."""
-    if finder.prior is None:
-        guideline = {d for s in finder.condition.care_path for d in s.drug_keys}
-        return sorted(d for d in finder.pools if finder.in_pool(d, "shared") and d in guideline and d not in exclude)
-    ties = {d: rng.random() for d in finder.prior.taken}
-    drugs = [d for d in finder.prior.taken if d not in exclude and not finder.in_pool(d, "abs", "none")]
-    return sorted(drugs, key=lambda d: (-finder.prior.taken[d], ties[d]))
-
-
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     drafts: list[Draft] = []
     ever = finder.ever_given()
     guideline = {d for s in finder.condition.care_path for d in s.drug_keys}  # options are for the condition
     pool = sorted(d for d in finder.pools if finder.in_pool(d, "shared") and d not in ever and d in guideline)
-    safe = [d for d in pool if finder.is_safe(d)]
+    # right: no rule bars it on the day (a drug the persona allows may have been barred since by a fall in kidney
+    # function or a drug started); the cohort prior thins the options where the pools allow
+    safe = [d for d in pool if finder.ruling(d, checkpoint).permitted]
     for trap, event in finder.disclosed(checkpoint):
         wrong = [d for d in pool if d in trap.forbidden_drugs]
-        picks = _draw(None, rng, safe, wrong) if wrong else None
+        picks = (_draw(finder, rng, safe, wrong) or _draw(None, rng, safe, wrong)) if wrong else None
         if picks is None:
             continue
         options, correct = _labelled(finder, picks)
@@ -83,10 +74,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         taken_before = sorted({f.drug for _, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
                               - set(current) - courses)
         # a stopped drug (like the current ones, other questions name it, so being named tells nothing) and drugs
-        # other patients take, the most taken first (a prior of "drugs people take" then points at them as often
-        # as at the right ones)
-        elsewhere = _taken_elsewhere(finder, rng, ever | set(current))[:3]
-        wrong = taken_before[:1] + elsewhere
+        # other patients take (`FactFinder.distractors`)
+        wrong = taken_before[:1] + finder.distractors()
         picks = _draw(None, rng, current, wrong)
         if picks is not None:
             options, correct = _labelled(finder, picks)
@@ -96,8 +85,28 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             drafts.append(Draft("MQ", "mq.current_drugs", {}, ", ".join(correct), evidence,
                                 [finder.drug(d) for d in right], f"mq_current:{checkpoint}", kind="current",
                                 options=options, correct_options=correct))
+        drafts += _ever_taken(finder, checkpoint, rng, pool)
     drafts += _hypothetical(finder, checkpoint, rng)
     return drafts
+
+
+def _ever_taken(finder: FactFinder, checkpoint: int, rng: random.Random, pool: list[str]) -> list[Draft]:
+    """Which of these have I been given at some point (a course long finished, a drug stopped, one taken now)? The
+    year's memory, not today's list. Wrong: a guideline drug of the condition never given (other questions name
+    those too, so being named tells nothing) and drugs other patients were given (`FactFinder.distractors`)."""
+    starts: dict[str, Event] = {}
+    for event, fact in finder.facts(checkpoint, MedicationFact):
+        if fact.action in ("start", "administer") and fact.reason != "long_term":  # type: ignore[union-attr]
+            starts.setdefault(fact.drug, event)  # type: ignore[union-attr]
+    wrong = pool[:1] + finder.distractors(given=True)
+    picks = _draw(None, rng, sorted(starts), [d for d in dict.fromkeys(wrong) if d not in starts])
+    if picks is None:
+        return []
+    options, correct = _labelled(finder, picks)
+    right = [d for d, ok in picks if ok]
+    return [Draft("MQ", "mq.ever_taken", {}, ", ".join(correct), [starts[d] for d in right],
+                  [finder.drug(d) for d in right], f"mq_ever:{sorted(right)}", kind="ever", options=options,
+                  correct_options=correct)]
 
 
 ANTIBACTERIAL_ATC = "J01"
@@ -105,9 +114,9 @@ ANTIBACTERIAL_ATC = "J01"
 
 
 def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
-    """Which of these could I be given if I needed an antibiotic for an acute illness, or if I ever had another
-    condition (its care)? Right: nothing on record bars or qualifies it; wrong: a disclosed fact or a
-    drug taken bars it (`FactFinder.ruling`). A question is asked again only once its answer set has changed."""
+    """Which of these could I be given if I needed an antibiotic for an acute illness? Right: nothing on record bars
+    or qualifies it; wrong: a disclosed fact or a drug taken bars it (`FactFinder.ruling`). Asked again only once its
+    answer set has changed."""
     persona = finder.year.persona
     illnesses = [i for i in finder.kb.illnesses.values()
                  if i.sex in ("any", persona.sex) and i.age[0] <= persona.age <= i.age[1]]
@@ -116,9 +125,6 @@ def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> li
                    if (classes[finder.kb.drugs[c.drug].drug_class].atc_prefix or "").startswith(ANTIBACTERIAL_ATC)}
     sets: list[tuple[str, str, dict[str, str], dict[str, str | None]]] = [
         ("antibiotic", "mq.antibiotic_options", {}, dict(sorted(antibiotics.items())))]
-    for condition, steps in finder.other_conditions(choice=True):
-        sets.append((condition.key, "mq.other_condition_options", {"condition": finder.t(condition.lay)},
-                     {c.drug: c.regimen for step in steps for c in step.candidates}))
     ever = finder.ever_given()
     drafts: list[Draft] = []
     for entity, template, fields, drugs in sets:
