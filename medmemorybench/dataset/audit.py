@@ -8,6 +8,8 @@ threshold; `build` runs them (all but the BM25 one) and refuses to export a data
   `chance_bar` (chance + 5 points, or what the best of 16 guessers reaches by luck in 99 % of draws on that
   many questions); for the other types, another question of the patient may state every key fact of at most
   2 % of questions.
+- `cohort_prior`: the other patients as a prior (the same drug's IG answers, the same option's MQ roles), and the
+  opposite rule; within `chance_bar`. Questions are balanced against it over the cohort (`questions.cohort`).
 - `constant`: the best constant answer: an MQ letter set (within `chance_bar` of the 14 sets), the commonest
   IG polarity (<= 60 %). Always-abstain is answered by the selective score in `scoring`.
 - `abs_wording`: the best one-word or bigram rule telling ABS from answerable questions: F1 <= 0.6.
@@ -263,7 +265,65 @@ def duplicates(questions: list[dict]) -> list[ProbeResult]:
     return [ProbeResult("duplicates", "all", repeated, 0, repeated == 0)]
 
 
-PROBES = (question_only, constant, abs_wording, date_in_question, evidence_age, duplicates)
+def cohort_prior(questions: list[dict]) -> list[ProbeResult]:
+    """The other patients as a prior: an IG answer guessed as the majority answer of the same drug for the other
+    patients, an MQ option as right when it was mostly right for them; and the opposite rules (answers forced
+    equal over the cohort would make the opposite win). A question with no other patient's answer to go by gets
+    the commonest answer (IG) or option "A" (MQ)."""
+    results = []
+    ig = [q for q in questions if q["query_type"] == "IG" and q.get("subject") and _polarity(q["answer"]) != "other"]
+    if ig:
+        votes: dict[str, Counter] = defaultdict(Counter)
+        for q in ig:
+            votes[normalize_text(q["subject"])][(q["persona_id"], _polarity(q["answer"]))] += 1
+        commonest = Counter(_polarity(q["answer"]) for q in ig).most_common(1)[0][0]
+        hits = {True: 0, False: 0}
+        for q in ig:
+            others = Counter()
+            for (persona, polarity), count in votes[normalize_text(q["subject"])].items():
+                if persona != q["persona_id"]:
+                    others[polarity] += count
+            for follow in (True, False):
+                if others["yes"] == others["no"]:
+                    guess = commonest
+                else:
+                    leader = "yes" if others["yes"] > others["no"] else "no"
+                    guess = leader if follow else _other(leader)
+                hits[follow] += guess == _polarity(q["answer"])
+        best, follow = max((hits[f] / len(ig), f) for f in (True, False))
+        majority = max(Counter(_polarity(q["answer"]) for q in ig).values()) / len(ig)
+        bar = chance_bar(majority, len(ig), 2)
+        results.append(ProbeResult("cohort_prior", "IG", best, bar, best <= bar,
+                                   f"{'the' if follow else 'against the'} other patients' answer for the drug "
+                                   f"(n={len(ig)})"))
+    mq = [q for q in questions if q["query_type"] == "MQ"]
+    if mq:
+        roles: dict[str, Counter] = defaultdict(Counter)
+        for q in mq:
+            for option in q["options"]:
+                letter, _ = split_option(option)
+                roles[_option_name(option)][(q["persona_id"], letter in q["correct_options"])] += 1
+        hits = {True: 0, False: 0}
+        for q in mq:
+            for follow in (True, False):
+                chosen = []
+                for option in q["options"]:
+                    others = Counter()
+                    for (persona, right), count in roles[_option_name(option)].items():
+                        if persona != q["persona_id"]:
+                            others[right] += count
+                    if others[True] != others[False] and (others[True] > others[False]) == follow:
+                        chosen.append(split_option(option)[0])
+                hits[follow] += sorted(chosen or ["A"]) == sorted(q["correct_options"])
+        best, follow = max((hits[f] / len(mq), f) for f in (True, False))
+        bar = max(_best_constant_mq(questions) + MARGIN, chance_bar(1 / len(LETTER_SETS), len(mq), 2))
+        results.append(ProbeResult("cohort_prior", "MQ", best, bar, best <= bar,
+                                   f"options {'' if follow else 'not '}mostly right for the other patients "
+                                   f"(n={len(mq)})"))
+    return results
+
+
+PROBES = (question_only, cohort_prior, constant, abs_wording, date_in_question, evidence_age, duplicates)
 MIN_TYPES_NOISE_LOWERS = 5
 """Noise must lower BM25 Recall@5 for at least this many of the six paper types."""
 

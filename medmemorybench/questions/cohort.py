@@ -19,6 +19,11 @@ from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import FactFinder
 from medmemorybench.simulate.rng import rng_for
 
+SLACK = 1.3
+"""How far the commoner answer of a drug may stay ahead, in expectation, of its rarer one (1: even). A little slack
+keeps more questions; the audit's `cohort_prior` probe checks that neither the prior nor its opposite then beats
+chance by more than noise."""
+
 
 class CohortPrior:
     """Per drug (by its name), how many patients of the cohort may be given it and how many may not."""
@@ -56,7 +61,7 @@ class CohortPrior:
         counts = self.counts.get(normalize_text(name))
         if not counts or not counts[allowed]:
             return True
-        rate = min(counts[True], counts[False]) / counts[allowed]
+        rate = SLACK * min(counts[True], counts[False]) / counts[allowed]
         if rate >= 1:
             return True
         draw = rng_for(self.seed, persona_id, f"questions/cohort/{normalize_text(name)}/{allowed}").random()

@@ -202,13 +202,18 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
                         prior)
     drafts: dict[tuple[str, int], list[Draft]] = {}  # (type, checkpoint) -> its candidates, made once
     banned: set[str] = set()
+    caps: dict[str, int] = {}
     for _ in range(SCHEDULE_ROUNDS):
-        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior)
+        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps)
         kept = _trim_unpaired(chosen)
         trimmed = {d.fact_key for _, d, _ in chosen} - {d.fact_key for _, d, _ in kept}
         if not trimmed:
             break
         banned |= trimmed  # (asked again, the schedule fills those slots with drafts that stay balanced)
+    caps = _paced(kept, checkpoints)
+    if caps:  # a type short of drafts would fill the early checkpoints and leave the late ones bare: spread it
+        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps)
+        kept = _trim_unpaired(chosen)
     numbers: Counter = Counter()
     questions: list[Question] = []
     for checkpoint, draft, text in kept:
@@ -217,10 +222,24 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
     return questions
 
 
+def _paced(kept: list[tuple[int, Draft, str]], checkpoints: list[int]) -> dict[str, int]:
+    """Per-checkpoint caps for the types that fell short of their quota at some checkpoint after being full at an
+    earlier one: what they had, spread evenly (rounded up) over their checkpoints."""
+    caps: dict[str, int] = {}
+    for spec in question_types():
+        asked = [c for c in checkpoints if c % spec.every == 0]
+        counts = [sum(1 for c, d, _ in kept if c == checkpoint and d.query_type == spec.code) for checkpoint in asked]
+        short = [i for i, n in enumerate(counts) if n < spec.quota]
+        if short and any(n >= spec.quota for n in counts[:short[-1]]):
+            caps[spec.code] = -(-sum(counts) // len(asked))
+    return caps
+
+
 def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoints: list[int], language: str,
-              drafts: dict[tuple[str, int], list[Draft]], banned: set[str], prior: CohortPrior | None
-              ) -> list[tuple[int, Draft, str]]:
-    """Every type's quota at every checkpoint, from its drafts (`drafts` caches them) but the `banned` fact keys."""
+              drafts: dict[tuple[str, int], list[Draft]], banned: set[str], prior: CohortPrior | None,
+              caps: dict[str, int]) -> list[tuple[int, Draft, str]]:
+    """Every type's quota (or its cap, when paced) at every checkpoint, from its drafts (`drafts` caches them) but
+    the `banned` fact keys."""
     # a stream per type: a change to one type's drafts leaves every other type's draws as they were
     rngs = {spec.code: rng_for(year.seed, year.persona.persona_id, f"questions/{language}/{spec.code}")
             for spec in question_types()}
@@ -238,7 +257,7 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
                           if d.fact_key not in schedule.used_facts and d.fact_key not in banned]
             rng.shuffle(candidates)
             number = 0
-            while number < spec.quota and candidates:
+            while number < min(spec.quota, caps.get(spec.code, spec.quota)) and candidates:
                 candidates.sort(key=schedule.ranker(spec, checkpoint, at_checkpoint))
                 draft = candidates.pop(0)
                 if draft.fact_key in schedule.used_facts or schedule.over_kind_cap(spec, draft) \
