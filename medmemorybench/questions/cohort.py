@@ -25,6 +25,11 @@ keeps more questions; the audit's `cohort_prior` probe checks that neither the p
 chance by more than noise."""
 
 
+MIN_MINORITY = 0.25
+"""A drug whose rarer answer is below this share of the cohort's patients is not asked about: thinning its commoner
+answer would leave almost nothing, and what is left would lean on the few patients who do get the rare one."""
+
+
 class CohortPrior:
     """Per drug (by its name), how many patients of the cohort may be given it and how many may not."""
 
@@ -61,6 +66,8 @@ class CohortPrior:
         counts = self.counts.get(normalize_text(name))
         if not counts or not counts[allowed]:
             return True
+        if min(counts[True], counts[False]) < MIN_MINORITY * (counts[True] + counts[False]):
+            return False  # (a drug nearly always allowed, or nearly always barred, is not asked about at all)
         rate = SLACK * min(counts[True], counts[False]) / counts[allowed]
         if rate >= 1:
             return True

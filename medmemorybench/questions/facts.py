@@ -199,20 +199,22 @@ class FactFinder:
             elif isinstance(fact, AvoidedFact) and (reasons := self.avoided_reasons(fact)):
                 parts.append(self.say("event", "avoided", drug=self.drug(fact.drug), reasons=reasons))
             elif (trap := next((t for t in self.traps if t.fact == fact), None)) is not None:
-                parts.append(self.say("event", "disclosed", reason=self.trap_reason(trap)))
+                told = self.say("disclosed", trap.category, detail=self.trap_detail(trap).rstrip("."))
+                parts.append(self.say("event", "disclosed", detail=told))
             elif isinstance(fact, AdverseFact):
                 parts.append(self.say("event", "adverse", effect=self.effect_name(fact), drug=self.drug(fact.drug)))
             elif isinstance(fact, AdherenceFact):
                 parts.append(self.say("event", "adherence", drug=self.drug(fact.drug), days=str(fact.missed_days)))
             elif isinstance(fact, TestFact):
                 parts.append(self.say("event", "test", test=self.t(fact.name), finding=self.t(fact.finding)))
-        if not parts:
-            lab = next((f for f in event.facts if isinstance(f, LabFact)), None)
+        if not parts:  # a visit that changed nothing: what the patient told, else its result (a vital sign last)
+            labs = sorted((f for f in event.facts if isinstance(f, LabFact)),
+                          key=lambda f: self.kb.labs[f.lab].kind == "vital")
             symptom = next((f for f in event.facts if isinstance(f, SymptomFact)), None)
-            if lab is not None:
-                parts.append(self.say("event", "lab", lab=self.lab_lay(lab.lab), value=self.lab_value(lab)))
-            elif symptom is not None:
+            if symptom is not None:
                 parts.append(self.say("event", "symptom", symptom=self.t(symptom.name)))
+            elif labs:
+                parts.append(self.say("event", "lab", lab=self.lab_lay(labs[0].lab), value=self.lab_value(labs[0])))
         return "; ".join(parts)
 
     def avoided_reasons(self, fact: AvoidedFact) -> str:

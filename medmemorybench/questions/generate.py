@@ -202,7 +202,7 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
                         prior)
     drafts: dict[tuple[str, int], list[Draft]] = {}  # (type, checkpoint) -> its candidates, made once
     banned: set[str] = set()
-    caps: dict[str, int] = {}
+    caps: dict[tuple[str, int], int] = {}
     for _ in range(SCHEDULE_ROUNDS):
         chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps)
         kept = _trim_unpaired(chosen)
@@ -222,22 +222,26 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
     return questions
 
 
-def _paced(kept: list[tuple[int, Draft, str]], checkpoints: list[int]) -> dict[str, int]:
-    """Per-checkpoint caps for the types that fell short of their quota at some checkpoint after being full at an
-    earlier one: what they had, spread evenly (rounded up) over their checkpoints."""
-    caps: dict[str, int] = {}
+def _paced(kept: list[tuple[int, Draft, str]], checkpoints: list[int]) -> dict[tuple[str, int], int]:
+    """Per-checkpoint caps on how many questions a type may have had by then, for the types that fell short of
+    their quota at some checkpoint after being full at an earlier one: what they had, spread as evenly as whole
+    questions allow over their checkpoints (a checkpoint that could not use its share passes it on)."""
+    caps: dict[tuple[str, int], int] = {}
     for spec in question_types():
         asked = [c for c in checkpoints if c % spec.every == 0]
         counts = [sum(1 for c, d, _ in kept if c == checkpoint and d.query_type == spec.code) for checkpoint in asked]
         short = [i for i, n in enumerate(counts) if n < spec.quota]
-        if short and any(n >= spec.quota for n in counts[:short[-1]]):
-            caps[spec.code] = -(-sum(counts) // len(asked))
+        if not short or not any(n >= spec.quota for n in counts[:short[-1]]):
+            continue
+        total = sum(counts)
+        for i, checkpoint in enumerate(asked):  # (15 over 10 checkpoints: 2, 3, 5, 6, 8 ... by then)
+            caps[(spec.code, checkpoint)] = round(total * (i + 1) / len(asked))
     return caps
 
 
 def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoints: list[int], language: str,
               drafts: dict[tuple[str, int], list[Draft]], banned: set[str], prior: CohortPrior | None,
-              caps: dict[str, int]) -> list[tuple[int, Draft, str]]:
+              caps: dict[tuple[str, int], int]) -> list[tuple[int, Draft, str]]:
     """Every type's quota (or its cap, when paced) at every checkpoint, from its drafts (`drafts` caches them) but
     the `banned` fact keys."""
     # a stream per type: a change to one type's drafts leaves every other type's draws as they were
@@ -257,7 +261,8 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
                           if d.fact_key not in schedule.used_facts and d.fact_key not in banned]
             rng.shuffle(candidates)
             number = 0
-            while number < min(spec.quota, caps.get(spec.code, spec.quota)) and candidates:
+            room = caps.get((spec.code, checkpoint), spec.quota + schedule.asked[spec.code]) - schedule.asked[spec.code]
+            while number < min(spec.quota, room) and candidates:
                 candidates.sort(key=schedule.ranker(spec, checkpoint, at_checkpoint))
                 draft = candidates.pop(0)
                 if draft.fact_key in schedule.used_facts or schedule.over_kind_cap(spec, draft) \

@@ -194,7 +194,9 @@ class YearBuilder(StoryActions, ClinicalTasks):
         if self.phase != self.placed_phase:
             self._place_phase_items()
         position = self.position_in_phase
-        for slot, item in self.placed:
+        # (a required item whose encounter has come goes before an optional one that waited: an illness caught late
+        # must not push a trap's disclosure out of its phase)
+        for slot, item in sorted(self.placed, key=lambda pair: not pair[1].required):
             if slot > position and not item.promptly:
                 continue
             if item.key not in self.state.done and self._is_ready(item) and self._run_story(item):

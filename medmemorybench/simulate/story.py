@@ -32,8 +32,8 @@ ILLNESSES_PER_PHASE = (2, 1, 1, 1, 1)
 """Intercurrent illnesses (`intercurrent.yaml`) caught in each phase: a year of care is more than the one disease,
 and each episode (symptoms, then a course chosen against the patient's own facts, then a review) is a story of its
 own to remember, spread over the year."""
-EARLY_SHARE = 0.3
-"""An illness of phase 1 starts in the first third of the phase, so its episode is over before the phase ends."""
+EARLY_SHARE = 0.5
+"""An illness of phase 1 starts in the first half of the phase, so its episode is over before the phase ends."""
 
 
 @dataclass(frozen=True)

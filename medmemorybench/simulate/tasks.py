@@ -26,8 +26,7 @@ MONITORING_JITTER_DAYS = 14
 STEP_SPREAD_DAYS = 21
 """A step indicated by the diagnosis alone starts within this many days of its phase opening."""
 REVIEW_AFTER_COURSE_DAYS = (5, 14)
-ILLNESS_REVIEW_WINDOW_DAYS = 21
-"""An intercurrent illness is reviewed a few days after its course ends, within three weeks of that."""
+"""An intercurrent illness is reviewed at the first visit free for it from a few days after its course ends."""
 
 
 @dataclass
@@ -472,8 +471,7 @@ class ClinicalTasks:
         event = self.emit("acute_illness", facts,
                           [task.trigger, *self.trap_triggers(facts), *self.interaction_triggers(facts)])
         review_on = self.day + (rx.course_days or 0) + self.rng.randint(*REVIEW_AFTER_COURSE_DAYS)
-        self.add_task(Task("illness_review", review_on, deadline=review_on + ILLNESS_REVIEW_WINDOW_DAYS,
-                           reason=illness.key, trigger=event.event_id))
+        self.add_task(Task("illness_review", review_on, reason=illness.key, trigger=event.event_id))
         return True
 
     def _task_illness_review(self, task: Task) -> bool | None:

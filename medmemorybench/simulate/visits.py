@@ -34,8 +34,8 @@ from medmemorybench.simulate.tasks import Task, is_daily
 
 MAX_MISSED_DAYS = 21
 SELF_CARE_DAYS = (5, 14)
-"""Days of self-care before an intercurrent illness that has not settled is seen again and treated (NICE NG120,
-NG79, NG59: most acute coughs, sinus infections and back pain settle with self-care; reassess if they do not)."""
+"""Days of self-care at least before an intercurrent illness that has not settled is seen again and treated (NICE
+NG120, NG79, NG59: most acute coughs, sinus infections and back pain settle with self-care; reassess if not)."""
 REVIEW_MIN_DAYS = 7
 REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
@@ -43,7 +43,7 @@ REVIEW_WINDOW_DAYS = 28
 """Longest lapse in adherence a patient admits to."""
 ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 1.3,
                                     "medication_review": 1.2}
-ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 1.0, "medication_review": 0.9, "lab_check": 1.1, "lifestyle": 1.5,
+ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 0.8, "medication_review": 0.9, "lab_check": 1.1, "lifestyle": 1.5,
                                    "psychological": 1.3, "symptom_report": 1.5}
 """Relative frequency of routine visit kinds (each patient's own mix varies around it, see `ROUTINE_BIAS`): near
 even, less for the kinds the year's own tasks already bring (follow-ups, lab reviews), so that no visit kind
@@ -463,8 +463,8 @@ class StoryActions:
         facts: list[Fact] = [*(SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in told),
                              AdviceFact(advice=illness.self_care), *self.measure(self.vitals())]
         event = self.emit("symptom_report", facts, [], f"illness:{illness.key}")
-        low, high = SELF_CARE_DAYS
-        self.add_task(Task("illness_treat", self.day + low, deadline=self.day + high, reason=illness.key,
+        # (no deadline: the next visits the year's own story needs come first; the patient is seen again soon after)
+        self.add_task(Task("illness_treat", self.day + self.rng.randint(*SELF_CARE_DAYS), reason=illness.key,
                            trigger=event.event_id))
         return event
 

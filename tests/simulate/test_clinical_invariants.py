@@ -156,7 +156,8 @@ def _trap_rule(kb, years, category: str, rule: str, exempt_history: bool = True)
             for event, fact in given(year):
                 if exempt_history and fact.drug == history_drug:
                     continue
-                if fact.drug in forbidden:
+                if fact.drug in forbidden and not (fact.course_days and forbidden[fact.drug].startswith("budget:")):
+                    # (a budget caps what is paid month after month; a course is paid once)
                     failures.append(fail(rule, year, event, f"{fact.drug} given though {forbidden[fact.drug]}"))
     return failures
 
@@ -475,7 +476,7 @@ def test_misdiagnosis_phase_shows_nothing_diagnostic_of_the_true_condition(kb, y
                 if isinstance(fact, LabFact) and fact.lab in diagnostic:
                     failures.append(fail("misdiagnosis_phase", year, event,
                                          f"diagnostic lab {fact.lab} before work-up"))
-                if isinstance(fact, TestFact):
+                if isinstance(fact, TestFact) and not fact.test.startswith("illness:"):  # (an acute illness's own)
                     failures.append(fail("misdiagnosis_phase", year, event, f"test {fact.test} before work-up"))
                 if isinstance(fact, SymptomFact) and fact.symptom in specific and event.index < turning:
                     failures.append(fail("misdiagnosis_phase", year, event, f"specific symptom {fact.symptom} "
@@ -531,6 +532,9 @@ def test_indication_on_record_every_started_drug(kb, years):
                 ok = any(isinstance(f, DiagnosisFact) and f.icd11 == key for e in upto for f in e.facts)
             elif kind == "with":
                 ok = any(isinstance(f, MedicationFact) and f.drug == key and f.action == "start" for f in event.facts)
+            elif kind == "illness":  # diagnosed at the visit that gives the course
+                ok = any(isinstance(f, DiagnosisFact) and f.status == "acute" and f.icd11 == kb.illnesses[key].icd11
+                         for f in event.facts)
             else:
                 ok = False
             if not ok:
