@@ -285,7 +285,7 @@ def audit_cmd(
         console.print(format_table(results), markup=False, highlight=False)
         console.print(f"questions {len(questions)} (six paper types {six_type_count(questions)}); evidence age "
                       f"(sessions back, answerable): {age_distribution(questions)}", highlight=False)
-        failed = [r for r in results if not r.passed]
+        failed = [r for r in results if r.blocks]
         if failed:
             err_console.print(f"{len(failed)} probe(s) failed: " + ", ".join(f"{r.probe} ({r.scope})" for r in failed),
                               markup=False)

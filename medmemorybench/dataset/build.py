@@ -201,7 +201,7 @@ def build_dataset(
     audit = audit_questions(questions)
     stats["audit_table"] = format_table(audit)
     stats["audit_failures"] = [f"{r.probe} ({r.scope}): {r.value:.3f} vs {r.threshold:.3f}"
-                               for r in audit if not r.passed]
+                               for r in audit if r.blocks]
     stats["evidence_age"] = age_distribution(questions)
     built = BuiltDataset(options, rows, stats)
     built.fingerprint = fingerprint_rows(rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from medmemorybench.dataset.build import BuildOptions, PatientBuild, build_patient
+from medmemorybench.dataset.build import BuildOptions, PatientBuild, build_patient, cohort_prior
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.render.templates import load_templates
@@ -17,6 +17,9 @@ def kb() -> KnowledgeBase:
 
 
 def build_cohort(kb: KnowledgeBase, seed: int, size: int = 20) -> list[PatientBuild]:
-    """Every roster condition once (20 patients) under `seed`, rendered and asked, as `build` does."""
-    templates = load_templates("en")
-    return [build_patient(kb, templates, simulate_patient(kb, seed, index), BuildOptions()) for index in range(size)]
+    """Every roster condition once (20 patients) under `seed`, rendered and asked, as `build` does (the answers
+    balanced over the cohort by its prior)."""
+    templates, options = load_templates("en"), BuildOptions(seed=seed)
+    years = [simulate_patient(kb, seed, index) for index in range(size)]
+    prior = cohort_prior(kb, years, options)
+    return [build_patient(kb, templates, year, options, prior=prior) for year in years]

@@ -75,8 +75,10 @@ def test_abstention_questions_ask_about_what_the_patient_never_said(patients):
             assert not q.evidence_session_ids and not q.key_facts
 
 
-def test_mcd_chains_span_two_sessions_and_two_weeks(patients):
+def test_mcd_chains_span_separate_sessions_and_a_week(patients):
     from datetime import date
+
+    from medmemorybench.questions.types.mcd import MIN_SPAN_DAYS
 
     for patient in patients:
         dates = {s.session_id: s.date for s in patient.regular}
@@ -84,14 +86,16 @@ def test_mcd_chains_span_two_sessions_and_two_weeks(patients):
             sessions = [n.session_id for n in q.reasoning_chain]
             assert 3 <= len(sessions) <= 5 and len(set(sessions)) >= 2
             span = date.fromisoformat(dates[sessions[-1]]) - date.fromisoformat(dates[sessions[0]])
-            assert span.days >= 14
+            assert span.days >= MIN_SPAN_DAYS
 
 
 def test_ig_questions_carry_the_common_wrong_answer(patients):
     for patient in patients:
         for q in (q for q in patient.questions if q.query_type == "IG"):
             assert q.common_wrong_answer
-            assert q.trap_category or q.template in ("ig.take_now", "ig.over_the_counter")
+            # (a question on what a drug taken bars, or on a hypothetical course, names no trap category)
+            assert q.trap_category or q.template in ("ig.take_now", "ig.over_the_counter", "ig.illness_drug",
+                                                     "ig.other_condition")
 
 
 def test_question_ids_are_unique(patients):
@@ -103,7 +107,7 @@ def test_question_ids_are_unique(patients):
 def test_over_the_counter_yes_only_when_nothing_bars_or_qualifies_it(kb, monkeypatch):
     # "yes, it is fine" for a remedy only when no rule bars it and no drug the patient takes combines with it only
     # with care: calcium carbonate is a plain yes, but not for someone on levothyroxine (doses must be 4 h apart)
-    from types import SimpleNamespace
+    from dataclasses import replace
 
     from medmemorybench.questions.facts import FactFinder
     from medmemorybench.questions.phrasing import load_phrasing
@@ -111,15 +115,16 @@ def test_over_the_counter_yes_only_when_nothing_bars_or_qualifies_it(kb, monkeyp
     from medmemorybench.render.templates import load_templates
     from medmemorybench.simulate import simulate_patient
 
-    def remedies(year, taking: dict) -> dict[str, str]:  # noqa: ANN001
-        monkeypatch.setattr(ig, "state_on", lambda year, day: SimpleNamespace(medications=taking))
+    def remedies(year, taking: set[str]) -> dict[str, str]:  # noqa: ANN001
         finder = FactFinder(kb, year, load_phrasing("en"), load_templates("en"), {})
-        return {d.fields["drug"]: d.kind for d in ig._over_the_counter(finder, 100)}
+        monkeypatch.setattr(finder, "patient_at", lambda checkpoint: replace(finder.patient, taking=taking))
+        return {d.fields["drug"]: d.kind for d in ig._remedies(finder, 100) if d.template == "ig.over_the_counter"}
 
     name = kb.drugs["calcium_carbonate"].name.en
-    year = next(y for y in (simulate_patient(kb, 11, i) for i in range(20)) if name in remedies(y, {}))
-    assert remedies(year, {})[name] == "otc:yes"
-    assert name not in remedies(year, {"levothyroxine": None})
+    year = next(y for y in (simulate_patient(kb, 11, i) for i in range(20))
+                if remedies(y, set()).get(name) == "over_the_counter:yes")
+    assert remedies(year, set())[name] == "over_the_counter:yes"
+    assert name not in remedies(year, {"levothyroxine"})
 
 
 def test_cirrhosis_bars_nsaids_and_qualifies_paracetamol(kb):
@@ -145,7 +150,7 @@ def test_a_drug_is_asked_about_once_as_a_suggestion_or_a_remedy(kb, patients):
             times = sum(name in q for q in asked)
             assert times <= 1, (patient.year.persona.persona_id, name)
             checked += times
-    assert checked >= 40
+    assert checked >= 20  # (most yes golds now ask about other conditions' drugs and courses, checked elsewhere)
 
 
 def test_no_yes_gold_for_a_drug_a_rule_qualifies(kb, patients):
@@ -169,4 +174,4 @@ def test_no_yes_gold_for_a_drug_a_rule_qualifies(kb, patients):
             result = verdict(kb, drug, replace(finder.patient, taking=taking))
             assert result.is_allowed and not result.cautions and result.max_daily_dose is None, (q.query_id, drug)
             checked += 1
-    assert checked >= 40
+    assert checked >= 20  # (most yes golds now ask about other conditions' drugs and courses, checked elsewhere)
