@@ -2,6 +2,7 @@
 
 from medmemorybench.report.plots import saturation_plot
 from medmemorybench.report.tables import (
+    MODES,
     PaperRow,
     backbone_label,
     cost_per_session,
@@ -14,5 +15,5 @@ from medmemorybench.report.tables import (
     table_mean,
 )
 
-__all__ = ["PaperRow", "backbone_label", "cost_per_session", "cost_table", "load_summary", "metric_table", "paper_rows", "paper_table",
-           "run_label", "saturation_plot", "table_mean"]
+__all__ = ["MODES", "PaperRow", "backbone_label", "cost_per_session", "cost_table", "load_summary", "metric_table",
+           "paper_rows", "paper_table", "run_label", "saturation_plot", "table_mean"]
