@@ -294,31 +294,185 @@ def audit_cmd(
 
 @app.command("publish")
 def publish_cmd(
-    folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
-    repo_id: Annotated[str, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME.")],
+    folder: Annotated[Path | None, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")] = None,
+    repo_id: Annotated[str | None, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME.")] = None,
     pr: Annotated[bool, typer.Option("--pr", help="Open a pull request instead of committing to main.")] = False,
     private: Annotated[bool, typer.Option(help="Create the repo as private.")] = False,
+    space: Annotated[str | None, typer.Option(
+        "--space", help="Also (or only) upload the leaderboard as a static Hub Space, ORG/NAME.")] = None,
+    results: Annotated[Path | None, typer.Option(
+        "--results", help="With --space: the results folder the board is built from.")] = None,
+    results_repo: Annotated[str | None, typer.Option(
+        "--results-repo", help="With --space: the results dataset repo (ORG/NAME) the board links samples to.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be uploaded; send nothing.")] = False,
 ) -> None:
-    """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`).
+    """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`), with its eval.yaml
+    (the benchmark's headline tasks); with --space, the leaderboard page built from a results folder.
 
-    Example: medmemorybench publish out/medmemorybench --repo-id my-org/MedMemoryBench --pr
+    \b
+    Examples:
+      medmemorybench publish out/medmemorybench --repo-id my-org/MedMemoryBench --pr
+      medmemorybench publish --space my-org/medmemorybench-leaderboard --results results \\
+        --results-repo my-org/medmemorybench-results
     """
+    from medmemorybench.errors import InputError
+
+    with _user_errors():
+        if folder is None and space is None:
+            raise InputError("publish: give a dataset FOLDER with --repo-id, or --space with --results")
+        if (space is None) != (results is None):
+            raise InputError("--space and --results go together: the Space shows the board of that results folder")
+        if folder is not None:
+            _publish_dataset(folder, repo_id, pr, private, dry_run)
+        if space is not None and results is not None:
+            _publish_space(space, results, results_repo, dry_run)
+
+
+def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool, dry_run: bool) -> None:
     from medmemorybench.dataset import read_rows, validate_rows
     from medmemorybench.dataset.publish import plan_operations, publish
     from medmemorybench.errors import InputError
 
+    if repo_id is None:
+        raise InputError("--repo-id: required to publish a dataset folder (ORG/NAME)")
+    problems = validate_rows(read_rows(folder))
+    if problems:
+        raise InputError(f"{folder}: refusing to publish an invalid dataset ({len(problems)} problems); "
+                         f"run `medmemorybench validate {folder}`")
+    if dry_run:
+        for op in plan_operations(folder):
+            console.print(f"add {op.path_in_repo}", highlight=False)
+        return
+    info = publish(folder, repo_id, create_pr=pr, private=private)
+    console.print(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
+
+
+def _publish_space(space: str, results: Path, results_repo: str | None, dry_run: bool) -> None:
+    from medmemorybench.leaderboard import load_board, publish_space
+    from medmemorybench.leaderboard.site import space_files
+    from medmemorybench.leaderboard.submit import check_repo_id
+
+    check_repo_id(space, "--space")
+    if results_repo is not None:
+        check_repo_id(results_repo, "--results-repo")
+
+    def samples_link(path: str) -> str:  # (without the repo, the Space has nothing to link the samples to)
+        return f"https://huggingface.co/datasets/{results_repo}/blob/main/{path}" if results_repo else ""
+
+    board = load_board(results, samples_link=samples_link, on_left_out=_left_out)
+    if dry_run:
+        for name, data in space_files(board, str(results)).items():
+            console.print(f"space {space}: add {name} ({len(data):,} bytes)", highlight=False)
+        return
+    info = publish_space(board, str(results), space)
+    console.print(f"leaderboard Space: {getattr(info, 'commit_url', info)}", highlight=False)
+
+
+def _left_out(reason: str) -> None:
+    err_console.print(f"left out: {reason}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("submit")
+def submit_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run folder (run.json, samples.jsonl, summary.json).")],
+    repo_id: Annotated[str | None, typer.Option(
+        "--repo-id", help="The results dataset repo to open a pull request on, ORG/NAME.")] = None,
+    results: Annotated[Path | None, typer.Option(
+        "--results", help="Write the bundle into this local results folder instead.")] = None,
+    dataset_path: Annotated[str | None, typer.Option(
+        "--dataset_path", "--dataset-path",
+        help="The release the run used (default: the run's dataset folder, else a local build).")] = None,
+    system: Annotated[Path | None, typer.Option(
+        "--system", help="YAML self-description: name, version, paradigm, link, description, "
+                         "answering_model_hub_id.")] = None,
+    allow_partial: Annotated[bool, typer.Option(
+        "--allow-partial", help="Accept a run of some patients or checkpoints (shown as a slice).")] = False,
+    dataset_repo: Annotated[str, typer.Option(
+        "--dataset-repo", help="The benchmark's dataset repo, for .eval_results entries.")] = "",
+    dataset_revision: Annotated[str | None, typer.Option(
+        "--dataset-revision", help="Its commit on the Hub, for .eval_results entries.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Verify and print what would be sent; send nothing.")] = (
+        False),
+) -> None:
+    """Verify a run (the release it used, its tasks and prompts, one sample per question), re-score every sample from
+    its answer and the gold, and send it with its re-computed summary and the system's self-description as a pull
+    request to a results repo, or into a local results folder.
+
+    \b
+    Examples:
+      medmemorybench submit runs/bm25 --repo-id my-org/medmemorybench-results --dry-run
+      medmemorybench submit runs/mine --system mine.yaml --repo-id my-org/medmemorybench-results
+      medmemorybench submit runs/bm25 --results results      # a local results folder (then `leaderboard`)
+    """
+    from medmemorybench.dataset.load import HUB_ID
+    from medmemorybench.errors import InputError
+    from medmemorybench.leaderboard import load_claim, prepare_submission, send_to_hub, write_to_folder
+    from medmemorybench.leaderboard.submit import check_repo_id, write_eval_results
+
     with _user_errors():
-        problems = validate_rows(read_rows(folder))
-        if problems:
-            raise InputError(f"{folder}: refusing to publish an invalid dataset ({len(problems)} problems); "
-                             f"run `medmemorybench validate {folder}`")
+        if (repo_id is None) == (results is None) and not dry_run:
+            raise InputError("submit: give --repo-id ORG/NAME (a pull request) or --results DIR (a local folder)")
+        if repo_id is not None:
+            check_repo_id(repo_id)
+        if dataset_repo:
+            check_repo_id(dataset_repo, "--dataset-repo")
+        submission = prepare_submission(run_dir, dataset_path=dataset_path, claim=load_claim(system),
+                                        allow_partial=allow_partial, dataset_repo_id=dataset_repo or HUB_ID,
+                                        dataset_revision=dataset_revision, results_repo_id=repo_id)
+        where = f"pull request on {repo_id}" if repo_id else f"folder {results}" if results else "(no target)"
+        console.print(f"verified: {submission.description}", highlight=False)
         if dry_run:
-            for op in plan_operations(folder):
-                console.print(f"add {op.path_in_repo}", highlight=False)
+            console.print(f"would send to {where}: {submission.title}", highlight=False)
+            for path, data in submission.file_paths().items():
+                console.print(f"  add {path} ({len(data):,} bytes)", highlight=False)
+            if submission.eval_results:
+                console.print("would write .eval_results/medmemorybench.yaml for the answering model's repo "
+                              f"{submission.system.answering_model_hub_id}:\n{submission.eval_results}",
+                              highlight=False, markup=False)
             return
-        info = publish(folder, repo_id, create_pr=pr, private=private)
-        console.print(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
+        if repo_id is not None:
+            info = send_to_hub(submission, repo_id)
+            console.print(f"pull request: {getattr(info, 'pr_url', None) or info}", highlight=False)
+        else:
+            console.print(f"bundle: {write_to_folder(submission, results)}", highlight=False)
+        entries = write_eval_results(submission, run_dir)
+        if entries is not None:
+            console.print(f"eval results for {submission.system.answering_model_hub_id}: {entries} (propose it to that "
+                          f"model repo: hf upload {submission.system.answering_model_hub_id} {entries} "
+                          ".eval_results/medmemorybench.yaml --create-pr)", highlight=False)
+
+
+@app.command("leaderboard")
+def leaderboard_cmd(
+    results: Annotated[Path, typer.Option("--results", help="A results folder (`submit --results` writes one).")],
+    html: Annotated[Path, typer.Option("--html", help="Folder to write the page (index.html) into.")],
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="Re-score every bundle against the release (--dataset_path) before showing it.")] = False,
+    dataset_path: Annotated[str | None, typer.Option(
+        "--dataset_path", "--dataset-path", help="The release, with --verify (default: a local build).")] = None,
+) -> None:
+    """Write the leaderboard as one self-contained page: the paper's table, quality, cost, the saturation curves,
+    filters, sorting and each row's provenance, beside the paper's reference rows.
+
+    Example: medmemorybench leaderboard --results results --html board   # then open board/index.html
+    """
+    from medmemorybench.dataset.load import find_local
+    from medmemorybench.errors import InputError
+    from medmemorybench.leaderboard import load_board, relative_link, write_site
+
+    with _user_errors():
+        release = None
+        if verify:
+            release = find_local(dataset_path)
+            if release is None:
+                raise InputError(f"--dataset_path: no MedMemoryBench build at {dataset_path or './out'} to verify "
+                                 "against")
+        board = load_board(results, samples_link=relative_link(results, html), verify_with=release,
+                           on_left_out=_left_out)
+        page = write_site(board, html, str(results))
+        runs = sum(1 for row in board.rows if row.kind == "run")
+        console.print(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows; "
+                      f"open {page.resolve()}", highlight=False)
 
 
 @app.command("demo")

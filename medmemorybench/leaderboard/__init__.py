@@ -3,7 +3,6 @@ folder, as a static page or a Hub Space."""
 
 from medmemorybench.leaderboard.board import Board, BoardRow, load_board, relative_link
 from medmemorybench.leaderboard.bundle import SystemClaim, SystemDescription
-from medmemorybench.leaderboard.eval_yaml import check_eval_yaml, eval_yaml
 from medmemorybench.leaderboard.rescore import VerifiedRun, verify_run
 from medmemorybench.leaderboard.site import publish_space, render_page, write_site
 from medmemorybench.leaderboard.submit import (
@@ -15,6 +14,6 @@ from medmemorybench.leaderboard.submit import (
     write_to_folder,
 )
 
-__all__ = ["Board", "BoardRow", "Submission", "SystemClaim", "SystemDescription", "VerifiedRun", "check_eval_yaml",
-           "eval_yaml", "load_board", "load_claim", "prepare_submission", "publish_space", "relative_link",
-           "render_page", "send_to_hub", "verify_run", "write_eval_results", "write_site", "write_to_folder"]
+__all__ = ["Board", "BoardRow", "Submission", "SystemClaim", "SystemDescription", "VerifiedRun", "load_board",
+           "load_claim", "prepare_submission", "publish_space", "relative_link", "render_page", "send_to_hub",
+           "verify_run", "write_eval_results", "write_site", "write_to_folder"]

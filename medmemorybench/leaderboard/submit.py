@@ -29,7 +29,7 @@ from medmemorybench.leaderboard.bundle import (
     read_bounded,
     sha256,
 )
-from medmemorybench.leaderboard.eval_yaml import eval_result_entries
+from medmemorybench.leaderboard.eval_results import eval_result_entries
 from medmemorybench.leaderboard.rescore import VerifiedRun, verify_run
 from medmemorybench.leaderboard.systems import known_system
 from medmemorybench.report import backbone_label, cost_per_session, paper_rows
@@ -204,7 +204,7 @@ def write_eval_results(submission: Submission, run_dir: Path) -> Path | None:
     model repo's owner to propose; None when there are none."""
     if submission.eval_results is None:
         return None
-    from medmemorybench.leaderboard.eval_yaml import EVAL_RESULTS_FILE
+    from medmemorybench.leaderboard.eval_results import EVAL_RESULTS_FILE
 
     path = Path(run_dir) / EVAL_RESULTS_FILE
     write_atomic(path, submission.eval_results)

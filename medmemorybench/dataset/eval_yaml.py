@@ -1,5 +1,5 @@
-"""The Hub's benchmark declaration (`eval.yaml` at the dataset repo's root) and the `.eval_results` entries of a
-model repo that point at it, one task per headline score.
+"""The Hub's benchmark declaration: `eval.yaml` at the dataset repo's root, one task per headline score (the
+`.eval_results` entries of model repos name these task ids: `leaderboard/eval_results.py`).
 
 The shape checked here is the documented one (`name`, `description`, `evaluation_framework`, `tasks: [{id, config,
 split}]`); the Hub validates it again when it is pushed and lists a benchmark once its staff allow it.
@@ -13,11 +13,9 @@ from typing import Any
 import yaml
 
 from medmemorybench.errors import InputError
-from medmemorybench.report import PaperRow
 
 FRAMEWORK = "medmemorybench"
 EVAL_YAML = "eval.yaml"
-EVAL_RESULTS_FILE = ".eval_results/medmemorybench.yaml"
 HEADLINE_TASKS = (("overall", "efficient"), ("efficient", "efficient"), ("mixed", "mixed"))
 """(task id, the config its data is in): the mean over question types of both modes, of the efficient mode and of
 the mixed mode, as the paper's table averages them."""
@@ -25,13 +23,6 @@ _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 DESCRIPTION = ("Agent memory for personalized healthcare: a memory system reads a year of a chronic patient's "
                "consultations as a stream and answers, at checkpoints every 10 sessions, questions that need exactly "
                "what it remembered. Score: average accuracy (%) over the six question types.")
-
-
-def headline_value(task_id: str, row: PaperRow) -> float | None:
-    """A run's score for a headline task (percent, None when the run has none)."""
-    if task_id == "overall":
-        return row.mean
-    return row.by_mode.get(task_id, {}).get("mean")
 
 
 def eval_yaml(splits: dict[str, list[str]]) -> str:
@@ -85,18 +76,3 @@ def check_eval_yaml(text: str, splits: dict[str, list[str]] | None = None, where
         if splits is not None and task["split"] not in splits.get(task["config"], []):
             raise InputError(f"{where}: tasks[{index}]: config '{task['config']}' has no split '{task['split']}'")
     return document
-
-
-def eval_result_entries(row: PaperRow, *, dataset_id: str, dataset_revision: str | None, date: str,
-                        source_url: str | None, notes: str) -> str | None:
-    """`.eval_results/medmemorybench.yaml` for a model repo: one entry per headline task the run has a score for
-    (None when it has none, a retrieval-only run)."""
-    from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
-
-    entries = [EvalResultEntry(dataset_id=dataset_id, task_id=task_id, value=round(value, 2),
-                               dataset_revision=dataset_revision, date=date, source_url=source_url,
-                               source_name="MedMemoryBench results" if source_url else None, notes=notes)
-               for task_id, _config in HEADLINE_TASKS if (value := headline_value(task_id, row)) is not None]
-    if not entries:
-        return None
-    return yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True, width=100)
