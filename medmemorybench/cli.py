@@ -484,7 +484,8 @@ def demo_cmd(
     qa_patients: Annotated[int, typer.Option("--qa-patients", help="Patients in the SmolLM2 QA slice.")] = 1,
 ) -> None:
     """The main job on the embedded defaults, offline: build the dataset, evaluate bm25 and dense
-    retrieval on both modes and all checkpoints, answer a small slice with SmolLM2 on CPU, and report.
+    retrieval on both modes and all checkpoints, answer a small slice with SmolLM2 on CPU, report, and submit the
+    runs to a local results folder for the leaderboard page.
 
     Example: medmemorybench demo --out demo_output
     """
@@ -519,6 +520,24 @@ def demo_cmd(
                 run_evaluation(config, advance)
         plot = _print_report([runs / "bm25", runs / "dense", runs / "smollm2_bm25"], runs / "saturation.png")
         console.print(f"runs in {runs}; saturation plot: {plot}", highlight=False)
+        page = _demo_board([runs / "bm25", runs / "dense", runs / "smollm2_bm25"], folder, out)
+        console.print(f"leaderboard (the demo's runs beside the paper's reference rows): open {page.resolve()}",
+                      highlight=False)
+
+
+def _demo_board(runs: list[Path], release: Path, out: Path) -> Path:
+    """Submit the demo's runs to a local results folder (each re-scored; the QA run is a slice) and write the
+    leaderboard page; returns it."""
+    import shutil
+
+    from medmemorybench.leaderboard import load_board, prepare_submission, relative_link, write_site, write_to_folder
+
+    results, html = out / "results", out / "leaderboard"
+    shutil.rmtree(results, ignore_errors=True)
+    for run in runs:
+        write_to_folder(prepare_submission(run, dataset_path=release, allow_partial=True), results)
+    return write_site(load_board(results, samples_link=relative_link(results, html), on_left_out=_left_out), html,
+                      str(results))
 
 
 def _int_list(text: str | None, flag: str) -> list[int] | None:

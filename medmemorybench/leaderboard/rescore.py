@@ -94,8 +94,7 @@ def _release(header: dict, run_dir: Path, dataset_path: str | Path | None) -> tu
     if folder is None:
         raise InputError(f"--dataset_path: no MedMemoryBench build at {given or './out'}; pass the release the "
                          "run used (the gold re-scoring reads)")
-    rows = read_rows(folder)
-    fingerprint = fingerprint_rows(rows)
+    rows, fingerprint = _read_release(folder)
     meta = read_json_object(folder / METADATA_FILE)
     if meta.get("fingerprint") != fingerprint:
         raise InputError(f"{folder}: its rows do not match its own fingerprint ({METADATA_FILE} says "
@@ -105,6 +104,21 @@ def _release(header: dict, run_dir: Path, dataset_path: str | Path | None) -> tu
         raise InputError(f"{run_dir / RUN_HEADER}: dataset_fingerprint {recorded[:12]} is not the release at "
                          f"{folder} ({fingerprint[:12]}); pass --dataset_path of the release the run used")
     return rows, fingerprint
+
+
+_RELEASES: dict[tuple, tuple[dict, str]] = {}
+"""Releases read in this process, keyed by folder and the size and time of each file (a board re-scores every
+bundle against the same release: it is read once)."""
+
+
+def _read_release(folder: Path) -> tuple[dict, str]:
+    files = sorted(folder.rglob("*.parquet"))
+    key = (str(folder.resolve()), *((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+    if key not in _RELEASES:
+        rows = read_rows(folder)
+        _RELEASES.clear()  # (one release at a time: the rows of a full build take ~100 MB)
+        _RELEASES[key] = (rows, fingerprint_rows(rows))
+    return _RELEASES[key]
 
 
 def _tasks(header: dict, where: Path) -> list[TaskConfig]:
