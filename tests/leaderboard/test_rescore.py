@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from medmemorybench.errors import InputError
-from medmemorybench.leaderboard import verify_run
 from medmemorybench.leaderboard import bundle as bundle_module
+from medmemorybench.leaderboard import verify_run
 from tests.leaderboard.conftest import WRONG, copy_run, edit_json, edit_samples
 
 
