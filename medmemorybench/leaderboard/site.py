@@ -84,9 +84,12 @@ def publish_space(board: Board, source: str, space_id: str, api: Any = None) -> 
     """Create the Space if needed and upload the page in one commit; returns the commit info."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
+    from medmemorybench.leaderboard.submit import hub_call
+
     api = api or HfApi()
-    api.create_repo(space_id, repo_type="space", space_sdk="static", exist_ok=True)
     operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=data)
                   for name, data in space_files(board, source).items()]
-    return api.create_commit(repo_id=space_id, repo_type="space", operations=operations,
-                             commit_message="Rebuild the MedMemoryBench leaderboard")
+    with hub_call(f"--space {space_id}"):
+        api.create_repo(space_id, repo_type="space", space_sdk="static", exist_ok=True)
+        return api.create_commit(repo_id=space_id, repo_type="space", operations=operations,
+                                 commit_message="Rebuild the MedMemoryBench leaderboard")

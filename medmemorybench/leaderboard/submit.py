@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -172,18 +174,36 @@ def check_repo_id(repo_id: str, flag: str = "--repo-id") -> str:
     return repo_id
 
 
+@contextmanager
+def hub_call(what: str) -> Iterator[None]:
+    """Turn the Hub's refusal (401, 404, ...) or an unreachable Hub into one InputError naming `what`."""
+    from huggingface_hub.utils import httpx
+
+    try:
+        yield
+    except httpx.HTTPError as exc:  # (huggingface_hub's HfHubHTTPError is one too)
+        detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else exc.__class__.__name__
+        raise InputError(f"{what}: the Hub refused or could not be reached ({detail}); check HF_TOKEN (or `hf auth "
+                         "login`) and the repo id") from None
+
+
 def send_to_hub(submission: Submission, repo_id: str, api: Any = None) -> Any:
     """Open a pull request on the results dataset repo with the bundle (one commit); returns the commit info,
-    whose `pr_url` is the pull request."""
+    whose `pr_url` is the pull request.
+
+    Raises:
+        InputError: naming the repo when the Hub refuses it or cannot be reached.
+    """
     from huggingface_hub import CommitOperationAdd, HfApi
 
     check_repo_id(repo_id)
     api = api or HfApi()
     operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data)
                   for path, data in submission.file_paths().items()]
-    return api.create_commit(repo_id=repo_id, repo_type="dataset", operations=operations,
-                             commit_message=submission.title, commit_description=submission.description,
-                             create_pr=True)
+    with hub_call(f"--repo-id {repo_id}"):
+        return api.create_commit(repo_id=repo_id, repo_type="dataset", operations=operations,
+                                 commit_message=submission.title, commit_description=submission.description,
+                                 create_pr=True)
 
 
 def write_to_folder(submission: Submission, results: Path) -> Path:
