@@ -11,8 +11,14 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from medmemorybench.leaderboard import SystemClaim, load_board, prepare_submission, relative_link, write_site
-from medmemorybench.leaderboard import write_to_folder
+from medmemorybench.leaderboard import (
+    SystemClaim,
+    load_board,
+    prepare_submission,
+    relative_link,
+    write_site,
+    write_to_folder,
+)
 from tests.leaderboard.browser import Browser, find_chromium
 
 pytestmark = pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (make install adds it)")
