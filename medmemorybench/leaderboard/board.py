@@ -83,15 +83,17 @@ def bundle_dirs(results: Path) -> tuple[list[Path], list[str]]:
         raise InputError(f"{results}: not a results folder (no {SUBMISSIONS_DIR}/); `medmemorybench submit RUN "
                          f"--results {results}` makes one")
     top = root.resolve()
-    found, skipped = [], []
+    skipped: list[str] = []
     level = [root]
     for _depth in range(3):
         children = []
         for folder in level:
             for child in sorted(folder.iterdir()):
+                if child.is_file() and not child.is_symlink():
+                    continue  # (a README beside the bundles)
                 if child.is_symlink() or not child.is_dir() or not is_slug(child.name) or \
                         not child.resolve().is_relative_to(top):
-                    skipped.append(f"{child}: not a bundle folder (a link, a file or an unsafe name)")
+                    skipped.append(f"{child}: not a bundle folder (a link, or a name submit never makes)")
                     continue
                 children.append(child)
         level = children

@@ -60,11 +60,11 @@ def bundle_path(system: str, backbone: str, samples_sha256: str) -> PurePosixPat
 
 def _text(value: str, field: str, limit: int) -> str:
     if not value.strip():
-        raise ValueError(f"{field} is empty")
+        raise ValueError("empty")
     if len(value) > limit:
-        raise ValueError(f"{field} is longer than {limit} characters")
+        raise ValueError(f"longer than {limit} characters")
     if _CONTROL.search(value):
-        raise ValueError(f"{field} holds control characters")
+        raise ValueError("holds control characters")
     return value
 
 
@@ -104,21 +104,21 @@ class SystemClaim(BaseModel):
     @classmethod
     def _paradigm(cls, value: str | None) -> str | None:
         if value is not None and value not in paradigm_keys():
-            raise ValueError(f"paradigm '{value}' is not one of {', '.join(paradigm_keys())}")
+            raise ValueError(f"'{value}' is not one of {', '.join(paradigm_keys())}")
         return value
 
     @field_validator("link")
     @classmethod
     def _link(cls, value: str | None) -> str | None:
         if value is not None and (len(value) > 300 or not _URL.match(value)):
-            raise ValueError(f"link '{value[:80]}' is not an http(s) URL of at most 300 characters")
+            raise ValueError(f"'{value[:80]}' is not an http(s) URL of at most 300 characters")
         return value
 
     @field_validator("answering_model_hub_id")
     @classmethod
     def _hub_id(cls, value: str | None) -> str | None:
         if value is not None and not _HUB_ID.match(value):
-            raise ValueError(f"answering_model_hub_id '{value[:80]}' is not a Hub repo id (ORG/NAME)")
+            raise ValueError(f"'{value[:80]}' is not a Hub repo id (ORG/NAME)")
         return value
 
 

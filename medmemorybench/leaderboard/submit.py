@@ -73,7 +73,7 @@ def load_claim(path: Path | None) -> SystemClaim:
     try:
         value = yaml.safe_load(read_bounded(path, 64 << 10).decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: not YAML or JSON ({str(exc)[:120]})") from None
+        raise InputError(f"{path}: not YAML or JSON ({' '.join(str(exc).split())[:160]})") from None
     return parse_model(SystemClaim, value if value is not None else {}, str(path))
 
 
