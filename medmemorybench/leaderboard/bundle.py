@@ -16,7 +16,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from medmemorybench.errors import InputError
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
@@ -58,7 +58,11 @@ def bundle_path(system: str, backbone: str, samples_sha256: str) -> PurePosixPat
     return PurePosixPath(SUBMISSIONS_DIR, slug(system), slug(backbone), samples_sha256[:12])
 
 
-def _text(value: str, field: str, limit: int) -> str:
+TEXT_LIMITS = {"name": 80, "version": 40, "description": 500}
+"""Most characters of each free-text field of a self-description."""
+
+
+def _text(value: str, limit: int) -> str:
     if not value.strip():
         raise ValueError("empty")
     if len(value) > limit:
@@ -85,20 +89,10 @@ class SystemClaim(BaseModel):
     answering_model_hub_id: str | None = None
     """The answering model's Hub repo (ORG/NAME), when it has one: `.eval_results` entries are written for it."""
 
-    @field_validator("name")
+    @field_validator("name", "version", "description")
     @classmethod
-    def _name(cls, value: str | None) -> str | None:
-        return None if value is None else _text(value, "name", 80)
-
-    @field_validator("version")
-    @classmethod
-    def _version(cls, value: str | None) -> str | None:
-        return None if value is None else _text(value, "version", 40)
-
-    @field_validator("description")
-    @classmethod
-    def _description(cls, value: str | None) -> str | None:
-        return None if value is None else _text(value, "description", 500)
+    def _plain_text(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _text(value, TEXT_LIMITS[info.field_name])
 
     @field_validator("paradigm")
     @classmethod
