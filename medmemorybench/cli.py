@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -303,7 +304,8 @@ def publish_cmd(
     results: Annotated[Path | None, typer.Option(
         "--results", help="With --space: the results folder the board is built from.")] = None,
     results_repo: Annotated[str | None, typer.Option(
-        "--results-repo", help="With --space: the results dataset repo (ORG/NAME) the board links samples to.")] = None,
+        "--results-repo", help="With --space: the results dataset repo (ORG/NAME) the board links samples to "
+                               "(and is read from, without --results).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be uploaded; send nothing.")] = False,
 ) -> None:
     """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`), with its eval.yaml
@@ -312,19 +314,20 @@ def publish_cmd(
     \b
     Examples:
       medmemorybench publish out/medmemorybench --repo-id my-org/MedMemoryBench --pr
-      medmemorybench publish --space my-org/medmemorybench-leaderboard --results results \\
-        --results-repo my-org/medmemorybench-results
+      medmemorybench publish --space my-org/medmemorybench-leaderboard --results-repo my-org/medmemorybench-results
     """
     from medmemorybench.errors import InputError
 
     with _user_errors():
         if folder is None and space is None:
             raise InputError("publish: give a dataset FOLDER with --repo-id, or --space with --results")
-        if (space is None) != (results is None):
-            raise InputError("--space and --results go together: the Space shows the board of that results folder")
+        if space is None and (results is not None or results_repo is not None):
+            raise InputError("--results and --results-repo go with --space: the Space shows that board")
+        if space is not None and results is None and results_repo is None:
+            raise InputError("--space: give --results DIR or --results-repo ORG/NAME, the board the Space shows")
         if folder is not None:
             _publish_dataset(folder, repo_id, pr, private, dry_run)
-        if space is not None and results is not None:
+        if space is not None:
             _publish_space(space, results, results_repo, dry_run)
 
 
@@ -347,24 +350,31 @@ def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool,
     console.print(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
 
 
-def _publish_space(space: str, results: Path, results_repo: str | None, dry_run: bool) -> None:
+def _publish_space(space: str, results: Path | None, results_repo: str | None, dry_run: bool) -> None:
+    """The board of a results folder, or of a results repo (downloaded), as a static Space."""
+    import tempfile
+
     from medmemorybench.leaderboard import load_board, publish_space
+    from medmemorybench.leaderboard.hub import check_repo_id, dataset_file_url, fetch_results
     from medmemorybench.leaderboard.site import space_files
-    from medmemorybench.leaderboard.submit import check_repo_id
 
     check_repo_id(space, "--space")
     if results_repo is not None:
         check_repo_id(results_repo, "--results-repo")
 
     def samples_link(path: str) -> str:  # (without the repo, the Space has nothing to link the samples to)
-        return f"https://huggingface.co/datasets/{results_repo}/blob/main/{path}" if results_repo else ""
+        return dataset_file_url(results_repo, path) if results_repo else ""
 
-    board = load_board(results, samples_link=samples_link, on_left_out=_left_out)
+    with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
+        if results is None and results_repo is not None:
+            results = fetch_results(results_repo, Path(download))
+        board = load_board(results, samples_link=samples_link, on_left_out=_left_out)
+    source = results_repo or str(results)
     if dry_run:
-        for name, data in space_files(board, str(results)).items():
+        for name, data in space_files(board, source).items():
             console.print(f"space {space}: add {name} ({len(data):,} bytes)", highlight=False)
         return
-    info = publish_space(board, str(results), space)
+    info = publish_space(board, source, space)
     console.print(f"leaderboard Space: {getattr(info, 'commit_url', info)}", highlight=False)
 
 
@@ -407,7 +417,8 @@ def submit_cmd(
     from medmemorybench.dataset.load import HUB_ID
     from medmemorybench.errors import InputError
     from medmemorybench.leaderboard import load_claim, prepare_submission, send_to_hub, write_to_folder
-    from medmemorybench.leaderboard.submit import check_repo_id, write_eval_results
+    from medmemorybench.leaderboard.hub import check_repo_id
+    from medmemorybench.leaderboard.submit import write_eval_results
 
     with _user_errors():
         if (repo_id is None) == (results is None) and not dry_run:
@@ -444,8 +455,11 @@ def submit_cmd(
 
 @app.command("leaderboard")
 def leaderboard_cmd(
-    results: Annotated[Path, typer.Option("--results", help="A results folder (`submit --results` writes one).")],
     html: Annotated[Path, typer.Option("--html", help="Folder to write the page (index.html) into.")],
+    results: Annotated[Path | None, typer.Option(
+        "--results", help="A results folder (`submit --results` writes one).")] = None,
+    repo_id: Annotated[str | None, typer.Option(
+        "--repo-id", help="Or a results dataset repo on the Hub, ORG/NAME (its merged submissions).")] = None,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Re-score every bundle against the release (--dataset_path) before showing it.")] = False,
     dataset_path: Annotated[str | None, typer.Option(
@@ -454,22 +468,35 @@ def leaderboard_cmd(
     """Write the leaderboard as one self-contained page: the paper's table, quality, cost, the saturation curves,
     filters, sorting and each row's provenance, beside the paper's reference rows.
 
-    Example: medmemorybench leaderboard --results results --html board   # then open board/index.html
+    \b
+    Examples:
+      medmemorybench leaderboard --results results --html board     # then open board/index.html
+      medmemorybench leaderboard --repo-id my-org/medmemorybench-results --html board --verify
     """
+    import tempfile
+
     from medmemorybench.dataset.load import find_local
     from medmemorybench.errors import InputError
     from medmemorybench.leaderboard import load_board, relative_link, write_site
+    from medmemorybench.leaderboard.hub import dataset_file_url, fetch_results
 
     with _user_errors():
+        if (results is None) == (repo_id is None):
+            raise InputError("leaderboard: give --results DIR or --repo-id ORG/NAME")
         release = None
         if verify:
             release = find_local(dataset_path)
             if release is None:
                 raise InputError(f"--dataset_path: no MedMemoryBench build at {dataset_path or './out'} to verify "
                                  "against")
-        board = load_board(results, samples_link=relative_link(results, html), verify_with=release,
-                           on_left_out=_left_out)
-        page = write_site(board, html, str(results))
+        with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
+            if repo_id is not None:
+                results = fetch_results(repo_id, Path(download))
+                links = functools.partial(dataset_file_url, repo_id)
+            else:
+                links = relative_link(results, html)
+            board = load_board(results, samples_link=links, verify_with=release, on_left_out=_left_out)
+            page = write_site(board, html, repo_id or str(results))
         runs = sum(1 for row in board.rows if row.kind == "run")
         console.print(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows; "
                       f"open {page.resolve()}", highlight=False)

@@ -84,7 +84,7 @@ def publish_space(board: Board, source: str, space_id: str, api: Any = None) -> 
     """Create the Space if needed and upload the page in one commit; returns the commit info."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    from medmemorybench.leaderboard.submit import hub_call
+    from medmemorybench.leaderboard.hub import hub_call
 
     api = api or HfApi()
     operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=data)

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -32,12 +29,10 @@ from medmemorybench.leaderboard.bundle import (
     sha256,
 )
 from medmemorybench.leaderboard.eval_results import eval_result_entries
+from medmemorybench.leaderboard.hub import REPO_ID, check_repo_id, dataset_file_url, hub_call
 from medmemorybench.leaderboard.rescore import VerifiedRun, verify_run
 from medmemorybench.leaderboard.systems import known_system
 from medmemorybench.report import backbone_label, cost_per_session, paper_rows
-
-_HUB_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-_REPO_ID = _HUB_MODEL
 
 
 @dataclass
@@ -94,7 +89,7 @@ def describe_system(verified: VerifiedRun, claim: SystemClaim) -> SystemDescript
     model = backbone_label(header)
     hub_id = claim.answering_model_hub_id
     raw_model = str((header.get("model") or {}).get("model") or "")
-    if hub_id is None and _HUB_MODEL.match(raw_model) and not Path(raw_model).exists():
+    if hub_id is None and REPO_ID.match(raw_model) and not Path(raw_model).exists():
         hub_id = raw_model
     memory_model = header.get("memory_model")
     values = {
@@ -148,7 +143,7 @@ def prepare_submission(run_dir: Path, *, dataset_path: str | Path | None = None,
     eval_results = None
     if system.answering_model_hub_id and coverage.is_complete:
         (_types, (row,)) = paper_rows([verified.summary])
-        source = f"https://huggingface.co/datasets/{results_repo_id}/tree/main/{path}" if results_repo_id else None
+        source = dataset_file_url(results_repo_id, str(path), view="tree") if results_repo_id else None
         eval_results = eval_result_entries(
             row, dataset_id=dataset_repo_id, dataset_revision=dataset_revision, date=when.isoformat(),
             source_url=source, notes=f"memory: {system.name} ({system.memory}); {system.paradigm}")
@@ -161,30 +156,6 @@ def prepare_submission(run_dir: Path, *, dataset_path: str | Path | None = None,
 
 def _json_bytes(value: Any) -> bytes:
     return (json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def check_repo_id(repo_id: str, flag: str = "--repo-id") -> str:
-    """`repo_id` when it looks like ORG/NAME.
-
-    Raises:
-        InputError: naming `flag` otherwise.
-    """
-    if not _REPO_ID.match(repo_id):
-        raise InputError(f"{flag}: '{repo_id}' must look like ORG/NAME")
-    return repo_id
-
-
-@contextmanager
-def hub_call(what: str) -> Iterator[None]:
-    """Turn the Hub's refusal (401, 404, ...) or an unreachable Hub into one InputError naming `what`."""
-    from huggingface_hub.utils import httpx
-
-    try:
-        yield
-    except httpx.HTTPError as exc:  # (huggingface_hub's HfHubHTTPError is one too)
-        detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else exc.__class__.__name__
-        raise InputError(f"{what}: the Hub refused or could not be reached ({detail}); check HF_TOKEN (or `hf auth "
-                         "login`) and the repo id") from None
 
 
 def send_to_hub(submission: Submission, repo_id: str, api: Any = None) -> Any:

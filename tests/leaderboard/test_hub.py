@@ -97,3 +97,20 @@ def test_publish_space_uploads_the_board_as_a_static_space(answered_run, tmp_pat
     assert commit.repo_type == "space" and sorted(commit.files) == ["README.md", "index.html"]
     assert "sdk: static" in commit.files["README.md"].decode()
     assert b'<script id="board-data" type="application/json">' in commit.files["index.html"]
+
+
+def test_the_board_reads_a_results_repo_and_links_its_samples_there(answered_run, tmp_path):
+    submission = prepare_submission(answered_run)
+    with serve_hub() as hub:
+        hub.repos["datasets/my-org/results"] = {**submission.file_paths(), "README.md": b"# results\n"}
+        env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home"),
+               "HF_HUB_DISABLE_TELEMETRY": "1"}
+        done = subprocess.run([sys.executable, "-m", "medmemorybench.cli", "leaderboard", "--repo-id", "my-org/results",
+                               "--html", str(tmp_path / "board")], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1 runs and 13 paper reference rows" in done.stdout
+    downloaded = {path.split("/resolve/", 1)[1].partition("/")[2] for _, path, _, _, _ in hub.requests
+                  if "/resolve/" in path and path.startswith("/datasets/")}
+    assert downloaded == set(submission.file_paths())  # (submissions/ only: not the README)
+    page = (tmp_path / "board" / "index.html").read_text()
+    assert f"{hub.url}/datasets/my-org/results/blob/main/{submission.path}/samples.jsonl" in page
