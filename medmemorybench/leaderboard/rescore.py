@@ -272,9 +272,12 @@ def _rescore(sample: dict, task: TaskConfig, question: dict, header: dict, line:
 
 
 def _completion(sample: dict, header: dict) -> Completion | None:
-    if sample.get("status") == "retrieval_only":
-        if (header.get("model") or {}).get("backbone") != "none":
-            raise ValueError("a retrieval-only sample in a run with a model")
+    """The sample's answer; None in a retrieval-only run (where every sample must be one, and only there)."""
+    without_model = (header.get("model") or {}).get("backbone") == "none"
+    if (sample.get("status") == "retrieval_only") != without_model:
+        raise ValueError("an answer in a run without a model" if without_model else
+                         "a retrieval-only sample in a run with a model")
+    if without_model:
         return None
     tokens = sample.get("tokens") or {}
     return Completion(text=sample.get("output") or "", prompt_tokens=tokens.get("prompt") or 0,

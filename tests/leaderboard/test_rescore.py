@@ -112,6 +112,14 @@ def test_sizes_are_bounded(answered_run, tmp_path, monkeypatch):
         verify_run(run)
 
 
+def test_answers_added_to_a_retrieval_only_run_are_refused(retrieval_run, tmp_path):
+    run = copy_run(retrieval_run, tmp_path)
+    edit_samples(run, lambda s: [{**s[0], "status": "scored", "output": s[0]["gold"]}, *s[1:]])
+    with pytest.raises(InputError, match=r"line 1 \(P\d+-C010-EEM1\): not a sample line \(ValueError: an answer in "
+                                         "a run without a model"):
+        verify_run(run)
+
+
 def test_a_slice_covers_what_its_options_ask(retrieval_run):
     coverage = verify_run(retrieval_run).coverage
     assert (coverage.patients, coverage.of_patients, coverage.checkpoints) == (1, 3, [10, 20])
