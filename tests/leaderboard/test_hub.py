@@ -15,7 +15,8 @@ from huggingface_hub import HfApi, constants
 from medmemorybench.dataset.eval_yaml import check_eval_yaml
 from medmemorybench.dataset.load import HUB_ID
 from medmemorybench.dataset.publish import publish
-from medmemorybench.leaderboard import load_board, prepare_submission, publish_space, write_to_folder
+from medmemorybench.errors import InputError
+from medmemorybench.leaderboard import load_board, prepare_submission, publish_space, send_to_hub, write_to_folder
 from medmemorybench.leaderboard.bundle import sha256
 from tests.leaderboard.conftest import copy_run
 from tests.leaderboard.hub_server import TOKEN, serve_hub
@@ -64,14 +65,12 @@ def test_submit_opens_a_pull_request_with_the_verified_bundle(answered_run, tmp_
     assert entries[0]["source"]["url"].endswith(bundle)
 
 
-def test_without_a_token_the_hub_refusal_is_one_line(answered_run, tmp_path):
-    with serve_hub() as hub:
-        env = {**{k: v for k, v in os.environ.items() if k != "HF_TOKEN"}, "HF_ENDPOINT": hub.url,
-               "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home")}
-        done = subprocess.run([sys.executable, "-m", "medmemorybench.cli", "submit", str(answered_run), "--repo-id",
-                               "my-org/results"], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2 and "Traceback" not in done.stderr and not hub.commits
-    assert done.stderr.startswith("error: --repo-id my-org/results: the Hub refused") and "401" in done.stderr
+def test_a_hub_refusal_is_one_error_naming_the_repo(answered_run, online):
+    submission = prepare_submission(answered_run)
+    with serve_hub() as hub, pytest.raises(InputError, match=r"^--repo-id my-org/results: the Hub refused or could "
+                                                             r"not be reached \(.*401"):
+        send_to_hub(submission, "my-org/results", api=HfApi(endpoint=hub.url, token=False))  # (no token sent)
+    assert not hub.commits and hub.requests[0][3].get("Authorization") is None
 
 
 def test_publish_sends_eval_yaml_at_the_repo_root(dataset_dir, online):
