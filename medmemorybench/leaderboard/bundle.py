@@ -44,8 +44,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 def slug(text: str) -> str:
     """A path part made of `text`: lower case, [a-z0-9._-] only, no leading dot, at most 48 characters."""
-    cleaned = _SLUG_DROP.sub("-", text.lower()).strip("-._")[:SLUG_CHARS].strip("-._")
-    return re.sub(r"-{2,}", "-", cleaned) or "unnamed"
+    cleaned = re.sub(r"\.{2,}", ".", _SLUG_DROP.sub("-", text.lower()))
+    cleaned = re.sub(r"-{2,}", "-", cleaned).strip("-._")[:SLUG_CHARS].strip("-._")
+    return cleaned or "unnamed"
 
 
 def is_slug(text: str) -> bool:

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from medmemorybench.leaderboard import SystemClaim, load_board, prepare_submission, write_to_folder
-from medmemorybench.leaderboard.bundle import sha256, slug
+from medmemorybench.leaderboard.bundle import is_slug, sha256, slug
 from medmemorybench.leaderboard.site import embedded_json, render_page
 from medmemorybench.leaderboard.systems import load_systems
 from medmemorybench.memory.registry import MEMORY_SYSTEMS
@@ -78,9 +78,9 @@ def test_links_and_unsafe_names_are_not_followed(results, tmp_path):
 
 @pytest.mark.parametrize(("text", "expected"), [("BM25 RAG", "bm25-rag"), ("../../etc/passwd", "etc-passwd"),
                                                 ("<img src=x>", "img-src-x"), (".git", "git"), ("", "unnamed"),
-                                                ("a" * 80, "a" * 48)])
+                                                ("a/../b", "a-.-b"), ("a" * 80, "a" * 48)])
 def test_bundle_path_parts_are_made_safe(text, expected):
-    assert slug(text) == expected
+    assert slug(text) == expected and is_slug(slug(text))  # (what submit writes, the board reads)
 
 
 def test_submitted_text_cannot_close_the_data_element(retrieval_run, tmp_path):
