@@ -68,7 +68,7 @@ def screenshot(results: Path, out: Path) -> None:
     html = Path(tempfile.mkdtemp(prefix="board-"))
     try:
         page = write_site(load_board(results, samples_link=relative_link(results, html)), html, str(results))
-        with Browser(width=1400, height=900) as browser:
+        with Browser(width=1660, height=900) as browser:
             browser.open(page.resolve().as_uri())
             browser.screenshot(out)
         print(f"screenshot: {out} ({out.stat().st_size / 1e3:.0f} kB)")

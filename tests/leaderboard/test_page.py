@@ -80,8 +80,10 @@ def test_the_table_shows_the_submitted_rows_beside_the_papers(page, site):
     ids = page.evaluate(f"{ROWS}.map(r => r.dataset.id)")
     assert str(site["honest"].path) in ids and str(site["evil"].path) in ids
     assert sum(i.startswith("paper/") for i in ids) == 13 and len(ids) == 15
-    label = page.evaluate("[...document.querySelectorAll('#main-table tr.paper .badge')].map(b => b.textContent)")
-    assert set(label) == {"reported in the paper, on its own data"}
+    labels = page.evaluate("[...document.querySelectorAll('#main-table tr.paper .badge')].map(b => b.textContent + "
+                           "' | ' + b.title)")
+    assert set(labels) == {"paper, own data | reported in the paper, on its own data"} and len(labels) == 13
+    assert "are reported in the paper, on its own data" in page.evaluate("document.querySelector('p.note').textContent")
 
 
 def test_a_system_name_with_html_is_shown_as_text(page, site):

@@ -54,7 +54,7 @@
       td.appendChild(button);
     }
     td.appendChild(el("span", {class: "name"}, row.system));
-    if (row.kind === "paper") td.appendChild(el("span", {class: "badge"}, board.paper.note));
+    if (row.kind === "paper") td.appendChild(el("span", {class: "badge", title: board.paper.note}, "paper, own data"));
     else if (!row.complete) td.appendChild(el("span", {class: "badge slice", title: row.coverage}, "slice"));
     return td;
   }
@@ -214,7 +214,7 @@
       if (band.length > 1) {
         const upper = band.map((p) => x(p[0]) + "," + y(Math.min(1, p[3])));
         const lower = band.slice().reverse().map((p) => x(p[0]) + "," + y(Math.max(0, p[2])));
-        plot.appendChild(svg("polygon", {points: upper.concat(lower).join(" "), fill: s.color, opacity: 0.08}));
+        plot.appendChild(svg("polygon", {points: upper.concat(lower).join(" "), fill: s.color, opacity: 0.06}));
       }
       const path = svg("polyline", {points: s.points.map((p) => x(p[0]) + "," + y(p[1])).join(" "), fill: "none",
                                     stroke: s.color, "stroke-width": 2, "data-id": s.row.id, "data-mode": s.mode,
@@ -261,7 +261,9 @@
     (e) => { state.completeOnly = e.target.checked; render(); });
   document.getElementById("mode").addEventListener("change", (e) => { state.mode = e.target.value; render(); });
   document.getElementById("curve").addEventListener("change", (e) => { state.curve = e.target.value; render(); });
-  if (!board.rows.some((r) => Object.values(r.curves).some((c) => c.correct))) {
+  // The curve first shown is the one more runs have (retrieval-only runs have Recall@k and no accuracy).
+  const having = (metric) => board.rows.filter((r) => Object.values(r.curves).some((c) => c[metric])).length;
+  if (having("recall_at_k") > having("correct")) {
     state.curve = "recall_at_k";
     document.getElementById("curve").value = "recall_at_k";
   }
