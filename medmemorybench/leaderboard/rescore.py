@@ -116,7 +116,7 @@ def _read_release(folder: Path) -> tuple[dict, str]:
     key = (str(folder.resolve()), *((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
     if key not in _RELEASES:
         rows = read_rows(folder)
-        _RELEASES.clear()  # (one release at a time: the rows of a full build take ~100 MB)
+        _RELEASES.clear()  # (one release at a time: a full build's rows are large)
         _RELEASES[key] = (rows, fingerprint_rows(rows))
     return _RELEASES[key]
 
