@@ -5,7 +5,7 @@ export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test lint demo bench clean
+.PHONY: install chromium test lint demo bench clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -21,7 +21,15 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q --no-deps xgrammar==0.2.9 apache-tvm-ffi==0.1.15.post2
 	touch $@
 
-install: $(VENV)/.installed
+# Headless Chromium for the leaderboard page tests: Debian's package (a browser download would need the internet).
+CHROMIUM := $(firstword $(wildcard /usr/bin/chromium /usr/bin/chromium-browser))
+chromium:
+ifeq ($(CHROMIUM),)
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium || \
+	  (sleep 10 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+endif
+
+install: $(VENV)/.installed chromium
 
 lint: install
 	$(VENV)/bin/ruff check medmemorybench tests scripts examples

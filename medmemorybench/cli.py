@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -294,31 +295,211 @@ def audit_cmd(
 
 @app.command("publish")
 def publish_cmd(
-    folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
-    repo_id: Annotated[str, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME.")],
+    folder: Annotated[Path | None, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")] = None,
+    repo_id: Annotated[str | None, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME.")] = None,
     pr: Annotated[bool, typer.Option("--pr", help="Open a pull request instead of committing to main.")] = False,
     private: Annotated[bool, typer.Option(help="Create the repo as private.")] = False,
+    space: Annotated[str | None, typer.Option(
+        "--space", help="Also (or only) upload the leaderboard as a static Hub Space, ORG/NAME.")] = None,
+    results: Annotated[Path | None, typer.Option(
+        "--results", help="With --space: the results folder the board is built from.")] = None,
+    results_repo: Annotated[str | None, typer.Option(
+        "--results-repo", help="With --space: the results dataset repo (ORG/NAME) the board links samples to "
+                               "(and is read from, without --results).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be uploaded; send nothing.")] = False,
 ) -> None:
-    """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`).
+    """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`), with its eval.yaml
+    (the benchmark's headline tasks); with --space, the leaderboard page built from a results folder.
 
-    Example: medmemorybench publish out/medmemorybench --repo-id my-org/MedMemoryBench --pr
+    \b
+    Examples:
+      medmemorybench publish out/medmemorybench --repo-id my-org/MedMemoryBench --pr
+      medmemorybench publish --space my-org/medmemorybench-leaderboard --results-repo my-org/medmemorybench-results
     """
+    from medmemorybench.errors import InputError
+
+    with _user_errors():
+        if folder is None and space is None:
+            raise InputError("publish: give a dataset FOLDER with --repo-id, or --space with --results")
+        if space is None and (results is not None or results_repo is not None):
+            raise InputError("--results and --results-repo go with --space: the Space shows that board")
+        if space is not None and results is None and results_repo is None:
+            raise InputError("--space: give --results DIR or --results-repo ORG/NAME, the board the Space shows")
+        if folder is not None:
+            _publish_dataset(folder, repo_id, pr, private, dry_run)
+        if space is not None:
+            _publish_space(space, results, results_repo, dry_run)
+
+
+def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool, dry_run: bool) -> None:
     from medmemorybench.dataset import read_rows, validate_rows
     from medmemorybench.dataset.publish import plan_operations, publish
     from medmemorybench.errors import InputError
 
+    if repo_id is None:
+        raise InputError("--repo-id: required to publish a dataset folder (ORG/NAME)")
+    problems = validate_rows(read_rows(folder))
+    if problems:
+        raise InputError(f"{folder}: refusing to publish an invalid dataset ({len(problems)} problems); "
+                         f"run `medmemorybench validate {folder}`")
+    if dry_run:
+        for op in plan_operations(folder):
+            console.print(f"add {op.path_in_repo}", highlight=False)
+        return
+    info = publish(folder, repo_id, create_pr=pr, private=private)
+    console.print(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
+
+
+def _publish_space(space: str, results: Path | None, results_repo: str | None, dry_run: bool) -> None:
+    """The board of a results folder, or of a results repo (downloaded), as a static Space."""
+    import tempfile
+
+    from medmemorybench.leaderboard import load_board, publish_space
+    from medmemorybench.leaderboard.hub import check_repo_id, dataset_file_url, fetch_results
+    from medmemorybench.leaderboard.site import space_files
+
+    check_repo_id(space, "--space")
+    if results_repo is not None:
+        check_repo_id(results_repo, "--results-repo")
+
+    def samples_link(path: str) -> str:  # (without the repo, the Space has nothing to link the samples to)
+        return dataset_file_url(results_repo, path) if results_repo else ""
+
+    with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
+        if results is None and results_repo is not None:
+            results = fetch_results(results_repo, Path(download))
+        board = load_board(results, samples_link=samples_link, on_left_out=_left_out)
+    source = results_repo or str(results)
+    if dry_run:
+        for name, data in space_files(board, source).items():
+            console.print(f"space {space}: add {name} ({len(data):,} bytes)", highlight=False)
+        return
+    info = publish_space(board, source, space)
+    console.print(f"leaderboard Space: {getattr(info, 'commit_url', info)}", highlight=False)
+
+
+def _left_out(reason: str) -> None:
+    err_console.print(f"left out: {reason}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("submit")
+def submit_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run folder (run.json, samples.jsonl, summary.json).")],
+    repo_id: Annotated[str | None, typer.Option(
+        "--repo-id", help="The results dataset repo to open a pull request on, ORG/NAME.")] = None,
+    results: Annotated[Path | None, typer.Option(
+        "--results", help="Write the bundle into this local results folder instead.")] = None,
+    dataset_path: Annotated[str | None, typer.Option(
+        "--dataset_path", "--dataset-path",
+        help="The release the run used (default: the run's dataset folder, else a local build).")] = None,
+    system: Annotated[Path | None, typer.Option(
+        "--system", help="YAML self-description: name, version, paradigm, link, description, "
+                         "answering_model_hub_id.")] = None,
+    allow_partial: Annotated[bool, typer.Option(
+        "--allow-partial", help="Accept a run of some patients or checkpoints (shown as a slice).")] = False,
+    dataset_repo: Annotated[str, typer.Option(
+        "--dataset-repo", help="The benchmark's dataset repo, for .eval_results entries.")] = "",
+    dataset_revision: Annotated[str | None, typer.Option(
+        "--dataset-revision", help="Its commit on the Hub, for .eval_results entries.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Verify and print what would be sent; send nothing.")] = (
+        False),
+) -> None:
+    """Verify a run (the release it used, its tasks and prompts, one sample per question), re-score every sample from
+    its answer and the gold, and send it with its re-computed summary and the system's self-description as a pull
+    request to a results repo, or into a local results folder.
+
+    \b
+    Examples:
+      medmemorybench submit runs/bm25 --repo-id my-org/medmemorybench-results --dry-run
+      medmemorybench submit runs/mine --system mine.yaml --repo-id my-org/medmemorybench-results
+      medmemorybench submit runs/bm25 --results results      # a local results folder (then `leaderboard`)
+    """
+    from medmemorybench.dataset.load import HUB_ID
+    from medmemorybench.errors import InputError
+    from medmemorybench.leaderboard import load_claim, prepare_submission, send_to_hub, write_to_folder
+    from medmemorybench.leaderboard.hub import check_repo_id
+    from medmemorybench.leaderboard.submit import write_eval_results
+
     with _user_errors():
-        problems = validate_rows(read_rows(folder))
-        if problems:
-            raise InputError(f"{folder}: refusing to publish an invalid dataset ({len(problems)} problems); "
-                             f"run `medmemorybench validate {folder}`")
+        if (repo_id is None) == (results is None) and not dry_run:
+            raise InputError("submit: give --repo-id ORG/NAME (a pull request) or --results DIR (a local folder)")
+        if repo_id is not None:
+            check_repo_id(repo_id)
+        if dataset_repo:
+            check_repo_id(dataset_repo, "--dataset-repo")
+        submission = prepare_submission(run_dir, dataset_path=dataset_path, claim=load_claim(system),
+                                        allow_partial=allow_partial, dataset_repo_id=dataset_repo or HUB_ID,
+                                        dataset_revision=dataset_revision, results_repo_id=repo_id)
+        where = f"pull request on {repo_id}" if repo_id else f"folder {results}" if results else "(no target)"
+        console.print(f"verified: {submission.description}", highlight=False)
         if dry_run:
-            for op in plan_operations(folder):
-                console.print(f"add {op.path_in_repo}", highlight=False)
+            console.print(f"would send to {where}: {submission.title}", highlight=False)
+            for path, data in submission.file_paths().items():
+                console.print(f"  add {path} ({len(data):,} bytes)", highlight=False)
+            if submission.eval_results:
+                console.print("would write .eval_results/medmemorybench.yaml for the answering model's repo "
+                              f"{submission.system.answering_model_hub_id}:\n{submission.eval_results}",
+                              highlight=False, markup=False)
             return
-        info = publish(folder, repo_id, create_pr=pr, private=private)
-        console.print(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
+        if repo_id is not None:
+            info = send_to_hub(submission, repo_id)
+            console.print(f"pull request: {getattr(info, 'pr_url', None) or info}", highlight=False)
+        else:
+            console.print(f"bundle: {write_to_folder(submission, results)}", highlight=False)
+        entries = write_eval_results(submission, run_dir)
+        if entries is not None:
+            console.print(f"eval results for {submission.system.answering_model_hub_id}: {entries} (propose it to that "
+                          f"model repo: hf upload {submission.system.answering_model_hub_id} {entries} "
+                          ".eval_results/medmemorybench.yaml --create-pr)", highlight=False)
+
+
+@app.command("leaderboard")
+def leaderboard_cmd(
+    html: Annotated[Path, typer.Option("--html", help="Folder to write the page (index.html) into.")],
+    results: Annotated[Path | None, typer.Option(
+        "--results", help="A results folder (`submit --results` writes one).")] = None,
+    repo_id: Annotated[str | None, typer.Option(
+        "--repo-id", help="Or a results dataset repo on the Hub, ORG/NAME (its merged submissions).")] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="Re-score every bundle against the release (--dataset_path) before showing it.")] = False,
+    dataset_path: Annotated[str | None, typer.Option(
+        "--dataset_path", "--dataset-path", help="The release, with --verify (default: a local build).")] = None,
+) -> None:
+    """Write the leaderboard as one self-contained page: the paper's table, quality, cost, the saturation curves,
+    filters, sorting and each row's provenance, beside the paper's reference rows.
+
+    \b
+    Examples:
+      medmemorybench leaderboard --results results --html board     # then open board/index.html
+      medmemorybench leaderboard --repo-id my-org/medmemorybench-results --html board --verify
+    """
+    import tempfile
+
+    from medmemorybench.dataset.load import find_local
+    from medmemorybench.errors import InputError
+    from medmemorybench.leaderboard import load_board, relative_link, write_site
+    from medmemorybench.leaderboard.hub import dataset_file_url, fetch_results
+
+    with _user_errors():
+        if (results is None) == (repo_id is None):
+            raise InputError("leaderboard: give --results DIR or --repo-id ORG/NAME")
+        release = None
+        if verify:
+            release = find_local(dataset_path)
+            if release is None:
+                raise InputError(f"--dataset_path: no MedMemoryBench build at {dataset_path or './out'} to verify "
+                                 "against")
+        with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
+            if repo_id is not None:
+                results = fetch_results(repo_id, Path(download))
+                links = functools.partial(dataset_file_url, repo_id)
+            else:
+                links = relative_link(results, html)
+            board = load_board(results, samples_link=links, verify_with=release, on_left_out=_left_out)
+            page = write_site(board, html, repo_id or str(results))
+        runs = sum(1 for row in board.rows if row.kind == "run")
+        console.print(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows; "
+                      f"open {page.resolve()}", highlight=False)
 
 
 @app.command("demo")
@@ -330,7 +511,8 @@ def demo_cmd(
     qa_patients: Annotated[int, typer.Option("--qa-patients", help="Patients in the SmolLM2 QA slice.")] = 1,
 ) -> None:
     """The main job on the embedded defaults, offline: build the dataset, evaluate bm25 and dense
-    retrieval on both modes and all checkpoints, answer a small slice with SmolLM2 on CPU, and report.
+    retrieval on both modes and all checkpoints, answer a small slice with SmolLM2 on CPU, report, and submit the
+    runs to a local results folder for the leaderboard page.
 
     Example: medmemorybench demo --out demo_output
     """
@@ -365,6 +547,24 @@ def demo_cmd(
                 run_evaluation(config, advance)
         plot = _print_report([runs / "bm25", runs / "dense", runs / "smollm2_bm25"], runs / "saturation.png")
         console.print(f"runs in {runs}; saturation plot: {plot}", highlight=False)
+        page = _demo_board([runs / "bm25", runs / "dense", runs / "smollm2_bm25"], folder, out)
+        console.print(f"leaderboard (the demo's runs beside the paper's reference rows): open {page.resolve()}",
+                      highlight=False)
+
+
+def _demo_board(runs: list[Path], release: Path, out: Path) -> Path:
+    """Submit the demo's runs to a local results folder (each re-scored; the QA run is a slice) and write the
+    leaderboard page; returns it."""
+    import shutil
+
+    from medmemorybench.leaderboard import load_board, prepare_submission, relative_link, write_site, write_to_folder
+
+    results, html = out / "results", out / "leaderboard"
+    shutil.rmtree(results, ignore_errors=True)
+    for run in runs:
+        write_to_folder(prepare_submission(run, dataset_path=release, allow_partial=True), results)
+    return write_site(load_board(results, samples_link=relative_link(results, html), on_left_out=_left_out), html,
+                      str(results))
 
 
 def _int_list(text: str | None, flag: str) -> list[int] | None:

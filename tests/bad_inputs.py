@@ -33,6 +33,10 @@ COMPLETE_MARKERS = ("summary.json", "medmemorybench.json", "manifest.json")
 """Files whose presence says a run, a dataset or a cohort is complete."""
 
 
+_SUBMITTABLE_RUNS: dict[Path, Path] = {}
+"""Dataset folder -> a finished run of it (`Workspace.valid_run`)."""
+
+
 @dataclass
 class Workspace:
     """A case's folder; `data` is a valid dataset (shared, never modified: break a `copy_data()`)."""
@@ -93,6 +97,36 @@ class Workspace:
         (target / filename).write_text(text, encoding="utf-8")
         return target
 
+    def valid_run(self) -> Path:
+        """A private copy of a finished retrieval-only run of `data` (one patient, checkpoint 10) to submit or
+        break; the run itself is made once per dataset."""
+        source = _SUBMITTABLE_RUNS.get(self.data)
+        if source is None:
+            from medmemorybench.harness.config import RunConfig
+            from medmemorybench.harness.runner import run_evaluation
+
+            source = self.data.parent / "submittable-run"
+            shutil.rmtree(source, ignore_errors=True)
+            run_evaluation(RunConfig(tasks=["medmemorybench_efficient"], output_path=source, memory="bm25",
+                                     dataset_path=str(self.data), limit=1, checkpoints=[10], use_cache=False))
+            _SUBMITTABLE_RUNS[self.data] = source
+        target = self.root / "submit-run"
+        if not target.exists():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("memory"))
+        return target
+
+    def tampered_run(self, name: str, change: Callable[[object], object]) -> Path:
+        """`valid_run` with its file `name` (run.json, summary.json: a JSON object; samples.jsonl: the list of
+        samples) replaced by `change` of its content."""
+        path = self.valid_run() / name
+        if name == "samples.jsonl":
+            samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            path.write_text("".join(json.dumps(s) + "\n" for s in change(samples)), encoding="utf-8")
+        else:
+            value = json.loads(path.read_text(encoding="utf-8"))
+            path.write_text(json.dumps(change(value) or value), encoding="utf-8")
+        return path.parent
+
     def run_folder(self, header: str | None = None, samples: str | None = None, summary: str | None = None) -> Path:
         """An output folder holding the given run.json / samples.jsonl / summary.json texts."""
         self.out.mkdir(parents=True, exist_ok=True)
@@ -116,6 +150,20 @@ def run_without(w: Workspace, field_name: str) -> list[str]:
 def openai_args(w: Workspace, model_args: str, *extra: str) -> list[str]:
     """A run against an OpenAI-compatible endpoint nobody listens on (options are checked before any call)."""
     return run_args(w, "--model", "openai", "--model_args", model_args, *extra)
+
+
+def submit_args(w: Workspace, *extra: str, run: Path | None = None) -> list[str]:
+    """A dry-run submission of a run (`valid_run` unless given) against `data`, the slice allowed."""
+    return ["submit", str(run or w.valid_run()), "--dataset_path", str(w.data), "--allow-partial", "--dry-run",
+            *extra]
+
+
+def system_file(w: Workspace, text: str) -> str:
+    return str(w.file("system.yaml", text))
+
+
+def _raise_first_mean(summary: dict) -> None:
+    summary["tasks"]["medmemorybench_efficient"]["metrics"]["recall_at_k"]["overall"][0]["mean"] = 0.99
 
 
 def build_out(w: Workspace) -> str:
@@ -308,6 +356,59 @@ CASES: list[Case] = [
          "summary.json"),
     Case("report: plot under a file", lambda w: ["report", str(w.root / "nowhere"), "--plot",
                                                  str(w.file("p.txt", "x") / "plot.png")], "nowhere"),
+    # --- submit, leaderboard and publishing results -------------------------------------------------------------
+    Case("submit: run folder missing", lambda w: submit_args(w, run=w.root / "nowhere"), "nowhere"),
+    Case("submit: summary tampered", lambda w: submit_args(w, run=w.tampered_run("summary.json", _raise_first_mean)),
+         "summary.json: tasks.medmemorybench_efficient.metrics.recall_at_k.overall[0].mean"),
+    Case("submit: a sample repeated", lambda w: submit_args(w, run=w.tampered_run("samples.jsonl",
+                                                                                  lambda s: [*s, s[0]])),
+         "samples.jsonl"),
+    Case("submit: a sample missing", lambda w: submit_args(w, run=w.tampered_run("samples.jsonl", lambda s: s[1:])),
+         "samples.jsonl"),
+    Case("submit: a sample of another dataset", lambda w: submit_args(w, run=w.tampered_run(
+        "samples.jsonl", lambda s: [{**s[0], "query_id": "P0999-C010-EEM1"}, *s[1:]])), "P0999-C010-EEM1"),
+    Case("submit: a sample's recall raised", lambda w: submit_args(w, run=w.tampered_run(
+        "samples.jsonl", lambda s: [{**s[0], "recall_at_k": 1.0, "mrr": 1.0} if s[0]["recall_at_k"] != 1.0 else
+                                    {**s[0], "recall_at_k": 0.5}, *s[1:]])), "samples.jsonl"),
+    Case("submit: samples not JSON", lambda w: ((w.valid_run() / "samples.jsonl").write_text("{cut\n"),
+                                                submit_args(w))[1], "samples.jsonl"),
+    Case("submit: run.json not JSON", lambda w: ((w.valid_run() / "run.json").write_text("{cut"), submit_args(w))[1],
+         "run.json"),
+    Case("submit: run.json of another release", lambda w: submit_args(w, run=w.tampered_run(
+        "run.json", lambda h: h.update(dataset_fingerprint="0" * 64))), "dataset_fingerprint"),
+    Case("submit: run.json of another task version", lambda w: submit_args(w, run=w.tampered_run(
+        "run.json", lambda h: h["tasks"][0].update(version="0.1"))), "tasks[0].version"),
+    Case("submit: a slice without --allow-partial", lambda w: [a for a in submit_args(w) if a != "--allow-partial"],
+         "--allow-partial"),
+    Case("submit: --system not YAML", lambda w: submit_args(w, "--system", system_file(w, "name: [oops\n")),
+         "system.yaml"),
+    Case("submit: --system unknown key", lambda w: submit_args(w, "--system", system_file(w, "colour: red\n")),
+         "colour"),
+    Case("submit: --system unknown paradigm", lambda w: submit_args(w, "--system", system_file(
+        w, "paradigm: quantum\n")), "paradigm"),
+    Case("submit: --system link not http", lambda w: submit_args(w, "--system", system_file(
+        w, "link: 'javascript:alert(1)'\n")), "link"),
+    Case("submit: --system name of control characters", lambda w: submit_args(w, "--system", system_file(
+        w, 'name: "a\\x00b"\n')), "name"),
+    Case("submit: --repo-id without a slash", lambda w: submit_args(w, "--repo-id", "results"), "--repo-id"),
+    Case("submit: neither --repo-id nor --results", lambda w: [a for a in submit_args(w) if a != "--dry-run"],
+         "--repo-id"),
+    Case("submit: --results under a file", lambda w: [a for a in submit_args(w, "--results", str(
+        w.file("results-file", "x") / "results")) if a != "--dry-run"], "results-file"),
+    Case("leaderboard: results folder missing", lambda w: ["leaderboard", "--results", str(w.root / "nowhere"),
+                                                           "--html", str(w.root / "board")], "nowhere"),
+    Case("leaderboard: --verify without a release", lambda w: (w.file("results/submissions/.keep", ""), [
+        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--verify",
+        "--dataset_path", str(w.root / "no-release")])[1], "--dataset_path"),
+    Case("leaderboard: --html under a file", lambda w: (w.file("results/submissions/.keep", ""), [
+        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.file("board-file", "x") / "board")])[1],
+         "board-file"),
+    Case("publish: nothing to publish", lambda w: ["publish", "--dry-run"], "publish"),
+    Case("publish: a folder without --repo-id", lambda w: ["publish", str(w.data), "--dry-run"], "--repo-id"),
+    Case("publish: --space without --results", lambda w: ["publish", "--space", "org/board", "--dry-run"],
+         "--results"),
+    Case("publish: --space not ORG/NAME", lambda w: (w.file("results/submissions/.keep", ""), [
+        "publish", "--space", "board", "--results", str(w.root / "results"), "--dry-run"])[1], "--space"),
     # --- build and simulate ---------------------------------------------------------------------------------
     Case("build --personas 0", lambda w: ["build", "--personas", "0", "--out", build_out(w)], "--personas"),
     Case("build --health-sessions -1", lambda w: ["build", "--health-sessions", "-1", "--out", build_out(w)],

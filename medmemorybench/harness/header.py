@@ -75,6 +75,8 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
                answer_mode: str = "shared") -> dict[str, Any]:
     """Config, dataset fingerprint, versions, model, judge, memory (and the LLM it builds with) and task
     identities."""
+    from medmemorybench.harness.prompting import template_hashes
+
     meta_path = dataset / METADATA_FILE
     meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
     judge_identity = None
@@ -93,7 +95,8 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "dataset_seed": meta.get("seed"),
         "config": cfg,
         "tasks": [{"task": t.task, "version": t.version, "source_file": t.source_file, "mode": t.dataset_name,
-                   "query_types": t.types(), "retrieval_k": t.retrieval_k} for t in tasks],
+                   "query_types": t.types(), "retrieval_k": t.retrieval_k, "prompts": template_hashes(t)}
+                  for t in tasks],
         "model": backbone.identity() if backbone is not None else {"backbone": "none"},
         "judge": judge_identity,
         "memory": {"memory": config.memory, **config.memory_args},

@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
+from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench.harness.tasks import TaskConfig, TaskConfigError
@@ -49,6 +49,24 @@ def prompt_hash(request: ChatRequest) -> str:
     """SHA-256 of the messages (what the model reads)."""
     text = "\n".join(f"{m['role']}:{m['content']}" for m in request.messages)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def template_hashes(task: TaskConfig, folder: Path | None = None) -> dict[str, str]:
+    """SHA-256 of every template file a task's prompts are rendered from (its system prompt, each type's template
+    and what they include), by name relative to `prompts/`: the run header records them, so a run made with edited
+    prompts is known as such."""
+    folder = folder or prompts_dir()
+    env = SandboxedEnvironment(undefined=StrictUndefined)
+    pending = [task.system_prompt, *(task.template_for(code) for code in task.types())]
+    hashes: dict[str, str] = {}
+    while pending:
+        name = pending.pop()
+        if name in hashes:
+            continue
+        text = (folder / name).read_text(encoding="utf-8")
+        hashes[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        pending += [ref for ref in meta.find_referenced_templates(env.parse(text)) if ref]
+    return dict(sorted(hashes.items()))
 
 
 class PromptBuilder:

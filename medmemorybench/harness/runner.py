@@ -126,6 +126,18 @@ def _compared(value: object) -> object:
     return {k: v for k, v in value.items() if k not in NOT_COMPARED} if isinstance(value, dict) else value
 
 
+def split_is_asked(task: TaskConfig, split: str, checkpoints: list[int] | None) -> bool:
+    """Whether a run asks the questions of `split`: the task's test splits, narrowed by `--checkpoints`."""
+    return (task.test_split == "all" or split in task.test_split) and (
+        not checkpoints or _checkpoint_of(split) in checkpoints)
+
+
+def first_patients(rows: list[dict], limit: int | None) -> list[dict]:
+    """The rows of the first `limit` patients by id (all when None): what `--limit` evaluates."""
+    rows = sorted(rows, key=lambda r: r["persona_id"])
+    return rows[:limit] if limit else rows
+
+
 def _guard(memory: MemorySystem, stream: ObservedStream, checkpoint: int) -> None:
     for sid in sorted(memory.session_ids()):
         real = stream.real_id(sid)  # raises for an id the memory was never given
@@ -251,8 +263,7 @@ class Runner:
                 if question["query_type"] not in known:
                     raise InputError(f"{path}: {question['query_id']}: query_type "
                                      f"{question['query_type']!r} is not one of {', '.join(sorted(known))}")
-        rows.sort(key=lambda r: r["persona_id"])
-        return rows[: self.config.limit] if self.config.limit else rows
+        return first_patients(rows, self.config.limit)
 
     def _run_task(self, task: TaskConfig, writer: SampleWriter, cache: ResponseCache | None) -> None:
         memories: dict[str, MemorySystem] = {}
@@ -261,8 +272,7 @@ class Runner:
         sessions: dict[str, SessionInfo] = {}
 
         def is_asked(split: str) -> bool:
-            return (task.test_split == "all" or split in task.test_split) and (
-                not self.config.checkpoints or _checkpoint_of(split) in self.config.checkpoints)
+            return split_is_asked(task, split, self.config.checkpoints)
 
         # Sessions after the last asked checkpoint can change no answer: they are not streamed (a memory that
         # builds itself with an LLM would pay for them).

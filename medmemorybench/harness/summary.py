@@ -87,9 +87,9 @@ def _sums(costs: list[dict]) -> dict[str, Any]:
     return out
 
 
-def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig], samples: list[dict]) -> Path:
-    """Aggregate every task's samples (the run's samples.jsonl, read by the caller) into summary.json; returns its
-    path."""
+def summarize(header: dict, tasks: list[TaskConfig], samples: list[dict]) -> dict[str, Any]:
+    """The content of summary.json: every task's samples aggregated per metric of its `metric_list`, and its
+    memory cost (also how `submit` re-computes a submitted run's summary)."""
     out: dict[str, Any] = {"header": header, "n_samples": len(samples),
                            "n_errors": sum(1 for s in samples if s["status"] == "error"), "tasks": {}}
     for task in tasks:
@@ -98,6 +98,12 @@ def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig], samples:
         out["tasks"][task.task] = {"mode": task.dataset_name, "version": task.version, "n_samples": len(mine),
                                    "metrics": {k: v for k, v in metrics.items() if v},
                                    "memory_cost": summarize_cost(mine)}
+    return out
+
+
+def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig], samples: list[dict]) -> Path:
+    """Aggregate every task's samples (the run's samples.jsonl, read by the caller) into summary.json; returns its
+    path."""
     path = run_dir / SUMMARY
-    write_atomic(path, json.dumps(out, indent=1, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(summarize(header, tasks, samples), indent=1, sort_keys=True) + "\n")
     return path

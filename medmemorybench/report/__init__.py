@@ -1,6 +1,19 @@
 """Reports: side-by-side tables and the saturation plot of one or more runs."""
 
 from medmemorybench.report.plots import saturation_plot
-from medmemorybench.report.tables import cost_table, load_summary, metric_table, paper_table, run_label
+from medmemorybench.report.tables import (
+    MODES,
+    PaperRow,
+    backbone_label,
+    cost_per_session,
+    cost_table,
+    load_summary,
+    metric_table,
+    paper_rows,
+    paper_table,
+    run_label,
+    table_mean,
+)
 
-__all__ = ["cost_table", "load_summary", "metric_table", "paper_table", "run_label", "saturation_plot"]
+__all__ = ["MODES", "PaperRow", "backbone_label", "cost_per_session", "cost_table", "load_summary", "metric_table",
+           "paper_rows", "paper_table", "run_label", "saturation_plot", "table_mean"]

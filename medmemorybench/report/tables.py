@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,16 @@ def _summary_problem(summary: object) -> str | None:
     return None
 
 
-def run_label(summary: dict[str, Any]) -> str:
-    """'bm25 / hf:SmolLM2' from the header."""
-    header = summary["header"]
+def backbone_label(header: dict[str, Any]) -> str:
+    """The answering model's name from a run header ('SmolLM2-135M-Instruct', 'none'); a local folder's name only."""
     model = header["model"].get("model") or header["model"].get("backbone")
-    return f"{header['memory']['memory']} / {Path(str(model)).name}"
+    return Path(str(model)).name
+
+
+def run_label(summary: dict[str, Any]) -> str:
+    """'bm25 / SmolLM2-135M-Instruct' from the header."""
+    header = summary["header"]
+    return f"{header['memory']['memory']} / {backbone_label(header)}"
 
 
 def _cell(stat: dict[str, Any] | None) -> str:
@@ -117,35 +123,73 @@ PAPER_COST = (("LLM calls / session", "llm_calls"), ("tokens / session", "tokens
 """Cost columns beside the paper's table (construction per session, averaged over the modes a run has)."""
 
 
-def _percent(stat: dict[str, Any] | None) -> str:
-    return "-" if not stat or stat.get("mean") is None else f"{100 * stat['mean']:.1f}"
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def table_mean(metrics: dict[str, Any], table: str, query_type: str | None = None) -> float | None:
+    """The mean of one entry of a metric's summary tables (`overall`, `mean_over_types`, or `by_type` for
+    `query_type`); None when absent or unscored."""
+    entries = metrics.get(table) or []
+    if query_type is not None:
+        entries = [g for g in entries if g.get("query_type") == query_type]
+    return entries[0].get("mean") if entries else None
+
+
+def cost_per_session(summary: dict[str, Any]) -> dict[str, float | None]:
+    """What building the memory cost per session (`PAPER_COST` keys), averaged over the run's modes."""
+    costs = [task["memory_cost"]["per_session"] for task in summary["tasks"].values() if task.get("memory_cost")]
+    out: dict[str, float | None] = {}
+    for _title, key in PAPER_COST:
+        values = [c["prompt_tokens"] + c["completion_tokens"] if key == "tokens" else c[key] for c in costs]
+        out[key] = sum(values) / len(values) if values else None
+    return out
+
+
+@dataclass
+class PaperRow:
+    """One run in the paper's layout, as numbers (percent; None: not run or nothing scored)."""
+
+    label: str
+    by_mode: dict[str, dict[str, float | None]]
+    """Mode -> question type code (and "mean", the mean over types) -> accuracy %."""
+    mean: float | None
+    """The mean of the modes' means over types."""
+    cost: dict[str, float | None]
+    """`cost_per_session`."""
+
+
+def paper_rows(summaries: list[dict[str, Any]], metric: str = "correct") -> tuple[list[str], list[PaperRow]]:
+    """The question types any run has scores for, and one `PaperRow` per run."""
+    types = [code for code in type_codes()
+             if any(g["query_type"] == code for summary in summaries for task in summary["tasks"].values()
+                    for g in task["metrics"].get(metric, {}).get("by_type", []))]
+    rows = []
+    for summary in summaries:
+        by_task = {task["mode"]: task["metrics"][metric] for task in summary["tasks"].values()
+                   if metric in task["metrics"]}
+        by_mode: dict[str, dict[str, float | None]] = {}
+        for mode, metrics in by_task.items():
+            cells = {code: table_mean(metrics, "by_type", code) for code in types}
+            cells["mean"] = table_mean(metrics, "mean_over_types")
+            by_mode[mode] = {key: None if value is None else 100 * value for key, value in cells.items()}
+        means = [cells["mean"] for cells in by_mode.values() if cells["mean"] is not None]
+        rows.append(PaperRow(run_label(summary), by_mode, sum(means) / len(means) if means else None,
+                             cost_per_session(summary)))
+    return types, rows
 
 
 def paper_table(summaries: list[dict[str, Any]], metric: str = "correct") -> tuple[list[str], list[list[str]]]:
     """The paper's main table: a row per run (memory / backbone), a column per type and mode, each mode's mean over
     types and the mean of the modes, then what the memory cost per session."""
-    types = [code for code in type_codes()
-             if any(g["query_type"] == code for summary in summaries for task in summary["tasks"].values()
-                    for g in task["metrics"].get(metric, {}).get("by_type", []))]
+    types, rows = paper_rows(summaries, metric)
     header = ["memory / backbone", *(f"{code} {mode[:3]}" for mode in MODES for code in [*types, "mean"]), "mean",
               *(title for title, _ in PAPER_COST)]
-    rows = []
-    for summary in summaries:
-        by_mode = {task["mode"]: task for task in summary["tasks"].values() if metric in task["metrics"]}
-        cells, means = [], []
-        for mode in MODES:
-            metrics = by_mode[mode]["metrics"][metric] if mode in by_mode else {}
-            for code in types:
-                cells.append(_percent(next((g for g in metrics.get("by_type", []) if g["query_type"] == code), None)))
-            mean = (metrics.get("mean_over_types") or [None])[0]
-            cells.append(_percent(mean))
-            if mean and mean.get("mean") is not None:
-                means.append(mean["mean"])
-        cells.append(f"{100 * sum(means) / len(means):.1f}" if means else "-")
-        costs = [task["memory_cost"]["per_session"] for task in by_mode.values() if task.get("memory_cost")]
-        for _title, key in PAPER_COST:
-            values = [c["prompt_tokens"] + c["completion_tokens"] if key == "tokens" else c[key] for c in costs]
-            cells.append(f"{sum(values) / len(values):.4g}" if values else "-")
-        rows.append([run_label(summary), *cells])
-    keep = [i for i in range(len(header)) if i == 0 or any(row[i] != "-" for row in rows)]  # (a mode nobody ran)
-    return [header[i] for i in keep], [[row[i] for i in keep] for row in rows]
+    text_rows = []
+    for row in rows:
+        cells = [_percent(row.by_mode.get(mode, {}).get(code)) for mode in MODES for code in [*types, "mean"]]
+        cells.append(_percent(row.mean))
+        cells += ["-" if row.cost[key] is None else f"{row.cost[key]:.4g}" for _title, key in PAPER_COST]
+        text_rows.append([row.label, *cells])
+    keep = [i for i in range(len(header)) if i == 0 or any(row[i] != "-" for row in text_rows)]  # (a mode nobody ran)
+    return [header[i] for i in keep], [[row[i] for i in keep] for row in text_rows]

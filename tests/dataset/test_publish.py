@@ -32,11 +32,12 @@ def folder(tmp_path_factory):
     return export_dataset(built, tmp_path_factory.mktemp("pub"))
 
 
-def test_operations_are_every_file_with_relative_paths(folder):
+def test_operations_are_every_file_with_relative_paths_and_eval_yaml(folder):
     paths = [op.path_in_repo for op in plan_operations(folder)]
     assert "README.md" in paths and "medmemorybench.json" in paths
     assert "mixed/checkpoint_10.parquet" in paths and "personas/patients.parquet" in paths
-    assert len(paths) == len([p for p in folder.rglob("*") if p.is_file()])
+    assert paths[-1] == "eval.yaml"  # (the benchmark declaration, made at publish time: `dataset/eval_yaml.py`)
+    assert len(paths) == len([p for p in folder.rglob("*") if p.is_file()]) + 1
 
 
 def test_publish_as_pull_request_creates_repo_then_one_commit(folder):

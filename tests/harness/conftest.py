@@ -1,4 +1,4 @@
-"""A small real dataset folder shared by the harness tests, running the runner on it, and test doubles."""
+"""Running the runner on the shared small dataset (`dataset_dir`, in tests/conftest.py), and test doubles."""
 
 from __future__ import annotations
 
@@ -6,21 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 
-from medmemorybench.dataset import BuildOptions, build_dataset, export_dataset
 from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.runner import Runner
-from medmemorybench.knowledge import default_knowledge
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
-from medmemorybench.render.templates import load_templates
-
-
-@pytest.fixture(scope="session")
-def dataset_dir(tmp_path_factory):
-    built = build_dataset(default_knowledge(), load_templates("en"),
-                          BuildOptions(seed=5, personas=3, health_sessions=10, family_sessions=10))
-    return export_dataset(built, tmp_path_factory.mktemp("data"))
 
 
 def run_config(dataset_dir: Path, tmp_path: Path, **kwargs) -> RunConfig:

@@ -1,0 +1,225 @@
+"""The leaderboard's data: every bundle of a results folder read without trusting it (shape, sizes, hashes, and
+re-scored against the release when asked), turned into rows through the report's own tables, beside the paper's
+reference rows."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medmemorybench.errors import InputError
+from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
+from medmemorybench.leaderboard.bundle import (
+    MANIFEST_FILE,
+    SUBMISSIONS_DIR,
+    SYSTEM_FILE,
+    Manifest,
+    SystemDescription,
+    is_slug,
+    parse_model,
+    read_bounded,
+    read_json_object,
+    sha256,
+)
+from medmemorybench.leaderboard.systems import load_systems
+from medmemorybench.report import MODES, paper_rows, table_mean
+
+QUALITY_METRICS = ("correct", "recall_at_k", "token_f1", "rouge_l", "hallucinated", "trap_safe", "selective")
+"""The quality table's columns: each mode's mean over all its questions (`overall`)."""
+CURVE_METRICS = ("correct", "recall_at_k")
+"""Drawn against the checkpoint (the saturation curve)."""
+MAX_BUNDLES = 500
+
+
+@dataclass
+class BoardRow:
+    """One row of the board: a verified run, or a number the paper reported."""
+
+    id: str
+    kind: str
+    """"run", or "paper" for a reference row."""
+    system: str
+    memory: str
+    paradigm: str
+    backbone: str
+    main: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    """Mode -> question type (and "mean") -> accuracy %."""
+    mean: float | None = None
+    quality: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    """Mode -> `QUALITY_METRICS` -> mean (0-1; selective -1..1)."""
+    cost: dict[str, float | None] = field(default_factory=dict)
+    curves: dict[str, dict[str, list[list[float | None]]]] = field(default_factory=dict)
+    """Mode -> metric -> [checkpoint, mean, ci_low, ci_high] points."""
+    complete: bool = True
+    coverage: str = ""
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Board:
+    """What the page shows."""
+
+    types: list[str]
+    rows: list[BoardRow]
+    paradigms: dict[str, str]
+    """Paradigm key -> label."""
+    left_out: list[str]
+    """Bundles refused, each with its reason."""
+    paper: dict[str, str]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def bundle_dirs(results: Path) -> tuple[list[Path], list[str]]:
+    """The bundle folders under `results/submissions/`, three levels of slug-named real folders (no link, no
+    dot-folder, nothing resolving outside `results`), and what was skipped."""
+    root = Path(results) / SUBMISSIONS_DIR
+    if not root.is_dir():
+        raise InputError(f"{results}: not a results folder (no {SUBMISSIONS_DIR}/); `medmemorybench submit RUN "
+                         f"--results {results}` makes one")
+    top = root.resolve()
+    skipped: list[str] = []
+    level = [root]
+    for _depth in range(3):
+        children = []
+        for folder in level:
+            for child in sorted(folder.iterdir()):
+                if child.is_file() and not child.is_symlink():
+                    continue  # (a README beside the bundles)
+                if child.is_symlink() or not child.is_dir() or not is_slug(child.name) or \
+                        not child.resolve().is_relative_to(top):
+                    skipped.append(f"{child}: not a bundle folder (a link, or a name submit never makes)")
+                    continue
+                children.append(child)
+        level = children
+    found = level[:MAX_BUNDLES]
+    skipped += [f"{folder}: beyond the {MAX_BUNDLES} bundles read" for folder in level[MAX_BUNDLES:]]
+    return found, skipped
+
+
+def read_bundle(folder: Path, verify_with: Path | None = None) -> tuple[dict, SystemDescription, Manifest]:
+    """A bundle's summary, self-description and manifest, after checking each file against the manifest's hash
+    (and re-scoring it against the release `verify_with`, when given).
+
+    Raises:
+        InputError: naming the file at fault.
+    """
+    manifest = parse_model(Manifest, read_json_object(folder / MANIFEST_FILE), str(folder / MANIFEST_FILE))
+    for name in (RUN_HEADER, SAMPLES, SUMMARY, SYSTEM_FILE):
+        if manifest.files.get(name) != sha256(read_bounded(folder / name)):
+            raise InputError(f"{folder / name}: does not match its hash in {MANIFEST_FILE}")
+    system = parse_model(SystemDescription, read_json_object(folder / SYSTEM_FILE), str(folder / SYSTEM_FILE))
+    summary = read_json_object(folder / SUMMARY)
+    if verify_with is not None:
+        from medmemorybench.leaderboard.rescore import verify_run
+
+        verified = verify_run(folder, verify_with)
+        summary = verified.summary
+    elif not isinstance(summary.get("tasks"), dict) or not isinstance(summary.get("header"), dict):
+        raise InputError(f"{folder / SUMMARY}: not a run summary")
+    return summary, system, manifest
+
+
+def _curves(summary: dict) -> dict[str, dict[str, list[list[float | None]]]]:
+    out: dict[str, dict[str, list[list[float | None]]]] = {}
+    for task in summary["tasks"].values():
+        for metric in CURVE_METRICS:
+            points = [[p["checkpoint"], p["mean"], p.get("ci_low"), p.get("ci_high")]
+                      for p in task["metrics"].get(metric, {}).get("by_checkpoint", []) if p.get("mean") is not None]
+            if points:
+                out.setdefault(task["mode"], {})[metric] = points
+    return out
+
+
+def _provenance(summary: dict, system: SystemDescription, manifest: Manifest, samples_url: str) -> dict[str, Any]:
+    header = summary["header"]
+    return {
+        "medmemorybench": header.get("medmemorybench"), "git_revision": header.get("git_revision"),
+        "packages": header.get("packages"), "dataset_fingerprint": manifest.dataset_fingerprint,
+        "dataset_revision": manifest.dataset_revision, "verified_by": manifest.verified_by,
+        "submitted_at": manifest.submitted_at, "judge": manifest.judge or "rule rubric",
+        "tasks": [f"{t['task']} {t['version']}" for t in manifest.tasks],
+        "prompts": {name: digest[:12] for task in header.get("tasks", []) if isinstance(task, dict)
+                    for name, digest in (task.get("prompts") or {}).items()},
+        "memory_args": system.memory_args, "memory_model": system.memory_model, "version": system.version,
+        "link": system.link, "description": system.description, "samples": samples_url,
+    }
+
+
+def run_rows(bundles: list[tuple[str, dict, SystemDescription, Manifest, str]]) -> tuple[list[str], list[BoardRow]]:
+    """Board rows of verified bundles (id, summary, system, manifest, samples link), through `report.paper_rows`."""
+    types, numbers = paper_rows([summary for _, summary, _, _, _ in bundles])
+    rows = []
+    for (bundle_id, summary, system, manifest, samples_url), paper in zip(bundles, numbers, strict=True):
+        quality = {task["mode"]: {m: table_mean(task["metrics"].get(m, {}), "overall") for m in QUALITY_METRICS}
+                   for task in summary["tasks"].values()}
+        costs = [task["memory_cost"] for task in summary["tasks"].values() if task.get("memory_cost")]
+        items = [c["items_per_patient"] for c in costs if c.get("items_per_patient") is not None]
+        coverage = manifest.coverage
+        rows.append(BoardRow(
+            id=bundle_id, kind="run", system=system.name, memory=system.memory, paradigm=system.paradigm,
+            backbone=system.answering_model, main=paper.by_mode, mean=paper.mean, quality=quality,
+            cost={**paper.cost, "items_per_patient": sum(items) / len(items) if items else None},
+            curves=_curves(summary), complete=coverage.is_complete,
+            coverage=(f"{coverage.questions} of {coverage.of_questions} questions" if coverage.is_complete else
+                      f"slice: {coverage.questions} of {coverage.of_questions} questions, {coverage.patients} of "
+                      f"{coverage.of_patients} patients, checkpoints {', '.join(map(str, coverage.checkpoints))}"),
+            provenance=_provenance(summary, system, manifest, samples_url)))
+    return types, rows
+
+
+def reference_rows() -> list[BoardRow]:
+    """The paper's reported average accuracy per system, labelled as such."""
+    systems = load_systems()
+    rows = []
+    for system in systems.systems:
+        if system.reported is None:
+            continue
+        means = [system.reported[mode] for mode in MODES if mode in system.reported]
+        rows.append(BoardRow(
+            id=f"paper/{system.memory}", kind="paper", system=system.name, memory=system.memory,
+            paradigm=system.paradigm, backbone=systems.paper.backbone,
+            main={mode: {"mean": system.reported.get(mode)} for mode in MODES}, mean=sum(means) / len(means),
+            coverage=systems.paper.note,
+            provenance={"source": systems.paper.title, "link": systems.paper.url, "note": systems.paper.note}))
+    return rows
+
+
+def load_board(results: Path, *, samples_link: Callable[[str], str] | None = None,
+               verify_with: Path | None = None, on_left_out: Callable[[str], None] | None = None) -> Board:
+    """Every bundle of a results folder (refused ones listed in `left_out`), then the paper's reference rows.
+
+    Args:
+        samples_link: bundle path (relative to `results`) -> the link the page gives to its samples.jsonl.
+        verify_with: a release folder to re-score every bundle against.
+    """
+    folders, left_out = bundle_dirs(results)
+    bundles = []
+    for folder in folders:
+        bundle_id = folder.relative_to(results).as_posix()
+        try:
+            summary, system, manifest = read_bundle(folder, verify_with)
+        except InputError as exc:
+            left_out.append(str(exc))
+            continue
+        link = samples_link(f"{bundle_id}/{SAMPLES}") if samples_link else f"{bundle_id}/{SAMPLES}"
+        bundles.append((bundle_id, summary, system, manifest, link))
+    for reason in left_out:
+        if on_left_out:
+            on_left_out(reason)
+    types, rows = run_rows(bundles) if bundles else ([], [])
+    systems = load_systems()
+    return Board(types=types, rows=rows + reference_rows(), paradigms=dict(systems.paradigms), left_out=left_out,
+                 paper=systems.paper.model_dump())
+
+
+def relative_link(results: Path, html_dir: Path) -> Callable[[str], str]:
+    """Links from a page in `html_dir` to files of a local results folder."""
+    def link(path: str) -> str:
+        return Path(os.path.relpath(Path(results).resolve() / path, Path(html_dir).resolve())).as_posix()
+    return link

@@ -1,0 +1,154 @@
+"""The leaderboard page served over HTTP and used in headless Chromium: submitted rows beside the paper's, filters,
+sorting, the saturation plot, provenance links that work, and a system name made of HTML shown as text."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import urllib.request
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from medmemorybench.leaderboard import (
+    SystemClaim,
+    load_board,
+    prepare_submission,
+    relative_link,
+    write_site,
+    write_to_folder,
+)
+from tests.leaderboard.browser import Browser, find_chromium
+
+# (skipped only outside CI: there `make install` has installed chromium, and its absence must fail)
+pytestmark = pytest.mark.skipif(find_chromium() is None and not os.environ.get("CI"),
+                                reason="chromium is not installed (make install adds it)")
+
+EVIL = "<img src=x onerror=\"document.title='pwned'\"></script><b>Evil</b> & Co"
+"""A system name a submitter may choose: it must show as these characters, never as markup."""
+
+
+class Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(answered_run, retrieval_run, tmp_path_factory):
+    """A results folder with the answered run and an HTML-named retrieval slice, its page, and a server of both."""
+    root = tmp_path_factory.mktemp("site")
+    results, html = root / "results", root / "board"
+    honest = prepare_submission(answered_run)
+    evil = prepare_submission(retrieval_run, allow_partial=True, claim=SystemClaim(name=EVIL, paradigm="graph"))
+    for submission in (honest, evil):
+        write_to_folder(submission, results)
+    write_site(load_board(results, samples_link=relative_link(results, html)), html, "results")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield {"url": f"http://127.0.0.1:{server.server_address[1]}", "honest": honest, "evil": evil, "root": root}
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    with Browser() as browser:
+        browser.open(f"{site['url']}/board/index.html")
+        yield browser
+
+
+ROWS = "[...document.querySelectorAll('#main-table tbody tr:not(.details)')]"
+
+
+def set_control(page: Browser, selector: str, value: str | bool) -> None:
+    prop = "checked" if isinstance(value, bool) else "value"
+    literal = json.dumps(value)
+    page.evaluate(f"(() => {{ const e = document.querySelector('{selector}'); e.{prop} = {literal}; "
+                  "e.dispatchEvent(new Event('change')); })()")
+
+
+def reset(page: Browser) -> None:
+    for selector, value in (("#paradigm", ""), ("#backbone", ""), ("#paper", True), ("#complete", False),
+                            ("#curve", "correct")):
+        set_control(page, selector, value)
+
+
+def test_the_table_shows_the_submitted_rows_beside_the_papers(page, site):
+    reset(page)
+    ids = page.evaluate(f"{ROWS}.map(r => r.dataset.id)")
+    assert str(site["honest"].path) in ids and str(site["evil"].path) in ids
+    assert sum(i.startswith("paper/") for i in ids) == 13 and len(ids) == 15
+    labels = page.evaluate("[...document.querySelectorAll('#main-table tr.paper .badge')].map(b => b.textContent + "
+                           "' | ' + b.title)")
+    assert set(labels) == {"paper, own data | reported in the paper, on its own data"} and len(labels) == 13
+    assert "are reported in the paper, on its own data" in page.evaluate("document.querySelector('p.note').textContent")
+
+
+def test_a_system_name_with_html_is_shown_as_text(page, site):
+    reset(page)
+    names = page.evaluate(f"{ROWS}.map(r => r.querySelector('.name').textContent)")
+    assert EVIL in names
+    assert page.evaluate("document.querySelectorAll('img, b, [onerror]').length") == 0
+    assert page.evaluate("document.title") == "MedMemoryBench leaderboard"
+
+
+def test_filters_by_paradigm_backbone_paper_rows_and_completeness(page, site):
+    reset(page)
+    set_control(page, "#paradigm", "graph")
+    paradigms = page.evaluate(f"{ROWS}.map(r => r.children[1].textContent)")
+    assert paradigms == ["graph"] * 4  # GraphRAG, HippoRAG-v2 and ReMem as reported, and the slice
+    set_control(page, "#paper", False)
+    assert page.evaluate(f"{ROWS}.map(r => r.dataset.id)") == [str(site["evil"].path)]
+    reset(page)
+    set_control(page, "#backbone", "half-knowing-double")
+    assert page.evaluate(f"{ROWS}.map(r => r.dataset.id)") == [str(site["honest"].path)]
+    reset(page)
+    set_control(page, "#complete", True)
+    assert str(site["evil"].path) not in page.evaluate(f"{ROWS}.map(r => r.dataset.id)")
+
+
+def test_columns_sort_both_ways(page):
+    reset(page)
+    column = "document.querySelector('#main-table th[data-key=mean]')"
+    values = f"{ROWS}.map(r => r.lastChild.textContent).filter(t => t !== '-').map(Number)"
+    page.evaluate(f"{column}.click()")
+    assert page.evaluate(f"{column}.getAttribute('aria-sort')") == "ascending"
+    ascending = page.evaluate(values)
+    assert ascending == sorted(ascending) and len(ascending) == 14
+    page.evaluate(f"{column}.click()")
+    assert page.evaluate(values) == sorted(ascending, reverse=True)
+    page.evaluate("document.querySelector('#main-table th[data-key=system]').click()")
+    in_order = (f"(() => {{ const n = {ROWS}.map(r => r.querySelector('.name').textContent); "
+                "return n.every((name, i) => i === 0 || n[i - 1].localeCompare(name) >= 0); })()")
+    assert page.evaluate(in_order)  # (descending, in the browser's own collation)
+
+
+def test_the_saturation_plot_draws_a_curve_per_run_and_mode(page, site):
+    reset(page)
+    curves = ("[...document.querySelectorAll('#saturation polyline.curve')]"
+              ".map(c => c.dataset.id + ' ' + c.dataset.mode)")
+    honest = str(site["honest"].path)
+    assert sorted(page.evaluate(curves)) == [f"{honest} efficient", f"{honest} mixed"]
+    set_control(page, "#curve", "recall_at_k")
+    assert len(page.evaluate(curves)) == 3  # (the retrieval slice has Recall@k, efficient mode only)
+    assert page.evaluate("document.querySelectorAll('#legend li').length") == 3
+
+
+def test_provenance_links_to_the_samples(page, site):
+    reset(page)
+    honest = str(site["honest"].path)
+    page.evaluate(f"document.querySelector('#main-table tr[data-id=\"{honest}\"] button.more').click()")
+    details = page.evaluate("document.querySelector('#main-table tr.details').textContent")
+    manifest = site["honest"].manifest
+    assert manifest.dataset_fingerprint in details and "qa/eem.jinja" in details and "transformers" in details
+    href = page.evaluate("document.querySelector('#main-table tr.details a').href")
+    with urllib.request.urlopen(href, timeout=10) as response:
+        assert response.read() == site["honest"].files["samples.jsonl"]
+
+
+def test_the_page_fits_a_screenshot(page, tmp_path):
+    reset(page)
+    shot = page.screenshot(tmp_path / "board.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
