@@ -19,7 +19,7 @@ from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import FactFinder
 from medmemorybench.simulate.rng import rng_for
 
-SLACK = 1.3
+SLACK = 1.0
 """How far the commoner answer of a drug may stay ahead, in expectation, of its rarer one (1: even). A little slack
 keeps more questions; the audit's `cohort_prior` probe checks that neither the prior nor its opposite then beats
 chance by more than noise."""

@@ -185,15 +185,19 @@ class YearBuilder(StoryActions, ClinicalTasks):
         """Do the one thing this encounter is for; False when nothing but a routine visit fits."""
         urgent = [t for t in self.due_tasks() if t.deadline is not None and
                   (self.next_day is None or t.deadline < self.next_day)]
-        for task in sorted(urgent, key=lambda t: (t.deadline, t.due)):
-            if self.run_task(task):
-                return True
         # The phase's story items each own an encounter drawn at random (`story.place_items`); an item whose
         # encounter has come runs as soon as it can (its precedents done, the year ready for it). A required
         # item that could not happen in its phase spills into the next; an optional one lapses.
         if self.phase != self.placed_phase:
             self._place_phase_items()
         position = self.position_in_phase
+        story_due = any(item.required and slot <= position and item.key not in self.state.done
+                        and self._is_ready(item) for slot, item in self.placed)
+        for task in sorted(urgent, key=lambda t: (t.deadline, t.due)):
+            if task.yields and story_due:
+                continue  # (an acute illness's next visit waits for the year's own story: a trap told in phase 1)
+            if self.run_task(task):
+                return True
         # (a required item whose encounter has come goes before an optional one that waited: an illness caught late
         # must not push a trap's disclosure out of its phase)
         for slot, item in sorted(self.placed, key=lambda pair: not pair[1].required):

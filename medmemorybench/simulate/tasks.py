@@ -26,7 +26,7 @@ MONITORING_JITTER_DAYS = 14
 STEP_SPREAD_DAYS = 21
 """A step indicated by the diagnosis alone starts within this many days of its phase opening."""
 REVIEW_AFTER_COURSE_DAYS = (5, 14)
-"""An intercurrent illness is reviewed at the first visit free for it from a few days after its course ends."""
+"""An intercurrent illness is reviewed from the first to the second of these days after its course ends."""
 
 
 @dataclass
@@ -42,6 +42,8 @@ class Task:
     trigger: str | None = None
     """Event that made it due (its cause, for the causal graph)."""
     reason: str | None = None
+    yields: bool = False
+    """Its deadline gives way to a required story item due at the same encounter (an acute illness's visits)."""
 
 
 def is_daily(frequency: str) -> bool:
@@ -470,8 +472,10 @@ class ClinicalTasks:
                              *self.measure(self.vitals())]
         event = self.emit("acute_illness", facts,
                           [task.trigger, *self.trap_triggers(facts), *self.interaction_triggers(facts)])
-        review_on = self.day + (rx.course_days or 0) + self.rng.randint(*REVIEW_AFTER_COURSE_DAYS)
-        self.add_task(Task("illness_review", review_on, reason=illness.key, trigger=event.event_id))
+        review_on = self.day + (rx.course_days or 0) + REVIEW_AFTER_COURSE_DAYS[0]
+        deadline = review_on + self.rng.randint(*REVIEW_AFTER_COURSE_DAYS)
+        self.add_task(Task("illness_review", review_on, deadline=deadline, reason=illness.key, trigger=event.event_id,
+                           yields=True))
         return True
 
     def _task_illness_review(self, task: Task) -> bool | None:

@@ -34,16 +34,17 @@ from medmemorybench.simulate.tasks import Task, is_daily
 
 MAX_MISSED_DAYS = 21
 SELF_CARE_DAYS = (5, 14)
-"""Days of self-care at least before an intercurrent illness that has not settled is seen again and treated (NICE
-NG120, NG79, NG59: most acute coughs, sinus infections and back pain settle with self-care; reassess if not)."""
+"""Days of self-care (at least, and at most: drawn) before an intercurrent illness that has not settled is seen
+again and treated (NICE NG120, NG79, NG59: most acute coughs, sinus infections and back pain settle with self-care;
+reassess if they do not)."""
 REVIEW_MIN_DAYS = 7
 REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
 """Longest lapse in adherence a patient admits to."""
-ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 1.3,
+ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 1.0,
                                     "medication_review": 1.2}
-ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 0.8, "medication_review": 0.9, "lab_check": 1.1, "lifestyle": 1.5,
+ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 0.6, "medication_review": 0.9, "lab_check": 1.1, "lifestyle": 1.5,
                                    "psychological": 1.3, "symptom_report": 1.5}
 """Relative frequency of routine visit kinds (each patient's own mix varies around it, see `ROUTINE_BIAS`): near
 even, less for the kinds the year's own tasks already bring (follow-ups, lab reviews), so that no visit kind
@@ -97,10 +98,18 @@ class StoryActions:
         self.mark_told(item.action, event)
         return event
 
-    def _baseline_labs(self, item: StoryItem) -> Event:
+    def _baseline_lab_keys(self) -> list[str]:
         labs = [lab for lab in self.monitored_now() if self.kb.labs[lab].kind != "imaging"]
         if "egfr" in self.kb.labs and self.allowed_now("egfr"):
             labs.append("egfr")
+        return labs
+
+    def _ready_baseline_labs(self, item: StoryItem) -> bool:
+        """Something is due to measure (a drug's monitoring may just have measured everything)."""
+        return any(self.labs.can_measure(lab, self.day) for lab in self._baseline_lab_keys())
+
+    def _baseline_labs(self, item: StoryItem) -> Event:
+        labs = self._baseline_lab_keys()
         facts = [*self.measure(labs), *self.told_here(item.action)]
         event = self.emit("lab_check", facts, [self.handle("symptoms")], "baseline")
         self.mark_told(item.action, event)
@@ -462,10 +471,12 @@ class StoryActions:
         told = illness.symptoms[:self.rng.randint(1, len(illness.symptoms))]  # (the presenting one always)
         facts: list[Fact] = [*(SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in told),
                              AdviceFact(advice=illness.self_care), *self.measure(self.vitals())]
-        event = self.emit("symptom_report", facts, [], f"illness:{illness.key}")
-        # (no deadline: the next visits the year's own story needs come first; the patient is seen again soon after)
-        self.add_task(Task("illness_treat", self.day + self.rng.randint(*SELF_CARE_DAYS), reason=illness.key,
-                           trigger=event.event_id))
+        # (brought in for it, or raised at a check-up: new symptoms come up both ways)
+        kind = "symptom_report" if self.rng.random() < 0.6 else "follow_up"
+        event = self.emit(kind, facts, [], f"illness:{illness.key}")
+        low, high = SELF_CARE_DAYS
+        self.add_task(Task("illness_treat", self.day + low, deadline=self.day + self.rng.randint(low, high),
+                           reason=illness.key, trigger=event.event_id, yields=True))
         return event
 
     # --- corrections and the year's review ------------------------------------------------------
@@ -610,6 +621,7 @@ READINESS = {
     "adverse_confirm": StoryActions._ready_adverse_confirm,
     "lapse": StoryActions._ready_lapse,
     "intercurrent": StoryActions._ready_intercurrent,
+    "baseline_labs": StoryActions._ready_baseline_labs,
 }
 """Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""
 

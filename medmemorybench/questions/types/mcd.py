@@ -8,7 +8,16 @@ import random
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.sua import switched
-from medmemorybench.simulate.models import AdherenceFact, AdverseFact, DiagnosisFact, Event, LabFact, MedicationFact
+from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdverseFact,
+    DiagnosisFact,
+    Event,
+    LabFact,
+    MedicationFact,
+    SymptomFact,
+    TestFact,
+)
 from medmemorybench.simulate.summary import causal_chains
 
 MIN_SPAN_DAYS = 7
@@ -32,6 +41,13 @@ def node_key(finder: FactFinder, event: Event, lab: str | None = None) -> str | 
             return finder.trap_detail(trap)
         if isinstance(fact, MedicationFact) and fact.action in CHANGE_TEMPLATES:
             return finder.drug(fact.drug)
+    # (what a test showed, or what the patient told: a step's own data, which no other question's wording states)
+    test = next((f for f in event.facts if isinstance(f, TestFact)), None)
+    if test is not None:
+        return finder.t(test.finding)
+    symptom = next((f for f in event.facts if isinstance(f, SymptomFact)), None)
+    if symptom is not None:
+        return finder.t(symptom.name)
     lab = next((f for f in event.facts if isinstance(f, LabFact)), None)
     return finder.lab_value(lab) if lab is not None else None
 
