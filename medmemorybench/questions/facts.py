@@ -135,12 +135,6 @@ class FactFinder:
     def in_pool(self, drug: str, *pools: str) -> bool:
         return self.pools.get(drug) in pools
 
-    def is_safe(self, drug: str) -> bool:
-        """No trap of the patient forbids it and every other rule allows it."""
-        if any(drug in t.forbidden_drugs for t in self.traps):
-            return False
-        return verdict(self.kb, drug, self.patient).is_allowed
-
     def forbidding(self, drug: str, checkpoint: int) -> list[Trap]:
         """The disclosed traps (by the checkpoint) that forbid a drug."""
         return [t for t, _ in self.disclosed(checkpoint) if drug in t.forbidden_drugs]

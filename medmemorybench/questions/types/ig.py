@@ -10,7 +10,6 @@ import random
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import Event, MedicationFact, Trap
-from medmemorybench.simulate.safety import Verdict, verdict
 from medmemorybench.simulate.timeline import state_on
 
 
@@ -37,8 +36,10 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                                     f"ig:{drug}", kind="suggest:no", trap_category=trap.category,
                                     common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
             for safe in steps[forbidden.step].drug_keys:
-                if safe != drug and safe not in ever and finder.in_pool(safe, "shared") and finder.is_safe(safe) \
-                        and _plain_yes(verdict(finder.kb, safe, finder.patient)):
+                # (yes only when nothing bars or qualifies it on the day: a drug taken since may combine with it
+                # only with care, as escitalopram with rasagiline)
+                if safe != drug and safe not in ever and finder.in_pool(safe, "shared") \
+                        and finder.ruling(safe, checkpoint).allowed:
                     drafts.append(_suitable(finder, safe, forbidden.step, trap, event, detail))
         if trap.category == "medication_preference":
             drafts.append(Draft("IG", "ig.preference", {"condition_lay": finder.condition_lay()},
@@ -54,12 +55,6 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     drafts += _take_now(finder, checkpoint)
     drafts += _remedies(finder, checkpoint)
     return drafts
-
-
-def _plain_yes(result: Verdict) -> bool:
-    """Whether a drug may be called suitable with no more said: no rule bars it, none qualifies it (a caution such
-    as paracetamol in cirrhosis, a drug of theirs it combines with only with care) and none caps its dose."""
-    return result.is_allowed and not result.cautions and result.max_daily_dose is None
 
 
 def _suitable(finder: FactFinder, drug: str, step: str, trap: Trap, event: Event, detail: str) -> Draft:
