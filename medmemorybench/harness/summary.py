@@ -91,7 +91,8 @@ def write_summary(run_dir: Path, header: dict, tasks: list[TaskConfig], samples:
     """Aggregate every task's samples (the run's samples.jsonl, read by the caller) into summary.json; returns its
     path."""
     out: dict[str, Any] = {"header": header, "n_samples": len(samples),
-                           "n_errors": sum(1 for s in samples if s["status"] == "error"), "tasks": {}}
+                           "n_errors": sum(1 for s in samples if s["status"] == "error"),
+                           "n_cache_hits": sum(1 for s in samples if s.get("cache_hit")), "tasks": {}}
     for task in tasks:
         mine = [s for s in samples if s["task"] == task.task]
         metrics = {m.metric: summarize_metric(mine, m.metric) for m in task.metric_list}
