@@ -49,10 +49,13 @@ def _summary_problem(summary: object) -> str | None:
 
 
 def run_label(summary: dict[str, Any]) -> str:
-    """'bm25 / hf:SmolLM2' from the header."""
+    """'bm25 / smollm2-135m-instruct' from the header, with the memory options given ('dense (window=4, stride=4)
+    / none'), so that two runs that chunk differently never share a label."""
     header = summary["header"]
     model = header["model"].get("model") or header["model"].get("backbone")
-    return f"{header['memory']['memory']} / {Path(str(model)).name}"
+    options = {k: v for k, v in header["memory"].items() if k != "memory"}
+    shown = f" ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
+    return f"{header['memory']['memory']}{shown} / {Path(str(model)).name}"
 
 
 def _cell(stat: dict[str, Any] | None) -> str:
