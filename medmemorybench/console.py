@@ -52,7 +52,7 @@ class StageProgress:
         self.stage, self.out, self.interval_s, self.now = stage, out or err_console, interval_s, now
         self.is_terminal = self.out.is_terminal
         self.bar: Bar | None = None
-        self.started = self.task_started = self.now()
+        self.started = self.task_started = self.last_event = self.now()
         self.last_line = float("-inf")
         self.task = ""
         self.sessions = self.answers = 0
@@ -77,15 +77,17 @@ class StageProgress:
 
     def run(self, progress: Progress) -> None:
         """`run_evaluation`'s progress callback."""
-        if progress.task != self.task:  # each task of a run has its own rate and ETA
-            self.task, self.task_started, self.sessions, self.answers = progress.task, self.now(), 0, 0
+        now = self.now()
+        if progress.task != self.task:  # each task of a run has its own rate and ETA, from where the last one ended
+            self.task, self.task_started, self.sessions, self.answers = progress.task, self.last_event, 0, 0
+        self.last_event = now
         self.sessions += progress.sessions
         self.answers += progress.answers
         if self.bar is not None:
             self.bar.update(self.bar_id, description=f"{self.stage}: {progress.task} {progress.split}",
                             completed=progress.checkpoint - (progress.step == "ingest"), total=progress.checkpoints)
             return
-        elapsed = self.now() - self.task_started
+        elapsed = now - self.task_started
         where = f"{progress.task} {progress.split} ({progress.checkpoint}/{progress.checkpoints})"
         if progress.step == "ingest":
             where += f" · patient {progress.patients_done}/{progress.patients}"
