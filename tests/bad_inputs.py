@@ -314,9 +314,9 @@ CASES: list[Case] = [
     # --- build and simulate ---------------------------------------------------------------------------------
     Case("build --personas 0", lambda w: ["build", "--personas", "0", "--out", build_out(w)], "--personas"),
     Case("build --health-sessions -1", lambda w: ["build", "--health-sessions", "-1", "--out", build_out(w)],
-         "--health-sessions"),
-    Case("build --family-sessions -1", lambda w: ["build", "--family-sessions", "-1", "--out", build_out(w)],
-         "--family-sessions"),
+         "--health_sessions"),
+    Case("build --family_sessions -1", lambda w: ["build", "--family_sessions", "-1", "--output_path", build_out(w)],
+         "--family_sessions"),
     Case("build --encounters 5", lambda w: ["build", "--encounters", "5", "--out", build_out(w)], "--encounters"),
     Case("build --encounters 1000", lambda w: ["build", "--encounters", "1000", "--out", build_out(w)],
          "--encounters"),
