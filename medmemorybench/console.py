@@ -89,13 +89,10 @@ class StageProgress:
             return
         elapsed = now - self.task_started
         where = f"{progress.task} {progress.split} ({progress.checkpoint}/{progress.checkpoints})"
-        if progress.step == "ingest":
-            where += f" · patient {progress.patients_done}/{progress.patients}"
-        else:
-            where += f" · {progress.answers} questions"
+        where += f" · patient {progress.patients_done}/{progress.patients}" if progress.step == "ingest" else " done"
         rates = [f"{self.sessions} sessions ({self.sessions / max(elapsed, 1e-9):.0f}/s)"]
-        if self.answers:
-            rates.append(f"{self.answers} answers ({60 * self.answers / max(elapsed, 1e-9):.0f}/min)")
+        if self.answers:  # (answered, or only retrieved for in a retrieval-only run)
+            rates.append(f"{self.answers} questions ({60 * self.answers / max(elapsed, 1e-9):.0f}/min)")
         fraction = progress.fraction
         eta = f"ETA ~{clock(elapsed / fraction * (1 - fraction))}" if fraction > 0 else "ETA -"
         self._line(f"{where} · {', '.join(rates)} · elapsed {clock(elapsed)} · {eta}",

@@ -41,6 +41,6 @@ def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = Fals
         raise InputError(f"the built dataset is invalid ({len(problems)} problems); nothing was written:\n  {shown}")
     failures = built.stats["audit_failures"]
     if failures and not allow_audit_failures:
-        raise InputError("the built dataset fails the memory-less audit (pass --allow-audit-failures to export it "
+        raise InputError("the built dataset fails the memory-less audit (pass --allow_audit_failures to export it "
                          "anyway); nothing was written: " + "; ".join(failures))
     return export_dataset(built, out, overwrite=overwrite), built

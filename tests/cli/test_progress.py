@@ -40,7 +40,7 @@ def test_lines_name_stage_task_checkpoint_patient_rate_and_eta():
     assert re.search(r"^\[\d\d:\d\d:\d\d\] dense: medmemorybench_mixed checkpoint_10 \(1/10\) · patient 1/20 · "
                      r"30 sessions \(1/s\) · elapsed 0:30 · ETA ~", lines[0])
     # one checkpoint of ten took a minute: nine more to go
-    assert "12 questions · 60 sessions (1/s), 12 answers (12/min) · elapsed 1:00 · ETA ~9:00" in lines[1]
+    assert "checkpoint_10 (1/10) done · 60 sessions (1/s), 12 questions (12/min) · elapsed 1:00 · ETA ~9:00" in lines[1]
 
 
 def test_a_new_task_restarts_its_rate_and_eta():
@@ -78,5 +78,5 @@ def test_a_run_writing_to_a_log_prints_progress_lines(tmp_path):
     result = run_cli("run", "--tasks", "medmemorybench_efficient", "--memory", "bm25", "--checkpoints", "10,20",
                      "--dataset_path", str(out / "medmemorybench"), "--output_path", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr
-    assert re.search(r"run: medmemorybench_efficient checkpoint_20 \(2/2\) · \d+ questions · .* ETA ~0:00",
+    assert re.search(r"run: medmemorybench_efficient checkpoint_20 \(2/2\) done · \d+ sessions .* ETA ~0:00",
                      result.stderr)
