@@ -149,11 +149,11 @@ def run_with_progress(config: Any, stage: str) -> Path:
 
     with StageProgress(stage) as progress:
         summary = run_evaluation(config, progress.run)
-    _say_cache_use(summary, config)
+    report_cache_use(summary, config)
     return summary
 
 
-def _say_cache_use(summary: Path, config: Any) -> None:
+def report_cache_use(summary: Path, config: Any) -> None:
     """How many answers the response cache gave (never silent: a cache answers as if the model had)."""
     import json
 
