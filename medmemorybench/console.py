@@ -40,6 +40,12 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+def rate(count: float, seconds: float) -> str:
+    """count / seconds, to one decimal below 10 (a slow stage's 0.4/s does not read as 0)."""
+    value = count / max(seconds, 1e-9)
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
 class StageProgress:
     """Progress of one stage (a build, a run): a rich bar on a terminal; in a log, a dated line per checkpoint done
     and at most every `LINE_INTERVAL_S` between, with the stage, task, checkpoint, patient, rate and ETA.
@@ -90,9 +96,9 @@ class StageProgress:
         elapsed = now - self.task_started
         where = f"{progress.task} {progress.split} ({progress.checkpoint}/{progress.checkpoints})"
         where += f" · patient {progress.patients_done}/{progress.patients}" if progress.step == "ingest" else " done"
-        rates = [f"{self.sessions} sessions ({self.sessions / max(elapsed, 1e-9):.0f}/s)"]
+        rates = [f"{self.sessions} sessions ({rate(self.sessions, elapsed)}/s)"]
         if self.answers:  # (answered, or only retrieved for in a retrieval-only run)
-            rates.append(f"{self.answers} questions ({60 * self.answers / max(elapsed, 1e-9):.0f}/min)")
+            rates.append(f"{self.answers} questions ({rate(60 * self.answers, elapsed)}/min)")
         fraction = progress.fraction
         eta = f"ETA ~{clock(elapsed / fraction * (1 - fraction))}" if fraction > 0 else "ETA -"
         self._line(f"{where} · {', '.join(rates)} · elapsed {clock(elapsed)} · {eta}",
@@ -105,7 +111,7 @@ class StageProgress:
             return
         elapsed = self.now() - self.started
         eta = clock(elapsed / done * (total - done)) if done else "-"
-        self._line(f"patient {done}/{total} · {60 * done / max(elapsed, 1e-9):.1f} patients/min · elapsed "
+        self._line(f"patient {done}/{total} · {rate(60 * done, elapsed)} patients/min · elapsed "
                    f"{clock(elapsed)} · ETA ~{eta}", force=done in (1, total))
 
 

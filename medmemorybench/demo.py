@@ -17,7 +17,11 @@ from medmemorybench.console import build_with_progress, clock, print_report, run
 
 CHUNKING = {"chunking": "turns", "window": 4, "stride": 4}
 """bm25 and dense index the same chunks: windows of 4 turns, one every 4 turns (half the chunks of bm25's default
-stride 2, which is what keeps dense's CPU embedding inside the demo's time). Run labels show it."""
+stride 2). Run labels show it."""
+RETRIEVAL_PATIENTS = 10
+"""Patients bm25 and dense read: the first ten by id (P0001-P0010, the roster's first ten conditions), the same for
+both. Embedding the windows of all 20 patients' streams, about 12,000 MiniLM passes, was 22 of the demo's 25
+minutes on two loaded cores (docs/benchmarks.md); ten patients halve it."""
 QA_CHECKPOINTS = [20, 60, 100]
 
 
@@ -57,15 +61,14 @@ def _build(ctx: DemoContext) -> None:
     ctx.outputs.append(f"dataset: {ctx.dataset} (also load_dataset('medmemorybench', 'mixed') from any folder)")
 
 
-def _evaluate(name: str, **options: object) -> Callable[[DemoContext], None]:
-    """A step running one evaluation of the build into `runs/<name>`."""
+def _evaluate(name: str, patients: Callable[[DemoContext], int], **options: object) -> Callable[[DemoContext], None]:
+    """A step running one evaluation of the build into `runs/<name>`, over the first `patients(ctx)` patients."""
     def step(ctx: DemoContext) -> None:
         from medmemorybench.harness.config import RunConfig
 
         folder = ctx.runs_folder / name
-        config = RunConfig(output_path=folder, dataset_path=str(ctx.dataset), **options)  # type: ignore[arg-type]
-        if name == "smollm2_bm25":
-            config.limit = ctx.qa_patients
+        config = RunConfig(output_path=folder, dataset_path=str(ctx.dataset), limit=patients(ctx),
+                           **options)  # type: ignore[arg-type]
         summary = run_with_progress(config, name)
         ctx.runs[name] = folder
         ctx.outputs.append(f"{name}: {summary}")
@@ -81,14 +84,17 @@ def _report(ctx: DemoContext) -> None:
 DEMO_STEPS: list[DemoStep] = [
     DemoStep("build", "build the dataset (20 patients, seed 0, both modes), validate, audit, register it",
              _build),
-    DemoStep("bm25", "BM25 retrieval, both modes, every checkpoint: Recall@5 and MRR (4-turn windows, stride 4)",
-             _evaluate("bm25", tasks=["medmemorybench"], memory="bm25", memory_args=dict(CHUNKING))),
-    DemoStep("dense", "dense retrieval (all-MiniLM-L6-v2 on CPU), the same chunks and measures as bm25",
-             _evaluate("dense", tasks=["medmemorybench"], memory="dense", memory_args=dict(CHUNKING))),
+    DemoStep("bm25", f"BM25 retrieval over {RETRIEVAL_PATIENTS} patients, both modes, every checkpoint: Recall@5 "
+             "and MRR (4-turn windows, stride 4)",
+             _evaluate("bm25", lambda _ctx: RETRIEVAL_PATIENTS, tasks=["medmemorybench"], memory="bm25",
+                       memory_args=dict(CHUNKING))),
+    DemoStep("dense", "dense retrieval (all-MiniLM-L6-v2 on CPU), the same patients, chunks and measures as bm25",
+             _evaluate("dense", lambda _ctx: RETRIEVAL_PATIENTS, tasks=["medmemorybench"], memory="dense",
+                       memory_args=dict(CHUNKING))),
     DemoStep("smollm2_bm25", f"SmolLM2-135M answers over bm25 (default chunking), efficient mode, checkpoints "
-             f"{', '.join(map(str, QA_CHECKPOINTS))}, a slice of patients",
-             _evaluate("smollm2_bm25", tasks=["medmemorybench_efficient"], memory="bm25", model="hf",
-                       checkpoints=QA_CHECKPOINTS)),
+             f"{', '.join(map(str, QA_CHECKPOINTS))}, the first --qa_patients patients",
+             _evaluate("smollm2_bm25", lambda ctx: ctx.qa_patients, tasks=["medmemorybench_efficient"],
+                       memory="bm25", model="hf", checkpoints=QA_CHECKPOINTS)),
     DemoStep("report", "tables of every run and the saturation plot (efficient-mixed gap with 95 % intervals)",
              _report),
 ]

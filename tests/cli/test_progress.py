@@ -38,9 +38,9 @@ def test_lines_name_stage_task_checkpoint_patient_rate_and_eta():
     lines = buffer.getvalue().splitlines()
     assert len(lines) == 2
     assert re.search(r"^\[\d\d:\d\d:\d\d\] dense: medmemorybench_mixed checkpoint_10 \(1/10\) · patient 1/20 · "
-                     r"30 sessions \(1/s\) · elapsed 0:30 · ETA ~", lines[0])
+                     r"30 sessions \(1.0/s\) · elapsed 0:30 · ETA ~", lines[0])
     # one checkpoint of ten took a minute: nine more to go
-    assert "checkpoint_10 (1/10) done · 60 sessions (1/s), 12 questions (12/min) · elapsed 1:00 · ETA ~9:00" in lines[1]
+    assert "checkpoint_10 (1/10) done · 60 sessions (1.0/s), 12 questions (12/min) · elapsed 1:00 · ETA ~9:00" in lines[1]
 
 
 def test_a_new_task_restarts_its_rate_and_eta():
@@ -64,7 +64,7 @@ def test_build_lines_count_patients():
             progress.patient(done, 4)
     lines = buffer.getvalue().splitlines()
     assert len(lines) == 2 and "patient 1/4" in lines[0] and "ETA ~0:06" in lines[0]
-    assert "patient 4/4 · 30.0 patients/min · elapsed 0:08 · ETA ~0:00" in lines[1]
+    assert "patient 4/4 · 30 patients/min · elapsed 0:08 · ETA ~0:00" in lines[1]
 
 
 def test_clock():
