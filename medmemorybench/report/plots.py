@@ -124,7 +124,10 @@ def _label(summary: dict[str, Any], metric: str) -> str:
 
 
 def _draw_by_checkpoint(axis: Any, summaries: list[dict[str, Any]], metric: str, colors: list[str]) -> None:
+    retrieval_only = any(headline(s) == "recall_at_k" for s in summaries)
     for index, summary in enumerate(summaries):
+        if metric == "recall_at_k" and retrieval_only and headline(summary) != metric:
+            continue  # (a run that answered is on the accuracy panel; its recall is in the tables)
         for mode, points in _by_mode(summary, metric, "by_checkpoint", "checkpoint").items():
             series = sorted(points.values(), key=lambda p: p.x)
             color = colors[index % len(colors)]

@@ -51,6 +51,8 @@ def test_answering_and_retrieval_runs_get_both_panels_and_labels_show_chunking()
     plt.close(fig)
     assert titles[0].startswith("accuracy by checkpoint") and titles[1].startswith("Recall@k by checkpoint")
     assert "bm25 / smollm2: accuracy" in legend and "dense (stride=4) / none: Recall@k" in legend
+    recall_lines = [text.get_text() for text in fig.axes[1].get_legend().get_texts()]
+    assert all(label.startswith("dense") for label in recall_lines)  # the answering run is on the accuracy panel
 
 
 def test_gap_grows_with_the_checkpoint_when_mixed_saturates():
