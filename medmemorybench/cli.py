@@ -50,6 +50,11 @@ def _option(*names: str, **kwargs: Any) -> Any:
     return typer.Option(*spellings, **kwargs)
 
 
+def _switch(name: str, **kwargs: Any) -> Any:
+    """A boolean `typer.Option` with its off spelling both ways: `--register/--no-register` and `--no_register`."""
+    return typer.Option(f"--{name}/--no-{name}", f" /--no_{name}", **kwargs)
+
+
 def _show_version(value: bool) -> None:
     if value:
         say(f"medmemorybench {__version__}")
@@ -132,7 +137,7 @@ def simulate_cmd(
     condition: Annotated[
         list[str] | None, typer.Option(help="Only these condition keys (repeatable).")
     ] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
+    overwrite: Annotated[bool, _switch("overwrite", help="Replace the output folder if it exists.")] = False,
     knowledge: KnowledgeOption = None,
 ) -> None:
     """Simulate patients' care years (the ground truth) and write them as JSON.
@@ -198,9 +203,9 @@ def build_cmd(
     model_args: Annotated[str, _option("--model_args", help="Backbone options, key=value,key=value.")] = "",
     allow_audit_failures: Annotated[bool, _option(
         "--allow_audit_failures", help="Export even if a memory-less probe fails (the card shows which).")] = False,
-    register: Annotated[bool, typer.Option(
-        "--register/--no-register", help="Register the build so load_dataset('medmemorybench', ...) loads it "
-                                         "offline from any folder (docs/dataset.md).")] = True,
+    register: Annotated[bool, _switch(
+        "register", help="Register the build so load_dataset('medmemorybench', ...) loads it offline from any "
+                         "folder (docs/dataset.md).")] = True,
 ) -> None:
     """Build the benchmark: simulate, render, add noise, ask questions, validate, audit, export as a HF dataset,
     and register it under the bare name `medmemorybench` for `load_dataset`.
@@ -286,7 +291,8 @@ def validate_cmd(
 @app.command("audit")
 def audit_cmd(
     folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
-    retrieval: Annotated[bool, typer.Option(help="Also run BM25 in both modes (noise must lower Recall@5).")] = True,
+    retrieval: Annotated[bool, _switch("retrieval",
+                                       help="Also run BM25 in both modes (noise must lower Recall@5).")] = True,
 ) -> None:
     """Try to win the benchmark without memory: question-only solvers, constant answers, ABS wording, dates in
     questions, evidence age, duplicates. Prints the table; exit code 1 when a probe fails.
@@ -506,7 +512,7 @@ def review_cmd(
     seed: Annotated[int, typer.Option(help="Sampling seed: the same dataset, N and seed give identical files.")] = 0,
     out: Annotated[Path | None, _option("--output_path", "--out",
                                         help="The sheet to write, FILE.csv (FILE.md beside it).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing sheet.")] = False,
+    overwrite: Annotated[bool, _switch("overwrite", help="Replace an existing sheet.")] = False,
     score: Annotated[bool, typer.Option("--score", help="Score filled sheets instead of writing one.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="With --score: also write the scores as JSON.")] = (
         None

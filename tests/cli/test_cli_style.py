@@ -29,11 +29,16 @@ def test_the_options_are_seen():
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_multiword_option_takes_both_spellings(name):
     for option in options(COMMANDS[name]):
-        for spelling in option.opts:
-            words = spelling[2:]
-            if "_" in words or "-" in words:
-                assert {"--" + words.replace("-", "_"), "--" + words.replace("_", "-")} <= set(option.opts), \
-                    f"{name} {spelling}: {option.opts}"
+        for spellings in (option.opts, option.secondary_opts):  # (--no-register is a spelling too)
+            check_both(name, spellings)
+
+
+def check_both(name: str, spellings: list[str]) -> None:
+    for spelling in spellings:
+        words = spelling[2:]
+        if "_" in words or "-" in words:
+            assert {"--" + words.replace("-", "_"), "--" + words.replace("_", "-")} <= set(spellings), \
+                f"{name} {spelling}: {spellings}"
 
 
 @pytest.mark.parametrize("name", WRITERS)

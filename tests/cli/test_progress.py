@@ -40,7 +40,8 @@ def test_lines_name_stage_task_checkpoint_patient_rate_and_eta():
     assert re.search(r"^\[\d\d:\d\d:\d\d\] dense: medmemorybench_mixed checkpoint_10 \(1/10\) · patient 1/20 · "
                      r"30 sessions \(1.0/s\) · elapsed 0:30 · ETA ~", lines[0])
     # one checkpoint of ten took a minute: nine more to go
-    assert "checkpoint_10 (1/10) done · 60 sessions (1.0/s), 12 questions (12/min) · elapsed 1:00 · ETA ~9:00" in lines[1]
+    assert ("checkpoint_10 (1/10) done · 60 sessions (1.0/s), 12 questions (12/min) · elapsed 1:00 · "
+            "ETA ~9:00") in lines[1]
 
 
 def test_a_new_task_restarts_its_rate_and_eta():
