@@ -21,7 +21,7 @@ def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = Fals
     `allow_audit_failures` (its failures are then in `built.stats["audit_failures"]` and the card).
 
     Raises:
-        InputError: `--out` exists (without `overwrite`) or cannot be written, or the dataset is refused.
+        InputError: `--output_path` exists (without `overwrite`) or cannot be written, or the dataset is refused.
     """
     from medmemorybench.knowledge import default_knowledge
     from medmemorybench.render.templates import load_templates

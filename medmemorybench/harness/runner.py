@@ -109,7 +109,7 @@ class Runner:
         folder = find_local(config.dataset_path)
         if folder is None:
             raise InputError(f"--dataset_path: no MedMemoryBench build found at {config.dataset_path or './out'}; "
-                             "run `medmemorybench build --out out` first")
+                             "run `medmemorybench build --output_path out` first")
         self.folder = folder
         self.splits = dataset_splits(folder, self.tasks, config.checkpoints)
         resolve_embedder(config.embedder)  # (checked now; the embedder itself loads when a memory first embeds)
