@@ -39,10 +39,16 @@ def main() -> None:
     parser.add_argument("--tasks", default="medmemorybench_efficient")
     parser.add_argument("--patients", type=int, default=1)
     parser.add_argument("--checkpoints", default="10")
+    parser.add_argument("--compare_only", action="store_true",
+                        help="Compare the two runs already in --work (their times are then not known).")
     args = parser.parse_args()
+    checkpoints = [int(c) for c in args.checkpoints.split(",")]
+    if args.compare_only:
+        report = compare(args.work)
+        print(json.dumps(report, indent=1))
+        return
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
-    checkpoints = [int(c) for c in args.checkpoints.split(",")]
     model = embedded_model_path()
     env = {**os.environ, "MEDMEMORYBENCH_DATA": str(args.dataset_path.resolve()), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -64,14 +70,24 @@ def main() -> None:
                     "--output_path", str(args.work / "ours"), "--no_cache"],
                    env=env, check=True, cwd=args.work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ours_s = time.monotonic() - started
+    report = {"tasks": args.tasks, "patients": args.patients, "checkpoints": checkpoints, **compare(args.work),
+              "lm_eval_s": round(lm_eval_s, 1), "ours_s": round(ours_s, 1), "load_before": round(load_before, 2),
+              "load_after": round(os.getloadavg()[0], 2), "cpus": os.cpu_count()}
+    (args.work / "bench_lm_eval.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report, indent=1))
 
-    (results_file,) = (args.work / "lm_eval").rglob("results_*.json")
+
+def compare(work: Path) -> dict:
+    """Prompts, answers and numbers of the lm-eval run against ours, both in `work`."""
+    (results_file,) = (work / "lm_eval").rglob("results_*.json")
     results = json.loads(results_file.read_text())["results"]
-    summary = json.loads((args.work / "ours" / "summary.json").read_text())
-    ours = {(s["task"], s["query_id"]): s for s in read_samples(args.work / "ours" / "samples.jsonl")}
+    summary = json.loads((work / "ours" / "summary.json").read_text())
+    ours = {(s["task"], s["query_id"]): s for s in read_samples(work / "ours" / "samples.jsonl")}
     same_prompt = same_answer = total = 0
-    for path in (args.work / "lm_eval").rglob("samples_*.jsonl"):
+    for path in (work / "lm_eval").rglob("samples_*.jsonl"):
         task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
+        if task not in summary["tasks"]:
+            continue  # (a task our run did not get to)
         for line in path.read_text().splitlines():
             sample = json.loads(line)
             mine = ours[(task, sample["doc"]["query_id"])]
@@ -94,13 +110,8 @@ def main() -> None:
                 compared += 1
                 agreed += abs(theirs - mine) < 1e-9
                 largest = max(largest, abs(theirs - mine))
-    report = {"tasks": args.tasks, "patients": args.patients, "checkpoints": checkpoints, "questions": total,
-              "same_prompt": same_prompt, "same_answer": same_answer, "numbers_compared": compared,
-              "numbers_equal": agreed, "largest_difference": largest, "lm_eval_s": round(lm_eval_s, 1),
-              "ours_s": round(ours_s, 1), "load_before": round(load_before, 2),
-              "load_after": round(os.getloadavg()[0], 2), "cpus": os.cpu_count()}
-    (args.work / "bench_lm_eval.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(json.dumps(report, indent=1))
+    return {"questions": total, "same_prompt": same_prompt, "same_answer": same_answer, "numbers_compared": compared,
+            "numbers_equal": agreed, "largest_difference": largest}
 
 
 if __name__ == "__main__":
