@@ -1,4 +1,9 @@
-"""The `medmemorybench` command: thin wrappers over the library, turning its errors into exit code 2."""
+"""The `medmemorybench` command: thin wrappers over the library, turning its errors into exit code 2.
+
+One option style everywhere: lm-eval's underscore spelling (`--model_args`, `--output_path`), every multi-word
+option also accepted with dashes (`--model-args`); `--output_path` names what a command writes (a folder, or the
+review sheet), `--out` kept as its old spelling. `_option` declares both spellings once.
+"""
 
 from __future__ import annotations
 
@@ -7,34 +12,68 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from medmemorybench import __version__
+from medmemorybench.console import (
+    StageProgress,
+    build_with_progress,
+    console,
+    err_console,
+    print_report,
+    register_with_message,
+    run_with_progress,
+    say,
+)
 from medmemorybench.errors import MedMemoryBenchError, RunFailedError
 
 app = typer.Typer(
     name="medmemorybench",
-    help="MedMemoryBench: agent memory for personalized healthcare.",
+    help="MedMemoryBench: agent memory for personalized healthcare.\n\nEvery multi-word option takes `_` or `-` "
+         "(--model_args or --model-args); --output_path (or --out) is what a command writes.",
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-LOG_WIDTH = 200
-"""Columns of tables written to a file or pipe (rich's 80 would fold a report's wide tables beyond reading)."""
-console = Console(width=None if sys.stdout.isatty() else LOG_WIDTH)
-err_console = Console(stderr=True)
+
+
+def _option(*names: str, **kwargs: Any) -> Any:
+    """`typer.Option` under every name with `_` and with `-` between its words (`--model_args`, `--model-args`)."""
+    spellings: list[str] = []
+    for name in names:
+        for spelling in ("--" + name[2:].replace("-", "_"), "--" + name[2:].replace("_", "-")):
+            if spelling not in spellings:
+                spellings.append(spelling)
+    return typer.Option(*spellings, **kwargs)
+
+
+def _switch(name: str, **kwargs: Any) -> Any:
+    """A boolean `typer.Option` with its off spelling both ways: `--register/--no-register` and `--no_register`."""
+    return typer.Option(f"--{name}/--no-{name}", f" /--no_{name}", **kwargs)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        say(f"medmemorybench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """MedMemoryBench: agent memory for personalized healthcare."""
+
 
 KnowledgeOption = Annotated[
     Path | None,
     typer.Option("--knowledge", help="Knowledge-base folder to use instead of the packaged one."),
 ]
-
 
 @contextmanager
 def _user_errors() -> Iterator[None]:
@@ -64,18 +103,13 @@ def _knowledge(path: Path | None):  # noqa: ANN202
     return load_knowledge(path) if path is not None else default_knowledge()
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=False,
-    )
-
-
 @app.command("knowledge")
 def knowledge_cmd(knowledge: KnowledgeOption = None) -> None:
     """Validate the knowledge base and print what it holds.
 
-    Example: medmemorybench knowledge
+    \b
+    Example:
+      medmemorybench knowledge
     """
     with _user_errors():
         kb = _knowledge(knowledge)
@@ -97,19 +131,21 @@ def knowledge_cmd(knowledge: KnowledgeOption = None) -> None:
 
 @app.command("simulate")
 def simulate_cmd(
-    out: Annotated[Path, typer.Option("--out", help="Folder to write one JSON file per patient into.")],
+    out: Annotated[Path, _option("--output_path", "--out", help="Folder to write one JSON file per patient into.")],
     seed: Annotated[int, typer.Option(help="Global seed: the same seed gives byte-identical files.")] = 0,
     personas: Annotated[int, typer.Option(help="Number of patients (the roster cycles through conditions).")] = 20,
     encounters: Annotated[int, typer.Option(help="Regular encounters per patient year (10-365).")] = 100,
     condition: Annotated[
         list[str] | None, typer.Option(help="Only these condition keys (repeatable).")
     ] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
+    overwrite: Annotated[bool, _switch("overwrite", help="Replace the output folder if it exists.")] = False,
     knowledge: KnowledgeOption = None,
 ) -> None:
     """Simulate patients' care years (the ground truth) and write them as JSON.
 
-    Example: medmemorybench simulate --seed 0 --personas 20 --out out/years
+    \b
+    Example:
+      medmemorybench simulate --seed 0 --personas 20 --output_path out/years
     """
     from medmemorybench.simulate import iter_cohort
     from medmemorybench.simulate.store import write_cohort
@@ -117,15 +153,20 @@ def simulate_cmd(
     with _user_errors():
         kb = _knowledge(knowledge)
         years = iter_cohort(kb, seed, personas, encounters, condition)
-        with _progress() as progress:
-            task = progress.add_task("simulating", total=personas)
+        written = 0
+
+        def on_written(_path: Path) -> None:
+            nonlocal written
+            written += 1
+            progress.patient(written, personas)
+
+        with StageProgress("simulate") as progress:
             paths = write_cohort(
-                years, out, overwrite=overwrite,
-                on_written=lambda _: progress.advance(task),
+                years, out, overwrite=overwrite, on_written=on_written,
                 metadata={"seed": seed, "personas": personas, "encounters": encounters,
                           "conditions": condition or "roster", "medmemorybench": __version__},
             )
-        console.print(f"wrote {len(paths)} care years to {out}")
+        say(f"wrote {len(paths)} care years to {out}")
 
 
 @app.command("show")
@@ -135,7 +176,9 @@ def show_cmd(
 ) -> None:
     """Print a readable timeline: persona, traps, family, phases, state changes and causal chains.
 
-    Example: medmemorybench show out/years/P0001.json
+    \b
+    Example:
+      medmemorybench show out/years/P0001.json
     """
     from medmemorybench.simulate.show import render_timeline
     from medmemorybench.simulate.store import read_care_year
@@ -145,90 +188,51 @@ def show_cmd(
         render_timeline(_knowledge(knowledge), year, console)
 
 
-def _build(out: Path, options, overwrite: bool, backbone=None, allow_audit_failures: bool = False):  # noqa: ANN001, ANN202
-    """Build, validate, audit and export; returns (folder, built). Refuses to export an invalid dataset, or one
-    that fails a memory-less probe unless `allow_audit_failures` (then the failures are printed and carded)."""
-    from medmemorybench.dataset import build_dataset, export_dataset, validate_rows
-    from medmemorybench.errors import InputError
-    from medmemorybench.render.templates import load_templates
-
-    target = out / "medmemorybench"
-    if target.exists() and not overwrite:
-        raise InputError(f"--out: {target} already exists; choose another --out or pass --overwrite")
-    try:  # before the build, not after minutes of it
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"--out: cannot write {out} ({exc.strerror or exc})") from None
-    kb = _knowledge(None)
-    templates = load_templates(options.language)
-    with _progress() as progress:
-        task = progress.add_task("building", total=options.personas)
-        built = build_dataset(kb, templates, options, on_patient=lambda _: progress.advance(task),
-                              backbone=backbone)
-    problems = validate_rows(built.rows)
-    if problems:
-        shown = "\n  ".join(problems[:20])
-        raise InputError(f"the built dataset is invalid ({len(problems)} problems); nothing was written:\n  {shown}")
-    failures = built.stats["audit_failures"]
-    if failures and not allow_audit_failures:
-        raise InputError("the built dataset fails the memory-less audit (pass --allow-audit-failures to export it "
-                         "anyway); nothing was written: " + "; ".join(failures))
-    for failure in failures:
-        err_console.print(f"audit: FAIL {failure} (see the card's audit table)", markup=False, highlight=False)
-    return export_dataset(built, out, overwrite=overwrite), built
-
-
-def _print_summary(folder: Path, built) -> None:  # noqa: ANN001
-    stats = built.stats
-    console.print(f"MedMemoryBench built: {folder}", highlight=False)
-    table = Table("type", "questions")
-    for code, count in stats["questions_by_type"].items():
-        table.add_row(code, str(count))
-    table.add_row("all", str(stats["questions"]))
-    console.print(table)
-    size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
-    console.print(f"patients {stats['personas']}; sessions efficient {stats['sessions']['efficient']}, "
-                  f"mixed {stats['sessions']['mixed']}; turns efficient {stats['turns']['efficient']}, "
-                  f"mixed {stats['turns']['mixed']}; {size_mb:.1f} MB on disk", highlight=False)
-    console.print(f"fingerprint {built.fingerprint}", highlight=False)
-    split = sorted(built.rows["mixed"], key=lambda name: int(name.rpartition("_")[2]))[0]
-    console.print(f"load it with: datasets.load_dataset('{folder}', 'mixed', split='{split}')", highlight=False)
-
-
 @app.command("build")
 def build_cmd(
-    out: Annotated[Path, typer.Option("--out", help="Folder to write `medmemorybench/` (the HF dataset) into.")],
+    out: Annotated[Path, _option("--output_path", "--out",
+                                 help="Folder to write `medmemorybench/` (the HF dataset) into.")],
     seed: Annotated[int, typer.Option(help="Global seed: the same seed gives identical content.")] = 0,
     personas: Annotated[int, typer.Option(help="Number of patients.")] = 20,
-    health_sessions: Annotated[int, typer.Option("--health-sessions", help="Health noise sessions per patient.")] = 100,
-    family_sessions: Annotated[int, typer.Option("--family-sessions", help="Family noise sessions per patient.")] = 100,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing build.")] = False,
+    health_sessions: Annotated[int, _option("--health_sessions", help="Health noise sessions per patient.")] = 100,
+    family_sessions: Annotated[int, _option("--family_sessions", help="Family noise sessions per patient.")] = 100,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing build.")] = False,
     encounters: Annotated[int, typer.Option(help="Regular sessions per patient (10-365).")] = 100,
     renderer: Annotated[str, typer.Option(help="Who writes the regular sessions: template or llm.")] = "template",
-    model: Annotated[str, typer.Option("--model", help="Backbone for --renderer llm: hf, openai, vllm.")] = "hf",
-    model_args: Annotated[str, typer.Option("--model_args", "--model-args",
-                                            help="Backbone options, key=value,key=value.")] = "",
-    allow_audit_failures: Annotated[bool, typer.Option(
-        "--allow-audit-failures", help="Export even if a memory-less probe fails (the card shows which).")] = False,
+    model: Annotated[str, _option("--model", help="The LLM of --renderer llm: hf, openai, vllm; none (the "
+                                                  "default) for templates.")] = "none",
+    model_args: Annotated[str, _option("--model_args", help="Backbone options, key=value,key=value.")] = "",
+    allow_audit_failures: Annotated[bool, _option(
+        "--allow_audit_failures", help="Export even if a memory-less probe fails (the card shows which).")] = False,
+    register: Annotated[bool, _switch(
+        "register", help="Register the build so load_dataset('medmemorybench', ...) loads it offline from any "
+                         "folder (docs/dataset.md).")] = True,
 ) -> None:
-    """Build the benchmark: simulate, render, add noise, ask questions, validate, audit, export as a HF dataset.
+    """Build the benchmark: simulate, render, add noise, ask questions, validate, audit, export as a HF dataset,
+    and register it under the bare name `medmemorybench` for `load_dataset`.
 
+    \b
     Examples:
-      medmemorybench build --seed 0 --out out
-      medmemorybench build --personas 1 --encounters 10 --renderer llm --model hf --out out-llm
-      medmemorybench build --renderer llm --model openai \
-        --model_args model=qwen,base_url=http://localhost:8000/v1 --out out-api
+      medmemorybench build --seed 0 --output_path out
+      medmemorybench build --personas 1 --encounters 10 --renderer llm --model hf --output_path out-llm
+      medmemorybench build --renderer llm --model openai \\
+        --model_args model=qwen,base_url=http://localhost:8000/v1 --output_path out-api
     """
     from medmemorybench.dataset import BuildOptions
     from medmemorybench.errors import InputError
 
     with _user_errors():
-        for name, value in (("--personas", personas), ("--health-sessions", health_sessions + 1),
-                            ("--family-sessions", family_sessions + 1)):
+        for name, value in (("--personas", personas), ("--health_sessions", health_sessions + 1),
+                            ("--family_sessions", family_sessions + 1)):
             if value < 1:
                 raise InputError(f"{name}: must be {'at least 1' if name == '--personas' else 'zero or more'}")
         if renderer not in ("template", "llm"):
             raise InputError(f"--renderer: '{renderer}' is not one of: template, llm")
+        if renderer == "llm" and model == "none":
+            raise InputError("--renderer llm: needs an LLM; add --model hf (the embedded SmolLM2), openai or vllm")
+        if renderer == "template" and model != "none":
+            raise InputError(f"--model {model}: the template renderer uses no LLM; add --renderer llm to have "
+                             f"{model} write the sessions")
         backbone = None
         spec = "template"
         if renderer == "llm":
@@ -238,8 +242,29 @@ def build_cmd(
             spec = f"llm:{model}:{backbone.model_id}"
         options = BuildOptions(seed=seed, personas=personas, encounters=encounters, health_sessions=health_sessions,
                                family_sessions=family_sessions, renderer=spec)
-        folder, built = _build(out, options, overwrite, backbone, allow_audit_failures)
-        _print_summary(folder, built)
+        build_with_progress(out, options, overwrite, backbone, allow_audit_failures, register=register)
+
+
+@app.command("register")
+def register_cmd(
+    folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
+) -> None:
+    """Register a build so that load_dataset('medmemorybench', CONFIG) loads it offline from any folder (build does
+    this itself; use it to point the name at another build). Other copies of that name are removed from the cache.
+
+    \b
+    Example:
+      medmemorybench register out/medmemorybench
+    """
+    from medmemorybench.dataset import read_rows, validate_rows
+    from medmemorybench.errors import InputError
+
+    with _user_errors():
+        problems = validate_rows(read_rows(folder))
+        if problems:
+            raise InputError(f"{folder}: refusing to register an invalid dataset ({len(problems)} problems); "
+                             f"run `medmemorybench validate {folder}`")
+        register_with_message(folder)
 
 
 @app.command("validate")
@@ -248,7 +273,9 @@ def validate_cmd(
 ) -> None:
     """Check a built dataset: schema, unique ids, leakage, answerability, abstention, MQ shape, trap coverage.
 
-    Example: medmemorybench validate out/medmemorybench
+    \b
+    Example:
+      medmemorybench validate out/medmemorybench
     """
     from medmemorybench.dataset import read_rows, validate_rows
 
@@ -265,12 +292,15 @@ def validate_cmd(
 @app.command("audit")
 def audit_cmd(
     folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
-    retrieval: Annotated[bool, typer.Option(help="Also run BM25 in both modes (noise must lower Recall@5).")] = True,
+    retrieval: Annotated[bool, _switch("retrieval",
+                                       help="Also run BM25 in both modes (noise must lower Recall@5).")] = True,
 ) -> None:
     """Try to win the benchmark without memory: question-only solvers, constant answers, ABS wording, dates in
     questions, evidence age, duplicates. Prints the table; exit code 1 when a probe fails.
 
-    Example: medmemorybench audit out/medmemorybench
+    \b
+    Example:
+      medmemorybench audit out/medmemorybench
     """
     from medmemorybench.dataset import read_rows
     from medmemorybench.dataset.audit import age_distribution, audit_folder, format_table, six_type_count
@@ -296,35 +326,37 @@ def audit_cmd(
 @app.command("publish")
 def publish_cmd(
     folder: Annotated[Path | None, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")] = None,
-    repo_id: Annotated[str | None, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME.")] = None,
+    repo_id: Annotated[str | None, _option("--repo_id", help="Hub dataset repo, ORG/NAME.")] = None,
     pr: Annotated[bool, typer.Option("--pr", help="Open a pull request instead of committing to main.")] = False,
-    private: Annotated[bool, typer.Option(help="Create the repo as private.")] = False,
-    space: Annotated[str | None, typer.Option(
+    private: Annotated[bool, typer.Option("--private", help="Create the repo as private.")] = False,
+    space: Annotated[str | None, _option(
         "--space", help="Also (or only) upload the leaderboard as a static Hub Space, ORG/NAME.")] = None,
-    results: Annotated[Path | None, typer.Option(
+    results: Annotated[Path | None, _option(
         "--results", help="With --space: the results folder the board is built from.")] = None,
-    results_repo: Annotated[str | None, typer.Option(
-        "--results-repo", help="With --space: the results dataset repo (ORG/NAME) the board links samples to "
+    results_repo: Annotated[str | None, _option(
+        "--results_repo", help="With --space: the results dataset repo (ORG/NAME) the board links samples to "
                                "(and is read from, without --results).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be uploaded; send nothing.")] = False,
+    dry_run: Annotated[bool, _option("--dry_run", help="List what would be uploaded; send nothing.")] = False,
 ) -> None:
     """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`), with its eval.yaml
-    (the benchmark's headline tasks); with --space, the leaderboard page built from a results folder.
+    (the benchmark's headline tasks) and its card's usage line loading ORG/NAME; with --space, the leaderboard page
+    built from a results folder.
 
     \b
     Examples:
-      medmemorybench publish out/medmemorybench --repo-id my-org/MedMemoryBench --pr
-      medmemorybench publish --space my-org/medmemorybench-leaderboard --results-repo my-org/medmemorybench-results
+      medmemorybench publish out/medmemorybench --repo_id my-org/MedMemoryBench --dry_run
+      medmemorybench publish out/medmemorybench --repo_id my-org/MedMemoryBench --pr
+      medmemorybench publish --space my-org/medmemorybench-leaderboard --results_repo my-org/medmemorybench-results
     """
     from medmemorybench.errors import InputError
 
     with _user_errors():
         if folder is None and space is None:
-            raise InputError("publish: give a dataset FOLDER with --repo-id, or --space with --results")
+            raise InputError("publish: give a dataset FOLDER with --repo_id, or --space with --results")
         if space is None and (results is not None or results_repo is not None):
-            raise InputError("--results and --results-repo go with --space: the Space shows that board")
+            raise InputError("--results and --results_repo go with --space: the Space shows that board")
         if space is not None and results is None and results_repo is None:
-            raise InputError("--space: give --results DIR or --results-repo ORG/NAME, the board the Space shows")
+            raise InputError("--space: give --results DIR or --results_repo ORG/NAME, the board the Space shows")
         if folder is not None:
             _publish_dataset(folder, repo_id, pr, private, dry_run)
         if space is not None:
@@ -333,21 +365,23 @@ def publish_cmd(
 
 def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool, dry_run: bool) -> None:
     from medmemorybench.dataset import read_rows, validate_rows
-    from medmemorybench.dataset.publish import plan_operations, publish
+    from medmemorybench.dataset.publish import check_repo_id, plan_operations, publish
     from medmemorybench.errors import InputError
 
     if repo_id is None:
-        raise InputError("--repo-id: required to publish a dataset folder (ORG/NAME)")
+        raise InputError("--repo_id: required to publish a dataset folder (ORG/NAME)")
+    check_repo_id(repo_id)
     problems = validate_rows(read_rows(folder))
     if problems:
         raise InputError(f"{folder}: refusing to publish an invalid dataset ({len(problems)} problems); "
                          f"run `medmemorybench validate {folder}`")
     if dry_run:
-        for op in plan_operations(folder):
-            console.print(f"add {op.path_in_repo}", highlight=False)
+        for op in plan_operations(folder, repo_id):
+            say(f"add {op.path_in_repo}")
+        say(f"the card's usage line: load_dataset(\"{repo_id}\", \"mixed\", split=\"checkpoint_30\")")
         return
     info = publish(folder, repo_id, create_pr=pr, private=private)
-    console.print(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
+    say(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
 
 
 def _publish_space(space: str, results: Path | None, results_repo: str | None, dry_run: bool) -> None:
@@ -360,7 +394,7 @@ def _publish_space(space: str, results: Path | None, results_repo: str | None, d
 
     check_repo_id(space, "--space")
     if results_repo is not None:
-        check_repo_id(results_repo, "--results-repo")
+        check_repo_id(results_repo, "--results_repo")
 
     def samples_link(path: str) -> str:  # (without the repo, the Space has nothing to link the samples to)
         return dataset_file_url(results_repo, path) if results_repo else ""
@@ -372,10 +406,10 @@ def _publish_space(space: str, results: Path | None, results_repo: str | None, d
     source = results_repo or str(results)
     if dry_run:
         for name, data in space_files(board, source).items():
-            console.print(f"space {space}: add {name} ({len(data):,} bytes)", highlight=False)
+            say(f"space {space}: add {name} ({len(data):,} bytes)")
         return
     info = publish_space(board, source, space)
-    console.print(f"leaderboard Space: {getattr(info, 'commit_url', info)}", highlight=False)
+    say(f"leaderboard Space: {getattr(info, 'commit_url', info)}")
 
 
 def _left_out(reason: str) -> None:
@@ -385,23 +419,23 @@ def _left_out(reason: str) -> None:
 @app.command("submit")
 def submit_cmd(
     run_dir: Annotated[Path, typer.Argument(help="A finished run folder (run.json, samples.jsonl, summary.json).")],
-    repo_id: Annotated[str | None, typer.Option(
-        "--repo-id", help="The results dataset repo to open a pull request on, ORG/NAME.")] = None,
-    results: Annotated[Path | None, typer.Option(
+    repo_id: Annotated[str | None, _option(
+        "--repo_id", help="The results dataset repo to open a pull request on, ORG/NAME.")] = None,
+    results: Annotated[Path | None, _option(
         "--results", help="Write the bundle into this local results folder instead.")] = None,
-    dataset_path: Annotated[str | None, typer.Option(
-        "--dataset_path", "--dataset-path",
+    dataset_path: Annotated[str | None, _option(
+        "--dataset_path",
         help="The release the run used (default: the run's dataset folder, else a local build).")] = None,
-    system: Annotated[Path | None, typer.Option(
+    system: Annotated[Path | None, _option(
         "--system", help="YAML self-description: name, version, paradigm, link, description, "
                          "answering_model_hub_id.")] = None,
-    allow_partial: Annotated[bool, typer.Option(
-        "--allow-partial", help="Accept a run of some patients or checkpoints (shown as a slice).")] = False,
-    dataset_repo: Annotated[str, typer.Option(
-        "--dataset-repo", help="The benchmark's dataset repo, for .eval_results entries.")] = "",
-    dataset_revision: Annotated[str | None, typer.Option(
-        "--dataset-revision", help="Its commit on the Hub, for .eval_results entries.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Verify and print what would be sent; send nothing.")] = (
+    allow_partial: Annotated[bool, _option(
+        "--allow_partial", help="Accept a run of some patients or checkpoints (shown as a slice).")] = False,
+    dataset_repo: Annotated[str, _option(
+        "--dataset_repo", help="The benchmark's dataset repo, for .eval_results entries.")] = "",
+    dataset_revision: Annotated[str | None, _option(
+        "--dataset_revision", help="Its commit on the Hub, for .eval_results entries.")] = None,
+    dry_run: Annotated[bool, _option("--dry_run", help="Verify and print what would be sent; send nothing.")] = (
         False),
 ) -> None:
     """Verify a run (the release it used, its tasks and prompts, one sample per question), re-score every sample from
@@ -410,8 +444,8 @@ def submit_cmd(
 
     \b
     Examples:
-      medmemorybench submit runs/bm25 --repo-id my-org/medmemorybench-results --dry-run
-      medmemorybench submit runs/mine --system mine.yaml --repo-id my-org/medmemorybench-results
+      medmemorybench submit runs/bm25 --repo_id my-org/medmemorybench-results --dry_run
+      medmemorybench submit runs/mine --system mine.yaml --repo_id my-org/medmemorybench-results
       medmemorybench submit runs/bm25 --results results      # a local results folder (then `leaderboard`)
     """
     from medmemorybench.dataset.load import HUB_ID
@@ -422,48 +456,47 @@ def submit_cmd(
 
     with _user_errors():
         if (repo_id is None) == (results is None) and not dry_run:
-            raise InputError("submit: give --repo-id ORG/NAME (a pull request) or --results DIR (a local folder)")
+            raise InputError("submit: give --repo_id ORG/NAME (a pull request) or --results DIR (a local folder)")
         if repo_id is not None:
             check_repo_id(repo_id)
         if dataset_repo:
-            check_repo_id(dataset_repo, "--dataset-repo")
+            check_repo_id(dataset_repo, "--dataset_repo")
         submission = prepare_submission(run_dir, dataset_path=dataset_path, claim=load_claim(system),
                                         allow_partial=allow_partial, dataset_repo_id=dataset_repo or HUB_ID,
                                         dataset_revision=dataset_revision, results_repo_id=repo_id)
         where = f"pull request on {repo_id}" if repo_id else f"folder {results}" if results else "(no target)"
-        console.print(f"verified: {submission.description}", highlight=False)
+        say(f"verified: {submission.description}")
         if dry_run:
-            console.print(f"would send to {where}: {submission.title}", highlight=False)
+            say(f"would send to {where}: {submission.title}")
             for path, data in submission.file_paths().items():
-                console.print(f"  add {path} ({len(data):,} bytes)", highlight=False)
+                say(f"  add {path} ({len(data):,} bytes)")
             if submission.eval_results:
-                console.print("would write .eval_results/medmemorybench.yaml for the answering model's repo "
-                              f"{submission.system.answering_model_hub_id}:\n{submission.eval_results}",
-                              highlight=False, markup=False)
+                say("would write .eval_results/medmemorybench.yaml for the answering model's repo "
+                    f"{submission.system.answering_model_hub_id}:\n{submission.eval_results}")
             return
         if repo_id is not None:
             info = send_to_hub(submission, repo_id)
-            console.print(f"pull request: {getattr(info, 'pr_url', None) or info}", highlight=False)
+            say(f"pull request: {getattr(info, 'pr_url', None) or info}")
         else:
-            console.print(f"bundle: {write_to_folder(submission, results)}", highlight=False)
+            say(f"bundle: {write_to_folder(submission, results)}")
         entries = write_eval_results(submission, run_dir)
         if entries is not None:
-            console.print(f"eval results for {submission.system.answering_model_hub_id}: {entries} (propose it to that "
-                          f"model repo: hf upload {submission.system.answering_model_hub_id} {entries} "
-                          ".eval_results/medmemorybench.yaml --create-pr)", highlight=False)
+            say(f"eval results for {submission.system.answering_model_hub_id}: {entries} (propose it to that "
+                f"model repo: hf upload {submission.system.answering_model_hub_id} {entries} "
+                ".eval_results/medmemorybench.yaml --create-pr)")
 
 
 @app.command("leaderboard")
 def leaderboard_cmd(
-    html: Annotated[Path, typer.Option("--html", help="Folder to write the page (index.html) into.")],
-    results: Annotated[Path | None, typer.Option(
+    html: Annotated[Path, _option("--html", help="Folder to write the page (index.html) into.")],
+    results: Annotated[Path | None, _option(
         "--results", help="A results folder (`submit --results` writes one).")] = None,
-    repo_id: Annotated[str | None, typer.Option(
-        "--repo-id", help="Or a results dataset repo on the Hub, ORG/NAME (its merged submissions).")] = None,
-    verify: Annotated[bool, typer.Option(
+    repo_id: Annotated[str | None, _option(
+        "--repo_id", help="Or a results dataset repo on the Hub, ORG/NAME (its merged submissions).")] = None,
+    verify: Annotated[bool, _option(
         "--verify", help="Re-score every bundle against the release (--dataset_path) before showing it.")] = False,
-    dataset_path: Annotated[str | None, typer.Option(
-        "--dataset_path", "--dataset-path", help="The release, with --verify (default: a local build).")] = None,
+    dataset_path: Annotated[str | None, _option(
+        "--dataset_path", help="The release, with --verify (default: a local build).")] = None,
 ) -> None:
     """Write the leaderboard as one self-contained page: the paper's table, quality, cost, the saturation curves,
     filters, sorting and each row's provenance, beside the paper's reference rows.
@@ -471,7 +504,7 @@ def leaderboard_cmd(
     \b
     Examples:
       medmemorybench leaderboard --results results --html board     # then open board/index.html
-      medmemorybench leaderboard --repo-id my-org/medmemorybench-results --html board --verify
+      medmemorybench leaderboard --repo_id my-org/medmemorybench-results --html board --verify
     """
     import tempfile
 
@@ -482,7 +515,7 @@ def leaderboard_cmd(
 
     with _user_errors():
         if (results is None) == (repo_id is None):
-            raise InputError("leaderboard: give --results DIR or --repo-id ORG/NAME")
+            raise InputError("leaderboard: give --results DIR or --repo_id ORG/NAME")
         release = None
         if verify:
             release = find_local(dataset_path)
@@ -498,73 +531,34 @@ def leaderboard_cmd(
             board = load_board(results, samples_link=links, verify_with=release, on_left_out=_left_out)
             page = write_site(board, html, repo_id or str(results))
         runs = sum(1 for row in board.rows if row.kind == "run")
-        console.print(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows; "
-                      f"open {page.resolve()}", highlight=False)
+        say(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows; open {page.resolve()}")
 
 
 @app.command("demo")
 def demo_cmd(
-    out: Annotated[Path, typer.Option("--out", help="Folder for everything the demo writes.")] = Path(
+    out: Annotated[Path, _option("--output_path", "--out", help="Folder for everything the demo writes.")] = Path(
         "demo_output"
     ),
     seed: Annotated[int, typer.Option(help="Global seed.")] = 0,
-    qa_patients: Annotated[int, typer.Option("--qa-patients", help="Patients in the SmolLM2 QA slice.")] = 1,
+    qa_patients: Annotated[int, _option("--qa_patients", help="Patients in the SmolLM2 QA slice.")] = 1,
 ) -> None:
-    """The main job on the embedded defaults, offline: build the dataset, evaluate bm25 and dense
-    retrieval on both modes and all checkpoints, answer a small slice with SmolLM2 on CPU, report, and submit the
-    runs to a local results folder for the leaderboard page.
+    """The main job on the embedded defaults, offline: build the dataset, evaluate bm25 and dense retrieval
+    (the same chunking) on both modes and all checkpoints, answer a small slice with SmolLM2 on CPU, report, and
+    submit the runs to a local results folder for the leaderboard page. Prints its plan first, progress as it goes
+    (lines with an ETA when the output is a log), and a summary of where everything is.
 
-    Example: medmemorybench demo --out demo_output
+    \b
+    Examples:
+      medmemorybench demo --output_path demo_output
+      medmemorybench demo > demo.log 2>&1
     """
-    import shutil
-
-    from medmemorybench.dataset import BuildOptions
-    from medmemorybench.harness.config import RunConfig
-    from medmemorybench.harness.runner import run_evaluation
+    from medmemorybench.demo import DemoContext, run_demo
+    from medmemorybench.errors import InputError
 
     with _user_errors():
-        folder, built = _build(out, BuildOptions(seed=seed), overwrite=True)
-        _print_summary(folder, built)
-        runs = out / "runs"
-        shutil.rmtree(runs, ignore_errors=True)
-        plans = [
-            ("bm25", RunConfig(tasks=["medmemorybench"], output_path=runs / "bm25", memory="bm25",
-                               dataset_path=str(folder))),
-            # Non-overlapping 4-turn windows halve the chunks to embed on a CPU-only first run.
-            ("dense", RunConfig(tasks=["medmemorybench"], output_path=runs / "dense", memory="dense",
-                                memory_args={"stride": 4}, dataset_path=str(folder))),
-            ("smollm2-qa", RunConfig(tasks=["medmemorybench_efficient"], output_path=runs / "smollm2_bm25",
-                                     memory="bm25", model="hf", dataset_path=str(folder), limit=qa_patients,
-                                     checkpoints=[20, 60, 100])),
-        ]
-        with _progress() as progress:
-            for name, config in plans:
-                bar = progress.add_task(name, total=None)
-
-                def advance(label: str, done: int, total: int, bar: int = bar, name: str = name) -> None:
-                    progress.update(bar, description=f"{name}: {label}", completed=done, total=total)
-
-                run_evaluation(config, advance)
-        plot = _print_report([runs / "bm25", runs / "dense", runs / "smollm2_bm25"], runs / "saturation.png")
-        console.print(f"runs in {runs}; saturation plot: {plot}", highlight=False)
-        page = _demo_board([runs / "bm25", runs / "dense", runs / "smollm2_bm25"], folder, out)
-        console.print(f"leaderboard (the demo's runs beside the paper's reference rows): open {page.resolve()}",
-                      highlight=False)
-
-
-def _demo_board(runs: list[Path], release: Path, out: Path) -> Path:
-    """Submit the demo's runs to a local results folder (each re-scored; the QA run is a slice) and write the
-    leaderboard page; returns it."""
-    import shutil
-
-    from medmemorybench.leaderboard import load_board, prepare_submission, relative_link, write_site, write_to_folder
-
-    results, html = out / "results", out / "leaderboard"
-    shutil.rmtree(results, ignore_errors=True)
-    for run in runs:
-        write_to_folder(prepare_submission(run, dataset_path=release, allow_partial=True), results)
-    return write_site(load_board(results, samples_link=relative_link(results, html), on_left_out=_left_out), html,
-                      str(results))
+        if qa_patients < 1:
+            raise InputError(f"--qa_patients: {qa_patients} must be at least 1")
+        run_demo(DemoContext(output_path=out, seed=seed, qa_patients=qa_patients))
 
 
 def _int_list(text: str | None, flag: str) -> list[int] | None:
@@ -580,40 +574,45 @@ def _int_list(text: str | None, flag: str) -> list[int] | None:
 
 @app.command("run")
 def run_cmd(
-    tasks: Annotated[str, typer.Option("--tasks", help="Tasks, groups or tags, comma-separated.")] = "medmemorybench",
-    model: Annotated[str, typer.Option("--model", help="Backbone: hf, openai, vllm, or none.")] = "none",
-    model_args: Annotated[str, typer.Option("--model_args", "--model-args", help="Backbone key=value,...")] = "",
-    memory: Annotated[str, typer.Option("--memory", help="Memory: none, long_context, bm25, dense, ...")] = "bm25",
-    memory_args: Annotated[str, typer.Option("--memory_args", "--memory-args", help="Memory key=value,...")] = "",
-    memory_model: Annotated[str | None, typer.Option(
-        "--memory_model", "--memory-model",
+    tasks: Annotated[str, _option("--tasks", help="Tasks, groups or tags, comma-separated.")] = "medmemorybench",
+    model: Annotated[str, _option("--model", help="Backbone: hf, openai, vllm, or none (retrieval only).")] = "none",
+    model_args: Annotated[str, _option("--model_args", help="Backbone key=value,...")] = "",
+    memory: Annotated[str, _option("--memory", help="Memory: none, long_context, bm25, dense, ...")] = "bm25",
+    memory_args: Annotated[str, _option("--memory_args", help="Memory key=value,...")] = "",
+    memory_model: Annotated[str | None, _option(
+        "--memory_model",
         help="Backbone a memory builds itself with: hf, openai, vllm (default: the answering --model).")] = None,
-    memory_model_args: Annotated[str, typer.Option("--memory_model_args", "--memory-model-args",
-                                                   help="Memory backbone key=value,...")] = "",
-    embedder: Annotated[str, typer.Option(
+    memory_model_args: Annotated[str, _option("--memory_model_args", help="Memory backbone key=value,...")] = "",
+    embedder: Annotated[str, _option(
+        "--embedder",
         help="Sentence embedder for memories: all-minilm-l6-v2 (packaged) or a local folder.")] = "all-minilm-l6-v2",
-    memory_concurrency: Annotated[int, typer.Option(
-        "--memory_concurrency", "--memory-concurrency",
+    memory_concurrency: Annotated[int, _option(
+        "--memory_concurrency",
         help="Patients ingested at once; their memory LLM calls share batches (results do not change).")] = 1,
-    answer_mode: Annotated[str | None, typer.Option(
-        "--answer_mode", "--answer-mode",
+    answer_mode: Annotated[str | None, _option(
+        "--answer_mode",
         help="shared (the harness's prompt over retrieved items) or native (the memory answers itself, e.g. "
              "letta); default: the memory's own.")] = None,
-    output_path: Annotated[Path, typer.Option("--output_path", "--output-path", help="Run folder.")] = Path("runs/run"),
-    dataset_path: Annotated[str | None, typer.Option(
-        "--dataset_path", "--dataset-path", help="Built dataset folder (default: ./medmemorybench, ./out).")] = None,
+    output_path: Annotated[Path, _option("--output_path", "--out", help="Run folder.")] = Path("runs/run"),
+    dataset_path: Annotated[str | None, _option(
+        "--dataset_path", help="Built dataset folder (default: ./medmemorybench, ./out/medmemorybench, or the "
+                               "registered build).")] = None,
     limit: Annotated[int | None, typer.Option(help="Evaluate only the first N patients.")] = None,
     checkpoints: Annotated[str | None, typer.Option(help="Ask only at these checkpoints, e.g. 10,50,100.")] = None,
     judge: Annotated[str | None, typer.Option(help="Backbone for the LLM judge (default: rule rubric).")] = None,
-    judge_args: Annotated[str, typer.Option("--judge_args", "--judge-args", help="Judge key=value,...")] = "",
-    resume: Annotated[bool, typer.Option(help="Continue a killed run in --output_path.")] = False,
-    no_cache: Annotated[bool, typer.Option("--no_cache", "--no-cache", help="Bypass the response cache.")] = False,
-    max_error_rate: Annotated[float, typer.Option(
-        "--max_error_rate", "--max-error-rate",
+    judge_args: Annotated[str, _option("--judge_args", help="Judge key=value,...")] = "",
+    resume: Annotated[bool, typer.Option("--resume", help="Continue a killed run in --output_path.")] = False,
+    no_cache: Annotated[bool, _option("--no_cache", help="Bypass the response cache.")] = False,
+    cache_path: Annotated[Path | None, _option(
+        "--cache_path", help="The response cache file (default: ./.medmemorybench/responses.sqlite, or "
+                             "$MEDMEMORYBENCH_CACHE/responses.sqlite when that is set).")] = None,
+    max_error_rate: Annotated[float, _option(
+        "--max_error_rate",
         help="Exit 1 when more than this share of answers failed (default 0: any); all is kept.")] = 0.0,
 ) -> None:
     """Evaluate a memory system (and backbone) on the benchmark, streaming sessions checkpoint by checkpoint.
 
+    \b
     Examples:
       medmemorybench run --tasks medmemorybench --memory bm25 --model none --output_path runs/bm25
       medmemorybench run --tasks medmemorybench_mixed_eem --memory dense --model hf --limit 2 --output_path runs/smol
@@ -622,7 +621,6 @@ def run_cmd(
       medmemorybench run ... --resume        # after a crash or Ctrl-C
     """
     from medmemorybench.harness.config import RunConfig
-    from medmemorybench.harness.runner import run_evaluation
     from medmemorybench.models import parse_model_args
 
     with _user_errors():
@@ -632,42 +630,13 @@ def run_cmd(
             memory_args=parse_model_args(memory_args, "--memory_args"),
             dataset_path=dataset_path, limit=limit, checkpoints=_int_list(checkpoints, "--checkpoints"),
             judge=judge, judge_args=parse_model_args(judge_args, "--judge_args"), resume=resume, use_cache=not no_cache,
-            max_error_rate=max_error_rate, memory_model=memory_model,
+            cache_path=cache_path, max_error_rate=max_error_rate, memory_model=memory_model,
             memory_model_args=parse_model_args(memory_model_args, "--memory_model_args"), embedder=embedder,
             memory_concurrency=memory_concurrency, answer_mode=answer_mode,
         )
-        with _progress() as progress:
-            bar = progress.add_task("evaluating", total=None)
-
-            def advance(label: str, done: int, total: int) -> None:
-                progress.update(bar, description=label, completed=done, total=total)
-
-            summary = run_evaluation(config, advance)
-        _print_report([output_path])
-        console.print(f"results: {output_path / 'samples.jsonl'}; summary: {summary}", highlight=False)
-
-
-def _print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
-    from medmemorybench.report import cost_table, load_summary, metric_table, paper_table, saturation_plot
-
-    summaries = [load_summary(r) for r in runs]
-    # Cells are 100 x mean, so the -1..1 selective score reads -100..100.
-    titles = (("correct", "accuracy %"), ("selective", "selective score x100"), ("recall_at_k", "Recall@k %"),
-              ("hallucinated", "hallucination %"), ("trap_safe", "trap safety %"))
-    tables = [(title, *metric_table(summaries, metric)) for metric, title in titles]
-    tables.append(("memory cost (accuracy beside it)", *cost_table(summaries)))
-    tables.append(("accuracy % in the paper's layout (type x mode, means), construction cost beside it",
-                   *paper_table(summaries)))
-    for title, header, rows in tables:
-        if len(header) < 2:  # (no run has this metric)
-            continue
-        table = Table(*header, title=title)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-    if plot is not None:
-        return saturation_plot(summaries, plot)
-    return None
+        summary = run_with_progress(config, "run")
+        print_report([output_path])
+        say(f"results: {output_path / 'samples.jsonl'}; summary: {summary}")
 
 
 @app.command("report")
@@ -675,13 +644,17 @@ def report_cmd(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (each with summary.json).")],
     plot: Annotated[Path | None, typer.Option(help="Where to write the saturation plot PNG.")] = None,
 ) -> None:
-    """Print runs side by side and write the saturation plot (accuracy and Recall@k by checkpoint).
+    """Print runs side by side and write the saturation plot: accuracy (or Recall@k for retrieval-only runs) and
+    the efficient-mixed gap per type and checkpoint, with 95 % intervals.
 
-    Example: medmemorybench report runs/bm25 runs/dense --plot runs/saturation.png
+    \b
+    Examples:
+      medmemorybench report runs/bm25 runs/dense --plot runs/saturation.png
+      medmemorybench report runs/smollm2_bm25
     """
     with _user_errors():
-        written = _print_report(runs, plot or runs[0] / "saturation.png")
-        console.print(f"saturation plot: {written}", highlight=False)
+        written = print_report(runs, plot or runs[0] / "saturation.png")
+        say(f"saturation plot: {written}")
 
 
 def _print_scores(scores) -> None:  # noqa: ANN001
@@ -714,8 +687,9 @@ def review_cmd(
     sample: Annotated[int | None, typer.Option(help="Items to sample: events and questions, every kind "
                                                     "and type covered when N allows.")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed: the same dataset, N and seed give identical files.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="The sheet to write, FILE.csv (FILE.md beside it).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing sheet.")] = False,
+    out: Annotated[Path | None, _option("--output_path", "--out",
+                                        help="The sheet to write, FILE.csv (FILE.md beside it).")] = None,
+    overwrite: Annotated[bool, _switch("overwrite", help="Replace an existing sheet.")] = False,
     score: Annotated[bool, typer.Option("--score", help="Score filled sheets instead of writing one.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="With --score: also write the scores as JSON.")] = (
         None
@@ -726,7 +700,7 @@ def review_cmd(
 
     \b
     Examples:
-      medmemorybench review out/medmemorybench --sample 60 --seed 0 --out review/review.csv
+      medmemorybench review out/medmemorybench --sample 60 --seed 0 --output_path review/review.csv
       medmemorybench review --score review/reviewer_a.csv
       medmemorybench review --score review/reviewer_a.csv review/reviewer_b.csv --json review/scores.json
     """
@@ -736,7 +710,7 @@ def review_cmd(
     with _user_errors():
         paths = paths or []
         if score:
-            for flag, value in (("--sample", sample), ("--out", out), ("--overwrite", overwrite or None)):
+            for flag, value in (("--sample", sample), ("--output_path", out), ("--overwrite", overwrite or None)):
                 if value is not None:
                     raise InputError(f"{flag}: applies only when writing a sheet, not with --score")
             scores = score_sheets(paths)
@@ -748,9 +722,9 @@ def review_cmd(
             raise InputError("--json: applies only with --score")
         if len(paths) != 1:
             raise InputError(f"review: give one DATASET folder (got {len(paths)}); to score sheets add --score")
-        for flag, value in (("--sample", sample), ("--out", out)):
+        for flag, value in (("--sample", sample), ("--output_path", out)):
             if value is None:
-                raise InputError(f"{flag}: required when writing a sheet, e.g. --sample 60 --out review.csv")
+                raise InputError(f"{flag}: required when writing a sheet, e.g. --sample 60 --output_path review.csv")
         sheet = write_review_sheet(paths[0], out, sample=sample, seed=seed, overwrite=overwrite)
         kinds = {t: len({i.category for i in sheet.items if i.item_type == t}) for t in ("event", "question")}
         console.print(f"{len(sheet.items)} items ({kinds['event']} event kinds, {kinds['question']} question "
@@ -764,7 +738,9 @@ def ls_cmd(
 ) -> None:
     """List what can be named on the command line.
 
-    Example: medmemorybench ls tasks
+    \b
+    Example:
+      medmemorybench ls tasks
     """
     from medmemorybench.errors import InputError
 
@@ -794,16 +770,18 @@ def ls_cmd(
 
 @app.command("serve")
 def serve_cmd(
-    model: Annotated[str, typer.Option("--model", help="Backbone to serve: hf (default: embedded SmolLM2).")] = "hf",
-    model_args: Annotated[str, typer.Option("--model_args", "--model-args", help="Backbone key=value,...")] = "",
+    model: Annotated[str, _option("--model", help="Backbone to serve: hf (default: embedded SmolLM2).")] = "hf",
+    model_args: Annotated[str, _option("--model_args", help="Backbone key=value,...")] = "",
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
-    max_batch: Annotated[int, typer.Option("--max-batch", help="Most requests answered together.")] = 16,
+    max_batch: Annotated[int, _option("--max_batch", help="Most requests answered together.")] = 16,
 ) -> None:
     """Serve a backbone as an OpenAI-compatible chat API (POST /v1/chat/completions), micro-batched.
 
-    Example: medmemorybench serve --model hf --port 8000   # then --model openai
-    --model_args model=smollm2,base_url=http://127.0.0.1:8000/v1
+    \b
+    Examples:
+      medmemorybench serve --model hf --port 8000
+      medmemorybench run --model openai --model_args model=smollm2,base_url=http://127.0.0.1:8000/v1
     """
     from medmemorybench.errors import InputError
     from medmemorybench.models import load_backbone, parse_model_args
@@ -813,7 +791,7 @@ def serve_cmd(
         if not 0 <= port <= 65535:  # (checked before the model loads, which takes a while)
             raise InputError(f"--port: {port} is not a TCP port (0-65535; 0 picks a free one)")
         if max_batch < 1:
-            raise InputError(f"--max-batch: {max_batch} must be at least 1")
+            raise InputError(f"--max_batch: {max_batch} must be at least 1")
         backbone = load_backbone(model, parse_model_args(model_args))
         if not backbone.answers:
             raise InputError(f"--model: '{model}' has nothing to serve; choose a backbone such as hf")

@@ -46,7 +46,7 @@ def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
 
 
 @contextmanager
-def atomic_folder(target: Path, overwrite: bool, flag: str = "--out") -> Iterator[Path]:
+def atomic_folder(target: Path, overwrite: bool, flag: str = "--output_path") -> Iterator[Path]:
     """A fresh `<target>.partial` folder to fill; it replaces `target` when the block ends, and is removed if
     the block fails, so a folder that exists is always complete.
 

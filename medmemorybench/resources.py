@@ -1,7 +1,8 @@
-"""Where the editable resources live: `prompts/` and `tasks/` at the top of the repository.
+"""Where the editable resources live: `prompts/`, `tasks/` and `dataset_cards/` at the top of the repository.
 
-They sit beside the package (not inside it) so users edit them as in lm-eval; $MEDMEMORYBENCH_HOME
-points elsewhere when the package is installed without the repository.
+They sit beside the package (not inside it) so users edit them as in lm-eval. The wheel carries a copy of all
+three inside the package (`medmemorybench/_resources/`, put there by `setup.py` at build time), so an installed
+package works without the repository; $MEDMEMORYBENCH_HOME points at another folder holding them (your variants).
 """
 
 from __future__ import annotations
@@ -12,11 +13,17 @@ from pathlib import Path
 from medmemorybench.errors import InputError
 
 HOME_ENV = "MEDMEMORYBENCH_HOME"
+RESOURCE_DIRS = ("prompts", "tasks", "dataset_cards")
+"""The top-level folders the package reads (and the wheel ships under `_resources/`)."""
+PACKAGED = Path(__file__).resolve().parent / "_resources"
+"""The copy a wheel carries; absent in a checkout (the repository's own folders are used there)."""
 
 
 def project_home() -> Path:
-    """The folder holding `prompts/` and `tasks/`."""
-    candidates = [Path(p) for p in (os.environ.get(HOME_ENV),) if p] + [Path(__file__).resolve().parents[1]]
+    """The folder holding `prompts/`, `tasks/` and `dataset_cards/`: $MEDMEMORYBENCH_HOME, else the checkout the
+    package runs from, else the copy inside an installed wheel."""
+    candidates = [Path(p) for p in (os.environ.get(HOME_ENV),) if p]
+    candidates += [Path(__file__).resolve().parents[1], PACKAGED]
     for candidate in candidates:
         if (candidate / "prompts").is_dir():
             return candidate
@@ -29,5 +36,10 @@ def prompts_dir() -> Path:
 
 
 def tasks_dir() -> Path:
-    """`tasks/`."""
+    """`tasks/` (what `lm_eval --include_path` takes, too)."""
     return project_home() / "tasks"
+
+
+def dataset_cards_dir() -> Path:
+    """`dataset_cards/`: the dataset card template."""
+    return project_home() / "dataset_cards"

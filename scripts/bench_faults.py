@@ -163,8 +163,8 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        subprocess.run([*CLI, "build", "--seed", "0", "--personas", "2", "--health-sessions", "10",
-                        "--family-sessions", "10", "--out", str(work / "data")], env=ENV, check=True,
+        subprocess.run([*CLI, "build", "--seed", "0", "--personas", "2", "--health_sessions", "10",
+                        "--family_sessions", "10", "--out", str(work / "data")], env=ENV, check=True,
                        capture_output=True)
         data = work / "data" / "medmemorybench"
         if "faults" in args.only:

@@ -154,7 +154,7 @@ def openai_args(w: Workspace, model_args: str, *extra: str) -> list[str]:
 
 def submit_args(w: Workspace, *extra: str, run: Path | None = None) -> list[str]:
     """A dry-run submission of a run (`valid_run` unless given) against `data`, the slice allowed."""
-    return ["submit", str(run or w.valid_run()), "--dataset_path", str(w.data), "--allow-partial", "--dry-run",
+    return ["submit", str(run or w.valid_run()), "--dataset_path", str(w.data), "--allow_partial", "--dry_run",
             *extra]
 
 
@@ -256,7 +256,7 @@ CASES: list[Case] = [
     Case("review: corrupt split", lambda w: (w.split().write_bytes(os.urandom(512)),
                                              ["review", str(w.copy_data()), "--sample", "5", "--out",
                                               str(w.root / "r.csv")])[1], "checkpoint_10.parquet"),
-    Case("publish: folder missing", lambda w: ["publish", str(w.root / "nowhere"), "--repo-id", "a/b", "--dry-run"],
+    Case("publish: folder missing", lambda w: ["publish", str(w.root / "nowhere"), "--repo_id", "a/b", "--dry_run"],
          "nowhere"),
     Case("show: file missing", lambda w: ["show", str(w.root / "P0001.json")], "P0001.json"),
     Case("show: not JSON", lambda w: ["show", str(w.file("P0001.json", "{not json"))], "P0001.json"),
@@ -343,6 +343,9 @@ CASES: list[Case] = [
     Case("cache file not a database", lambda w: (w.file("cache/responses.sqlite", os.urandom(4096)),
                                                  openai_args(w, DEAD_URL))[1], "responses.sqlite",
          env=lambda w: {"MEDMEMORYBENCH_CACHE": str(w.root / "cache")}),
+    Case("cache_path under a file", lambda w: openai_args(w, DEAD_URL, "--cache_path",
+                                                          str(w.file("cache-file", "x") / "responses.sqlite")),
+         "cache-file"),
     Case("cache folder unwritable", lambda w: openai_args(w, DEAD_URL), str(UNWRITABLE),
          env=lambda w: {"MEDMEMORYBENCH_CACHE": str(UNWRITABLE)}),
     # --- report ---------------------------------------------------------------------------------------------
@@ -378,8 +381,8 @@ CASES: list[Case] = [
         "run.json", lambda h: h.update(dataset_fingerprint="0" * 64))), "dataset_fingerprint"),
     Case("submit: run.json of another task version", lambda w: submit_args(w, run=w.tampered_run(
         "run.json", lambda h: h["tasks"][0].update(version="0.1"))), "tasks[0].version"),
-    Case("submit: a slice without --allow-partial", lambda w: [a for a in submit_args(w) if a != "--allow-partial"],
-         "--allow-partial"),
+    Case("submit: a slice without --allow_partial", lambda w: [a for a in submit_args(w) if a != "--allow_partial"],
+         "--allow_partial"),
     Case("submit: --system not YAML", lambda w: submit_args(w, "--system", system_file(w, "name: [oops\n")),
          "system.yaml"),
     Case("submit: --system unknown key", lambda w: submit_args(w, "--system", system_file(w, "colour: red\n")),
@@ -390,11 +393,11 @@ CASES: list[Case] = [
         w, "link: 'javascript:alert(1)'\n")), "link"),
     Case("submit: --system name of control characters", lambda w: submit_args(w, "--system", system_file(
         w, 'name: "a\\x00b"\n')), "name"),
-    Case("submit: --repo-id without a slash", lambda w: submit_args(w, "--repo-id", "results"), "--repo-id"),
-    Case("submit: neither --repo-id nor --results", lambda w: [a for a in submit_args(w) if a != "--dry-run"],
-         "--repo-id"),
+    Case("submit: --repo_id without a slash", lambda w: submit_args(w, "--repo_id", "results"), "--repo_id"),
+    Case("submit: neither --repo_id nor --results", lambda w: [a for a in submit_args(w) if a != "--dry_run"],
+         "--repo_id"),
     Case("submit: --results under a file", lambda w: [a for a in submit_args(w, "--results", str(
-        w.file("results-file", "x") / "results")) if a != "--dry-run"], "results-file"),
+        w.file("results-file", "x") / "results")) if a != "--dry_run"], "results-file"),
     Case("leaderboard: results folder missing", lambda w: ["leaderboard", "--results", str(w.root / "nowhere"),
                                                            "--html", str(w.root / "board")], "nowhere"),
     Case("leaderboard: --verify without a release", lambda w: (w.file("results/submissions/.keep", ""), [
@@ -403,18 +406,18 @@ CASES: list[Case] = [
     Case("leaderboard: --html under a file", lambda w: (w.file("results/submissions/.keep", ""), [
         "leaderboard", "--results", str(w.root / "results"), "--html", str(w.file("board-file", "x") / "board")])[1],
          "board-file"),
-    Case("publish: nothing to publish", lambda w: ["publish", "--dry-run"], "publish"),
-    Case("publish: a folder without --repo-id", lambda w: ["publish", str(w.data), "--dry-run"], "--repo-id"),
-    Case("publish: --space without --results", lambda w: ["publish", "--space", "org/board", "--dry-run"],
+    Case("publish: nothing to publish", lambda w: ["publish", "--dry_run"], "publish"),
+    Case("publish: a folder without --repo_id", lambda w: ["publish", str(w.data), "--dry_run"], "--repo_id"),
+    Case("publish: --space without --results", lambda w: ["publish", "--space", "org/board", "--dry_run"],
          "--results"),
     Case("publish: --space not ORG/NAME", lambda w: (w.file("results/submissions/.keep", ""), [
-        "publish", "--space", "board", "--results", str(w.root / "results"), "--dry-run"])[1], "--space"),
+        "publish", "--space", "board", "--results", str(w.root / "results"), "--dry_run"])[1], "--space"),
     # --- build and simulate ---------------------------------------------------------------------------------
     Case("build --personas 0", lambda w: ["build", "--personas", "0", "--out", build_out(w)], "--personas"),
     Case("build --health-sessions -1", lambda w: ["build", "--health-sessions", "-1", "--out", build_out(w)],
-         "--health-sessions"),
-    Case("build --family-sessions -1", lambda w: ["build", "--family-sessions", "-1", "--out", build_out(w)],
-         "--family-sessions"),
+         "--health_sessions"),
+    Case("build --family_sessions -1", lambda w: ["build", "--family_sessions", "-1", "--output_path", build_out(w)],
+         "--family_sessions"),
     Case("build --encounters 5", lambda w: ["build", "--encounters", "5", "--out", build_out(w)], "--encounters"),
     Case("build --encounters 1000", lambda w: ["build", "--encounters", "1000", "--out", build_out(w)],
          "--encounters"),
@@ -434,6 +437,20 @@ CASES: list[Case] = [
                                                 build_out(w)], "--model"),
     Case("build llm: base_url empty", lambda w: ["build", "--renderer", "llm", "--model", "openai", "--model_args",
                                                  "model=m,base_url=", "--out", build_out(w)], "base_url"),
+    Case("build --model without --renderer llm", lambda w: ["build", "--model", "hf", "--output_path", build_out(w)],
+         "--model"),
+    Case("build --renderer llm without --model", lambda w: ["build", "--renderer", "llm", "--output_path",
+                                                            build_out(w)], "--renderer"),
+    Case("register: not a build", lambda w: ["register", str(w.file("empty/x.txt", "x").parent)], "empty"),
+    Case("register: corrupt split", lambda w: (w.split().write_bytes(os.urandom(512)),
+                                               ["register", str(w.copy_data())])[1], "checkpoint_10.parquet"),
+    Case("register: cache unwritable", lambda w: ["register", str(w.data)], str(UNWRITABLE),
+         env=lambda w: {"HF_DATASETS_CACHE": str(UNWRITABLE)},
+         file_size_limit=10**9),  # (in a child: `datasets` reads HF_DATASETS_CACHE once, when it is imported)
+    Case("publish --repo_id without a slash", lambda w: ["publish", str(w.data), "--repo_id", "nope", "--dry_run"],
+         "--repo_id"),
+    Case("demo --qa_patients 0", lambda w: ["demo", "--qa_patients", "0", "--output_path", str(w.root / "demo")],
+         "--qa_patients"),
     Case("simulate --personas 0", lambda w: ["simulate", "--personas", "0", "--out", sim_out(w)],
          "--personas"),
     Case("simulate --encounters 5", lambda w: ["simulate", "--encounters", "5", "--out", sim_out(w)],
@@ -481,7 +498,7 @@ CASES: list[Case] = [
     # --- serve and ls -----------------------------------------------------------------------------------------
     Case("serve --port negative", lambda w: ["serve", "--port", "-1"], "--port"),
     Case("serve --port too large", lambda w: ["serve", "--port", "70000"], "--port"),
-    Case("serve --max-batch 0", lambda w: ["serve", "--max-batch", "0"], "--max-batch"),
+    Case("serve --max-batch 0", lambda w: ["serve", "--max-batch", "0"], "--max_batch"),
     Case("serve --model unknown", lambda w: ["serve", "--model", "gpt"], "--model"),
     Case("serve --model none", lambda w: ["serve", "--model", "none"], "--model"),
     Case("ls unknown", lambda w: ["ls", "tricks"], "tricks"),

@@ -1,7 +1,10 @@
-"""The dataset card: README.md with the `configs:` and `dataset_info:` header, rendered from a template."""
+"""The dataset card: README.md with the Hub metadata header (`configs:` and `dataset_info:` generated from the schema,
+size, task categories, language, license, the paper's arXiv tag), rendered from `dataset_cards/README.md.jinja`."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import yaml
@@ -10,16 +13,34 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench import __version__
-from medmemorybench.dataset.schema import CONFIGS, FEATURES
+from medmemorybench.dataset.schema import CONFIGS, FEATURES, METADATA_FILE
+from medmemorybench.errors import InputError
 from medmemorybench.questions.spec import question_types
+from medmemorybench.resources import dataset_cards_dir
 
-CARD_TEMPLATE = Path(__file__).parent / "cards" / "README.md.jinja"
+CARD_TEMPLATE = "README.md.jinja"
 LICENSE = "cc-by-4.0"
+ARXIV_ID = "2605.11814"
+"""The paper (the Hub links a dataset to its paper page through an `arxiv:` tag)."""
+TASK_CATEGORIES = ["question-answering", "multiple-choice"]
+TASK_IDS = ["closed-domain-qa", "multiple-choice-qa"]
+"""Answers come from the patient's own records (closed domain); MQ questions are multiple choice."""
+LOCAL_NAME = "medmemorybench"
+"""What the card's usage line loads before a publish: the bare name a build registers (`register.py`)."""
+SIZE_BOUNDS = ((10**3, "n<1K"), (10**4, "1K<n<10K"), (10**5, "10K<n<100K"), (10**6, "100K<n<1M"),
+               (10**7, "1M<n<10M"), (10**8, "10M<n<100M"), (10**9, "100M<n<1B"))
+"""The Hub's `size_categories` buckets, by upper bound."""
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
+
+
+def size_category(n: int) -> str:
+    """The Hub's size bucket of a dataset with `n` examples (here: questions)."""
+    return next((name for bound, name in SIZE_BOUNDS if n < bound), "n>1B")
 
 
 def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]],
-                num_bytes: dict[str, dict[str, int]] | None = None) -> str:
-    """The YAML front matter: license, configs with their data files, and dataset_info from the schema."""
+                num_bytes: dict[str, dict[str, int]] | None = None, language: str = "en") -> str:
+    """The YAML front matter: Hub metadata, configs with their data files, and dataset_info from the schema."""
     configs, infos = [], []
     for config in CONFIGS:
         entry = {"config_name": config, "data_files": [
@@ -31,19 +52,47 @@ def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, 
         infos.append({"config_name": config, "features": features,
                       "splits": [{"name": s, "num_bytes": (num_bytes or {}).get(config, {}).get(s, 0),
                                   "num_examples": num_examples[config][s]} for s in splits[config]]})
-    header = {"license": LICENSE, "language": ["en"], "pretty_name": "MedMemoryBench",
-              "task_categories": ["question-answering"], "tags": ["medical", "memory", "long-context", "synthetic"],
+    questions = sum(num_examples["questions"].values())
+    header = {"license": LICENSE, "language": [language], "pretty_name": "MedMemoryBench",
+              "size_categories": [size_category(questions)], "task_categories": TASK_CATEGORIES,
+              "task_ids": TASK_IDS, "annotations_creators": ["machine-generated"],
+              "language_creators": ["machine-generated"], "multilinguality": ["monolingual"],
+              "source_datasets": ["original"],
+              "tags": ["medical", "memory", "long-context", "synthetic", "agent-memory", f"arxiv:{ARXIV_ID}"],
               "configs": configs, "dataset_info": infos}
     return yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip()
 
 
-def render_card(*, splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]], stats: dict,
-                seed: int, fingerprint: str, repo_or_path: str = "medmemorybench",
-                num_bytes: dict[str, dict[str, int]] | None = None) -> str:
-    """The card's full text."""
+def render_card(*, header: str, stats: dict, seed: int, fingerprint: str, checkpoint_splits: list[str],
+                repo_or_path: str = LOCAL_NAME) -> str:
+    """The card's full text; `repo_or_path` is what its usage line loads (the bare name, or a Hub repo id)."""
     env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
-    template = env.from_string(CARD_TEMPLATE.read_text(encoding="utf-8"))
-    checkpoint_splits = ", ".join(f"`{s}`" for s in splits["efficient"])
-    return template.render(header=card_header(splits, num_examples, num_bytes), version=__version__, seed=seed,
-                           fingerprint=fingerprint, stats=stats, type_names={t.code: t.name for t in question_types()},
-                           checkpoint_splits=checkpoint_splits, repo_or_path=repo_or_path, license=LICENSE)
+    template = env.from_string((dataset_cards_dir() / CARD_TEMPLATE).read_text(encoding="utf-8"))
+    return template.render(header=header, version=__version__, seed=seed, fingerprint=fingerprint, stats=stats,
+                           type_names={t.code: t.name for t in question_types()},
+                           checkpoint_splits=", ".join(f"`{s}`" for s in checkpoint_splits),
+                           repo_or_path=repo_or_path, is_local=repo_or_path == LOCAL_NAME, license=LICENSE,
+                           arxiv_id=ARXIV_ID)
+
+
+def card_for_repo(folder: Path, repo_id: str) -> str:
+    """A build's card as published to `repo_id`: the same header, its usage line loading `repo_id`.
+
+    Raises:
+        InputError: naming the file when the card or the metadata is missing or not what a build writes.
+    """
+    card_path, meta_path = Path(folder) / "README.md", Path(folder) / METADATA_FILE
+    try:
+        text, meta = card_path.read_text(encoding="utf-8"), json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{folder}: cannot read its card and metadata ({exc.__class__.__name__})") from None
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        raise InputError(f"{card_path}: no YAML header between '---' lines")
+    header = match.group(1)
+    configs = {c["config_name"]: c for c in yaml.safe_load(header).get("configs", [])}
+    if "efficient" not in configs:
+        raise InputError(f"{card_path}: configs: no 'efficient' config")
+    splits = [f["split"] for f in configs["efficient"]["data_files"]]
+    return render_card(header=header, stats=meta["stats"], seed=meta["seed"], fingerprint=meta["fingerprint"],
+                       checkpoint_splits=splits, repo_or_path=repo_id)

@@ -14,7 +14,7 @@ from datasets.utils.logging import disable_progress_bar
 
 from medmemorybench import __version__
 from medmemorybench.dataset.build import BuiltDataset
-from medmemorybench.dataset.card import render_card
+from medmemorybench.dataset.card import card_header, render_card
 from medmemorybench.dataset.schema import CONFIGS, FEATURES, METADATA_FILE
 from medmemorybench.files import atomic_folder
 
@@ -58,8 +58,9 @@ def _write_configs(built: BuiltDataset, partial: Path) -> None:
             num_bytes[config][split] = dataset.data.nbytes
     stats = {**built.stats, "tokens": _approx_tokens(built)}
     (partial / "README.md").write_text(
-        render_card(splits=splits, num_examples=num_examples, stats=stats, seed=built.options.seed,
-                    fingerprint=built.fingerprint, num_bytes=num_bytes), encoding="utf-8")
+        render_card(header=card_header(splits, num_examples, num_bytes, built.options.language), stats=stats,
+                    seed=built.options.seed, fingerprint=built.fingerprint, checkpoint_splits=splits["efficient"]),
+        encoding="utf-8")
     metadata = {"medmemorybench": __version__, "fingerprint": built.fingerprint, "seed": built.options.seed,
                 "options": vars(built.options), "stats": stats}
     (partial / METADATA_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n", encoding="utf-8")

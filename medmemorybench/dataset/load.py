@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -12,19 +13,42 @@ HUB_ID = "medmemorybench/MedMemoryBench"
 DATASET_DIRNAME = "medmemorybench"
 ENV_VAR = "MEDMEMORYBENCH_DATA"
 
+logger = logging.getLogger(__name__)
+
 
 def find_local(path: str | Path | None = None) -> Path | None:
-    """The dataset folder to use: `path`, $MEDMEMORYBENCH_DATA, ./medmemorybench, ./out/medmemorybench.
+    """The dataset folder to use: `path`, $MEDMEMORYBENCH_DATA, ./medmemorybench, ./out/medmemorybench, then the
+    folder of the build registered under the bare name (`register.py`) while it still holds that build.
 
     A folder counts when it holds a README.md card; a parent holding `medmemorybench/` also works.
     """
+    from medmemorybench.dataset.register import registered
+
     candidates = [Path(p) for p in (path, os.environ.get(ENV_VAR)) if p]
     candidates += [Path.cwd() / DATASET_DIRNAME, Path.cwd() / "out" / DATASET_DIRNAME]
     for candidate in candidates:
         for folder in (candidate, candidate / DATASET_DIRNAME):
-            if (folder / "README.md").is_file() and (folder / "efficient").is_dir():
+            if _is_build(folder):
                 return folder
+    if path is None:
+        registration = registered()
+        if registration is not None and _is_build(Path(registration.folder)) \
+                and _fingerprint(Path(registration.folder)) == registration.fingerprint:
+            return Path(registration.folder)
     return None
+
+
+def _is_build(folder: Path) -> bool:
+    return (folder / "README.md").is_file() and (folder / "efficient").is_dir()
+
+
+def _fingerprint(folder: Path) -> str | None:
+    from medmemorybench.dataset.register import fingerprint_of
+
+    try:
+        return fingerprint_of(folder)
+    except InputError:
+        return None
 
 
 def check_config_split(config: str, split: str | None, folder: Path | None = None) -> None:
@@ -41,26 +65,61 @@ def check_config_split(config: str, split: str | None, folder: Path | None = Non
 def load(config: str = "efficient", split: str | None = None, path: str | Path | None = None):  # noqa: ANN201
     """Load a config (and split) of MedMemoryBench with `datasets`.
 
-    Uses a local build when one is found (see `find_local`), otherwise the Hub id `HUB_ID`.
+    Uses a local build when one is found (see `find_local`), else the build registered under the bare name
+    (exactly the registered one, even when something else was prepared under that name since), else the Hub id
+    `HUB_ID`.
 
     Raises:
-        InputError: for an unknown config or split, or when no local build exists and the Hub
-            cannot be reached (offline).
+        InputError: for an unknown config or split, or when no build is found and the Hub cannot be reached.
     """
     from datasets import load_dataset
+
+    from medmemorybench.dataset.register import registered
 
     folder = find_local(path)
     check_config_split(config, split, folder)
     if folder is not None:
-        return load_dataset(str(folder), config, split=split)
+        # (a cache of its own: `datasets` names a folder's cache after the folder, which would shadow the bare name)
+        return load_dataset(str(folder), config, split=split, cache_dir=str(_folder_cache()))
+    registration = registered()
+    if registration is not None and path is None:
+        return _load_registered(registration, config, split)
     try:
         return load_dataset(HUB_ID, config, split=split)
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds when offline
         raise InputError(
-            f"no local build found (looked in {path or '-'}, ${ENV_VAR}, ./{DATASET_DIRNAME}, ./out/{DATASET_DIRNAME}) "
-            f"and the Hub dataset {HUB_ID} could not be loaded ({exc.__class__.__name__}); "
-            "run `medmemorybench build --out out` first"
+            f"no local build found (looked in {path or '-'}, ${ENV_VAR}, ./{DATASET_DIRNAME}, ./out/{DATASET_DIRNAME}, "
+            f"the registered build) and the Hub dataset {HUB_ID} could not be loaded ({exc.__class__.__name__}); "
+            "run `medmemorybench build --output_path out` first"
         ) from None
+
+
+def _folder_cache() -> Path:
+    import datasets.config
+
+    return Path(datasets.config.HF_DATASETS_CACHE).expanduser() / "medmemorybench_folders"
+
+
+def _load_registered(registration, config: str, split: str | None):  # noqa: ANN001, ANN202
+    """The registered build's prepared copy, by its revision; warns when the bare name now gives another copy."""
+    from datasets.packaged_modules.cache.cache import Cache
+
+    from medmemorybench.dataset.register import DATASET_NAME, prepared_revisions
+
+    newest = prepared_revisions(config)
+    if newest and newest[-1] != registration.revision:
+        logger.warning("load_dataset(%r, %r) now returns the copy %s, prepared after the registered build %s "
+                       "(from %s); `medmemorybench register FOLDER` points the name back", DATASET_NAME, config,
+                       newest[-1], registration.revision, registration.folder)
+    if registration.revision not in newest:
+        raise InputError(f"{registration.cache}: the registered build {registration.revision} is no longer prepared "
+                         f"there for config '{config}'; run `medmemorybench register {registration.folder}`")
+    builder = Cache(cache_dir=str(Path(registration.cache).parent), dataset_name=DATASET_NAME, repo_id=DATASET_NAME,
+                    config_name=config, version="0.0.0", hash=registration.revision)
+    if split is not None and split not in (builder.info.splits or {}):
+        raise InputError(f"unknown split '{split}' for config '{config}'; valid splits: "
+                         f"{', '.join(builder.info.splits or {})}")
+    return builder.as_dataset(split=split)
 
 
 def read_split(file: Path, config: str) -> list[dict]:

@@ -1,13 +1,16 @@
 """A SQLite response cache keyed by (backbone identity, messages, generation parameters).
 
 Reruns and rescoring read answers from here instead of calling the model again. Only successful
-completions are stored: an error is retried on the next run, never replayed.
+completions are stored: an error is retried on the next run, never replayed. The cache belongs to the folder a
+run is started from (`default_cache_path`), so a run in one project never answers from another's cache without
+being told to; every run reports how many answers came from it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -16,6 +19,16 @@ from pathlib import Path
 from medmemorybench.errors import InputError, OutputError
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.models.embedded import CACHE_ENV
+
+PROJECT_CACHE = Path(".medmemorybench") / "responses.sqlite"
+"""The default response cache, under the folder a run is started from."""
+
+
+def default_cache_path() -> Path:
+    """`$MEDMEMORYBENCH_CACHE/responses.sqlite` when that variable is set (a cache shared on purpose), else
+    `./.medmemorybench/responses.sqlite` in the current folder (the project's own)."""
+    shared = os.environ.get(CACHE_ENV)
+    return Path(shared) / PROJECT_CACHE.name if shared else Path.cwd() / PROJECT_CACHE
 
 
 def cache_key(identity: dict, request: ChatRequest) -> str:
@@ -44,8 +57,8 @@ class ResponseCache:
             self._db.commit()
         except (OSError, sqlite3.Error) as exc:
             reason = getattr(exc, "strerror", None) or exc
-            raise InputError(f"{path}: the response cache cannot be used ({reason}); pass --no_cache, or set "
-                             f"{CACHE_ENV} to a writable folder") from None
+            raise InputError(f"{path}: the response cache cannot be used ({reason}); pass --no_cache, or "
+                             f"--cache_path a writable file") from None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
         """Cached completions of the keys that have one."""

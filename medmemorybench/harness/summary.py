@@ -21,7 +21,9 @@ ANSWER_SCORES = ("correct", "selective")
 """Metrics every answered question has: None there is an unscored answer (n_error), not "does not apply"."""
 NOT_PROPORTIONS = ("selective",)
 """Metrics whose values are not 0/1 proportions even when a group's values happen to be 0 and 1 only (an
-always-abstaining system's selective scores): they always get the normal interval."""
+always-abstaining system's selective scores): they always get the bootstrap interval."""
+VALUE_RANGES = {"selective": (-1.0, 1.0)}
+"""Metrics whose range is not [0, 1] (intervals are clipped to the range)."""
 
 
 def rows_for(samples: list[dict], metric: str) -> list[dict]:
@@ -35,9 +37,11 @@ def summarize_metric(samples: list[dict], metric: str) -> dict[str, Any]:
     if not rows:
         return {}
     binary = False if metric in NOT_PROPORTIONS else None  # None: decided from the values
-    by_type_checkpoint = aggregate(rows, metric, by=("query_type", "checkpoint"), binary=binary)
-    by_type = aggregate(rows, metric, by=("query_type",), binary=binary)
-    by_checkpoint = aggregate(rows, metric, by=("checkpoint",), binary=binary)
+    value_range = VALUE_RANGES.get(metric, (0.0, 1.0))
+    by_type_checkpoint = aggregate(rows, metric, by=("query_type", "checkpoint"), binary=binary,
+                                   value_range=value_range)
+    by_type = aggregate(rows, metric, by=("query_type",), binary=binary, value_range=value_range)
+    by_checkpoint = aggregate(rows, metric, by=("checkpoint",), binary=binary, value_range=value_range)
     return {
         "overall": [g.as_dict() for g in by_type.overall],
         "mean_over_types": [g.as_dict() for g in by_type.macro],
@@ -91,7 +95,8 @@ def summarize(header: dict, tasks: list[TaskConfig], samples: list[dict]) -> dic
     """The content of summary.json: every task's samples aggregated per metric of its `metric_list`, and its
     memory cost (also how `submit` re-computes a submitted run's summary)."""
     out: dict[str, Any] = {"header": header, "n_samples": len(samples),
-                           "n_errors": sum(1 for s in samples if s["status"] == "error"), "tasks": {}}
+                           "n_errors": sum(1 for s in samples if s["status"] == "error"),
+                           "n_cache_hits": sum(1 for s in samples if s.get("cache_hit")), "tasks": {}}
     for task in tasks:
         mine = [s for s in samples if s["task"] == task.task]
         metrics = {m.metric: summarize_metric(mine, m.metric) for m in task.metric_list}

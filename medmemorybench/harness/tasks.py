@@ -1,6 +1,10 @@
-"""Task YAML in lm-eval's style: loading, `include:` resolution, validation, and group expansion.
+"""Task YAML that lm-evaluation-harness runs too: loading, `include:` resolution, validation, and group expansion.
 
-Errors name the file and the key path and suggest near matches, e.g.
+Top-level keys are lm-eval's own (`task`, `tag`, `class`, `dataset_path`, `dataset_name`, `test_split`,
+`output_type`, `doc_to_text`, `generation_kwargs`, `metric_list`, `metadata`); what only MedMemoryBench reads sits
+under `metadata` (`TaskMetadata`), where lm-eval keeps free keys. `class: !function ...` names the lm-eval task
+class (`integrations/lm_eval_task.py`); here it is recorded, not imported. Errors name the file and the key path
+and suggest near matches, e.g.
 `tasks/medmemorybench_mixed.yaml: metric_list[2].metric: unknown metric 'rougel'; did you mean 'rouge_l'?`
 """
 
@@ -38,37 +42,76 @@ class Metric(BaseModel):
 
 
 class GenerationKwargs(BaseModel):
-    """How the backbone generates answers."""
+    """How the backbone generates answers, in lm-eval's words (`until`, `max_gen_toks`, `do_sample`)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    max_tokens: int = Field(default=128, gt=0, alias="max_gen_toks")
+    temperature: float = Field(default=0.0, ge=0)
+    stop: list[str] = Field(default_factory=list, alias="until")
+    do_sample: bool = False
+    """lm-eval's switch for sampling; must agree with `temperature` (sampling exactly when it is above 0)."""
+
+    def lm_eval_kwargs(self) -> dict[str, Any]:
+        """The mapping lm-eval's models take."""
+        return {"until": list(self.stop), "max_gen_toks": self.max_tokens, "temperature": self.temperature,
+                "do_sample": self.do_sample}
+
+
+class TaskMetadata(BaseModel):
+    """`metadata`: the task's version, and everything only MedMemoryBench reads (lm-eval keeps it as free keys)."""
 
     model_config = ConfigDict(extra="forbid")
-    max_tokens: int = Field(default=128, gt=0)
-    temperature: float = Field(default=0.0, ge=0)
-    stop: list[str] = Field(default_factory=list)
+    version: float | int | str
+    """Recorded with every result; bump it whenever scores could change."""
+    description: str = ""
+    query_types: Literal["all"] | list[str] = "all"
+    system_prompt: str = "qa/system.jinja"
+    retrieval_k: int = Field(default=5, gt=0)
+    judge_prompts: str = "judge"
+    memory: str = "bm25"
+    """lm-eval only: the memory the lm-eval task streams into (one that needs no LLM to read)."""
+    memory_args: dict[str, Any] = Field(default_factory=dict)
+    """lm-eval only: its options."""
+    patients: int | None = Field(default=None, gt=0)
+    """lm-eval only: the first N patients (our `--limit`); None: all."""
+    checkpoints: list[int] | None = None
+    """lm-eval only: ask at these checkpoints only (our `--checkpoints`)."""
+    by_type: list[str] = Field(default_factory=lambda: ["correct", "recall_at_k"])
+    """lm-eval only: metrics also reported per question type (`correct_EEM`, ...)."""
 
 
 class TaskConfig(BaseModel):
     """A runnable task."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
     task: str
     tag: list[str] = Field(default_factory=list)
+    task_class: str | None = Field(default=None, alias="class")
+    """lm-eval's `class:` (a `!function` reference): the task class lm-eval builds; not used here."""
     dataset_path: str = "medmemorybench"
     dataset_name: Literal["efficient", "mixed"]
     test_split: Literal["all"] | list[str] = "all"
-    query_types: Literal["all"] | list[str] = "all"
-    system_prompt: str
+    output_type: Literal["generate_until"] = "generate_until"
     doc_to_text: str
-    retrieval_k: int = Field(default=5, gt=0)
     generation_kwargs: GenerationKwargs = Field(default_factory=GenerationKwargs)
     metric_list: list[Metric]
-    judge_prompts: str = "judge"
-    metadata: dict[str, Any]
+    metadata: TaskMetadata
     source_file: str = ""
 
     @property
     def version(self) -> str:
         """`metadata.version` (results record it; bump it whenever scores could change)."""
-        return str(self.metadata.get("version", "0"))
+        return str(self.metadata.version)
+
+    @property
+    def system_prompt(self) -> str:
+        """The system message's template (relative to prompts/)."""
+        return self.metadata.system_prompt
+
+    @property
+    def retrieval_k(self) -> int:
+        """Items retrieved per question, and the k of Recall@k."""
+        return self.metadata.retrieval_k
 
     def template_for(self, query_type: str) -> str:
         """The prompt template file (relative to prompts/) for a query type."""
@@ -76,7 +119,8 @@ class TaskConfig(BaseModel):
 
     def types(self) -> list[str]:
         """The query types this task asks."""
-        return list(type_codes()) if self.query_types == "all" else list(self.query_types)
+        query_types = self.metadata.query_types
+        return list(type_codes()) if query_types == "all" else list(query_types)
 
 
 class GroupConfig(BaseModel):
@@ -90,12 +134,19 @@ class GroupConfig(BaseModel):
     source_file: str = ""
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML's safe loader, reading lm-eval's `!function module.name` tag as its text (never importing it)."""
+
+
+_Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
 def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """A YAML mapping with its `include:` chain merged in (the including file wins)."""
     if path in seen:
         raise TaskConfigError(f"{path}: include: cycle through {' -> '.join(p.name for p in seen)}")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except FileNotFoundError:
         raise TaskConfigError(f"{seen[-1] if seen else path}: include: file '{path.name}' does not exist") from None
     except yaml.YAMLError as exc:
@@ -128,9 +179,16 @@ def _check(config: TaskConfig, path: Path, prompts: Path) -> None:
                 raise TaskConfigError(f"{path}: test_split[{index}]: '{split}' is not a split name like checkpoint_10")
     for index, query_type in enumerate(config.types()):
         if query_type not in type_codes():
-            raise TaskConfigError(f"{path}: query_types[{index}]: unknown type '{query_type}'"
+            raise TaskConfigError(f"{path}: metadata.query_types[{index}]: unknown type '{query_type}'"
                                   f"{_near(query_type, list(type_codes()))} Known: {', '.join(type_codes())}")
-    needed = {"system_prompt": config.system_prompt,
+    if config.generation_kwargs.do_sample != (config.generation_kwargs.temperature > 0):
+        raise TaskConfigError(f"{path}: generation_kwargs.do_sample: must be true exactly when temperature > 0 "
+                              f"(temperature {config.generation_kwargs.temperature})")
+    for index, metric in enumerate(config.metadata.by_type):
+        if metric not in METRICS:
+            raise TaskConfigError(f"{path}: metadata.by_type[{index}]: unknown metric '{metric}'"
+                                  f"{_near(metric, list(METRICS))} Known: {', '.join(METRICS)}")
+    needed = {"metadata.system_prompt": config.system_prompt,
               **{f"doc_to_text ({t})": config.template_for(t) for t in config.types()}}
     for key, template in needed.items():
         if not (prompts / template).is_file():

@@ -3,27 +3,15 @@ bundles of a results repo."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from medmemorybench.dataset.publish import REPO_ID, check_repo_id
 from medmemorybench.errors import InputError
 from medmemorybench.leaderboard.bundle import SUBMISSIONS_DIR
 
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-"""ORG/NAME, as the Hub names repos (a model id of this shape that is no local folder is taken for a Hub model)."""
-
-
-def check_repo_id(repo_id: str, flag: str = "--repo-id") -> str:
-    """`repo_id` when it looks like ORG/NAME.
-
-    Raises:
-        InputError: naming `flag` otherwise.
-    """
-    if not REPO_ID.match(repo_id):
-        raise InputError(f"{flag}: '{repo_id}' must look like ORG/NAME")
-    return repo_id
+__all__ = ["REPO_ID", "check_repo_id", "dataset_file_url", "fetch_results", "hub_call"]
 
 
 def dataset_file_url(repo_id: str, path: str, revision: str = "main", view: str = "blob") -> str:
@@ -58,12 +46,12 @@ def fetch_results(repo_id: str, folder: Path, revision: str = "main") -> Path:
     from huggingface_hub.errors import OfflineModeIsEnabled
 
     check_repo_id(repo_id)
-    with hub_call(f"--repo-id {repo_id}"):
+    with hub_call(f"--repo_id {repo_id}"):
         try:
             snapshot_download(repo_id, repo_type="dataset", revision=revision, local_dir=folder,
                               allow_patterns=[f"{SUBMISSIONS_DIR}/**"])
         except OfflineModeIsEnabled:
-            raise InputError(f"--repo-id {repo_id}: HF_HUB_OFFLINE is set; unset it to read the results repo, or "
+            raise InputError(f"--repo_id {repo_id}: HF_HUB_OFFLINE is set; unset it to read the results repo, or "
                              "give a local --results folder") from None
     (Path(folder) / SUBMISSIONS_DIR).mkdir(parents=True, exist_ok=True)  # (a repo without submissions yet)
     return Path(folder)

@@ -24,8 +24,8 @@ from medmemorybench.errors import InputError
 from medmemorybench.harness.observed import retrieval_query
 from medmemorybench.harness.prompting import template_hashes
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
-from medmemorybench.harness.runner import first_patients, split_is_asked
 from medmemorybench.harness.samples import METRIC_FIELDS, make_record
+from medmemorybench.harness.stream import first_patients, split_is_asked
 from medmemorybench.harness.summary import summarize
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
 from medmemorybench.leaderboard.bundle import Coverage, read_json_object, read_sample_lines

@@ -124,7 +124,7 @@ def prepare_submission(run_dir: Path, *, dataset_path: str | Path | None = None,
     if not coverage.is_complete and not allow_partial:
         raise InputError(f"{run_dir / RUN_HEADER}: config: the run answered {coverage.questions} of its tasks' "
                          f"{coverage.of_questions} questions ({coverage.patients} of {coverage.of_patients} patients, "
-                         f"checkpoints {coverage.checkpoints}); a board row needs them all (--allow-partial "
+                         f"checkpoints {coverage.checkpoints}); a board row needs them all (--allow_partial "
                          "submits it labelled as a slice)")
     system = describe_system(verified, claim or SystemClaim())
     samples = read_bounded(run_dir / SAMPLES)
@@ -171,7 +171,7 @@ def send_to_hub(submission: Submission, repo_id: str, api: Any = None) -> Any:
     api = api or HfApi()
     operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data)
                   for path, data in submission.file_paths().items()]
-    with hub_call(f"--repo-id {repo_id}"):
+    with hub_call(f"--repo_id {repo_id}"):
         return api.create_commit(repo_id=repo_id, repo_type="dataset", operations=operations,
                                  commit_message=submission.title, commit_description=submission.description,
                                  create_pr=True)

@@ -62,3 +62,7 @@ def embedded_model_path() -> Path:
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)
     return target
+
+
+if __name__ == "__main__":  # `python -m medmemorybench.models.embedded`: the folder (converted on first use), e.g.
+    print(embedded_model_path())  # for `lm_eval --model hf --model_args pretrained=$(...)`

@@ -19,7 +19,7 @@ BACKBONES: dict[str, str] = {
 INSTALL_HINTS = {
     "torch": "pip install torch==2.13.0 && pip install -e '.[cpu-llm]'",
     "transformers": "pip install -e '.[cpu-llm]'",
-    "vllm": "pip install -e '.[vllm]' (on a GPU machine)",
+    "vllm": "install vLLM in a GPU environment of its own, never in this CPU one (docs/running.md, 'vllm')",
     "openai": "pip install openai",
 }
 

@@ -56,9 +56,12 @@ def backbone_label(header: dict[str, Any]) -> str:
 
 
 def run_label(summary: dict[str, Any]) -> str:
-    """'bm25 / SmolLM2-135M-Instruct' from the header."""
+    """'bm25 / SmolLM2-135M-Instruct' from the header, with the memory options given ('dense (window=4, stride=4)
+    / none'), so that two runs that chunk differently never share a label."""
     header = summary["header"]
-    return f"{header['memory']['memory']} / {backbone_label(header)}"
+    options = {k: v for k, v in header["memory"].items() if k != "memory"}
+    shown = f" ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
+    return f"{header['memory']['memory']}{shown} / {backbone_label(header)}"
 
 
 def _cell(stat: dict[str, Any] | None) -> str:

@@ -183,11 +183,11 @@ def write_review_sheet(dataset: Path, out: Path, *, sample: int, seed: int = 0,
     """
     out = Path(out)
     if out.suffix.lower() != ".csv":
-        raise InputError(f"--out: {out} must end in .csv (the Markdown copy is written beside it as .md)")
+        raise InputError(f"--output_path: {out} must end in .csv (the Markdown copy is written beside it as .md)")
     markdown = out.with_suffix(".md")
     for path in (out, markdown):
         if path.exists() and not overwrite:
-            raise InputError(f"--out: {path} already exists; choose another --out or pass --overwrite")
+            raise InputError(f"--output_path: {path} already exists; choose another --output_path or pass --overwrite")
     if sample < 1:
         raise InputError(f"--sample: must be at least 1 (got {sample})")
     folder = Path(dataset)

@@ -1,22 +1,32 @@
 """Means with n_scored, n_error and 95 % intervals, by query type × mode × checkpoint, per mode, and over types.
 
 A value of None is an unscored row (an error): it is counted in n_error and left out of the mean, never
-read as zero. 0/1 metrics (accuracy, hallucination, trap safety) get a Wilson interval; other metrics
-(F1, ROUGE-L, Recall@k, the -1/0/+1 selective score) a normal approximation of the mean, not clipped.
-"Mean over types" is the paper's avg accuracy: the unweighted mean of the per-type means, by default
-over the paper's six types (ABS apart).
+read as zero. 0/1 metrics (accuracy, hallucination, trap safety) get a Wilson interval; other means (F1,
+ROUGE-L, MRR, a Recall@k with fractions, the -1/0/+1 selective score) a percentile bootstrap, seeded from the
+metric and the group so that the same rows always give the same interval, and clipped to the metric's range
+(`value_range`; a normal interval would run past it: -0.48..1.48 for two recalls of 0 and 1). A group of one
+value has no bootstrap interval. "Mean over types" is the paper's avg accuracy: the unweighted mean of the
+per-type means, by default over the paper's six types (ABS apart), its interval a bootstrap resampling within
+each type.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from medmemorybench.questions.spec import paper_codes
 
 Z95 = 1.959963984540054
+RESAMPLES = 2000
+"""Bootstrap resamples per interval."""
+UNIT_RANGE = (0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -68,18 +78,33 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _standard_error(values: Sequence[float], binary: bool) -> float | None:
-    n = len(values)
-    mean = sum(values) / n
-    if binary:
-        return math.sqrt(mean * (1 - mean) / n)
-    if n < 2:
-        return None
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
+def bootstrap_interval(values: Sequence[float], seed: str, value_range: tuple[float, float] = UNIT_RANGE,
+                       ) -> tuple[float | None, float | None]:
+    """95 % percentile-bootstrap interval of the mean, clipped to `value_range`; (None, None) below two values.
+
+    `seed` names the group (metric and key): the same values and seed always give the same interval.
+    """
+    if len(values) < 2:
+        return None, None
+    rng = np.random.default_rng(_seed(seed))
+    array = np.asarray(values, dtype=float)
+    means = array[rng.integers(0, len(array), size=(RESAMPLES, len(array)))].mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    return _clip(float(low), value_range), _clip(float(high), value_range)
 
 
-def summarize(key: dict[str, Any], values: Sequence[float | None], binary: bool) -> GroupStat:
-    """Mean, counts and 95 % interval of one group's values (None = unscored)."""
+def _seed(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def _clip(value: float, value_range: tuple[float, float]) -> float:
+    return min(max(value, value_range[0]), value_range[1])
+
+
+def summarize(key: dict[str, Any], values: Sequence[float | None], binary: bool,
+              value_range: tuple[float, float] = UNIT_RANGE, seed: str = "") -> GroupStat:
+    """Mean, counts and 95 % interval of one group's values (None = unscored); `seed` names the group for the
+    bootstrap (the caller's metric; the key is added)."""
     scored = [float(v) for v in values if v is not None]
     n_error = len(values) - len(scored)
     if not scored:
@@ -88,8 +113,7 @@ def summarize(key: dict[str, Any], values: Sequence[float | None], binary: bool)
     if binary:
         low, high = wilson_interval(sum(scored), len(scored))
         return GroupStat(key, mean, len(scored), n_error, low, high)
-    se = _standard_error(scored, binary=False)
-    low, high = (None, None) if se is None else (mean - Z95 * se, mean + Z95 * se)
+    low, high = bootstrap_interval(scored, f"{seed}|{json.dumps(key, sort_keys=True, default=str)}", value_range)
     return GroupStat(key, mean, len(scored), n_error, low, high)
 
 
@@ -107,33 +131,29 @@ def _group(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], metric: str) 
     return dict(sorted(groups.items(), key=lambda item: tuple(map(_sortable, item[0]))))
 
 
-def _variance_of_mean(stat: GroupStat, binary: bool) -> float | None:
-    if binary:
-        return stat.mean * (1 - stat.mean) / stat.n_scored
-    return None if stat.ci_high is None else ((stat.ci_high - stat.mean) / Z95) ** 2
-
-
-def _macro(key: dict[str, Any], per_type: list[GroupStat], binary: bool) -> GroupStat:
-    scored = [g for g in per_type if g.mean is not None]
-    n_scored, n_error = sum(g.n_scored for g in per_type), sum(g.n_error for g in per_type)
+def _macro(key: dict[str, Any], per_type: dict[str, list[float | None]], value_range: tuple[float, float],
+           seed: str) -> GroupStat:
+    """The unweighted mean of the per-type means, its interval a bootstrap that resamples within each type."""
+    scored = {t: [float(v) for v in values if v is not None] for t, values in per_type.items()}
+    n_scored = sum(len(v) for v in scored.values())
+    n_error = sum(len(values) for values in per_type.values()) - n_scored
+    scored = {t: v for t, v in scored.items() if v}
     if not scored:
         return GroupStat(key, None, n_scored, n_error, None, None)
-    mean = sum(g.mean for g in scored) / len(scored)
-    variances = [_variance_of_mean(g, binary) for g in scored]
-    if any(v is None for v in variances):
+    mean = sum(sum(v) / len(v) for v in scored.values()) / len(scored)
+    if n_scored < 2:
         return GroupStat(key, mean, n_scored, n_error, None, None)
-    # the type means are independent: Var(mean of T means) = sum of their variances / T^2
-    half = Z95 * math.sqrt(sum(variances)) / len(scored)
-    low, high = mean - half, mean + half
-    if binary:
-        low, high = max(0.0, low), min(1.0, high)
-    return GroupStat(key, mean, n_scored, n_error, low, high)
+    rng = np.random.default_rng(_seed(f"{seed}|macro|{json.dumps(key, sort_keys=True, default=str)}"))
+    type_means = [np.asarray(v)[rng.integers(0, len(v), size=(RESAMPLES, len(v)))].mean(axis=1)
+                  for _, v in sorted(scored.items())]
+    low, high = np.quantile(np.mean(type_means, axis=0), [0.025, 0.975])
+    return GroupStat(key, mean, n_scored, n_error, _clip(float(low), value_range), _clip(float(high), value_range))
 
 
 def aggregate(rows: Iterable[Mapping[str, Any]], metric: str = "value",
               by: Sequence[str] = ("query_type", "mode", "checkpoint"), overall_by: Sequence[str] = ("mode",),
               type_key: str = "query_type", macro_types: Sequence[str] | None | Literal["paper"] = "paper",
-              binary: bool | None = None) -> Aggregate:
+              binary: bool | None = None, value_range: tuple[float, float] = UNIT_RANGE) -> Aggregate:
     """Summarize one metric over result rows.
 
     Args:
@@ -146,6 +166,7 @@ def aggregate(rows: Iterable[Mapping[str, Any]], metric: str = "value",
         macro_types: The types the mean over types covers ("paper": the registry's paper types, the six; None:
             all present).
         binary: Whether the metric is 0/1 (Wilson intervals); None: decided from the values.
+        value_range: The metric's range, which bootstrap intervals are clipped to ((-1, 1) for the selective score).
 
     Returns:
         The per-group, overall and mean-over-types summaries, each sorted by key.
@@ -158,15 +179,14 @@ def aggregate(rows: Iterable[Mapping[str, Any]], metric: str = "value",
         macro_types = paper_codes()
     if binary is None:
         binary = all(row.get(metric) in (None, 0, 1) for row in rows)
-    groups = [summarize(dict(zip(by, key, strict=True)), values, binary)
+    groups = [summarize(dict(zip(by, key, strict=True)), values, binary, value_range, metric)
               for key, values in _group(rows, by, metric).items()]
-    overall = [summarize(dict(zip(overall_by, key, strict=True)), values, binary)
+    overall = [summarize(dict(zip(overall_by, key, strict=True)), values, binary, value_range, metric)
                for key, values in _group(rows, overall_by, metric).items()]
     macro = []
     for key, _ in _group(rows, overall_by, metric).items():
         members = [r for r in rows if tuple(r[k] for k in overall_by) == key
                    and (macro_types is None or r[type_key] in macro_types)]
-        per_type = [summarize({type_key: t[0]}, values, binary)
-                    for t, values in _group(members, (type_key,), metric).items()]
-        macro.append(_macro(dict(zip(overall_by, key, strict=True)), per_type, binary))
+        per_type = {t[0]: values for t, values in _group(members, (type_key,), metric).items()}
+        macro.append(_macro(dict(zip(overall_by, key, strict=True)), per_type, value_range, metric))
     return Aggregate(groups, overall, macro)

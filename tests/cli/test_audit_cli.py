@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from medmemorybench.cli import _build
 from medmemorybench.dataset import BuildOptions
 from medmemorybench.dataset.audit import ProbeResult
+from medmemorybench.dataset.pipeline import build_and_export
 from medmemorybench.errors import InputError
 from tests.cli.test_simulate_cli import run_cli
 
@@ -55,7 +55,7 @@ def test_build_refuses_to_export_a_dataset_that_fails_a_probe(tmp_path, monkeypa
     monkeypatch.setattr(build, "audit_questions", lambda questions: failing)
     options = BuildOptions(personas=1, health_sessions=2, family_sessions=2)
     with pytest.raises(InputError, match=r"abs_wording \(ABS\)"):
-        _build(tmp_path, options, overwrite=False)
+        build_and_export(tmp_path, options)
     assert not (tmp_path / "medmemorybench").exists()
-    folder, _ = _build(tmp_path, options, overwrite=False, allow_audit_failures=True)
+    folder, _ = build_and_export(tmp_path, options, allow_audit_failures=True)
     assert "FAIL" in (folder / "README.md").read_text()

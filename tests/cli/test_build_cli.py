@@ -1,4 +1,4 @@
-"""`medmemorybench build / validate / publish --dry-run` as a user runs them, including bad input."""
+"""`medmemorybench build / validate / publish --dry_run` as a user runs them, including bad input."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_build_validate_and_dry_run_publish(tmp_path):
     valid = run_cli("validate", str(folder))
     assert valid.returncode == 0 and "valid" in valid.stdout
 
-    dry = run_cli("publish", str(folder), "--repo-id", "org/name", "--dry-run")
+    dry = run_cli("publish", str(folder), "--repo_id", "org/name", "--dry_run")
     assert dry.returncode == 0 and "add README.md" in dry.stdout
 
     again = run_cli("build", "--out", str(out), *SMALL)

@@ -12,7 +12,7 @@ import pytest
 from medmemorybench.errors import InputError
 from medmemorybench.harness.observed import LeakageError, ObservedStream, retrieval_query
 from medmemorybench.harness.results import read_samples
-from medmemorybench.harness.runner import _guard
+from medmemorybench.harness.stream import guard as _guard
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
 from medmemorybench.memory.bm25 import BM25Memory
 from medmemorybench.memory.long_context import LongContext

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 
 from medmemorybench.harness.results import read_samples
 from medmemorybench.harness.samples import answer_echo
 from medmemorybench.memory.base import MemoryItem, Retrieval
 from medmemorybench.models.base import ChatRequest, Completion
 from medmemorybench.questions.spec import judged_codes
+from medmemorybench.scoring import wilson_interval
 from tests.harness.conftest import JUDGE_SAYS_CORRECT, RecordingBackbone, echo_system_prompt, run, run_config
 
 ABSTAIN = "That is not in my records."
@@ -55,12 +55,11 @@ def test_always_abstaining_is_neither_safe_nor_rewarded(dataset_dir, tmp_path):
     assert set(by_type) == {s["query_type"] for s in samples}
     assert by_type["ABS"]["mean"] == 1.0 and all(g["mean"] == 0.0 for t, g in by_type.items() if t != "ABS")
     assert task["metrics"]["trap_abstained"]["overall"][0]["mean"] == 1.0
-    # selective is a -1/0/+1 score: the normal interval, even where its values are all 0 or 1
+    # selective is a -1/0/+1 score: a bootstrap interval within [-1, 1], even where its values are all 0 or 1
     values = [s["selective"] for s in samples]
-    mean, n = sum(values) / len(values), len(values)
-    half = 1.959963984540054 * math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
     overall = task["metrics"]["selective"]["overall"][0]
-    assert math.isclose(overall["ci_high"], mean + half) and math.isclose(overall["ci_low"], mean - half)
+    assert (overall["ci_low"], overall["ci_high"]) != wilson_interval(sum(values), len(values))
+    assert -1.0 <= overall["ci_low"] <= overall["mean"] <= overall["ci_high"] <= 1.0
 
 
 def test_quoting_one_record_is_an_answer_and_repeating_the_prompt_is_an_echo():

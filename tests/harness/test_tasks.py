@@ -68,11 +68,44 @@ def test_missing_template_is_named(task_copy):
 
 def test_bad_split_and_type_values(task_copy):
     path = task_copy / "medmemorybench_efficient_eem.yaml"
-    path.write_text(path.read_text().replace("query_types: [EEM]", "query_types: [EMM]"))
-    with pytest.raises(TaskConfigError, match=r"query_types\[0\]: unknown type 'EMM'; did you mean 'EEM'"):
+    original = path.read_text()
+    path.write_text(original.replace("query_types: [EEM]", "query_types: [EMM]"))
+    with pytest.raises(TaskConfigError, match=r"metadata.query_types\[0\]: unknown type 'EMM'; did you mean 'EEM'"):
         load_registry(task_copy)
-    path.write_text(path.read_text().replace("query_types: [EMM]", "test_split: [checkpoint-10]"))
+    path.write_text(original + "test_split: [checkpoint-10]\n")
     with pytest.raises(TaskConfigError, match=r"test_split\[0\]: 'checkpoint-10' is not a split name"):
+        load_registry(task_copy)
+
+
+def test_our_keys_live_under_metadata_where_lm_eval_keeps_free_keys(task_copy):
+    # lm-eval's TaskConfig refuses unknown top-level keys (query_types, retrieval_k, ... were once top-level)
+    lm_eval_keys = {"task", "tag", "class", "include", "dataset_path", "dataset_name", "test_split", "output_type",
+                    "doc_to_text", "generation_kwargs", "metric_list", "metadata", "group", "aggregate_metric_list"}
+    for path in sorted(task_copy.glob("*.yaml")):
+        keys = {line.split(":")[0] for line in path.read_text().splitlines() if line and line[0].isalpha()}
+        assert keys <= lm_eval_keys, (path.name, keys - lm_eval_keys)
+    path = task_copy / "medmemorybench_mixed.yaml"
+    path.write_text(path.read_text() + "retrieval_k: 9\n")
+    with pytest.raises(TaskConfigError, match=r"medmemorybench_mixed.yaml: retrieval_k: unknown key"):
+        load_registry(task_copy)
+
+
+def test_metadata_keys_are_checked_and_merged_through_include(task_copy):
+    (task,) = resolve_tasks(["medmemorybench_mixed_eem"], task_copy)
+    assert task.metadata.memory == "bm25" and task.version == "1.1" and task.types() == ["EEM"]
+    path = task_copy / "medmemorybench_mixed_eem.yaml"
+    path.write_text(path.read_text() + "  retreival_k: 9\n")
+    with pytest.raises(TaskConfigError, match=r"medmemorybench_mixed_eem.yaml: metadata.retreival_k: unknown key"):
+        load_registry(task_copy)
+
+
+def test_generation_kwargs_use_lm_eval_names(task_copy):
+    (task,) = resolve_tasks(["medmemorybench_mixed"], task_copy)
+    assert task.generation_kwargs.lm_eval_kwargs() == {"until": [], "max_gen_toks": 128, "temperature": 0.0,
+                                                       "do_sample": False}
+    path = task_copy / "_defaults.yaml"
+    path.write_text(path.read_text().replace("  do_sample: false", "  do_sample: true"))
+    with pytest.raises(TaskConfigError, match=r"generation_kwargs.do_sample: must be true exactly when temperature"):
         load_registry(task_copy)
 
 

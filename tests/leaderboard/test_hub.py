@@ -36,7 +36,7 @@ def test_submit_opens_a_pull_request_with_the_verified_bundle(answered_run, tmp_
     with serve_hub() as hub:
         env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "HF_HUB_OFFLINE": "0",
                "HF_HUB_DISABLE_TELEMETRY": "1"}
-        done = subprocess.run([sys.executable, "-m", "medmemorybench.cli", "submit", str(run), "--repo-id",
+        done = subprocess.run([sys.executable, "-m", "medmemorybench.cli", "submit", str(run), "--repo_id",
                                "my-org/medmemorybench-results", "--system", str(claim)],
                               env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -67,7 +67,7 @@ def test_submit_opens_a_pull_request_with_the_verified_bundle(answered_run, tmp_
 
 def test_a_hub_refusal_is_one_error_naming_the_repo(answered_run, online):
     submission = prepare_submission(answered_run)
-    with serve_hub() as hub, pytest.raises(InputError, match=r"^--repo-id my-org/results: the Hub refused or could "
+    with serve_hub() as hub, pytest.raises(InputError, match=r"^--repo_id my-org/results: the Hub refused or could "
                                                              r"not be reached \(.*401"):
         send_to_hub(submission, "my-org/results", api=HfApi(endpoint=hub.url, token=False))  # (no token sent)
     assert not hub.commits and hub.requests[0][3].get("Authorization") is None
@@ -104,7 +104,7 @@ def test_the_board_reads_a_results_repo_and_links_its_samples_there(answered_run
         hub.repos["datasets/my-org/results"] = {**submission.file_paths(), "README.md": b"# results\n"}
         env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home"),
                "HF_HUB_DISABLE_TELEMETRY": "1"}
-        done = subprocess.run([sys.executable, "-m", "medmemorybench.cli", "leaderboard", "--repo-id", "my-org/results",
+        done = subprocess.run([sys.executable, "-m", "medmemorybench.cli", "leaderboard", "--repo_id", "my-org/results",
                                "--html", str(tmp_path / "board")], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "1 runs and 13 paper reference rows" in done.stdout

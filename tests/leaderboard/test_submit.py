@@ -56,7 +56,7 @@ def test_a_slice_gets_no_eval_results(retrieval_run):
 
 
 def test_dry_run_prints_the_pull_requests_files_and_sends_nothing(answered_run):
-    result = CliRunner().invoke(app, ["submit", str(answered_run), "--repo-id", "my-org/results", "--dry-run"])
+    result = CliRunner().invoke(app, ["submit", str(answered_run), "--repo_id", "my-org/results", "--dry_run"])
     assert result.exit_code == 0, result.output
     added = [line.split()[1] for line in result.output.splitlines() if line.strip().startswith("add ")]
     assert [path.rpartition("/")[2] for path in added] == ["run.json", "samples.jsonl", "summary.json",

@@ -54,7 +54,7 @@ def test_existing_sheet_is_one_line_and_exit_2(dataset, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["out/medmemorybench", "--sample", "5"], "--out: required when writing a sheet"),
+    (["out/medmemorybench", "--sample", "5"], "--output_path: required when writing a sheet"),
     (["--sample", "5", "--out", "r.csv"], "review: give one DATASET folder (got 0)"),
     (["--score"], "--score: give one or two filled sheets (got 0)"),
     (["--score", "missing.csv"], "missing.csv: no such file"),

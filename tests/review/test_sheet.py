@@ -109,7 +109,7 @@ def test_existing_output_is_refused_and_kept(dataset, tmp_path):
     out = tmp_path / "r.csv"
     write_review_sheet(dataset, out, sample=5)
     before = out.read_bytes()
-    with pytest.raises(InputError, match=r"--out: .*r\.csv already exists; .*--overwrite"):
+    with pytest.raises(InputError, match=r"--output_path: .*r\.csv already exists; .*--overwrite"):
         write_review_sheet(dataset, out, sample=6)
     assert out.read_bytes() == before
     write_review_sheet(dataset, out, sample=6, overwrite=True)
@@ -137,7 +137,7 @@ def test_a_failed_write_leaves_nothing_behind(dataset, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("sample", "out", "message"), [
     (0, "r.csv", "--sample: must be at least 1"),
-    (5, "r.txt", r"--out: .*r\.txt must end in \.csv"),
+    (5, "r.txt", r"--output_path: .*r\.txt must end in \.csv"),
 ])
 def test_bad_options_are_named_before_the_dataset_is_read(tmp_path, sample, out, message):
     with pytest.raises(InputError, match=message):

@@ -3,6 +3,7 @@
 import pytest
 
 from medmemorybench.scoring import aggregate, wilson_interval
+from medmemorybench.scoring.aggregate import bootstrap_interval
 
 
 def rows_of(query_type, mode, values, checkpoint=10):
@@ -45,18 +46,34 @@ def test_wilson_interval_of_all_correct_is_below_one():
     assert group.ci_low < 1.0 and group.ci_high == 1.0
 
 
-def test_continuous_metric_gets_normal_interval():
-    [group] = aggregate(rows_of("EEM", "mixed", [0.2, 0.4, 0.6])).groups
-    half = 1.959963984540054 * 0.2 / 3 ** 0.5
-    assert (group.ci_low, group.ci_high) == pytest.approx((0.4 - half, 0.4 + half))
+def test_continuous_metric_gets_a_seeded_bootstrap_interval():
+    values = [0.2, 0.4, 0.6, 0.3, 0.9, 0.1]
+    [group] = aggregate(rows_of("EEM", "mixed", values)).groups
+    assert group.ci_low < group.mean < group.ci_high
+    assert min(values) <= group.ci_low and group.ci_high <= max(values)  # a bootstrap mean never leaves the data
+    [again] = aggregate(rows_of("EEM", "mixed", values)).groups
+    assert (again.ci_low, again.ci_high) == (group.ci_low, group.ci_high)  # seeded: the same rows, the same interval
+    many = [((7 * i) % 31) / 31 for i in range(40)]
+    assert bootstrap_interval(many, "a") == bootstrap_interval(many, "a")
+    assert bootstrap_interval(many, "a") != bootstrap_interval(many, "b")  # the seed is the group's, not a constant
 
 
-def test_selective_score_gets_a_normal_interval_below_zero():
-    # -1/0/+1 is not a proportion: a normal interval, not clipped to [0, 1]
-    result = aggregate(rows_of("EEM", "mixed", [-1, -1, 0, 1]) + rows_of("MQ", "mixed", [-1, 0]))
+def test_interval_of_two_recalls_stays_in_range():
+    # the normal interval of recalls 0 and 1 (n=2) was -0.48..1.48
+    [group] = aggregate(rows_of("EEM", "mixed", [0.0, 1.0, 0.5]), binary=False).groups
+    assert 0.0 <= group.ci_low <= group.ci_high <= 1.0
+    [one] = aggregate(rows_of("EEM", "mixed", [0.5])).groups
+    assert one.mean == 0.5 and one.ci_low is None and one.ci_high is None  # one value: no interval to bootstrap
+
+
+def test_selective_score_interval_is_clipped_to_its_own_range():
+    # -1/0/+1 is not a proportion: a bootstrap interval within [-1, 1], not clipped to [0, 1]
+    result = aggregate(rows_of("EEM", "mixed", [-1, -1, 0, 1]) + rows_of("MQ", "mixed", [-1, 0]),
+                       binary=False, value_range=(-1.0, 1.0))
     eem = next(g for g in result.groups if g.key["query_type"] == "EEM")
-    assert eem.mean == -0.25 and eem.ci_low < -1.0 < eem.ci_high
+    assert eem.mean == -0.25 and -1.0 <= eem.ci_low < -0.25 < eem.ci_high <= 1.0
     assert result.macro[0].mean == pytest.approx((-0.25 - 0.5) / 2)
+    assert -1.0 <= result.macro[0].ci_low < result.macro[0].mean < result.macro[0].ci_high <= 1.0
 
 
 def test_bools_are_read_as_zero_and_one():

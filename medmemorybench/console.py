@@ -1,0 +1,221 @@
+"""What the command line shows: the consoles, progress (a bar on a terminal, dated lines in a log), the build
+summary and the report tables. Only the CLI layer (`cli.py`, `demo.py`) prints; the library reports through
+callbacks and return values.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as Bar
+from rich.table import Table
+
+from medmemorybench.harness.progress import Progress
+
+LOG_WIDTH = 200
+"""Columns of tables written to a file or pipe (rich's 80 would fold a report's wide tables beyond reading)."""
+LINE_INTERVAL_S = 10.0
+"""In a log, the most seconds between two progress lines while a stage moves (a checkpoint done always prints)."""
+
+console = Console(width=None if sys.stdout.isatty() else LOG_WIDTH)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else LOG_WIDTH)
+
+
+def say(text: str, out: Console | None = None) -> None:
+    """One plain line (no markup, no highlighting: paths and numbers print as they are)."""
+    (out or console).print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def clock(seconds: float) -> str:
+    """1:02 or 1:02:03."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def rate(count: float, seconds: float) -> str:
+    """count / seconds, to one decimal below 10 (a slow stage's 0.4/s does not read as 0)."""
+    value = count / max(seconds, 1e-9)
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
+class StageProgress:
+    """Progress of one stage (a build, a run): a rich bar on a terminal; in a log, a dated line per checkpoint done
+    and at most every `LINE_INTERVAL_S` between, with the stage, task, checkpoint, patient, rate and ETA.
+
+    Use as a context manager; pass `run` to `run_evaluation` and `patient` to `build_dataset`.
+    """
+
+    def __init__(self, stage: str, out: Console | None = None, *, interval_s: float = LINE_INTERVAL_S,
+                 now: Callable[[], float] = time.monotonic) -> None:
+        self.stage, self.out, self.interval_s, self.now = stage, out or err_console, interval_s, now
+        self.is_terminal = self.out.is_terminal
+        self.bar: Bar | None = None
+        self.started = self.task_started = self.last_event = self.now()
+        self.last_line = float("-inf")
+        self.task = ""
+        self.sessions = self.answers = 0
+
+    def __enter__(self) -> StageProgress:
+        if self.is_terminal:
+            self.bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                           console=self.out, transient=False)
+            self.bar.start()
+            self.bar_id = self.bar.add_task(self.stage, total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def _line(self, text: str, force: bool) -> None:
+        now = self.now()
+        if force or now - self.last_line >= self.interval_s:
+            self.last_line = now
+            say(f"[{time.strftime('%H:%M:%S')}] {self.stage}: {text}", self.out)
+
+    def run(self, progress: Progress) -> None:
+        """`run_evaluation`'s progress callback."""
+        now = self.now()
+        if progress.task != self.task:  # each task of a run has its own rate and ETA, from where the last one ended
+            self.task, self.task_started, self.sessions, self.answers = progress.task, self.last_event, 0, 0
+        self.last_event = now
+        self.sessions += progress.sessions
+        self.answers += progress.answers
+        if self.bar is not None:
+            self.bar.update(self.bar_id, description=f"{self.stage}: {progress.task} {progress.split}",
+                            completed=progress.checkpoint - (progress.step == "ingest"), total=progress.checkpoints)
+            return
+        elapsed = now - self.task_started
+        where = f"{progress.task} {progress.split} ({progress.checkpoint}/{progress.checkpoints})"
+        where += f" · patient {progress.patients_done}/{progress.patients}" if progress.step == "ingest" else " done"
+        rates = [f"{self.sessions} sessions ({rate(self.sessions, elapsed)}/s)"]
+        if self.answers:  # (answered, or only retrieved for in a retrieval-only run)
+            rates.append(f"{self.answers} questions ({rate(60 * self.answers, elapsed)}/min)")
+        fraction = progress.fraction
+        eta = f"ETA ~{clock(elapsed / fraction * (1 - fraction))}" if fraction > 0 else "ETA -"
+        self._line(f"{where} · {', '.join(rates)} · elapsed {clock(elapsed)} · {eta}",
+                   force=progress.step == "answer")
+
+    def patient(self, done: int, total: int) -> None:
+        """A per-patient callback (`build_dataset`'s `on_patient` counted by the caller)."""
+        if self.bar is not None:
+            self.bar.update(self.bar_id, description=self.stage, completed=done, total=total)
+            return
+        elapsed = self.now() - self.started
+        eta = clock(elapsed / done * (total - done)) if done else "-"
+        self._line(f"patient {done}/{total} · {rate(60 * done, elapsed)} patients/min · elapsed "
+                   f"{clock(elapsed)} · ETA ~{eta}", force=done in (1, total))
+
+
+def build_with_progress(out: Path, options: Any, overwrite: bool, backbone: Any = None,
+                        allow_audit_failures: bool = False, register: bool = True) -> Path:
+    """Build and export with progress (refusing an invalid dataset, and one failing the audit unless allowed), print
+    the summary, and register the build under the bare name; returns the dataset folder."""
+    from medmemorybench.dataset.pipeline import build_and_export
+
+    done = 0
+
+    def on_patient(_persona_id: str) -> None:
+        nonlocal done
+        done += 1
+        progress.patient(done, options.personas)
+
+    with StageProgress("build") as progress:
+        folder, built = build_and_export(out, options, overwrite=overwrite, backbone=backbone,
+                                         allow_audit_failures=allow_audit_failures, on_patient=on_patient)
+    for failure in built.stats["audit_failures"]:
+        say(f"audit: FAIL {failure} (see the card's audit table)", err_console)
+    print_build_summary(folder, built)
+    if register:
+        register_with_message(folder)
+    return folder
+
+
+def register_with_message(folder: Path) -> None:
+    """Register a build under the bare name (`dataset/register.py`) and say so."""
+    from medmemorybench.dataset.register import register_build
+
+    registration = register_build(folder)
+    replaced = f"; replaced {len(registration.replaced)} other copies" if registration.replaced else ""
+    say(f"registered: load_dataset('medmemorybench', 'mixed') loads this build offline from any folder but a "
+        f"MedMemoryBench checkout (revision {registration.revision}, in {registration.cache}{replaced})")
+
+
+def run_with_progress(config: Any, stage: str) -> Path:
+    """`run_evaluation` with its progress shown; prints where its answers came from; returns the summary path."""
+    from medmemorybench.harness.runner import run_evaluation
+
+    with StageProgress(stage) as progress:
+        summary = run_evaluation(config, progress.run)
+    report_cache_use(summary, config)
+    return summary
+
+
+def report_cache_use(summary: Path, config: Any) -> None:
+    """How many answers the response cache gave (never silent: a cache answers as if the model had)."""
+    import json
+
+    from medmemorybench.harness.cache import default_cache_path
+
+    data = json.loads(summary.read_text(encoding="utf-8"))
+    answered = data["n_samples"]
+    if config.model == "none" or not answered:
+        return
+    hits = data.get("n_cache_hits", 0)
+    if not config.use_cache:
+        say(f"answers: {answered} asked of the model (response cache off)")
+        return
+    where = config.cache_path or default_cache_path()
+    again = "; --no_cache asks the model again" if hits else ""
+    say(f"answers: {answered - hits} asked of the model, {hits} from the response cache {where}{again}")
+
+
+def print_build_summary(folder: Path, built: Any) -> None:
+    """Questions per type, sizes, the fingerprint and how to load the build."""
+    stats = built.stats
+    say(f"MedMemoryBench built: {folder}")
+    table = Table("type", "questions")
+    for code, count in stats["questions_by_type"].items():
+        table.add_row(code, str(count))
+    table.add_row("all", str(stats["questions"]))
+    console.print(table)
+    size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+    say(f"patients {stats['personas']}; sessions efficient {stats['sessions']['efficient']}, mixed "
+        f"{stats['sessions']['mixed']}; turns efficient {stats['turns']['efficient']}, mixed "
+        f"{stats['turns']['mixed']}; {size_mb:.1f} MB on disk")
+    say(f"fingerprint {built.fingerprint}")
+    split = sorted(built.rows["mixed"], key=lambda name: int(name.rpartition("_")[2]))[0]
+    say(f"load it with: datasets.load_dataset('{folder}', 'mixed', split='{split}')")
+
+
+REPORT_TABLES = (("correct", "accuracy %"), ("selective", "selective score x100"), ("recall_at_k", "Recall@k %"),
+                 ("mrr", "MRR x100"), ("hallucinated", "hallucination %"), ("trap_safe", "trap safety %"))
+"""The per-type tables of a report (cells are 100 x mean, so the -1..1 selective score reads -100..100)."""
+
+
+def print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
+    """Print runs side by side (the tables of `REPORT_TABLES`, cost, the paper's layout); write the saturation
+    plot when `plot` is given and return its path."""
+    from medmemorybench.report import cost_table, load_summary, metric_table, paper_table, saturation_plot
+
+    summaries = [load_summary(r) for r in runs]
+    tables = [(title, *metric_table(summaries, metric)) for metric, title in REPORT_TABLES]
+    tables.append(("memory cost (accuracy beside it)", *cost_table(summaries)))
+    tables.append(("accuracy % in the paper's layout (type x mode, means), construction cost beside it",
+                   *paper_table(summaries)))
+    for title, header, rows in tables:
+        if len(header) < 2:  # (no run has this metric)
+            continue
+        table = Table(*header, title=title)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    return saturation_plot(summaries, plot) if plot is not None else None

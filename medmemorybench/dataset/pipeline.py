@@ -1,0 +1,46 @@
+"""Build, validate, audit-gate and export in one call: what `medmemorybench build` and the demo run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from medmemorybench.dataset.build import BuildOptions, BuiltDataset, build_dataset
+from medmemorybench.dataset.export import DATASET_DIRNAME, export_dataset
+from medmemorybench.dataset.validate import validate_rows
+from medmemorybench.errors import InputError
+from medmemorybench.models.base import Backbone
+
+
+def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = False, backbone: Backbone | None = None,
+                     allow_audit_failures: bool = False, on_patient: Callable[[str], None] | None = None,
+                     ) -> tuple[Path, BuiltDataset]:
+    """Build the dataset and write it to `<out>/medmemorybench/`; returns (folder, built).
+
+    Nothing is written for a dataset the validator rejects, or one that fails a memory-less probe unless
+    `allow_audit_failures` (its failures are then in `built.stats["audit_failures"]` and the card).
+
+    Raises:
+        InputError: `--output_path` exists (without `overwrite`) or cannot be written, or the dataset is refused.
+    """
+    from medmemorybench.knowledge import default_knowledge
+    from medmemorybench.render.templates import load_templates
+
+    target = out / DATASET_DIRNAME
+    if target.exists() and not overwrite:
+        raise InputError(f"--output_path: {target} already exists; choose another folder or pass --overwrite")
+    try:  # before the build, not after minutes of it
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--output_path: cannot write {out} ({exc.strerror or exc})") from None
+    built = build_dataset(default_knowledge(), load_templates(options.language), options, on_patient=on_patient,
+                          backbone=backbone)
+    problems = validate_rows(built.rows)
+    if problems:
+        shown = "\n  ".join(problems[:20])
+        raise InputError(f"the built dataset is invalid ({len(problems)} problems); nothing was written:\n  {shown}")
+    failures = built.stats["audit_failures"]
+    if failures and not allow_audit_failures:
+        raise InputError("the built dataset fails the memory-less audit (pass --allow_audit_failures to export it "
+                         "anyway); nothing was written: " + "; ".join(failures))
+    return export_dataset(built, out, overwrite=overwrite), built

@@ -1,0 +1,109 @@
+"""`load_dataset("medmemorybench", CONFIG)` as users type it: a build registers itself in the datasets cache, so the
+bare name loads it offline from any folder, and never another build without saying so."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+
+import datasets.config
+import pyarrow.parquet as pq
+import pytest
+
+import medmemorybench
+from medmemorybench.dataset import BuildOptions, build_dataset, export_dataset
+from medmemorybench.dataset.register import fingerprint_of, register_build, registered, revision_of
+from medmemorybench.errors import InputError
+from medmemorybench.knowledge import default_knowledge
+from medmemorybench.render.templates import load_templates
+from tests.cli.test_simulate_cli import run_cli
+
+SMALL = ["--personas", "2", "--health_sessions", "5", "--family_sessions", "5"]
+USED_BY = ("import json\nfrom datasets import load_dataset\n"
+           "mixed_30 = load_dataset('medmemorybench', 'mixed', split='checkpoint_30')\n"
+           "print(json.dumps({'rows': mixed_30.to_list(), 'description': mixed_30.info.description}, default=str))")
+
+
+def rows_of(folder, config="mixed", split="checkpoint_30"):
+    return json.loads(json.dumps(pq.read_table(folder / config / f"{split}.parquet").to_pylist(), default=str))
+
+
+def used_by_line(cwd):
+    """The card's usage line, run offline in a fresh process from `cwd` (no build there)."""
+    env = {k: v for k, v in os.environ.items() if k != "MEDMEMORYBENCH_DATA"}
+    result = subprocess.run([sys.executable, "-c", USED_BY], cwd=cwd, capture_output=True, text=True,
+                            env={**env, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_the_used_by_line_runs_offline_from_a_temporary_folder_after_a_build(tmp_path):
+    built = run_cli("build", "--seed", "2", "--output_path", str(tmp_path / "a"), *SMALL)
+    assert built.returncode == 0, built.stderr
+    assert "registered: load_dataset('medmemorybench', 'mixed')" in built.stdout
+    folder_a = tmp_path / "a" / "medmemorybench"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    loaded = used_by_line(elsewhere)
+    assert loaded["rows"] == rows_of(folder_a)
+    assert fingerprint_of(folder_a) in loaded["description"]
+
+    # a newer build takes the name: never the older one silently
+    assert run_cli("build", "--seed", "3", "--output_path", str(tmp_path / "b"), *SMALL).returncode == 0
+    folder_b = tmp_path / "b" / "medmemorybench"
+    assert rows_of(folder_b) != rows_of(folder_a)
+    assert used_by_line(elsewhere)["rows"] == rows_of(folder_b)
+    registration = registered()
+    assert registration.fingerprint == fingerprint_of(folder_b) and revision_of(fingerprint_of(folder_a)) in \
+        registration.replaced
+    # and `register` points it back
+    again = run_cli("register", str(folder_a))
+    assert again.returncode == 0, again.stderr
+    assert used_by_line(elsewhere)["rows"] == rows_of(folder_a)
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
+    monkeypatch.delenv("MEDMEMORYBENCH_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _build(out, seed):
+    built = build_dataset(default_knowledge(), load_templates("en"),
+                          BuildOptions(seed=seed, personas=2, health_sessions=5, family_sessions=5))
+    return export_dataset(built, out)
+
+
+def test_package_loader_returns_the_registered_build_and_warns_when_the_name_is_shadowed(own_cache, caplog):
+    folder_a, folder_b = _build(own_cache / "a", 4), _build(own_cache / "b", 5)
+    register_build(folder_a)
+    expected = rows_of(folder_a)
+    shutil.rmtree(folder_a)  # the prepared copy stands alone, as a download does
+    # loading another folder named `medmemorybench` by path prepares it under the same name, and newer
+    datasets.load_dataset(str(folder_b), "mixed", split="checkpoint_30")
+    with caplog.at_level(logging.WARNING):
+        rows = json.loads(json.dumps(medmemorybench.load("mixed", "checkpoint_30").to_list(), default=str))
+    assert rows == expected
+    assert "prepared after the registered build" in caplog.text and "medmemorybench register" in caplog.text
+
+
+def test_package_loader_names_configs_and_splits_of_a_registered_build(own_cache):
+    folder = _build(own_cache / "a", 4)
+    register_build(folder)
+    shutil.rmtree(folder)
+    with pytest.raises(InputError, match="unknown split 'checkpoint_5' for config 'mixed'; valid splits: "):
+        medmemorybench.load("mixed", "checkpoint_5")
+    with pytest.raises(InputError, match="unknown config 'mixd'"):
+        medmemorybench.load("mixd", "checkpoint_10")
+
+
+def test_register_refuses_a_folder_that_is_not_a_build(own_cache):
+    (own_cache / "empty").mkdir()
+    with pytest.raises(InputError, match=r"empty/medmemorybench.json: missing or not JSON"):
+        register_build(own_cache / "empty")

@@ -1,0 +1,82 @@
+"""The saturation plot: panels chosen by what runs hold, labelled axes with units, the efficient-mixed gap."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pytest
+
+from medmemorybench.harness.summary import summarize_metric
+from medmemorybench.report.plots import Point, gap, saturation_figure, saturation_plot
+
+TYPES = ("EEM", "MQ")
+
+
+def summary(memory: str, *, answered: bool, modes=("efficient", "mixed"), memory_args=None) -> dict:
+    """A run's summary from samples whose recall falls with the checkpoint in mixed mode only."""
+    tasks = {}
+    for mode in modes:
+        samples = []
+        for checkpoint in (10, 20, 30):
+            for i in range(12):
+                drop = (checkpoint // 10) * 2 if mode == "mixed" else 0
+                hit = float(i % 12 >= drop + 3)
+                samples.append({"query_type": TYPES[i % 2], "checkpoint": checkpoint, "mode": mode, "status": "scored",
+                                "recall_at_k": hit, "correct": hit if answered else None})
+        metrics = {m: summarize_metric(samples, m) for m in ("correct", "recall_at_k")}
+        tasks[f"medmemorybench_{mode}"] = {"mode": mode, "metrics": {k: v for k, v in metrics.items() if v}}
+    model = {"backbone": "hf", "model": "/x/smollm2"} if answered else {"backbone": "none"}
+    return {"header": {"memory": {"memory": memory, **(memory_args or {})}, "model": model}, "tasks": tasks}
+
+
+def titles_and_labels(fig) -> list[tuple[str, str, str]]:
+    return [(a.get_title(), a.get_xlabel(), a.get_ylabel()) for a in fig.axes if a.get_visible()]
+
+
+def test_a_retrieval_only_run_plots_recall_not_an_empty_accuracy_panel():
+    fig = saturation_figure([summary("bm25", answered=False)])
+    panels = titles_and_labels(fig)
+    plt.close(fig)
+    assert not any("accuracy" in title for title, _, _ in panels)
+    assert panels[0] == ("Recall@k by checkpoint (bands: 95 % intervals)", "checkpoint (regular sessions read)",
+                         "Recall@k (%)")
+    assert all(x and y for _, x, y in panels)  # every axis says what it shows, with its unit
+    assert panels[1][2] == panels[2][2] == "efficient - mixed (percentage points)"
+
+
+def test_answering_and_retrieval_runs_get_both_panels_and_labels_show_chunking():
+    runs = [summary("bm25", answered=True), summary("dense", answered=False, memory_args={"stride": 4})]
+    fig = saturation_figure(runs)
+    titles = [t for t, _, _ in titles_and_labels(fig)]
+    legend = [text.get_text() for a in fig.axes if a.get_legend() for text in a.get_legend().get_texts()]
+    plt.close(fig)
+    assert titles[0].startswith("accuracy by checkpoint") and titles[1].startswith("Recall@k by checkpoint")
+    assert "bm25 / smollm2: accuracy" in legend and "dense (stride=4) / none: Recall@k" in legend
+    recall_lines = [text.get_text() for text in fig.axes[1].get_legend().get_texts()]
+    assert all(label.startswith("dense") for label in recall_lines)  # the answering run is on the accuracy panel
+
+
+def test_gap_grows_with_the_checkpoint_when_mixed_saturates():
+    fig = saturation_figure([summary("bm25", answered=False)])
+    gap_axis = fig.axes[1]
+    (line,) = gap_axis.get_lines()[:1]
+    plt.close(fig)
+    ys = list(line.get_ydata())
+    assert ys == sorted(ys) and ys[-1] > ys[0] > 0
+
+
+def test_gap_interval_combines_both_modes_and_stays_in_range():
+    diff = gap(Point(10, 80.0, 70.0, 88.0), Point(10, 50.0, 40.0, 61.0))
+    assert diff.mean == 30.0 and diff.low < 30.0 < diff.high
+    assert diff.low == pytest.approx(30.0 - (10.0 ** 2 + 11.0 ** 2) ** 0.5)
+    extreme = gap(Point(10, 100.0, 60.0, 100.0), Point(10, 0.0, 0.0, 40.0))
+    assert extreme.mean == 100.0 and -100.0 <= extreme.low < 100.0 and extreme.high == 100.0
+    assert gap(Point(10, 50.0, None, None), Point(10, 40.0, 30.0, 50.0)).low is None
+
+
+def test_one_mode_only_says_there_is_no_gap(tmp_path):
+    out = saturation_plot([summary("bm25", answered=True, modes=("efficient",))], tmp_path / "plot.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    fig = saturation_figure([summary("bm25", answered=True, modes=("efficient",))])
+    notes = [t.get_text() for a in fig.axes for t in a.texts]
+    plt.close(fig)
+    assert notes.count("no run has both modes: no gap to show") == 2
