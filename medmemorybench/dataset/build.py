@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from medmemorybench.dataset.audit import age_distribution, audit_questions, format_table
 from medmemorybench.dataset.schema import PERSONAS_SPLIT, split_name
+from medmemorybench.dataset.variety import format_variety, stream_variety
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.models.base import Backbone
 from medmemorybench.questions.cohort import CohortPrior
@@ -56,6 +57,8 @@ class PatientBuild:
     mixed: list[Session]
     questions: list[Question]
     checkpoints: list[int]
+    turn_counts: Counter = field(default_factory=Counter)
+    """Patient turns and the stock-filler ones among them, as rendered (`dataset/variety.py`)."""
 
 
 @dataclass
@@ -74,20 +77,23 @@ def build_patient(kb: KnowledgeBase, templates: Templates, year: CareYear, optio
     from medmemorybench.simulate.rng import rng_for
 
     pid = year.persona.persona_id
+    counts: Counter = Counter()
     if backbone is not None:
         from medmemorybench.render.llm import LLMSessionRenderer
 
         regular = LLMSessionRenderer(kb, templates, year, backbone).render_year()
     else:
-        regular = SessionRenderer(kb, templates, year).render_year()
+        renderer = SessionRenderer(kb, templates, year)
+        regular = renderer.render_year()
+        counts.update(renderer.stats)
     health = render_health_sessions(kb, templates, year, options.health_sessions,
-                                    rng_for(year.seed, pid, "noise/health"))
+                                    rng_for(year.seed, pid, "noise/health"), counts)
     family = render_family_sessions(kb, templates, year, options.family_sessions,
-                                    rng_for(year.seed, pid, "noise/family"))
+                                    rng_for(year.seed, pid, "noise/family"), counts)
     mixed = insert_noise(regular, health + family, rng_for(year.seed, pid, "noise/insert"))
     checkpoints = checkpoints_of(len(regular))
-    questions = generate_questions(kb, year, regular, checkpoints, options.language, prior)
-    return PatientBuild(year, regular, mixed, questions, checkpoints)
+    questions = generate_questions(kb, year, regular, checkpoints, templates.language, prior)
+    return PatientBuild(year, regular, mixed, questions, checkpoints, counts)
 
 
 def cohort_prior(kb: KnowledgeBase, years: list[CareYear], options: BuildOptions) -> CohortPrior:
@@ -154,7 +160,7 @@ def fingerprint_rows(rows: Rows) -> str:
 
 def build_dataset(
     kb: KnowledgeBase,
-    templates: Templates,
+    templates: Templates | None,
     options: BuildOptions,
     on_patient: Callable[[PatientBuild], None] | None = None,
     backbone: Backbone | None = None,
@@ -162,20 +168,24 @@ def build_dataset(
     """Build every config's rows for the cohort (in memory; `export` writes them).
 
     Args:
+        templates: the phrasing of the sessions (None: the templates of `options.language`).
         backbone: when given, regular sessions are written by LLM agents through it (with template
             fallback per session); otherwise by the template renderer.
     """
+    templates = templates or load_templates(options.language)
     rows: Rows = {"efficient": {}, "mixed": {}, "questions": {}, "personas": {PERSONAS_SPLIT: []}}
     turns: Counter = Counter()
     sessions: Counter = Counter()
     by_type: Counter = Counter()
     by_checkpoint: Counter = Counter()
     renderers: Counter = Counter()
+    turn_counts: Counter = Counter()
     years = list(iter_cohort(kb, options.seed, options.personas, options.encounters))
     prior = cohort_prior(kb, years, options)
     for year in years:
         patient = build_patient(kb, templates, year, options, backbone, prior)
         renderers.update(s.renderer for s in patient.regular)
+        turn_counts.update(patient.turn_counts)
         for config, stream in (("efficient", patient.regular), ("mixed", patient.mixed)):
             for checkpoint, row in _stream_rows(patient, stream).items():
                 rows[config].setdefault(split_name(checkpoint), []).append(row)
@@ -197,6 +207,11 @@ def build_dataset(
         "turns": dict(turns),
         "regular_sessions_by_renderer": dict(sorted(renderers.items())),
     }
+    stats["variety"] = {config: stream_variety([r for split in rows[config].values() for r in split],
+                                               options.language)
+                        for config in ("efficient", "mixed")}
+    stats["filler_share"] = turn_counts["filler_turns"] / max(turn_counts["patient_turns"], 1)
+    stats["variety_table"] = format_variety(stats["variety"], stats["filler_share"])
     questions = [q for split in rows["questions"].values() for q in split]
     audit = audit_questions(questions)
     stats["audit_table"] = format_table(audit)
