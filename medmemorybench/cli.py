@@ -149,6 +149,7 @@ def _build(out: Path, options, overwrite: bool, backbone=None, allow_audit_failu
     """Build, validate, audit and export; returns (folder, built). Refuses to export an invalid dataset, or one
     that fails a memory-less probe unless `allow_audit_failures` (then the failures are printed and carded)."""
     from medmemorybench.dataset import build_dataset, export_dataset, validate_rows
+    from medmemorybench.dataset.build import languages_of
     from medmemorybench.errors import InputError
     from medmemorybench.render.templates import load_templates
 
@@ -160,11 +161,11 @@ def _build(out: Path, options, overwrite: bool, backbone=None, allow_audit_failu
     except OSError as exc:
         raise InputError(f"--out: cannot write {out} ({exc.strerror or exc})") from None
     kb = _knowledge(None)
-    templates = load_templates(options.language)
+    for language in languages_of(options.language):  # (a broken phrasing file stops here, before the build)
+        load_templates(language)
     with _progress() as progress:
         task = progress.add_task("building", total=options.personas)
-        built = build_dataset(kb, templates, options, on_patient=lambda _: progress.advance(task),
-                              backbone=backbone)
+        built = build_dataset(kb, None, options, on_patient=lambda _: progress.advance(task), backbone=backbone)
     problems = validate_rows(built.rows)
     if problems:
         shown = "\n  ".join(problems[:20])
@@ -187,12 +188,13 @@ def _print_summary(folder: Path, built) -> None:  # noqa: ANN001
     table.add_row("all", str(stats["questions"]))
     console.print(table)
     size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
-    console.print(f"patients {stats['personas']}; sessions efficient {stats['sessions']['efficient']}, "
-                  f"mixed {stats['sessions']['mixed']}; turns efficient {stats['turns']['efficient']}, "
-                  f"mixed {stats['turns']['mixed']}; {size_mb:.1f} MB on disk", highlight=False)
+    streams = "; ".join(f"{config} {stats['sessions'][config]} sessions, {stats['turns'][config]} turns"
+                        for config in stats["sessions"])
+    console.print(f"patients {stats['personas']}; {streams}; {size_mb:.1f} MB on disk", highlight=False)
     console.print(f"fingerprint {built.fingerprint}", highlight=False)
-    split = sorted(built.rows["mixed"], key=lambda name: int(name.rpartition("_")[2]))[0]
-    console.print(f"load it with: datasets.load_dataset('{folder}', 'mixed', split='{split}')", highlight=False)
+    mixed = next(c for c in stats["sessions"] if c.startswith("mixed"))
+    split = sorted(built.rows[mixed], key=lambda name: int(name.rpartition("_")[2]))[0]
+    console.print(f"load it with: datasets.load_dataset('{folder}', '{mixed}', split='{split}')", highlight=False)
 
 
 @app.command("build")
@@ -210,11 +212,14 @@ def build_cmd(
                                             help="Backbone options, key=value,key=value.")] = "",
     allow_audit_failures: Annotated[bool, typer.Option(
         "--allow-audit-failures", help="Export even if a memory-less probe fails (the card shows which).")] = False,
+    language: Annotated[str, typer.Option(
+        "--language", help="en, zh or both: the renderings (both: English configs and their _zh twins).")] = "both",
 ) -> None:
     """Build the benchmark: simulate, render, add noise, ask questions, validate, audit, export as a HF dataset.
 
     Examples:
       medmemorybench build --seed 0 --out out
+      medmemorybench build --seed 0 --language en --out out-en
       medmemorybench build --personas 1 --encounters 10 --renderer llm --model hf --out out-llm
       medmemorybench build --renderer llm --model openai \
         --model_args model=qwen,base_url=http://localhost:8000/v1 --out out-api
@@ -236,8 +241,11 @@ def build_cmd(
 
             backbone = load_backbone(model, parse_model_args(model_args))
             spec = f"llm:{model}:{backbone.model_id}"
+        from medmemorybench.dataset.build import languages_of
+
+        languages_of(language)  # (an unknown language is refused before anything is built)
         options = BuildOptions(seed=seed, personas=personas, encounters=encounters, health_sessions=health_sessions,
-                               family_sessions=family_sessions, renderer=spec)
+                               family_sessions=family_sessions, renderer=spec, language=language)
         folder, built = _build(out, options, overwrite, backbone, allow_audit_failures)
         _print_summary(folder, built)
 
@@ -274,19 +282,19 @@ def audit_cmd(
     """
     from medmemorybench.dataset import read_rows
     from medmemorybench.dataset.audit import age_distribution, audit_folder, format_table, six_type_count
+    from medmemorybench.dataset.schema import LANGUAGES, config_name
 
     with _user_errors():
         rows = read_rows(folder)
-        questions = [q for split in rows.get("questions", {}).values() for q in split]
-        if not questions:
-            from medmemorybench.errors import InputError
-
-            raise InputError(f"{folder}: no questions config (is this a MedMemoryBench build?)")
-        results = audit_folder(questions, folder, retrieval)
-        console.print(format_table(results), markup=False, highlight=False)
-        console.print(f"questions {len(questions)} (six paper types {six_type_count(questions)}); evidence age "
-                      f"(sessions back, answerable): {age_distribution(questions)}", highlight=False)
-        failed = [r for r in results if r.blocks]
+        failed = []
+        for language in (lang for lang in LANGUAGES if config_name("questions", lang) in rows):
+            questions = [q for split in rows[config_name("questions", language)].values() for q in split]
+            results = audit_folder(questions, folder, retrieval, language)
+            console.print(f"questions in '{language}':", highlight=False)
+            console.print(format_table(results), markup=False, highlight=False)
+            console.print(f"questions {len(questions)} (six paper types {six_type_count(questions)}); evidence age "
+                          f"(sessions back, answerable): {age_distribution(questions)}", highlight=False)
+            failed += [r for r in results if r.blocks]
         if failed:
             err_console.print(f"{len(failed)} probe(s) failed: " + ", ".join(f"{r.probe} ({r.scope})" for r in failed),
                               markup=False)

@@ -34,9 +34,10 @@ def verdicts(stats: dict) -> list[str]:
                     ok = v["duplicate_share"] <= TARGETS["duplicate_share"]
                     out.append(f"{config}/{unit}/{scope}: duplicate turns {v['duplicate_share']:.1%} (target <= "
                                f"{TARGETS['duplicate_share']:.0%}) {'met' if ok else 'NOT met'}")
-    ok = stats["filler_share"] <= TARGETS["filler_share"]
-    out.append(f"stock-filler patient turns {stats['filler_share']:.1%} (target <= {TARGETS['filler_share']:.0%}) "
-               f"{'met' if ok else 'NOT met'}")
+    for language, share in stats["filler_share"].items():
+        ok = share <= TARGETS["filler_share"]
+        out.append(f"{language}: stock-filler patient turns {share:.1%} (target <= {TARGETS['filler_share']:.0%}) "
+                   f"{'met' if ok else 'NOT met'}")
     return out
 
 
@@ -53,7 +54,7 @@ def main() -> None:
         built = build_dataset(default_knowledge(), None, BuildOptions(seed=args.seed, personas=args.personas,
                                                                       language=language))
         print(f"## {language}: seed {args.seed}, {args.personas} patients, build {time.perf_counter() - start:.1f} s")
-        print(built.stats["variety_table"])
+        print(built.stats["variety_table"][language])
         print()
         print("\n".join(verdicts(built.stats)))
         print()

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+
+from medmemorybench import segment
 
 TARGETS = {"duplicate_share": 0.05, "distinct_2_efficient": 0.20, "distinct_2_mixed": 0.15, "max_repeat": 20,
            "filler_share": 0.10}
@@ -21,30 +22,16 @@ distinct-2 of at least 0.20 (efficient) and 0.15 (mixed), no turn text more than
 patient's turns stock filler."""
 
 _EN_WORD = re.compile(r"[a-z0-9]+(?:['.][a-z0-9]+)*")
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_ASCII_RUN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
-
-
-@lru_cache(maxsize=1)
-def _jieba():  # noqa: ANN202
-    import logging
-
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return jieba
 
 
 def tokens(text: str, unit: str) -> list[str]:
     """The tokens of a turn: `word` (English words), `char` (Chinese characters, and ASCII runs as one token
     each) or `jieba` (Chinese words by jieba, punctuation and spaces dropped)."""
-    text = text.lower()
     if unit == "word":
-        return _EN_WORD.findall(text)
+        return _EN_WORD.findall(text.lower())
     if unit == "char":
-        return re.findall(r"[\u3400-\u9fff]|[a-z0-9]+(?:\.[0-9]+)?", text)
-    return [w for w in _jieba().lcut(text) if _CJK.search(w) or _ASCII_RUN.fullmatch(w)]
+        return segment.characters(text)
+    return segment.words(text)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,8 @@ class TaskConfig(BaseModel):
     task: str
     tag: list[str] = Field(default_factory=list)
     dataset_path: str = "medmemorybench"
-    dataset_name: Literal["efficient", "mixed"]
+    dataset_name: Literal["efficient", "mixed", "efficient_zh", "mixed_zh"]
+    """The config streamed: a mode, in English or (`_zh`) Chinese."""
     test_split: Literal["all"] | list[str] = "all"
     query_types: Literal["all"] | list[str] = "all"
     system_prompt: str
@@ -69,6 +70,16 @@ class TaskConfig(BaseModel):
     def version(self) -> str:
         """`metadata.version` (results record it; bump it whenever scores could change)."""
         return str(self.metadata.get("version", "0"))
+
+    @property
+    def mode(self) -> str:
+        """`efficient` or `mixed`, whatever the language (results are grouped by it)."""
+        return self.dataset_name.partition("_")[0]
+
+    @property
+    def language(self) -> str:
+        """The language of the config streamed (`en`, `zh`)."""
+        return self.dataset_name.partition("_")[2] or "en"
 
     def template_for(self, query_type: str) -> str:
         """The prompt template file (relative to prompts/) for a query type."""

@@ -52,8 +52,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         steps = [finder.event_text(n, lab) for n in nodes]
         if not all(steps):
             continue
-        answer = finder.say("mcd", "then").join(step.rstrip(".") for step in steps)
-        answer = answer[0].upper() + answer[1:] + "."
+        answer = finder.say("mcd", "then").join(step.rstrip(".。") for step in steps)
+        answer = answer[0].upper() + answer[1:] + finder.say("mcd", "end")
         # a key fact is what the gold itself states (a lab value at a visit that also changed drugs is not told)
         keys = list(dict.fromkeys(k for k in (node_key(finder, n, lab) for n in nodes) if k and k in answer))[:4]
         drafts.append(Draft("MCD", template, fields, answer, nodes, keys, f"chain:{template}:{sorted(fields.items())}",
