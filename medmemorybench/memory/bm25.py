@@ -20,11 +20,14 @@ from medmemorybench.segment import has_cjk, words
 logger = logging.getLogger(__name__)
 
 STOPWORD_LISTS = ("en_plus", "en", "none")
-ZH_STOPWORDS = frozenset([
-    "的", "了", "是", "我", "您", "你", "在", "有", "吗", "呢", "吧", "啊", "呀", "和", "就", "都", "也", "还", "这", "那",
-    "个", "一", "不", "给", "让", "被", "把", "跟", "与", "及", "什么", "多少", "哪", "哪些", "哪个", "怎么", "为什么", "时候",
-    "那次", "一下", "一个", "这个", "那个", "我们", "咱们", "他", "她", "它", "医生", "患者", "日期",
-])
+ZH_STOPWORDS = frozenset((
+    "的", "了", "是", "我", "您", "你", "在", "有", "吗", "呢",
+    "吧", "啊", "呀", "和", "就", "都", "也", "还", "这", "那",
+    "个", "一", "不", "给", "让", "被", "把", "跟", "与", "及",
+    "什么", "多少", "哪", "哪些", "哪个", "怎么", "为什么", "时候", "那次", "一下",
+    "一个", "这个", "那个", "我们", "咱们", "他", "她", "它", "医生", "患者",
+    "日期",
+))
 """Function words (and the role and date labels of a session's text) left out of Chinese BM25 terms: a question's
 "什么"/"多少" would otherwise outscore a rare lab name, as "what"/"my" would in English."""
 
