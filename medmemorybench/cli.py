@@ -197,6 +197,10 @@ def _print_summary(folder: Path, built) -> None:  # noqa: ANN001
     console.print(f"load it with: datasets.load_dataset('{folder}', '{mixed}', split='{split}')", highlight=False)
 
 
+LLM_RENDER_CACHE = "llm-render-cache.sqlite"
+"""Beside the build (`--out`): the LLM renderer's completions, kept across a killed and restarted build."""
+
+
 @app.command("build")
 def build_cmd(
     out: Annotated[Path, typer.Option("--out", help="Folder to write `medmemorybench/` (the HF dataset) into.")],
@@ -237,10 +241,13 @@ def build_cmd(
         backbone = None
         spec = "template"
         if renderer == "llm":
+            from medmemorybench.harness.cache import CachingBackbone, ResponseCache
             from medmemorybench.models import load_backbone, parse_model_args
 
             backbone = load_backbone(model, parse_model_args(model_args))
             spec = f"llm:{model}:{backbone.model_id}"
+            # every completion is kept as it arrives: a killed build, run again, goes on where it stopped
+            backbone = CachingBackbone(backbone, ResponseCache(out / LLM_RENDER_CACHE))
         from medmemorybench.dataset.build import languages_of
 
         languages_of(language)  # (an unknown language is refused before anything is built)

@@ -88,8 +88,6 @@ class SessionRenderer:
         self.traps = {t.category: t for t in year.persona.traps}
         pid = year.persona.persona_id
         self.technical = rng_for(year.seed, pid, "render/register").random() < TECHNICAL_REGISTER_SHARE
-        # (own stream: saying the date leaves the plan as it was)
-        self.date_rng = rng_for(year.seed, pid, "render/dates")
         self._say_rng: random.Random | None = None
         self.stats: Counter = Counter()
         """Patient turns and the stock-filler ones among them (what the variety report counts)."""
@@ -120,7 +118,7 @@ class SessionRenderer:
             greet.append(Act("doctor", "greet.doctor", self._since_last(event), filler=True))
         if not urgent and rng.random() < ASIDE_PROBABILITY / 2:
             greet.append(Act("doctor", "aside.doctor"))
-        if self.date_rng.random() < DATE_SAID_PROBABILITY:
+        if self._rng(event, "dates").random() < DATE_SAID_PROBABILITY:  # (own stream: the rest of the plan stays)
             greet.append(Act("doctor", "today", {"date": Day(on, "full")}))
         beats: list[list[Act]] = [open_beat, greet + [first_q]]
         split = len(told_p) if second is None or len(told_p) < 3 else (len(told_p) + 1) // 2

@@ -9,6 +9,7 @@ falls back to the template renderer. `Session.renderer` records which renderer m
 from __future__ import annotations
 
 import logging
+from collections import Counter
 
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -116,6 +117,8 @@ class LLMSessionRenderer:
             folder = folder / templates.language
         self.prompts = {role: env.from_string((folder / f"{role}.jinja").read_text(encoding="utf-8"))
                         for role in ("patient", "doctor")}
+        self.stats: Counter = Counter()
+        """Sessions that passed the fact verifier at the first try, after a retry, or fell back to templates."""
 
     def _context(self, event: Event) -> dict:
         p = self.year.persona
@@ -147,7 +150,7 @@ class LLMSessionRenderer:
         needs = [required_facts(self.kb, self.year, e, self.templates.language) for e in events]
         result: dict[int, Session] = {}
         pending = list(range(len(events)))
-        for _ in range(self.retries + 1):
+        for attempt in range(self.retries + 1):
             if not pending:
                 break
             dialogues = self._dialogues([events[i] for i in pending], [needs[i] for i in pending])
@@ -157,9 +160,11 @@ class LLMSessionRenderer:
                                                               "renderer": f"llm:{self.backbone.model_id}"})
                 if is_complete(session, needs[index]):
                     result[index] = session
+                    self.stats["first_try" if attempt == 0 else "after_retry"] += 1
                 else:
                     still.append(index)
             pending = still
+        self.stats["fallback"] += len(pending)
         logger.info("%s: %d of %d sessions LLM-rendered, %d fell back to templates",
                     self.year.persona.persona_id, len(result), len(events), len(pending))
         return [result.get(i, fallback[i]) for i in range(len(events))]

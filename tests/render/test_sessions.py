@@ -159,3 +159,21 @@ def test_plans_and_wording_are_seeded(kb):
     year = simulate_patient(kb, 3, 4, n_encounters=20)
     first = SessionRenderer(kb, load_templates("en"), year).render_year()
     assert first == SessionRenderer(kb, load_templates("en"), year).render_year()
+
+
+def test_one_plan_two_renderings(kb):
+    # English and Chinese render the same acts in the same order: same turns, same roles, same facts stated
+    year = simulate_patient(kb, 3, 7, n_encounters=20)
+    english = SessionRenderer(kb, load_templates("en"), year)
+    chinese = SessionRenderer(kb, load_templates("zh"), year)
+    for event in year.events:
+        plan_en, plan_zh = english.plan(event), chinese.plan(event)
+        assert [[a.key for a in beat] for beat in plan_en] == [[a.key for a in beat] for beat in plan_zh]
+        en, zh = english.render(event), chinese.render(event)
+        assert [t.role for t in en.turns] == [t.role for t in zh.turns]
+        text = session_text(zh)
+        for fact in event.facts:
+            if isinstance(fact, LabFact):
+                assert lab_with_unit(kb, fact.lab, fact.value) in text, (zh.session_id, fact)
+            if isinstance(fact, MedicationFact):
+                assert kb.drugs[fact.drug].name.zh in text, (zh.session_id, fact)

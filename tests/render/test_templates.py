@@ -83,3 +83,9 @@ def test_act_slot_outside_its_declaration_is_rejected():
 def test_unknown_language_lists_available():
     with pytest.raises(InputError, match=r"no templates for 'xx'; available: en"):
         load_templates("xx")
+
+
+def test_chinese_templates_cover_every_intent_and_act():
+    templates = load_templates("zh")
+    for key in [*PLACEHOLDERS, *ACTS, *NOISE_ACTS]:
+        assert templates.variants(key), key
