@@ -230,6 +230,7 @@ NOISE_ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "family.reply.watch": ("complication",),
     "family.reply.self_care": ("advice",),
     "family.reply.dose": ("drug", "low", "high", "unit", "frequency"),
+    "family.reply.dose.fixed": ("drug", "low", "unit", "frequency"),
     "family.reply.effects": ("drug", "effect", "effect_lay"),
     "family.reply.effects.none": ("drug",),
     "family.reply.lab": ("lab", "low", "high", "unit", "status"),

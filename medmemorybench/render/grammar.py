@@ -116,8 +116,10 @@ class Grammar:
 
     rules: dict[str, list[tuple]] = field(default_factory=dict)
 
-    def expand(self, seq: tuple, rng: random.Random, depth: int = 0) -> str:
-        """One expansion of a parsed sequence (slots left as `{slot}`)."""
+    def expand(self, seq: tuple, rng: random.Random, depth: int = 0,
+               used: set[tuple[str, int]] | None = None) -> str:
+        """One expansion of a parsed sequence (slots left as `{slot}`). `used` holds the sub-phrase variants said
+        so far in a session: a named sub-phrase does not repeat a variant while another is left."""
         if depth > 20:
             raise RecursionError("phrase grammar nests more than 20 deep (a sub-phrase refers to itself?)")
         parts = []
@@ -125,9 +127,14 @@ class Grammar:
             if isinstance(node, str):
                 parts.append(node)
             elif isinstance(node, Alt):
-                parts.append(self.expand(rng.choice(node.options), rng, depth + 1))
+                parts.append(self.expand(rng.choice(node.options), rng, depth + 1, used))
             else:
-                parts.append(self.expand(rng.choice(self.rules[node.name]), rng, depth + 1))
+                variants = self.rules[node.name]
+                indices = [i for i in range(len(variants)) if used is None or (node.name, i) not in used]
+                index = rng.choice(indices or list(range(len(variants))))
+                if used is not None and variants[index]:  # (an empty variant may come back)
+                    used.add((node.name, index))
+                parts.append(self.expand(variants[index], rng, depth + 1, used))
         return "".join(parts)
 
     def first(self, seq: tuple) -> str:
@@ -168,6 +175,7 @@ _DOUBLE_STOP = re.compile(r"([.?!])[ ]*\.(?!\.)")
 _COMMA_STOP = re.compile(r"[,;:] *([.?!])")
 _DOUBLE_COMMA = re.compile(r", *,")
 _SENTENCE_START = re.compile(r"(^|[.?!] +)([a-z][\w'-]*)")
+_VALUE_START = re.compile(r"((?<![A-Z])(?<!\.[a-z])[.?!] +)([a-z])(?=[a-z' ])")
 _ARTICLE = re.compile(r"(?<![\w.-])a ((?!one\b|once\b)[aeio]\w)")
 _CJK = r"\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
 _SPACE_IN_CJK = re.compile(rf"(?<=[{_CJK}]) +| +(?=[{_CJK}])")
@@ -203,4 +211,6 @@ def finish(text: str, language: str) -> str:
     first = re.match(r"[a-z][\w'-]*", text)
     if first and not any(c.isupper() for c in first.group(0)[1:]):
         text = text[0].upper() + text[1:]
-    return text
+    # a value that opens a sentence mid-turn ("... ask away. previous stroke at 85 ..."), not after an initial
+    # ("C. difficile") or an abbreviation ("e.g. x")
+    return _VALUE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text)

@@ -140,7 +140,8 @@ class _Family:
         asked: Said = [self.drug_told(drug), (f"family.ask_{topic}", {"drug": name})]
         if topic == "dose":
             spec = info.dose
-            return asked, [("family.reply.dose", {"drug": name, "low": format_number(spec.start),
+            key = "family.reply.dose.fixed" if spec.start == spec.max else "family.reply.dose"
+            return asked, [(key, {"drug": name, "low": format_number(spec.start),
                                                   "high": format_number(spec.max), "unit": spec.unit,
                                                   "frequency": self.templates.word("frequency", spec.frequency)})]
         if topic == "effects":
@@ -247,6 +248,12 @@ def render_family_sessions(
     return sessions
 
 
+def _fact_of(topic: str) -> str:
+    """What a topic is about: `drug` (the relative's one drug), `lab:<key>`, `condition`, `allergy`."""
+    parts = topic.split(":")
+    return ":".join(parts[:2]) if parts[0] == "lab" else parts[0]
+
+
 def _pick_topics(who: _Family, recent: list[str], rng: random.Random) -> list[tuple[Said, Said]]:
     """A few topics, the relative's drug or a result first (the confusers), none of the last sessions' topics while
     others remain."""
@@ -255,7 +262,7 @@ def _pick_topics(who: _Family, recent: list[str], rng: random.Random) -> list[tu
     facts = [name for name in fresh if name.startswith(("drug:", "lab:"))] or \
         [name for name in topics if name.startswith(("drug:", "lab:"))]
     first = rng.choice(facts)
-    rest = [name for name in fresh if name != first and name.split(":")[:2] != first.split(":")[:2]]
+    rest = [name for name in fresh if _fact_of(name) != _fact_of(first)]
     chosen = [first, *rng.sample(rest, k=min(len(rest), rng.choice(TOPICS_PER_SESSION) - 1))]
     recent.extend(chosen)
     del recent[:-2 * len(topics) // 3]

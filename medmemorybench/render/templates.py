@@ -181,7 +181,7 @@ class Templates:
         index = rng.choice(indices)
         if used is not None:
             used.add((key, index))
-        text = self.grammar.expand(variants[index], rng)
+        text = self.grammar.expand(variants[index], rng, used=used)
         if key.startswith(FRAGMENTS):
             return fill(text, slots).strip()
         return finish(fill(tidy(text, self.language), slots), self.language)

@@ -51,8 +51,9 @@ def test_values_are_filled_in_last_and_never_parsed():
 
 def test_english_tidy_and_finish():
     assert tidy("so ,  the result .  it is fine", "en") == "So, the result. It is fine"
-    # eGFR keeps its case at a sentence start; a value's own "C. difficile" is not recapitalised
-    assert finish("eGFR was 54. fine", "en") == "eGFR was 54. fine"
+    # eGFR keeps its case at a sentence start; a value opening a later sentence gets its capital, but a value's own
+    # "C. difficile" is not recapitalised
+    assert finish("eGFR was 54. previous stroke at 85", "en") == "eGFR was 54. Previous stroke at 85"
     assert finish("toxin: C. difficile negative..", "en") == "Toxin: C. difficile negative."
     assert finish("I'm a accountant, a one-off", "en") == "I'm an accountant, a one-off"
 
