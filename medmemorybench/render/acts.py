@@ -111,6 +111,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "ans.onset.new": (),
     "ans.onset.since": ("since",),
     "ans.onset.corrected": (),
+    "ans.urgent": (),
     "hx.severity": (),
     "ans.severity": ("score",),
     "hx.trigger": (),

@@ -207,7 +207,9 @@ class SessionRenderer:
         second = None
         if symptoms and kind != "adverse_event":
             seen = self.ctx.symptoms_seen.get(symptoms[0].symptom)
-            if seen is not None:
+            if kind == "complication":
+                answer = Act("patient", "ans.urgent")
+            elif seen is not None:
                 answer = Act("patient", "ans.onset.since", {"since": Day(seen, "month")})
             elif rng.random() < CORRECTED_ONSET_PROBABILITY:
                 answer = Act("patient", "ans.onset.corrected")
@@ -217,7 +219,8 @@ class SessionRenderer:
             if rng.random() < SECOND_QUESTION_PROBABILITY:
                 topics = ["severity", "trigger", "impact"] + (["tried"] if "." in symptoms[0].symptom else [])
                 topic = rng.choice(topics)
-                slots = {"score": str(rng.randint(3, 8))} if topic == "severity" else {}
+                low = 7 if kind == "complication" else 3
+                slots = {"score": str(rng.randint(low, low + 2 if low == 7 else 8))} if topic == "severity" else {}
                 second = (Act("doctor", f"hx.{topic}"), Act("patient", f"ans.{topic}", slots))
             return first[0], first[1], second
         if kind == "adverse_event" and taking:
@@ -411,7 +414,10 @@ class SessionRenderer:
         return [Act("doctor", "next.visit", slots)]
 
     def _backref(self, event: Event, rng: random.Random) -> list[Act]:
-        earlier = [m for m in self.ctx.memorable if m[0] < event.date]
+        taking = {t.fact.drug for t in self.ctx.current(event.date)}
+        # (a drug started or changed is referred back to only while it is taken: a finished course is no backbone)
+        earlier = [m for m in self.ctx.memorable if m[0] < event.date and (m[1] == "diagnosis"
+                                                                             or m[2].get("drug") in taking)]
         if not earlier or rng.random() >= BACKREF_PROBABILITY:
             return []
         when, kind, details = rng.choice(earlier)
