@@ -50,7 +50,8 @@ MAX_ABS_F1 = 0.6
 MAX_DATE_SHARE = 0.25
 MAX_NEW_ONLY, MIN_OLD_LATE = 0.50, 0.30
 WINDOW, OLD_AGE, LATE_FROM = 10, 30, 50
-ISO_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")  # (no \\b: a Chinese character after a date is a word character)
+ISO_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
+"""An ISO date in a question (no `\\b`: a Chinese character after a date is a word character)."""
 SESSION_INDEX = re.compile(r"-S(\d+)$")
 
 
