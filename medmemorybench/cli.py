@@ -188,6 +188,10 @@ def show_cmd(
         render_timeline(_knowledge(knowledge), year, console)
 
 
+LLM_RENDER_CACHE = "llm-render-cache.sqlite"
+"""Beside the build (`--output_path`): the LLM renderer's completions, kept across a killed and restarted build."""
+
+
 @app.command("build")
 def build_cmd(
     out: Annotated[Path, _option("--output_path", "--out",
@@ -207,6 +211,8 @@ def build_cmd(
     register: Annotated[bool, _switch(
         "register", help="Register the build so load_dataset('medmemorybench', ...) loads it offline from any "
                          "folder (docs/dataset.md).")] = True,
+    language: Annotated[str, _option(
+        "--language", help="en, zh or both: the renderings (both: English configs and their _zh twins).")] = "both",
 ) -> None:
     """Build the benchmark: simulate, render, add noise, ask questions, validate, audit, export as a HF dataset,
     and register it under the bare name `medmemorybench` for `load_dataset`.
@@ -214,6 +220,7 @@ def build_cmd(
     \b
     Examples:
       medmemorybench build --seed 0 --output_path out
+      medmemorybench build --seed 0 --language en --output_path out-en
       medmemorybench build --personas 1 --encounters 10 --renderer llm --model hf --output_path out-llm
       medmemorybench build --renderer llm --model openai \\
         --model_args model=qwen,base_url=http://localhost:8000/v1 --output_path out-api
@@ -236,12 +243,18 @@ def build_cmd(
         backbone = None
         spec = "template"
         if renderer == "llm":
+            from medmemorybench.harness.cache import CachingBackbone, ResponseCache
             from medmemorybench.models import load_backbone, parse_model_args
 
             backbone = load_backbone(model, parse_model_args(model_args))
             spec = f"llm:{model}:{backbone.model_id}"
+            # every completion is kept as it arrives: a killed build, run again, goes on where it stopped
+            backbone = CachingBackbone(backbone, ResponseCache(out / LLM_RENDER_CACHE))
+        from medmemorybench.dataset.build import languages_of
+
+        languages_of(language)  # (an unknown language is refused before anything is built)
         options = BuildOptions(seed=seed, personas=personas, encounters=encounters, health_sessions=health_sessions,
-                               family_sessions=family_sessions, renderer=spec)
+                               family_sessions=family_sessions, renderer=spec, language=language)
         build_with_progress(out, options, overwrite, backbone, allow_audit_failures, register=register)
 
 
@@ -304,19 +317,24 @@ def audit_cmd(
     """
     from medmemorybench.dataset import read_rows
     from medmemorybench.dataset.audit import age_distribution, audit_folder, format_table, six_type_count
+    from medmemorybench.dataset.schema import LANGUAGES, config_name
 
     with _user_errors():
         rows = read_rows(folder)
-        questions = [q for split in rows.get("questions", {}).values() for q in split]
-        if not questions:
+        languages = [lang for lang in LANGUAGES if config_name("questions", lang) in rows]
+        if not languages:
             from medmemorybench.errors import InputError
 
             raise InputError(f"{folder}: no questions config (is this a MedMemoryBench build?)")
-        results = audit_folder(questions, folder, retrieval)
-        console.print(format_table(results), markup=False, highlight=False)
-        console.print(f"questions {len(questions)} (six paper types {six_type_count(questions)}); evidence age "
-                      f"(sessions back, answerable): {age_distribution(questions)}", highlight=False)
-        failed = [r for r in results if r.blocks]
+        failed = []
+        for language in languages:
+            questions = [q for split in rows[config_name("questions", language)].values() for q in split]
+            results = audit_folder(questions, folder, retrieval, language)
+            console.print(f"questions in '{language}':", highlight=False)
+            console.print(format_table(results), markup=False, highlight=False)
+            console.print(f"questions {len(questions)} (six paper types {six_type_count(questions)}); evidence age "
+                          f"(sessions back, answerable): {age_distribution(questions)}", highlight=False)
+            failed += [r for r in results if r.blocks]
         if failed:
             err_console.print(f"{len(failed)} probe(s) failed: " + ", ".join(f"{r.probe} ({r.scope})" for r in failed),
                               markup=False)

@@ -188,12 +188,13 @@ def print_build_summary(folder: Path, built: Any) -> None:
     table.add_row("all", str(stats["questions"]))
     console.print(table)
     size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
-    say(f"patients {stats['personas']}; sessions efficient {stats['sessions']['efficient']}, mixed "
-        f"{stats['sessions']['mixed']}; turns efficient {stats['turns']['efficient']}, mixed "
-        f"{stats['turns']['mixed']}; {size_mb:.1f} MB on disk")
+    streams = "; ".join(f"{config} {stats['sessions'][config]} sessions, {stats['turns'][config]} turns"
+                        for config in stats["sessions"])
+    say(f"patients {stats['personas']}; {streams}; {size_mb:.1f} MB on disk")
     say(f"fingerprint {built.fingerprint}")
-    split = sorted(built.rows["mixed"], key=lambda name: int(name.rpartition("_")[2]))[0]
-    say(f"load it with: datasets.load_dataset('{folder}', 'mixed', split='{split}')")
+    mixed = next(c for c in stats["sessions"] if c.startswith("mixed"))
+    split = sorted(built.rows[mixed], key=lambda name: int(name.rpartition("_")[2]))[0]
+    say(f"load it with: datasets.load_dataset('{folder}', '{mixed}', split='{split}')")
 
 
 REPORT_TABLES = (("correct", "accuracy %"), ("selective", "selective score x100"), ("recall_at_k", "Recall@k %"),

@@ -424,6 +424,7 @@ CASES: list[Case] = [
     Case("build --renderer unknown", lambda w: ["build", "--renderer", "gpt", "--out", build_out(w)],
          "--renderer"),
     Case("build --seed not a number", lambda w: ["build", "--seed", "x", "--out", build_out(w)], "--seed"),
+    Case("build --language unknown", lambda w: ["build", "--language", "fr", "--out", build_out(w)], "--language"),
     Case("build --out exists", lambda w: ((w.root / "build-out" / "medmemorybench").mkdir(parents=True),
                                           ["build", "--personas", "1", "--out", build_out(w)])[1], "--out"),
     Case("build --out is a file", lambda w: ["build", "--personas", "1", "--out", str(w.file("build-out", "x"))],

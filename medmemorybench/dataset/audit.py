@@ -27,6 +27,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
@@ -49,7 +50,8 @@ MAX_ABS_F1 = 0.6
 MAX_DATE_SHARE = 0.25
 MAX_NEW_ONLY, MIN_OLD_LATE = 0.50, 0.30
 WINDOW, OLD_AGE, LATE_FROM = 10, 30, 50
-ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+ISO_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
+"""An ISO date in a question (no `\\b`: a Chinese character after a date is a word character)."""
 SESSION_INDEX = re.compile(r"-S(\d+)$")
 
 
@@ -83,9 +85,25 @@ def chance_bar(chance: float, n: int, rules: int) -> float:
     return max(chance + MARGIN, float(np.quantile(draws, 0.99)) / max(n, 1))
 
 
-def _polarity(text: str) -> str:
-    word = normalize_text(text).split(" ", 1)[0].strip(".,:;")
-    return "yes" if word == "yes" else "no" if word == "no" else "other"
+@lru_cache(maxsize=4)
+def _polarity_words(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """How a gold answer says yes and no (`polarity` of the language's common.yaml), longest first."""
+    from medmemorybench.questions.phrasing import load_phrasing
+
+    words = load_phrasing(language).common("polarity")
+    order = lambda items: tuple(sorted((normalize_text(w) for w in items), key=len, reverse=True))  # noqa: E731
+    return order(words["yes"]), order(words["no"])
+
+
+def _polarity(text: str, language: str = "en") -> str:
+    """`yes`, `no` or `other`: how an IG gold answer begins (a "no" word is tried first: 不可以 holds 可以)."""
+    yes, no = _polarity_words(language)
+    head = normalize_text(text)
+    for polarity, words in (("no", no), ("yes", yes)):
+        for word in words:
+            if head.startswith(word) and (language == "zh" or head[len(word):len(word) + 1] in ("", " ", ",", ".")):
+                return polarity
+    return "other"
 
 
 def _option_name(option: str) -> str:
@@ -119,7 +137,7 @@ def _others(questions: list[dict]) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def question_only(questions: list[dict]) -> list[ProbeResult]:
+def question_only(questions: list[dict], language: str = "en") -> list[ProbeResult]:
     results = []
     patients = _by_patient(questions)
     # MQ: choose the options a feature marks (or does not); an empty choice falls back to "A"
@@ -139,7 +157,7 @@ def question_only(questions: list[dict]) -> list[ProbeResult]:
         bar = max(_best_constant_mq(questions) + MARGIN, chance_bar(1 / len(LETTER_SETS), len(mq), RULES))
         results.append(ProbeResult("question_only", "MQ", best, bar, best <= bar, f"{best_rule} (n={len(mq)})"))
     ig = [(q, context[q["query_id"]]) for q in questions
-          if q["query_type"] == "IG" and _polarity(q["answer"]) != "other"]
+          if q["query_type"] == "IG" and _polarity(q["answer"], language) != "other"]
     if ig:
         vocabulary = sorted({_option_name(o) for q in questions for o in q.get("options") or []}, key=len,
                             reverse=True)
@@ -148,10 +166,10 @@ def question_only(questions: list[dict]) -> list[ProbeResult]:
         for feature in FEATURES:
             for wanted in ("yes", "no"):
                 hits = sum((wanted if (d and _mentions(o, d).get(feature, False)) else _other(wanted))
-                           == _polarity(q["answer"]) for (q, o), d in zip(ig, drugs, strict=True))
+                           == _polarity(q["answer"], language) for (q, o), d in zip(ig, drugs, strict=True))
                 if hits / len(ig) > best:
                     best, best_rule = hits / len(ig), f"'{wanted}' when the drug is named in {feature}"
-        majority = max(Counter(_polarity(q["answer"]) for q, _ in ig).values()) / len(ig)
+        majority = max(Counter(_polarity(q["answer"], language) for q, _ in ig).values()) / len(ig)
         bar = chance_bar(majority, len(ig), RULES)
         results.append(ProbeResult("question_only", "IG", best, bar, best <= bar, f"{best_rule} (n={len(ig)})"))
     for code in ("EEM", "TLA", "SUA", "MCD"):
@@ -187,7 +205,7 @@ def _best_constant_mq(questions: list[dict]) -> float:
     return max(counts.get(s, 0) for s in LETTER_SETS) / len(rows)
 
 
-def constant(questions: list[dict]) -> list[ProbeResult]:
+def constant(questions: list[dict], language: str = "en") -> list[ProbeResult]:
     results = []
     mq_rows = [q for q in questions if q["query_type"] == "MQ"]
     if mq_rows:
@@ -198,22 +216,28 @@ def constant(questions: list[dict]) -> list[ProbeResult]:
                                    f"most common letter set (n={len(mq_rows)})"))
     ig_rows = [q for q in questions if q["query_type"] == "IG"]
     if ig_rows:
-        share = max(Counter(_polarity(q["answer"]) for q in ig_rows).values()) / len(ig_rows)
+        share = max(Counter(_polarity(q["answer"], language) for q in ig_rows).values()) / len(ig_rows)
         results.append(ProbeResult("constant", "IG", share, 0.5 + 2 * MARGIN, share <= 0.5 + 2 * MARGIN,
                                    "always the commonest polarity"))
     return results
 
 
-def _ngrams(text: str) -> set[str]:
-    words = re.findall(r"[a-z0-9']+", normalize_text(text))
+def _ngrams(text: str, language: str = "en") -> set[str]:
+    """The words of a question and their bigrams (Chinese words by jieba)."""
+    if language == "zh":
+        from medmemorybench.segment import words as zh_words
+
+        words = zh_words(normalize_text(text))
+    else:
+        words = re.findall(r"[a-z0-9']+", normalize_text(text))
     return set(words) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
 
 
-def abs_wording(questions: list[dict]) -> list[ProbeResult]:
+def abs_wording(questions: list[dict], language: str = "en") -> list[ProbeResult]:
     labels = [q["query_type"] == "ABS" for q in questions]
     if not any(labels):
         return []
-    grams = [_ngrams(q["question"]) for q in questions]
+    grams = [_ngrams(q["question"], language) for q in questions]
     positives = sum(labels)
     with_gram: Counter = Counter()
     with_gram_abs: Counter = Counter()
@@ -232,7 +256,7 @@ def abs_wording(questions: list[dict]) -> list[ProbeResult]:
     return [ProbeResult("abs_wording", "ABS", best, MAX_ABS_F1, best <= MAX_ABS_F1, f"best rule: '{best_gram}'")]
 
 
-def date_in_question(questions: list[dict]) -> list[ProbeResult]:
+def date_in_question(questions: list[dict], language: str = "en") -> list[ProbeResult]:
     results = []
     for code in sorted({q["query_type"] for q in questions}):
         rows = [q for q in questions if q["query_type"] == code]
@@ -245,7 +269,7 @@ def _indices(question: dict) -> list[int]:
     return [int(m.group(1)) for s in question["evidence_session_ids"] if (m := SESSION_INDEX.search(s))]
 
 
-def evidence_age(questions: list[dict]) -> list[ProbeResult]:
+def evidence_age(questions: list[dict], language: str = "en") -> list[ProbeResult]:
     rows = [q for q in questions if not q["abstain"] and _indices(q)]
     if not rows:
         return []
@@ -268,24 +292,25 @@ def age_distribution(questions: list[dict]) -> dict[str, int]:
     return dict(sorted(bins.items()))
 
 
-def duplicates(questions: list[dict]) -> list[ProbeResult]:
+def duplicates(questions: list[dict], language: str = "en") -> list[ProbeResult]:
     seen: Counter = Counter((q["persona_id"], q["question"], tuple(sorted(q.get("options") or []))) for q in questions)
     repeated = sum(count - 1 for count in seen.values() if count > 1)
     return [ProbeResult("duplicates", "all", repeated, 0, repeated == 0)]
 
 
-def cohort_prior(questions: list[dict]) -> list[ProbeResult]:
+def cohort_prior(questions: list[dict], language: str = "en") -> list[ProbeResult]:
     """The other patients as a prior: an IG answer guessed as the majority answer of the same drug for the other
     patients, an MQ option as right when it was mostly right for them; and the opposite rules (answers forced
     equal over the cohort would make the opposite win). A question with no other patient's answer to go by gets
     the commonest answer (IG) or option "A" (MQ)."""
     results = []
-    ig = [q for q in questions if q["query_type"] == "IG" and q.get("subject") and _polarity(q["answer"]) != "other"]
+    ig = [q for q in questions
+          if q["query_type"] == "IG" and q.get("subject") and _polarity(q["answer"], language) != "other"]
     if ig:
         votes: dict[str, Counter] = defaultdict(Counter)
         for q in ig:
-            votes[normalize_text(q["subject"])][(q["persona_id"], _polarity(q["answer"]))] += 1
-        commonest = Counter(_polarity(q["answer"]) for q in ig).most_common(1)[0][0]
+            votes[normalize_text(q["subject"])][(q["persona_id"], _polarity(q["answer"], language))] += 1
+        commonest = Counter(_polarity(q["answer"], language) for q in ig).most_common(1)[0][0]
         hits = {True: 0, False: 0}
         for q in ig:
             others = Counter()
@@ -298,9 +323,9 @@ def cohort_prior(questions: list[dict]) -> list[ProbeResult]:
                 else:
                     leader = "yes" if others["yes"] > others["no"] else "no"
                     guess = leader if follow else _other(leader)
-                hits[follow] += guess == _polarity(q["answer"])
+                hits[follow] += guess == _polarity(q["answer"], language)
         best, follow = max((hits[f] / len(ig), f) for f in (True, False))
-        majority = max(Counter(_polarity(q["answer"]) for q in ig).values()) / len(ig)
+        majority = max(Counter(_polarity(q["answer"], language) for q in ig).values()) / len(ig)
         bar = chance_bar(majority, len(ig), 2)
         # (a cohort of a few patients shares too few drugs for the prior to mean anything: reported, not enforced)
         results.append(ProbeResult("cohort_prior", "IG", best, bar, best <= bar,
@@ -341,13 +366,14 @@ MIN_TYPES_NOISE_LOWERS = 5
 """Noise must lower BM25 Recall@5 for at least this many of the six paper types."""
 
 
-def retrieval_by_mode(folder: Path, work: Path) -> dict[str, dict[str, float]]:
+def retrieval_by_mode(folder: Path, work: Path, language: str = "en") -> dict[str, dict[str, float]]:
     """BM25 Recall@5 per type in each mode, through the harness (observed sessions, the real queries)."""
     from medmemorybench.harness.config import RunConfig
     from medmemorybench.harness.runner import run_evaluation
 
-    run_evaluation(RunConfig(tasks=["medmemorybench_efficient", "medmemorybench_mixed"], output_path=work,
-                             memory="bm25", dataset_path=str(folder), use_cache=False))
+    suffix = "" if language == "en" else f"_{language}"
+    run_evaluation(RunConfig(tasks=[f"medmemorybench_efficient{suffix}", f"medmemorybench_mixed{suffix}"],
+                             output_path=work, memory="bm25", dataset_path=str(folder), use_cache=False))
     recall: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     with (work / "samples.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
@@ -368,19 +394,21 @@ def noise_lowers_retrieval(by_mode: dict[str, dict[str, float]]) -> list[ProbeRe
                         len(lowered) >= MIN_TYPES_NOISE_LOWERS, detail)]
 
 
-def audit_questions(questions: list[dict]) -> list[ProbeResult]:
-    """Every probe over a dataset's questions (the `questions` config's rows)."""
-    return [result for probe in PROBES for result in probe(questions)]
+def audit_questions(questions: list[dict], language: str = "en") -> list[ProbeResult]:
+    """Every probe over one language's questions (the `questions` or `questions_zh` config's rows)."""
+    return [result for probe in PROBES for result in probe(questions, language)]
 
 
-def audit_folder(questions: list[dict], folder: Path, retrieval: bool = True) -> list[ProbeResult]:
-    """Every probe, with the BM25 one over the exported `folder` when `retrieval` (`medmemorybench audit`)."""
-    results = audit_questions(questions)
+def audit_folder(questions: list[dict], folder: Path, retrieval: bool = True,
+                 language: str = "en") -> list[ProbeResult]:
+    """Every probe over one language's questions, with the BM25 one over the exported `folder` when `retrieval`
+    (`medmemorybench audit`)."""
+    results = audit_questions(questions, language)
     if retrieval:
         import tempfile
 
         with tempfile.TemporaryDirectory() as work:
-            results += noise_lowers_retrieval(retrieval_by_mode(folder, Path(work)))
+            results += noise_lowers_retrieval(retrieval_by_mode(folder, Path(work), language))
     return results
 
 

@@ -9,12 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from medmemorybench.dataset.audit import age_distribution, audit_questions, format_table
-from medmemorybench.dataset.schema import PERSONAS_SPLIT, split_name
+from medmemorybench.dataset.schema import LANGUAGES, PERSONAS_SPLIT, RENDERED, config_name, split_name
+from medmemorybench.dataset.variety import format_variety, stream_variety
+from medmemorybench.errors import InputError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.models.base import Backbone
 from medmemorybench.questions.cohort import CohortPrior
 from medmemorybench.questions.facts import FactFinder
-from medmemorybench.questions.generate import generate_questions
+from medmemorybench.questions.generate import generate_renderings
 from medmemorybench.questions.models import Question
 from medmemorybench.questions.phrasing import load_phrasing
 from medmemorybench.render.conversation import SessionRenderer
@@ -43,6 +45,7 @@ class BuildOptions:
     family_sessions: int = 100
     """Family proxy consultations per patient, spread over the relatives (mixed mode)."""
     language: str = "en"
+    """`en`, `zh` or `both` (the library's default is English alone; `medmemorybench build` renders both)."""
     renderer: str = "template"
     """`template`, or `llm:<backbone spec>` when sessions were written by LLM agents."""
 
@@ -56,6 +59,9 @@ class PatientBuild:
     mixed: list[Session]
     questions: list[Question]
     checkpoints: list[int]
+    turn_counts: Counter = field(default_factory=Counter)
+    """Patient turns and the stock-filler ones among them, as rendered (`dataset/variety.py`)."""
+    language: str = "en"
 
 
 @dataclass
@@ -68,31 +74,62 @@ class BuiltDataset:
     fingerprint: str = ""
 
 
+def languages_of(option: str) -> tuple[str, ...]:
+    """The languages `--language` asks for (`both`: every language the package renders).
+
+    Raises:
+        InputError: for an unknown language.
+    """
+    if option == "both":
+        return LANGUAGES
+    if option not in LANGUAGES:
+        raise InputError(f"--language: '{option}' is not one of {', '.join(LANGUAGES)}, both")
+    return (option,)
+
+
 def build_patient(kb: KnowledgeBase, templates: Templates, year: CareYear, options: BuildOptions,
                   backbone: Backbone | None = None, prior: CohortPrior | None = None) -> PatientBuild:
-    """Render one patient's year (by LLM agents when a backbone is given), add noise, ask the questions."""
+    """Render one patient's year in the templates' language (by LLM agents when a backbone is given), add noise,
+    ask the questions."""
+    return build_renderings(kb, {templates.language: templates}, year, options, backbone, prior)[templates.language]
+
+
+def build_renderings(kb: KnowledgeBase, templates: dict[str, Templates], year: CareYear, options: BuildOptions,
+                     backbone: Backbone | None = None, prior: CohortPrior | None = None) -> dict[str, PatientBuild]:
+    """One patient's year in every language of `templates` (language -> phrasing): the same visits, noise and
+    questions, each rendered in its language (the plans and the question choice are language-free)."""
     from medmemorybench.simulate.rng import rng_for
 
     pid = year.persona.persona_id
-    if backbone is not None:
-        from medmemorybench.render.llm import LLMSessionRenderer
+    out: dict[str, tuple[list[Session], list[Session], Counter]] = {}
+    for language, phrasing in templates.items():
+        counts: Counter = Counter()
+        if backbone is not None:
+            from medmemorybench.render.llm import LLMSessionRenderer
 
-        regular = LLMSessionRenderer(kb, templates, year, backbone).render_year()
-    else:
-        regular = SessionRenderer(kb, templates, year).render_year()
-    health = render_health_sessions(kb, templates, year, options.health_sessions,
-                                    rng_for(year.seed, pid, "noise/health"))
-    family = render_family_sessions(kb, templates, year, options.family_sessions,
-                                    rng_for(year.seed, pid, "noise/family"))
-    mixed = insert_noise(regular, health + family, rng_for(year.seed, pid, "noise/insert"))
-    checkpoints = checkpoints_of(len(regular))
-    questions = generate_questions(kb, year, regular, checkpoints, options.language, prior)
-    return PatientBuild(year, regular, mixed, questions, checkpoints)
+            regular = LLMSessionRenderer(kb, phrasing, year, backbone).render_year()
+        else:
+            renderer = SessionRenderer(kb, phrasing, year)
+            regular = renderer.render_year()
+            counts.update(renderer.stats)
+        health = render_health_sessions(kb, phrasing, year, options.health_sessions,
+                                        rng_for(year.seed, pid, "noise/health"), counts)
+        family = render_family_sessions(kb, phrasing, year, options.family_sessions,
+                                        rng_for(year.seed, pid, "noise/family"), counts)
+        mixed = insert_noise(regular, health + family, rng_for(year.seed, pid, "noise/insert"))
+        out[language] = (regular, mixed, counts)
+    checkpoints = checkpoints_of(len(next(iter(out.values()))[0]))
+    questions = generate_renderings(kb, year, {lang: regular for lang, (regular, _, _) in out.items()}, checkpoints,
+                                    prior)
+    return {lang: PatientBuild(year, regular, mixed, questions[lang], checkpoints, counts, lang)
+            for lang, (regular, mixed, counts) in out.items()}
 
 
 def cohort_prior(kb: KnowledgeBase, years: list[CareYear], options: BuildOptions) -> CohortPrior:
-    """How often each drug is allowed across these patients (`questions.cohort`), from their years alone."""
-    phrasing, words = load_phrasing(options.language), load_templates(options.language)
+    """How often each drug is allowed across these patients (`questions.cohort`), from their years alone (drug keys:
+    the same in every language)."""
+    language = languages_of(options.language)[0]
+    phrasing, words = load_phrasing(language), load_templates(language)
     return CohortPrior.of(options.seed, (FactFinder(kb, year, phrasing, words, {}) for year in years),
                           checkpoints_of(options.encounters))
 
@@ -154,55 +191,79 @@ def fingerprint_rows(rows: Rows) -> str:
 
 def build_dataset(
     kb: KnowledgeBase,
-    templates: Templates,
+    templates: Templates | None,
     options: BuildOptions,
     on_patient: Callable[[PatientBuild], None] | None = None,
     backbone: Backbone | None = None,
 ) -> BuiltDataset:
-    """Build every config's rows for the cohort (in memory; `export` writes them).
+    """Build every config's rows for the cohort (in memory; `export` writes them), in each language of
+    `options.language` (English configs `efficient`, `mixed`, `questions`; Chinese `efficient_zh` ...; `personas`
+    once).
 
     Args:
+        templates: the phrasing of one language's sessions (None: each language's own templates).
+        on_patient: called with each patient's build (in the first language).
         backbone: when given, regular sessions are written by LLM agents through it (with template
             fallback per session); otherwise by the template renderer.
     """
-    rows: Rows = {"efficient": {}, "mixed": {}, "questions": {}, "personas": {PERSONAS_SPLIT: []}}
+    languages = languages_of(options.language)
+    phrasing = {lang: templates if templates is not None and templates.language == lang else load_templates(lang)
+                for lang in languages}
+    rows: Rows = {config_name(c, lang): {} for lang in languages for c in RENDERED}
+    rows["personas"] = {PERSONAS_SPLIT: []}
     turns: Counter = Counter()
     sessions: Counter = Counter()
     by_type: Counter = Counter()
     by_checkpoint: Counter = Counter()
     renderers: Counter = Counter()
+    turn_counts: dict[str, Counter] = {lang: Counter() for lang in languages}
     years = list(iter_cohort(kb, options.seed, options.personas, options.encounters))
     prior = cohort_prior(kb, years, options)
     for year in years:
-        patient = build_patient(kb, templates, year, options, backbone, prior)
-        renderers.update(s.renderer for s in patient.regular)
-        for config, stream in (("efficient", patient.regular), ("mixed", patient.mixed)):
-            for checkpoint, row in _stream_rows(patient, stream).items():
-                rows[config].setdefault(split_name(checkpoint), []).append(row)
-            turns[config] += sum(len(s.turns) for s in stream)
-            sessions[config] += len(stream)
-        for question in patient.questions:
-            rows["questions"].setdefault(split_name(question.checkpoint), []).append(question.model_dump())
-            by_type[question.query_type] += 1
-            by_checkpoint[question.checkpoint] += 1
+        renderings = build_renderings(kb, phrasing, year, options, backbone, prior)
+        for lang, patient in renderings.items():
+            renderers.update(s.renderer for s in patient.regular)
+            turn_counts[lang].update(patient.turn_counts)
+            for base, stream in (("efficient", patient.regular), ("mixed", patient.mixed)):
+                config = config_name(base, lang)
+                for checkpoint, row in _stream_rows(patient, stream).items():
+                    rows[config].setdefault(split_name(checkpoint), []).append(row)
+                turns[config] += sum(len(s.turns) for s in stream)
+                sessions[config] += len(stream)
+            for question in patient.questions:
+                rows[config_name("questions", lang)].setdefault(split_name(question.checkpoint), []).append(
+                    question.model_dump())
+                if lang == languages[0]:
+                    by_type[question.query_type] += 1
+                    by_checkpoint[question.checkpoint] += 1
         rows["personas"][PERSONAS_SPLIT].append(persona_row(kb, year))
         if on_patient:
-            on_patient(patient)
+            on_patient(renderings[languages[0]])
     stats = {
         "personas": options.personas,
+        "languages": list(languages),
         "questions": sum(by_type.values()),
         "questions_by_type": dict(sorted(by_type.items())),
         "questions_by_checkpoint": {str(k): v for k, v in sorted(by_checkpoint.items())},
         "sessions": dict(sessions),
         "turns": dict(turns),
         "regular_sessions_by_renderer": dict(sorted(renderers.items())),
+        "variety": {}, "filler_share": {}, "variety_table": {}, "audit_table": {}, "audit_failures": [],
     }
-    questions = [q for split in rows["questions"].values() for q in split]
-    audit = audit_questions(questions)
-    stats["audit_table"] = format_table(audit)
-    stats["audit_failures"] = [f"{r.probe} ({r.scope}): {r.value:.3f} vs {r.threshold:.3f}"
-                               for r in audit if r.blocks]
-    stats["evidence_age"] = age_distribution(questions)
+    for lang in languages:
+        streams = [config_name(c, lang) for c in ("efficient", "mixed")]
+        variety = {c: stream_variety([r for split in rows[c].values() for r in split], lang) for c in streams}
+        share = turn_counts[lang]["filler_turns"] / max(turn_counts[lang]["patient_turns"], 1)
+        stats["variety"].update(variety)
+        stats["filler_share"][lang] = share
+        stats["variety_table"][lang] = format_variety(variety, share)
+        questions = [q for split in rows[config_name("questions", lang)].values() for q in split]
+        audit = audit_questions(questions, lang)
+        stats["audit_table"][lang] = format_table(audit)
+        stats["audit_failures"] += [f"{r.probe} ({r.scope}, {lang}): {r.value:.3f} vs {r.threshold:.3f}"
+                                    for r in audit if r.blocks]
+        if lang == languages[0]:
+            stats["evidence_age"] = age_distribution(questions)
     built = BuiltDataset(options, rows, stats)
     built.fingerprint = fingerprint_rows(rows)
     return built

@@ -13,7 +13,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench import __version__
-from medmemorybench.dataset.schema import CONFIGS, FEATURES, METADATA_FILE
+from medmemorybench.dataset.schema import ALL_CONFIGS, FEATURES, LANGUAGES, METADATA_FILE, language_of
 from medmemorybench.errors import InputError
 from medmemorybench.questions.spec import question_types
 from medmemorybench.resources import dataset_cards_dir
@@ -38,25 +38,32 @@ def size_category(n: int) -> str:
     return next((name for bound, name in SIZE_BOUNDS if n < bound), "n>1B")
 
 
+def languages_in(configs: object) -> list[str]:
+    """The languages of a build's configs (`efficient`, `efficient_zh`, ...), English first."""
+    return sorted({language_of(c) for c in configs if c != "personas"}, key=LANGUAGES.index)
+
+
 def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, int]],
-                num_bytes: dict[str, dict[str, int]] | None = None, language: str = "en") -> str:
+                num_bytes: dict[str, dict[str, int]] | None = None) -> str:
     """The YAML front matter: Hub metadata, configs with their data files, and dataset_info from the schema."""
     configs, infos = [], []
-    for config in CONFIGS:
+    default = next(c for c in ("efficient", "efficient_zh") if c in splits)
+    for config in (c for c in ALL_CONFIGS if c in splits):
         entry = {"config_name": config, "data_files": [
             {"split": split, "path": f"{config}/{split}.parquet"} for split in splits[config]]}
-        if config == "efficient":
+        if config == default:
             entry["default"] = True
         configs.append(entry)
         features = DatasetInfo(features=FEATURES[config])._to_yaml_dict()["features"]
         infos.append({"config_name": config, "features": features,
                       "splits": [{"name": s, "num_bytes": (num_bytes or {}).get(config, {}).get(s, 0),
                                   "num_examples": num_examples[config][s]} for s in splits[config]]})
-    questions = sum(num_examples["questions"].values())
-    header = {"license": LICENSE, "language": [language], "pretty_name": "MedMemoryBench",
+    questions = sum(n for config in splits if config.startswith("questions") for n in num_examples[config].values())
+    header = {"license": LICENSE, "language": languages_in(splits), "pretty_name": "MedMemoryBench",
               "size_categories": [size_category(questions)], "task_categories": TASK_CATEGORIES,
               "task_ids": TASK_IDS, "annotations_creators": ["machine-generated"],
-              "language_creators": ["machine-generated"], "multilinguality": ["monolingual"],
+              "language_creators": ["machine-generated"],
+              "multilinguality": ["multilingual" if len(languages_in(splits)) > 1 else "monolingual"],
               "source_datasets": ["original"],
               "tags": ["medical", "memory", "long-context", "synthetic", "agent-memory", f"arxiv:{ARXIV_ID}"],
               "configs": configs, "dataset_info": infos}
@@ -64,7 +71,7 @@ def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, 
 
 
 def render_card(*, header: str, stats: dict, seed: int, fingerprint: str, checkpoint_splits: list[str],
-                repo_or_path: str = LOCAL_NAME) -> str:
+                languages: list[str], repo_or_path: str = LOCAL_NAME) -> str:
     """The card's full text; `repo_or_path` is what its usage line loads (the bare name, or a Hub repo id)."""
     env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
     template = env.from_string((dataset_cards_dir() / CARD_TEMPLATE).read_text(encoding="utf-8"))
@@ -72,7 +79,7 @@ def render_card(*, header: str, stats: dict, seed: int, fingerprint: str, checkp
                            type_names={t.code: t.name for t in question_types()},
                            checkpoint_splits=", ".join(f"`{s}`" for s in checkpoint_splits),
                            repo_or_path=repo_or_path, is_local=repo_or_path == LOCAL_NAME, license=LICENSE,
-                           arxiv_id=ARXIV_ID)
+                           arxiv_id=ARXIV_ID, languages=languages)
 
 
 def card_for_repo(folder: Path, repo_id: str) -> str:
@@ -91,8 +98,9 @@ def card_for_repo(folder: Path, repo_id: str) -> str:
         raise InputError(f"{card_path}: no YAML header between '---' lines")
     header = match.group(1)
     configs = {c["config_name"]: c for c in yaml.safe_load(header).get("configs", [])}
-    if "efficient" not in configs:
-        raise InputError(f"{card_path}: configs: no 'efficient' config")
-    splits = [f["split"] for f in configs["efficient"]["data_files"]]
+    first = next((c for c in ("efficient", "efficient_zh") if c in configs), None)
+    if first is None:
+        raise InputError(f"{card_path}: configs: no 'efficient' or 'efficient_zh' config")
+    splits = [f["split"] for f in configs[first]["data_files"]]
     return render_card(header=header, stats=meta["stats"], seed=meta["seed"], fingerprint=meta["fingerprint"],
-                       checkpoint_splits=splits, repo_or_path=repo_id)
+                       checkpoint_splits=splits, repo_or_path=repo_id, languages=languages_in(configs))

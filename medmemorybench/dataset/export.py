@@ -14,8 +14,8 @@ from datasets.utils.logging import disable_progress_bar
 
 from medmemorybench import __version__
 from medmemorybench.dataset.build import BuiltDataset
-from medmemorybench.dataset.card import card_header, render_card
-from medmemorybench.dataset.schema import CONFIGS, FEATURES, METADATA_FILE
+from medmemorybench.dataset.card import card_header, languages_in, render_card
+from medmemorybench.dataset.schema import ALL_CONFIGS, FEATURES, METADATA_FILE, STREAM_CONFIGS
 from medmemorybench.files import atomic_folder
 
 DATASET_DIRNAME = "medmemorybench"
@@ -45,7 +45,7 @@ def _write_configs(built: BuiltDataset, partial: Path) -> None:
     splits: dict[str, list[str]] = {}
     num_examples: dict[str, dict[str, int]] = {}
     num_bytes: dict[str, dict[str, int]] = {}
-    for config in CONFIGS:
+    for config in (c for c in ALL_CONFIGS if c in built.rows):
         (partial / config).mkdir(parents=True)
         splits[config] = sorted(built.rows[config], key=_split_key)
         num_examples[config] = {}
@@ -58,8 +58,10 @@ def _write_configs(built: BuiltDataset, partial: Path) -> None:
             num_bytes[config][split] = dataset.data.nbytes
     stats = {**built.stats, "tokens": _approx_tokens(built)}
     (partial / "README.md").write_text(
-        render_card(header=card_header(splits, num_examples, num_bytes, built.options.language), stats=stats,
-                    seed=built.options.seed, fingerprint=built.fingerprint, checkpoint_splits=splits["efficient"]),
+        render_card(header=card_header(splits, num_examples, num_bytes), stats=stats, seed=built.options.seed,
+                    fingerprint=built.fingerprint,
+                    checkpoint_splits=splits[next(c for c in ("efficient", "efficient_zh") if c in splits)],
+                    languages=languages_in(splits)),
         encoding="utf-8")
     metadata = {"medmemorybench": __version__, "fingerprint": built.fingerprint, "seed": built.options.seed,
                 "options": vars(built.options), "stats": stats}
@@ -69,8 +71,10 @@ def _write_configs(built: BuiltDataset, partial: Path) -> None:
 def _approx_tokens(built: BuiltDataset) -> dict[str, int]:
     """Whitespace words x 1.3, a tokenizer-free estimate (reported as approximate)."""
     out = {}
-    for config in ("efficient", "mixed"):
-        words = sum(len(turn["text"].split()) for rows in built.rows[config].values() for row in rows
-                    for session in row["sessions"] for turn in session["turns"])
+    for config in (c for c in STREAM_CONFIGS if c in built.rows):
+        texts = [turn["text"] for rows in built.rows[config].values() for row in rows for session in row["sessions"]
+                 for turn in session["turns"]]
+        # (Chinese has no spaces: a character counts as a word)
+        words = sum(len(t.split()) + sum(1 for ch in t if "\u3400" <= ch <= "\u9fff") for t in texts)
         out[config] = round(words * 1.3)
     return out

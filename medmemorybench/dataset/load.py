@@ -6,7 +6,16 @@ import logging
 import os
 from pathlib import Path
 
-from medmemorybench.dataset.schema import CONFIGS, FEATURES, NULL_CHECKED, NULLABLE, PERSONAS_SPLIT
+from medmemorybench.dataset.schema import (
+    ALL_CONFIGS,
+    FEATURES,
+    LANGUAGES,
+    NULL_CHECKED,
+    NULLABLE,
+    PERSONAS_SPLIT,
+    RENDERED,
+    config_name,
+)
 from medmemorybench.errors import InputError
 
 HUB_ID = "medmemorybench/MedMemoryBench"
@@ -39,7 +48,8 @@ def find_local(path: str | Path | None = None) -> Path | None:
 
 
 def _is_build(folder: Path) -> bool:
-    return (folder / "README.md").is_file() and (folder / "efficient").is_dir()
+    # (personas/, not efficient/: a Chinese-only build has efficient_zh/ only)
+    return (folder / "README.md").is_file() and (folder / "personas").is_dir()
 
 
 def _fingerprint(folder: Path) -> str | None:
@@ -53,10 +63,14 @@ def _fingerprint(folder: Path) -> str | None:
 
 def check_config_split(config: str, split: str | None, folder: Path | None = None) -> None:
     """Raise InputError naming the valid configs or splits."""
-    if config not in CONFIGS:
-        raise InputError(f"unknown config '{config}'; valid configs: {', '.join(CONFIGS)}")
+    if config not in ALL_CONFIGS:
+        raise InputError(f"unknown config '{config}'; valid configs: {', '.join(ALL_CONFIGS)}")
     if split is None or folder is None:
         return
+    if not (folder / config).is_dir():
+        built = ", ".join(c for c in ALL_CONFIGS if (folder / c).is_dir())
+        raise InputError(f"config '{config}' is not in this build ({folder}); it holds: {built} "
+                         "(`medmemorybench build --language both` builds English and Chinese)")
     available = sorted(p.stem for p in (folder / config).glob("*.parquet"))
     if split not in available:
         raise InputError(f"unknown split '{split}' for config '{config}'; valid splits: {', '.join(available)}")
@@ -194,7 +208,11 @@ def read_rows(folder: Path) -> dict[str, dict[str, list[dict]]]:
     if not (folder / "README.md").is_file():
         raise InputError(f"{folder}: not a MedMemoryBench dataset folder (no README.md card)")
     rows: dict[str, dict[str, list[dict]]] = {}
-    for config in CONFIGS:
+    languages = [lang for lang in LANGUAGES if any((folder / config_name(c, lang)).is_dir() for c in RENDERED)]
+    if not languages:
+        raise InputError(f"{folder}: no rendered configs (efficient, mixed, questions, or their _zh twins)")
+    wanted = [config_name(c, lang) for lang in languages for c in RENDERED] + ["personas"]
+    for config in wanted:
         files = sorted((folder / config).glob("*.parquet"))
         if not files:
             raise InputError(f"{folder / config}: no parquet files for config '{config}'")

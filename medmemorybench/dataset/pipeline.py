@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from medmemorybench.dataset.build import BuildOptions, BuiltDataset, build_dataset
+from medmemorybench.dataset.build import BuildOptions, BuiltDataset, build_dataset, languages_of
 from medmemorybench.dataset.export import DATASET_DIRNAME, export_dataset
 from medmemorybench.dataset.validate import validate_rows
 from medmemorybench.errors import InputError
@@ -33,8 +33,9 @@ def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = Fals
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"--output_path: cannot write {out} ({exc.strerror or exc})") from None
-    built = build_dataset(default_knowledge(), load_templates(options.language), options, on_patient=on_patient,
-                          backbone=backbone)
+    for language in languages_of(options.language):  # (a broken phrasing file stops here, before the build)
+        load_templates(language)
+    built = build_dataset(default_knowledge(), None, options, on_patient=on_patient, backbone=backbone)
     problems = validate_rows(built.rows)
     if problems:
         shown = "\n  ".join(problems[:20])

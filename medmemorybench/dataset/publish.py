@@ -54,7 +54,8 @@ def plan_operations(folder: Path, repo_id: str) -> list[Any]:
                                      path_or_fileobj=card if p.name == "README.md" and p.parent == folder else str(p))
                   for p in files]
     if not (folder / EVAL_YAML).exists():
-        splits = {config: sorted(p.stem for p in (folder / config).glob("*.parquet")) for config in STREAM_CONFIGS}
+        splits = {config: sorted(p.stem for p in (folder / config).glob("*.parquet")) for config in STREAM_CONFIGS
+                  if (folder / config).is_dir()}
         operations.append(CommitOperationAdd(path_in_repo=EVAL_YAML, path_or_fileobj=eval_yaml(splits).encode()))
     return operations
 

@@ -18,7 +18,7 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from medmemorybench.dataset.schema import CONFIGS, METADATA_FILE
+from medmemorybench.dataset.schema import ALL_CONFIGS, METADATA_FILE
 from medmemorybench.errors import InputError, OutputError
 
 DATASET_NAME = "medmemorybench"
@@ -88,7 +88,7 @@ def register_build(folder: Path, cache_dir: str | Path | None = None) -> Registr
     kwargs = {k: v for k, v in module.builder_kwargs.items() if k != "dataset_name"}
     builder_class = get_dataset_builder_class(module, dataset_name=DATASET_NAME)
     try:
-        for config in CONFIGS:
+        for config in (c for c in ALL_CONFIGS if (folder / c).is_dir()):  # (a build may hold one language)
             builder = builder_class(cache_dir=str(root.parent), dataset_name=DATASET_NAME, config_name=config,
                                     hash=revision, **kwargs)
             builder.info.description = f"MedMemoryBench build {fingerprint} (registered from {folder})"

@@ -4,8 +4,33 @@ from __future__ import annotations
 
 from datasets import Features, List, Value
 
+LANGUAGES = ("en", "zh")
+"""The languages a build renders: English configs keep their plain names, others carry a suffix (`mixed_zh`)."""
+RENDERED = ("efficient", "mixed", "questions")
+"""Configs rendered once per language; `personas` (the ground truth) is one for all."""
+
+
+def config_name(config: str, language: str) -> str:
+    """`mixed` in English, `mixed_zh` in Chinese."""
+    return config if language == "en" else f"{config}_{language}"
+
+
+def language_of(config: str) -> str:
+    """The language of a rendered config (`mixed_zh` -> `zh`)."""
+    base, _, suffix = config.rpartition("_")
+    return suffix if base and suffix in LANGUAGES else "en"
+
+
+def base_config(config: str) -> str:
+    """`mixed_zh` -> `mixed`."""
+    return config.removesuffix(f"_{language_of(config)}") if language_of(config) != "en" else config
+
+
+ALL_CONFIGS = tuple(config_name(c, lang) for lang in LANGUAGES for c in RENDERED) + ("personas",)
+"""Every config a build may hold, in the order files, card and loader list them."""
 CONFIGS = ("efficient", "mixed", "questions", "personas")
-STREAM_CONFIGS = ("efficient", "mixed")
+"""The English (default) configs."""
+STREAM_CONFIGS = tuple(c for c in ALL_CONFIGS if base_config(c) in ("efficient", "mixed"))
 METADATA_FILE = "medmemorybench.json"  # the build's options, stats and fingerprint, beside the configs
 PERSONAS_SPLIT = "patients"  # "all" is reserved by `datasets` (the union of splits)
 
@@ -81,11 +106,11 @@ NULLABLE = frozenset({"family_member", "date", "trap_category", "absent_fact", "
 its own; only some questions have a trap, an absent fact, a common wrong answer or a subject); every other must
 hold a value."""
 
-NULL_CHECKED = ("efficient", "mixed", "questions")
+NULL_CHECKED = tuple(c for c in ALL_CONFIGS if c != "personas")
 """The configs whose rows are checked for nulls outside `NULLABLE` when read."""
 
-FEATURES = {"efficient": STREAM_FEATURES, "mixed": STREAM_FEATURES, "questions": QUESTION_FEATURES,
-            "personas": PERSONA_FEATURES}
+FEATURES = {config: {"efficient": STREAM_FEATURES, "mixed": STREAM_FEATURES, "questions": QUESTION_FEATURES,
+                     "personas": PERSONA_FEATURES}[base_config(config)] for config in ALL_CONFIGS}
 
 
 def split_name(checkpoint: int) -> str:

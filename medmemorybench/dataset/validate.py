@@ -10,7 +10,7 @@ import re
 from collections import defaultdict
 
 from medmemorybench.dataset.build import Rows
-from medmemorybench.dataset.schema import FEATURES, PERSONAS_SPLIT
+from medmemorybench.dataset.schema import FEATURES, LANGUAGES, PERSONAS_SPLIT, STREAM_CONFIGS, config_name
 from medmemorybench.normalize import normalize_text
 from medmemorybench.render.models import Session, session_text
 from medmemorybench.simulate.models import TRAP_CATEGORIES
@@ -19,9 +19,9 @@ _REGULAR_ID = re.compile(r"^(?P<persona>.+)-S(?P<number>\d+)$")
 MAX_REPORTED = 50
 
 
-def _session_texts(rows: Rows) -> dict[str, str]:
+def _session_texts(rows: Rows, config: str = "efficient") -> dict[str, str]:
     texts = {}
-    for split_rows in rows.get("efficient", {}).values():
+    for split_rows in rows.get(config, {}).values():
         for row in split_rows:
             for session in row["sessions"]:
                 texts[session["session_id"]] = session_text(Session.model_validate(session))
@@ -46,7 +46,7 @@ def _check_schema(rows: Rows, problems: list[str]) -> None:
 
 
 def _check_streams(rows: Rows, problems: list[str]) -> None:
-    for config in ("efficient", "mixed"):
+    for config in (c for c in STREAM_CONFIGS if c in rows):
         seen: set[str] = set()
         for split, split_rows in rows.get(config, {}).items():
             for row in split_rows:
@@ -61,7 +61,7 @@ def _check_streams(rows: Rows, problems: list[str]) -> None:
                                         f"{row['checkpoint']}")
 
 
-def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str]) -> None:
+def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str], config: str = "questions") -> None:
     normalized = {sid: normalize_text(text) for sid, text in texts.items()}
     own_text: dict[str, str] = defaultdict(str)
     for sid, text in normalized.items():
@@ -70,10 +70,10 @@ def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str]) -> 
             own_text[match["persona"]] += " " + text
     ids: set[str] = set()
     categories: dict[str, set[str]] = defaultdict(set)
-    for split, split_rows in rows.get("questions", {}).items():
+    for split, split_rows in rows.get(config, {}).items():
         for q in split_rows:
             qid = q["query_id"]
-            where = f"questions/{split}: {qid}"
+            where = f"{config}/{split}: {qid}"
             if qid in ids:
                 problems.append(f"{where}: duplicate query_id")
             ids.add(qid)
@@ -102,16 +102,43 @@ def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str]) -> 
                     problems.append(f"{where}: MQ needs 4 options with 1-3 correct, got {q['options']} / "
                                     f"{q['correct_options']}")
     for persona in rows.get("personas", {}).get(PERSONAS_SPLIT, []):
-        last = max((q["checkpoint"] for q in _questions_of(rows, persona["persona_id"])), default=0)
+        last = max((q["checkpoint"] for q in _questions_of(rows, persona["persona_id"], config)), default=0)
         required = [t["category"] for t in persona["traps"]
                     if t["disclosed_in"] and int(_REGULAR_ID.match(t["disclosed_in"])["number"]) <= last]
         missing = [c for c in TRAP_CATEGORIES if c in required and c not in categories[persona["persona_id"]]]
         if missing:
-            problems.append(f"questions: {persona['persona_id']}: trap categories never tested: {missing}")
+            problems.append(f"{config}: {persona['persona_id']}: trap categories never tested: {missing}")
 
 
-def _questions_of(rows: Rows, persona_id: str) -> list[dict]:
-    return [q for split_rows in rows.get("questions", {}).values() for q in split_rows if q["persona_id"] == persona_id]
+def _questions_of(rows: Rows, persona_id: str, config: str = "questions") -> list[dict]:
+    return [q for split_rows in rows.get(config, {}).values() for q in split_rows if q["persona_id"] == persona_id]
+
+
+RENDERING_FIELDS = ("persona_id", "checkpoint", "query_type", "evidence_session_ids", "correct_options", "abstain",
+                    "trap_category", "template")
+"""What every language's rendering of a question must share (one truth, many renderings)."""
+
+
+def _check_renderings(rows: Rows, languages: list[str], problems: list[str]) -> None:
+    """Every language holds the same questions (same ids, evidence, right letters ...) and the same sessions."""
+    first = languages[0]
+    reference = {q["query_id"]: q for split in rows[config_name("questions", first)].values() for q in split}
+    for lang in languages[1:]:
+        config = config_name("questions", lang)
+        mine = {q["query_id"]: q for split in rows[config].values() for q in split}
+        if set(mine) != set(reference):
+            problems.append(f"{config}: question ids differ from {config_name('questions', first)} "
+                            f"({len(set(mine) ^ set(reference))} not in both)")
+            continue
+        for qid, q in mine.items():
+            differing = [f for f in RENDERING_FIELDS if q[f] != reference[qid][f]]
+            if differing:
+                problems.append(f"{config}: {qid}: differs from its {first} rendering in {differing}")
+        for base in ("efficient", "mixed"):
+            ids = lambda c: [s["session_id"] for split in sorted(rows[c]) for r in rows[c][split]  # noqa: E731
+                             for s in r["sessions"]]
+            if ids(config_name(base, lang)) != ids(config_name(base, first)):
+                problems.append(f"{config_name(base, lang)}: sessions differ from {config_name(base, first)}")
 
 
 def validate_rows(rows: Rows) -> list[str]:
@@ -121,5 +148,10 @@ def validate_rows(rows: Rows) -> list[str]:
     if problems:  # the other checks read fields the schema guarantees
         return problems
     _check_streams(rows, problems)
-    _check_questions(rows, _session_texts(rows), problems)
+    languages = [lang for lang in LANGUAGES if config_name("questions", lang) in rows]
+    for lang in languages:
+        _check_questions(rows, _session_texts(rows, config_name("efficient", lang)), problems,
+                         config_name("questions", lang))
+    if len(languages) > 1:
+        _check_renderings(rows, languages, problems)
     return problems

@@ -94,7 +94,8 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "dataset_fingerprint": meta.get("fingerprint"),
         "dataset_seed": meta.get("seed"),
         "config": cfg,
-        "tasks": [{"task": t.task, "version": t.version, "source_file": t.source_file, "mode": t.dataset_name,
+        "tasks": [{"task": t.task, "version": t.version, "source_file": t.source_file, "mode": t.mode,
+                   "language": t.language,
                    "query_types": t.types(), "retrieval_k": t.retrieval_k, "prompts": template_hashes(t)}
                   for t in tasks],
         "model": backbone.identity() if backbone is not None else {"backbone": "none"},

@@ -45,6 +45,19 @@ def item_label(item: MemoryItem, sessions: dict[str, SessionInfo]) -> str:
     return "; ".join(dict.fromkeys(labels))
 
 
+def item_sources(item: MemoryItem, sessions: dict[str, SessionInfo]) -> list[dict[str, str | None]]:
+    """Where an item came from, as data for a template to name in its own language: each distinct session's kind
+    (`regular`, `health_noise`, `family_noise`), date and relative."""
+    out: list[dict[str, str | None]] = []
+    for sid in item.session_ids:
+        info = sessions.get(sid)
+        source = {"kind": info.kind if info else "regular", "date": info.date if info else None,
+                  "family_member": info.family_member if info else None}
+        if source not in out:
+            out.append(source)
+    return out
+
+
 def prompt_hash(request: ChatRequest) -> str:
     """SHA-256 of the messages (what the model reads)."""
     text = "\n".join(f"{m['role']}:{m['content']}" for m in request.messages)
@@ -85,8 +98,8 @@ class PromptBuilder:
     def build(self, task: TaskConfig, question: dict, memory: list[MemoryItem], sessions: dict[str, SessionInfo],
               as_of: str) -> ChatRequest:
         """The request for one question given what the memory retrieved."""
-        records = [{"label": item_label(item, sessions), "text": item.text, "session_ids": list(item.session_ids)}
-                   for item in memory]
+        records = [{"label": item_label(item, sessions), "text": item.text, "session_ids": list(item.session_ids),
+                    "sources": item_sources(item, sessions)} for item in memory]
         system = self._render(task.system_prompt, task.source_file, as_of=as_of)
         user = self._render(task.template_for(shown_as(question)), task.source_file,
                             question=question, memory=records, as_of=as_of)

@@ -67,7 +67,7 @@ def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retriev
     evidence = question["evidence_session_ids"]
     recall = recall_at_k(ids, evidence, task.retrieval_k)  # None for a question without evidence (ABS)
     record: dict[str, Any] = {
-        "task": task.task, "task_version": task.version, "mode": task.dataset_name,
+        "task": task.task, "task_version": task.version, "mode": task.mode,
         "query_id": question["query_id"], "persona_id": question["persona_id"],
         "checkpoint": question["checkpoint"], "query_type": question["query_type"],
         "trap_category": question["trap_category"], "abstain": question["abstain"],

@@ -100,7 +100,8 @@ def summarize(header: dict, tasks: list[TaskConfig], samples: list[dict]) -> dic
     for task in tasks:
         mine = [s for s in samples if s["task"] == task.task]
         metrics = {m.metric: summarize_metric(mine, m.metric) for m in task.metric_list}
-        out["tasks"][task.task] = {"mode": task.dataset_name, "version": task.version, "n_samples": len(mine),
+        out["tasks"][task.task] = {"mode": task.mode, "language": task.language, "version": task.version,
+                                   "n_samples": len(mine),
                                    "metrics": {k: v for k, v in metrics.items() if v},
                                    "memory_cost": summarize_cost(mine)}
     return out

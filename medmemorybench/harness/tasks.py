@@ -89,7 +89,8 @@ class TaskConfig(BaseModel):
     task_class: str | None = Field(default=None, alias="class")
     """lm-eval's `class:` (a `!function` reference): the task class lm-eval builds; not used here."""
     dataset_path: str = "medmemorybench"
-    dataset_name: Literal["efficient", "mixed"]
+    dataset_name: Literal["efficient", "mixed", "efficient_zh", "mixed_zh"]
+    """The config streamed: a mode, in English or (`_zh`) Chinese."""
     test_split: Literal["all"] | list[str] = "all"
     output_type: Literal["generate_until"] = "generate_until"
     doc_to_text: str
@@ -112,6 +113,16 @@ class TaskConfig(BaseModel):
     def retrieval_k(self) -> int:
         """Items retrieved per question, and the k of Recall@k."""
         return self.metadata.retrieval_k
+
+    @property
+    def mode(self) -> str:
+        """`efficient` or `mixed`, whatever the language (results are grouped by it)."""
+        return self.dataset_name.partition("_")[0]
+
+    @property
+    def language(self) -> str:
+        """The language of the config streamed (`en`, `zh`)."""
+        return self.dataset_name.partition("_")[2] or "en"
 
     def template_for(self, query_type: str) -> str:
         """The prompt template file (relative to prompts/) for a query type."""

@@ -154,6 +154,9 @@ class Lab(_Record):
     """Identifier used by conditions and relatives."""
     kind: Literal["lab", "vital", "score", "imaging"]
     """What sort of measurement this is."""
+    specimen: Literal["blood", "urine", "stool", "breath", "sleep_study"] = "blood"
+    """What a `lab` is measured on (a consultation speaks of "the blood test", "the urine sample", "the breathing
+    test"); ignored for the other kinds."""
     name: Text
     """Clinical name."""
     lay: Text

@@ -136,7 +136,7 @@ def _tasks(header: dict, where: Path) -> list[TaskConfig]:
         except Exception:  # noqa: BLE001 - an unknown name raises the registry's error, a group gives several
             raise InputError(f"{where}: tasks[{index}].task: '{entry['task']}' is not a task of medmemorybench "
                              "(`medmemorybench ls tasks`)") from None
-        for key, known in (("version", task.version), ("mode", task.dataset_name),
+        for key, known in (("version", task.version), ("mode", task.mode),
                            ("retrieval_k", task.retrieval_k), ("query_types", task.types())):
             if entry.get(key) != known:
                 raise InputError(f"{where}: tasks[{index}].{key}: {entry.get(key)!r}, but {task.task} here has "

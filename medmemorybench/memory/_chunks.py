@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from medmemorybench.render.models import ObservedSession, session_text, turn_line
+from medmemorybench.render.models import ObservedSession, session_labels, session_text, turn_line
 
 CHUNKINGS = ("session", "turns")
 
@@ -51,8 +51,9 @@ def window_starts(n_turns: int, window: int, stride: int) -> list[int]:
 
 def chunk_session(session: ObservedSession, options: ChunkingOptions) -> list[str]:
     """The texts of one session's chunks; each turn window repeats the date header (dates answer questions)."""
-    header = f"Date: {session.date}\n" if session.date else ""
-    lines = [turn_line(t) for t in session.turns]
+    labels = session_labels(session)
+    header = f"{labels['date']}{session.date}\n" if session.date else ""
+    lines = [turn_line(t, labels) for t in session.turns]
     if options.chunking == "session":
         return [session_text(session)]
     return [header + "\n".join(lines[start:start + options.window])

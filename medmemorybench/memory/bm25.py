@@ -15,10 +15,21 @@ import bm25s
 from medmemorybench.memory._chunks import ChunkingOptions, ChunkStore
 from medmemorybench.memory.base import MemoryItem, MemorySystem, Retrieval
 from medmemorybench.render.models import ObservedSession
+from medmemorybench.segment import has_cjk, words
 
 logger = logging.getLogger(__name__)
 
 STOPWORD_LISTS = ("en_plus", "en", "none")
+ZH_STOPWORDS = frozenset((
+    "的", "了", "是", "我", "您", "你", "在", "有", "吗", "呢",
+    "吧", "啊", "呀", "和", "就", "都", "也", "还", "这", "那",
+    "个", "一", "不", "给", "让", "被", "把", "跟", "与", "及",
+    "什么", "多少", "哪", "哪些", "哪个", "怎么", "为什么", "时候", "那次", "一下",
+    "一个", "这个", "那个", "我们", "咱们", "他", "她", "它", "医生", "患者",
+    "日期",
+))
+"""Function words (and the role and date labels of a session's text) left out of Chinese BM25 terms: a question's
+"什么"/"多少" would otherwise outscore a rare lab name, as "what"/"my" would in English."""
 
 
 def english_stemmer() -> object | None:
@@ -108,8 +119,19 @@ class BM25Memory(MemorySystem):
         return set(self.store.session_ids)
 
     def _tokenize(self, texts: list[str]) -> list[list[str]]:
-        return bm25s.tokenize(texts, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False,
-                              show_progress=False)
+        """English by `bm25s` (stopwords, stemming); a text holding Chinese by jieba's words, its function words
+        dropped (`ZH_STOPWORDS`), so one index serves either language."""
+        english = [i for i, t in enumerate(texts) if not has_cjk(t)]
+        out: list[list[str]] = [[] for _ in texts]
+        if english:
+            tokenized = bm25s.tokenize([texts[i] for i in english], stopwords=self.stopwords, stemmer=self.stemmer,
+                                       return_ids=False, show_progress=False)
+            for i, toks in zip(english, tokenized, strict=True):
+                out[i] = list(toks)
+        for i, text in enumerate(texts):
+            if has_cjk(text):
+                out[i] = [w for w in words(text) if w not in ZH_STOPWORDS]
+        return out
 
     def _current_index(self) -> bm25s.BM25:
         """The index over every chunk, rebuilt only when chunks arrived since the last build."""

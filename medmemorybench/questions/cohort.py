@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import FactFinder
 from medmemorybench.simulate.rng import rng_for
 
@@ -31,7 +30,8 @@ answer would leave almost nothing, and what is left would lean on the few patien
 
 
 class CohortPrior:
-    """Per drug (by its name), how many patients of the cohort may be given it and how many may not."""
+    """Per drug (by its key: the same in every language), how many patients of the cohort may be given it and how
+    many may not."""
 
     def __init__(self, seed: int, counts: dict[str, Counter[bool]] | None = None) -> None:
         self.seed = seed
@@ -57,13 +57,14 @@ class CohortPrior:
                     continue  # (never asked whether it may be given: the patient has had it, or it is asked as absent)
                 sides = {finder.ruling(drug, checkpoint).allowed for checkpoint in checkpoints} - {None}
                 for allowed in sides:  # (each answer the patient would get at some checkpoint, once)
-                    prior.counts.setdefault(normalize_text(finder.drug(drug)), Counter())[allowed] += 1
+                    prior.counts.setdefault(drug, Counter())[allowed] += 1
         return prior
 
-    def keeps(self, persona_id: str, name: str, allowed: bool) -> bool:
-        """Whether a question whose answer about this drug is `allowed` (yes, or a right option) may be asked of this
-        patient: always for the drug's rarer answer, with the probability that evens the two for the commoner."""
-        counts = self.counts.get(normalize_text(name))
+    def keeps(self, persona_id: str, drug: str, allowed: bool) -> bool:
+        """Whether a question whose answer about this drug (a key) is `allowed` (yes, or a right option) may be asked
+        of this patient: always for the drug's rarer answer, with the probability that evens the two for the
+        commoner."""
+        counts = self.counts.get(drug)
         if not counts or not counts[allowed]:
             return True
         if min(counts[True], counts[False]) < MIN_MINORITY * (counts[True] + counts[False]):
@@ -71,5 +72,5 @@ class CohortPrior:
         rate = SLACK * min(counts[True], counts[False]) / counts[allowed]
         if rate >= 1:
             return True
-        draw = rng_for(self.seed, persona_id, f"questions/cohort/{normalize_text(name)}/{allowed}").random()
+        draw = rng_for(self.seed, persona_id, f"questions/cohort/{drug}/{allowed}").random()
         return draw < rate

@@ -8,6 +8,7 @@ gets its id and wording; the type modules in `questions/types/` make drafts, `ge
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, NamedTuple
@@ -84,11 +85,12 @@ class Ruling(NamedTuple):
     """No rule bars it (cautions and dose caps aside)."""
 
 
-def date_aliases(iso: str) -> list[str]:
-    """Other ways of writing a date a correct answer may use."""
+def date_aliases(iso: str, phrasing: Phrasing) -> list[str]:
+    """Other ways of writing a date a correct answer may use (`date_aliases` of the phrasing's common.yaml)."""
     day = date.fromisoformat(iso)
-    return [f"{day.day} {day:%B} {day.year}", f"{day:%B} {day.day}, {day.year}", f"{day:%Y/%m/%d}",
-            f"{day.day} {day:%B}", f"{day:%B} {day.day}"]
+    month = phrasing.common("months")[day.month - 1]
+    return [pattern.format(day=day.day, month=month, m=day.month, year=day.year, mm=f"{day.month:02d}",
+                           dd=f"{day.day:02d}") for pattern in phrasing.common("date_aliases")]
 
 
 class FactFinder:
@@ -112,6 +114,9 @@ class FactFinder:
         self._own_and_relatives = {d for step in self.condition.care_path for d in step.drug_keys} | \
             {d.drug for r in year.persona.family for d in r.drugs}
         self._patients: dict[int, Patient] = {}
+        self.renderings: list[FactFinder] = [self]
+        """The finders of every language the questions are rendered in (this one among them): a fact is never said
+        only when none of them says it, so every language asks the same abstention questions."""
 
     def _drug_pools(self) -> dict[str, str]:
         """The role each drug a question could name plays for this patient: `shared` (asked whether it may be
@@ -193,7 +198,7 @@ class FactFinder:
             elif isinstance(fact, AvoidedFact) and (reasons := self.avoided_reasons(fact)):
                 parts.append(self.say("event", "avoided", drug=self.drug(fact.drug), reasons=reasons))
             elif (trap := next((t for t in self.traps if t.fact == fact), None)) is not None:
-                told = self.say("disclosed", trap.category, detail=self.trap_detail(trap).rstrip("."))
+                told = self.say("disclosed", trap.category, detail=self.trap_detail(trap).rstrip(".。"))
                 parts.append(self.say("event", "disclosed", detail=told))
             elif isinstance(fact, AdverseFact):
                 parts.append(self.say("event", "adverse", effect=self.effect_name(fact), drug=self.drug(fact.drug)))
@@ -209,7 +214,7 @@ class FactFinder:
                 parts.append(self.say("event", "symptom", symptom=self.t(symptom.name)))
             elif labs:
                 parts.append(self.say("event", "lab", lab=self.lab_lay(labs[0].lab), value=self.lab_value(labs[0])))
-        return "; ".join(parts)
+        return self.say("joiner", "parts").join(parts)
 
     def avoided_reasons(self, fact: AvoidedFact) -> str:
         """Why a preferred drug was passed over, in the gold's words: the trap facts and the drugs taken that rule
@@ -283,6 +288,10 @@ class FactFinder:
     def never_said(self, *terms: str) -> bool:
         """Whether none of the terms occurs (normalized) in the patient's own sessions."""
         return all(normalize_text(term) not in self.patient_text for term in terms)
+
+    def never_said_anywhere(self, terms: Callable[[FactFinder], tuple[str, ...]]) -> bool:
+        """Whether no rendering's sessions say that rendering's terms (`terms` names them in a finder's language)."""
+        return all(f.never_said(*terms(f)) for f in self.renderings)
 
     def patient_at(self, checkpoint: int) -> Patient:
         """The prescriber's view of the patient after the checkpoint's last visit: every trap fact, what they take and

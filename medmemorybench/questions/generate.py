@@ -14,7 +14,9 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
+from typing import NamedTuple
 
+from medmemorybench.errors import SimulationError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.cohort import CohortPrior
@@ -119,7 +121,7 @@ class _Schedule:
         (`_trim_unpaired` evens the sides at the end, among questions that look alike)."""
         side = draft.kind.partition(":")[2]
         if spec.balanced and side:
-            drug = draft.fields.get("drug")
+            drug = _drug_key(draft)
             untested = draft.trap_category is not None and draft.trap_category not in self.categories
             if self.prior is not None and drug and not untested \
                     and not self.prior.keeps(self.persona_id, drug, side == "yes"):
@@ -197,14 +199,59 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
         prior: how often each drug is allowed across the cohort (`questions.cohort`), so that no drug's answer is
             mostly the same one.
     """
-    phrasing = load_phrasing(language)
-    finder = FactFinder(kb, year, phrasing, load_templates(language), {s.session_id: session_text(s) for s in sessions},
-                        prior)
+    finder = _finder(kb, year, language, sessions, prior)
+    return _numbered(year, _select(year, finder, checkpoints, language, prior).kept)
+
+
+def generate_renderings(kb: KnowledgeBase, year: CareYear, sessions: dict[str, list[Session]],
+                        checkpoints: list[int], prior: CohortPrior | None = None) -> dict[str, list[Question]]:
+    """The same questions in every language of `sessions` (language -> the patient's regular sessions): chosen once,
+    in the first language, and rendered in each (one truth, many renderings: same ids, facts, evidence and golds,
+    each in its language's words).
+
+    A fact counts as never said (abstention) only when no rendering says it, so every language's drafts are the same;
+    the others are made with the random state the first language's were made with, matched draft by draft, and
+    worded from their own phrasing files.
+
+    Raises:
+        SimulationError: if another language's drafts differ from the first's (a phrasing or finder bug).
+    """
+    languages = list(sessions)
+    finders = {lang: _finder(kb, year, lang, sessions[lang], prior) for lang in languages}
+    for finder in finders.values():
+        finder.renderings = list(finders.values())
+    first = languages[0]
+    selection = _select(year, finders[first], checkpoints, first, prior)
+    out = {first: _numbered(year, selection.kept)}
+    for lang in languages[1:]:
+        out[lang] = _numbered(year, _replay(year, finders[lang], selection, lang))
+    return out
+
+
+def _finder(kb: KnowledgeBase, year: CareYear, language: str, sessions: list[Session],
+            prior: CohortPrior | None) -> FactFinder:
+    return FactFinder(kb, year, load_phrasing(language), load_templates(language),
+                      {s.session_id: session_text(s) for s in sessions}, prior)
+
+
+class _Selection(NamedTuple):
+    """What the schedule chose, and how to make the same drafts again in another language."""
+
+    kept: list[tuple[int, Draft, str]]
+    drafts: dict[tuple[str, int], list[Draft]]
+    states: dict[tuple[str, int], tuple]
+    """The random state each (type, checkpoint)'s drafts were made with."""
+
+
+def _select(year: CareYear, finder: FactFinder, checkpoints: list[int], language: str,
+            prior: CohortPrior | None) -> _Selection:
+    phrasing = finder.phrasing
     drafts: dict[tuple[str, int], list[Draft]] = {}  # (type, checkpoint) -> its candidates, made once
+    states: dict[tuple[str, int], tuple] = {}
     banned: set[str] = set()
     caps: dict[tuple[str, int], int] = {}
     for _ in range(SCHEDULE_ROUNDS):
-        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps)
+        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps, states)
         kept = _trim_unpaired(chosen)
         trimmed = {d.fact_key for _, d, _ in chosen} - {d.fact_key for _, d, _ in kept}
         if not trimmed:
@@ -212,8 +259,47 @@ def generate_questions(kb: KnowledgeBase, year: CareYear, sessions: list[Session
         banned |= trimmed  # (asked again, the schedule fills those slots with drafts that stay balanced)
     caps = _paced(kept, checkpoints)
     if caps:  # a type short of drafts would fill the early checkpoints and leave the late ones bare: spread it
-        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps)
+        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps, states)
         kept = _trim_unpaired(chosen)
+    return _Selection(kept, drafts, states)
+
+
+def _signature(draft: Draft) -> tuple:
+    """What a draft is, whatever its language: type, phrasing intent, sub-kind, evidence, right letters, trap."""
+    return (draft.query_type, draft.template, draft.kind, tuple(e.event_id for e in draft.evidence),
+            tuple(draft.correct_options), draft.trap_category, draft.abstain, len(draft.key_facts))
+
+
+def _replay(year: CareYear, finder: FactFinder, selection: _Selection, language: str) -> list[tuple[int, Draft, str]]:
+    """The first language's chosen questions, made and worded in `language`."""
+    specs = {spec.code: spec for spec in question_types()}
+    remade: dict[tuple[str, int], list[Draft]] = {}
+    rngs = {code: rng_for(year.seed, year.persona.persona_id, f"questions/{language}/{code}") for code in specs}
+    texts: set[str] = set()
+    out = []
+    for checkpoint, draft, _ in selection.kept:
+        key = (draft.query_type, checkpoint)
+        if key not in remade:
+            state = random.Random()
+            state.setstate(selection.states[key])
+            remade[key] = specs[draft.query_type].make(finder, checkpoint, state)
+        original = selection.drafts[key]
+        index = next(i for i, d in enumerate(original) if d is draft)
+        twin = remade[key][index] if index < len(remade[key]) else None
+        if twin is None or _signature(twin) != _signature(draft):
+            raise SimulationError(f"{year.persona.persona_id}: question {draft.fact_key} at checkpoint {checkpoint} "
+                                  f"has no twin in '{language}' (its drafts differ from the first language's)")
+        text = _wording(twin, finder.phrasing, texts, rngs[draft.query_type])
+        if text is None:
+            raise SimulationError(f"questions/phrasings/{language}/{draft.template.split('.')[0]}.yaml: "
+                                  f"{draft.template}: too few phrasings to word {year.persona.persona_id}'s questions "
+                                  "without repeating one")
+        texts.add(identity(text, twin))
+        out.append((checkpoint, twin, text))
+    return out
+
+
+def _numbered(year: CareYear, kept: list[tuple[int, Draft, str]]) -> list[Question]:
     numbers: Counter = Counter()
     questions: list[Question] = []
     for checkpoint, draft, text in kept:
@@ -241,7 +327,7 @@ def _paced(kept: list[tuple[int, Draft, str]], checkpoints: list[int]) -> dict[t
 
 def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoints: list[int], language: str,
               drafts: dict[tuple[str, int], list[Draft]], banned: set[str], prior: CohortPrior | None,
-              caps: dict[tuple[str, int], int]) -> list[tuple[int, Draft, str]]:
+              caps: dict[tuple[str, int], int], states: dict[tuple[str, int], tuple]) -> list[tuple[int, Draft, str]]:
     """Every type's quota (or its cap, when paced) at every checkpoint, from its drafts (`drafts` caches them) but
     the `banned` fact keys."""
     # a stream per type: a change to one type's drafts leaves every other type's draws as they were
@@ -256,6 +342,7 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
                 continue
             rng = rngs[spec.code]
             if (spec.code, checkpoint) not in drafts:
+                states[(spec.code, checkpoint)] = rng.getstate()
                 drafts[(spec.code, checkpoint)] = spec.make(finder, checkpoint, rng)
             candidates = [d for d in drafts[(spec.code, checkpoint)]
                           if d.fact_key not in schedule.used_facts and d.fact_key not in banned]
@@ -280,6 +367,12 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
                 at_checkpoint.append(draft)
                 chosen.append((checkpoint, draft, text))
     return chosen
+
+
+def _drug_key(draft: Draft) -> str | None:
+    """The drug a yes/no question asks about, by key (its fact key is `ig:<drug>[:...]`)."""
+    kind, _, rest = draft.fact_key.partition(":")
+    return rest.partition(":")[0] or None if kind == "ig" else None
 
 
 def _asked_name(draft: Draft) -> str:

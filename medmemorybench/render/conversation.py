@@ -1,22 +1,34 @@
-"""The template renderer: one regular event becomes a 6–10 turn consultation that states every fact.
+"""The template renderer: one regular event becomes a 6–10 turn consultation planned as dialogue acts.
 
-The patient opens in lay words, the doctor asks, results and decisions follow, and the visit closes.
-Patient-side facts (symptoms, allergies, habits ...) are spoken by the patient and acknowledged by the
-doctor; clinical facts (labs, diagnoses, drugs ...) are spoken by the doctor with values and units.
-Later visits refer back to earlier ones. The doctor never contradicts a trap fact.
+A visit is planned (language-free, from the ground truth and a seeded RNG) as a sequence of beats that
+alternate patient and doctor: the patient's reason for coming, in lay words and fitting what led to the
+visit; the doctor's greeting and history questions (onset, severity, triggers, adherence, side effects) and
+the patient's answers (sometimes vague, sometimes corrected; a pill described by when it is taken before
+the doctor names it); the examination or results explained as fits their kind (a scan is not a blood test)
+with the trend since the last reading; the decision, where the patient raises a trap fact that matters, and
+asks about side effects, cost, alternatives or how long; safety-netting fitting the visit (an admission is
+urgent); teach-back and the next visit, with references to earlier visits. Every fact of the event is
+stated verbatim by a fact intent (`fact_acts.py`). Each language's phrasing file realizes the acts
+(`templates.py`), so English and Chinese sessions are two renderings of the same plan.
 """
 
 from __future__ import annotations
 
+import random
+from collections import Counter
+from datetime import date
+
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Text
+from medmemorybench.render.acts import Act, Count, Day, DrugName, LayName, Money, SlotValue, Word
+from medmemorybench.render.context import VisitFacts, YearContext
+from medmemorybench.render.fact_acts import FactSlots, fact_acts
 from medmemorybench.render.fields import (
     budget_text,
     dose_with_unit,
     format_lab_value,
-    format_number,
-    full_date,
     lab_status,
-    spoken_date,
+    lab_with_unit,
     text_of,
     trap_detail,
 )
@@ -24,37 +36,44 @@ from medmemorybench.render.models import Session, Turn, regular_session_id
 from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.models import (
     AdherenceFact,
-    AdverseFact,
     AdviceFact,
-    AllergyFact,
     AvoidedFact,
     CareYear,
-    CautionFact,
     ComplicationFact,
     DiagnosisFact,
-    DietFact,
-    EconomicFact,
     Event,
-    HistoryFact,
     LabFact,
     MedicationFact,
-    PreferenceFact,
-    SettingFact,
-    StressorFact,
     SymptomFact,
     TestFact,
-    Trap,
 )
 from medmemorybench.simulate.rng import rng_for
-from medmemorybench.simulate.safety import rule_text
 
-Line = tuple[str, str]  # (role, text)
-
-BACKREF_PROBABILITY = 0.45
-FILLER_PROBABILITY = 0.35
 DATE_SAID_PROBABILITY = 0.4
 """Share of visits where the doctor says the day's date (as clinicians do for the record): a dated question is
 then answerable from what was said, not only from the session's metadata."""
+BACKREF_PROBABILITY = 0.45
+SECOND_QUESTION_PROBABILITY = 0.6
+PATIENT_QUESTION_PROBABILITY = 0.75
+VAGUE_PILL_PROBABILITY = 0.3
+CORRECTED_ONSET_PROBABILITY = 0.2
+RAISE_TRAP_PROBABILITY = 0.6
+GREETING_PROBABILITY = 0.7
+ASIDE_PROBABILITY = 0.6
+"""Visits where the patient mentions their life in passing (a relative, their work, the day)."""
+REPEAT_ADVICE_BRIEFLY = 0.7
+"""Advice given before is referred back to ("the walking we agreed on 4 March") rather than read out in full."""
+GOODBYE_PROBABILITY = 0.5
+TECHNICAL_REGISTER_SHARE = 0.3
+"""Patients who speak of their results in clinical terms (the rest use lay words)."""
+_STARTS = ("start", "increase", "decrease", "administer")
+
+
+def _next_bucket(days: int | None) -> str:
+    if days is None:
+        return "none"
+    return "days" if days < 7 else "week" if days < 12 else "weeks" if days < 25 else "month" if days < 50 \
+        else "months"
 
 
 class SessionRenderer:
@@ -63,198 +82,422 @@ class SessionRenderer:
     def __init__(self, kb: KnowledgeBase, templates: Templates, year: CareYear) -> None:
         self.kb, self.templates, self.year = kb, templates, year
         self.lang = templates.language
-        self.rng = rng_for(year.seed, year.persona.persona_id, f"render/{self.lang}")
-        self.traps: dict[str, Trap] = {t.category: t for t in year.persona.traps}
-        self.memorable: list[tuple[str, str]] = []
-        self.date_rng = rng_for(year.seed, year.persona.persona_id, f"render/{self.lang}/dates")  # (own stream:
-        # saying the date leaves every other wording draw as it was)
+        self.persona = year.persona
+        self.ctx = YearContext(kb, year)
+        self.facts = FactSlots(kb, templates, year)
+        self.traps = {t.category: t for t in year.persona.traps}
+        pid = year.persona.persona_id
+        self.technical = rng_for(year.seed, pid, "render/register").random() < TECHNICAL_REGISTER_SHARE
+        self._say_rng: random.Random | None = None
+        self.stats: Counter = Counter()
+        """Patient turns and the stock-filler ones among them (what the variety report counts)."""
 
-    # --- phrasing helpers -----------------------------------------------------------------------
+    # --- planning (language-free) ------------------------------------------------------------------------
 
-    def say(self, intent: str, **fields: str) -> str:
-        """A random variant of `intent`, filled in."""
-        return self.rng.choice(self.templates.variants(intent)).format(**fields)
+    def _rng(self, event: Event, purpose: str) -> random.Random:
+        return rng_for(self.year.seed, self.persona.persona_id, f"render/{purpose}/{event.event_id}")
 
-    def _t(self, text) -> str:  # noqa: ANN001
-        return text_of(text, self.lang)
+    def plan(self, event: Event) -> list[list[Act]]:
+        """The beats of the consultation: lists of acts, alternating patient and doctor, patient first."""
+        rng = self._rng(event, "plan")
+        v = VisitFacts.of(event)
+        on = event.date
+        taking = [t for t in self.ctx.current(on) if t.fact.reason != "long_term" or rng.random() < 0.3]
+        urgent = v.is_urgent or any(isinstance(f, ComplicationFact) and self._acute(f.complication)
+                                    for f in v.findings)
+        told = [a for fact in v.told for a in fact_acts(self.kb, self.year, fact)]
+        told_p = [a for a in told if a.role == "patient"]
+        told_d = [a for a in told if a.role == "doctor"]
+        first_q, first_a, second = self._history(event, v, taking, rng)
 
-    def drug(self, key: str, release: str = "immediate") -> str:
-        """A drug's generic name (with its formulation where an extended-release form was chosen)."""
-        name = self._t(self.kb.drugs[key].name)
-        if release == "extended" and "extended" not in name and "modified" not in name:
-            name += " " + self.templates.word("release", "extended")
-        return name
+        open_beat = [self._opening(event, v, urgent, rng)]
+        if not urgent and rng.random() < ASIDE_PROBABILITY:
+            open_beat.insert(rng.randrange(2), Act("patient", "aside.patient"))
+        greet = [Act("doctor", "greet.doctor.urgent", filler=True)] if urgent else []
+        if not urgent and rng.random() < GREETING_PROBABILITY:
+            greet.append(Act("doctor", "greet.doctor", self._since_last(event), filler=True))
+        if not urgent and rng.random() < ASIDE_PROBABILITY / 2:
+            greet.append(Act("doctor", "aside.doctor"))
+        if self._rng(event, "dates").random() < DATE_SAID_PROBABILITY:  # (own stream: the rest of the plan stays)
+            greet.append(Act("doctor", "today", {"date": Day(on, "full")}))
+        beats: list[list[Act]] = [open_beat, greet + [first_q]]
+        split = len(told_p) if second is None or len(told_p) < 3 else (len(told_p) + 1) // 2
+        vague = first_a.key == "ans.adherence.vague"
+        beats.append([first_a, *told_p[:split]])
+        doctor_acks = (self._clarify(first_a) if vague else []) + self._acks(told_d, told_p[:split])
+        findings = self._findings(event, v, urgent, rng)
+        decisions = self._decisions(event, v, rng)
+        if second is not None:
+            beats.append(doctor_acks + [second[0]])
+            beats.append([second[1], *told_p[split:]])
+            doctor_acks = self._acks(told_d, told_p[split:])
+        raise_acts = self._raise(v, rng)
+        if raise_acts:
+            beats[-1] = [*beats[-1], raise_acts[0]]
+        body = doctor_acks + findings + ([raise_acts[1]] if raise_acts else []) + decisions
+        beats.append(body or [Act("doctor", "plan.none")])
+        question = self._patient_question(event, v, urgent, rng)
+        safety = self._safety(v, urgent, rng)
+        if question is not None:
+            beats.append([question[0]])
+            beats.append([question[1], *safety])
+            safety = []
+        goodbye = rng.random() < GOODBYE_PROBABILITY
+        beats.append([*self._teachback(v, rng), *([Act("patient", "bye.patient", filler=True)] if goodbye else [])])
+        beats.append([*safety, *self._next(event, rng), *self._backref(event, rng),
+                      *([Act("doctor", "bye.doctor", filler=True)] if goodbye or not safety else [])])
+        return beats
 
-    def trap_detail(self, category: str) -> str:
-        """What the doctor cites when the trap of `category` rules a drug out."""
-        return trap_detail(self.kb, self.traps[category], self.lang)
+    @staticmethod
+    def _acks(told_d: list[Act], said: list[Act]) -> list[Act]:
+        """The doctor's acknowledgements of what the patient just said."""
+        facts = {id(a.fact) for a in said}
+        return [a for a in told_d if id(a.fact) in facts]
 
-    def _reason(self, code: str) -> str:
-        return self.templates.word("reason", code.partition(":")[0])
+    def _acute(self, complication: str) -> bool:
+        comps = self.kb.conditions[self.persona.condition].complications
+        return any(c.acute for c in comps if c.key == complication)
 
-    def rule_phrase(self, rule_id: str) -> str:
-        """Why a rule bars or qualifies a drug, as a full sentence."""
-        kind, _, key = rule_id.partition(":")
-        if kind == "toxicity":
-            return self.templates.word("toxicity", key).capitalize() + "."
-        if kind == "complication":
-            comp = next(c for c in self.kb.conditions[self.year.persona.condition].complications if c.key == key)
-            return self._t(comp.name).capitalize() + "."
-        text = rule_text(self.kb, rule_id)
-        phrase = self._t(text) if text is not None else rule_id
-        return phrase[0].upper() + phrase[1:] + ("" if phrase.endswith(".") else ".")
+    def _opening(self, event: Event, v: VisitFacts, urgent: bool, rng: random.Random) -> Act:
+        kind = event.kind
+        symptoms = [f for f in v.told if isinstance(f, SymptomFact)]
+        if kind == "symptom_report" and symptoms:
+            if "." in symptoms[0].symptom:
+                return Act("patient", "open.symptom_report.illness")
+            seen = self.ctx.symptoms_seen.get(symptoms[0].symptom)
+            if seen is not None:
+                return Act("patient", "open.symptom_report.again", {"since": Day(seen, "month")})
+        if kind == "lab_check" and v.labs:
+            lab_kinds = Counter(self._lab_kind(f.lab) for f in v.labs)
+            return Act("patient", f"open.lab_check.{lab_kinds.most_common(1)[0][0]}")
+        if kind == "follow_up":
+            if any(isinstance(f, TestFact) and f.test.endswith(":review") for f in v.findings) and self.ctx.last_course:
+                return Act("patient", "open.follow_up.review", {"course_drug": DrugName(self.ctx.last_course.drug)})
+            taking = self.ctx.current(event.date)
+            if taking and rng.random() < 0.5:
+                drug = rng.choice(taking).fact.drug
+                return Act("patient", "open.follow_up.on_drug", {"drug": DrugName(drug), "form": self._form(drug)})
+        if kind == "adverse_event":
+            suspect = next((t for t in self.ctx.current(event.date)
+                            if any(getattr(f, "drug", None) == t.fact.drug for f in v.findings)), None)
+            if suspect is not None:
+                return Act("patient", "open.adverse_event.drug",
+                           {"form": self._form(suspect.fact.drug), "since": Day(suspect.started, "month")})
+        if kind == "complication" and urgent:
+            return Act("patient", "open.complication.urgent")
+        if kind == "prescription" and self.ctx.diagnosed_on is not None:
+            return Act("patient", "open.prescription.diagnosed")
+        return Act("patient", f"open.{kind}")
 
-    # --- facts to lines -------------------------------------------------------------------------
+    def _lab_kind(self, key: str) -> str:
+        """What a result was measured on or by: blood, urine, stool, breath, sleep_study, imaging, score, vital."""
+        lab = self.kb.labs[key]
+        return lab.specimen if lab.kind == "lab" else lab.kind
 
-    def fact_lines(self, fact: object) -> list[Line]:
-        """The lines that state one fact, in order (patient facts come with the doctor's acknowledgement)."""
-        kb, t = self.kb, self._t
-        if isinstance(fact, SymptomFact):
-            return [("patient", self.say("fact.symptom", lay=t(fact.lay))),
-                    ("doctor", self.say("ack.symptom", name=t(fact.name), lay=t(fact.lay)))]
-        if isinstance(fact, LabFact):
-            lab = kb.labs[fact.lab]
-            status = self.templates.word("status", lab_status(kb, fact.lab, fact.value))
-            return [("doctor", self.say("fact.lab", lab=t(lab.name), lab_lay=t(lab.lay),
-                                        value=format_lab_value(kb, fact.lab, fact.value), unit=fact.unit,
-                                        status=status))]
-        if isinstance(fact, DiagnosisFact):
-            lay = t(kb.conditions[self.year.persona.condition].lay) if fact.status == "confirmed" else t(fact.name)
-            return [("doctor", self.say(f"fact.diagnosis.{fact.status}", diagnosis=t(fact.name),
-                                        diagnosis_lay=lay, icd11=fact.icd11))]
-        if isinstance(fact, TestFact):
-            return [("doctor", self.say("fact.test", test=t(fact.name), finding=t(fact.finding)))]
-        if isinstance(fact, MedicationFact):
-            fields = {"drug": self.drug(fact.drug, fact.release), "dose": format_number(fact.dose), "unit": fact.unit,
-                      "frequency": self.templates.word("frequency", fact.frequency),
-                      "reason": self._reason(fact.reason)}
-            if fact.action in ("increase", "decrease", "correct"):
-                fields["previous_dose"] = format_number(fact.previous_dose or fact.dose)
-            if fact.reason == "long_term":  # the patient discloses a drug they already take, and what for
-                if fact.indication and fact.indication.startswith("history:"):
-                    hist = kb.history_conditions[fact.indication.partition(":")[2]]
-                    return [("patient", self.say("fact.medication.long_term", condition=t(hist.lay), **fields))]
-                return [("patient", self.say("fact.medication.continue", **fields))]
-            if fact.action == "correct":
-                return [("patient", self.say("fact.medication.correct", **fields)),
-                        ("doctor", self.say("ack.medication.correct", drug=fields["drug"], dose=fields["dose"],
-                                            unit=fact.unit))]
-            if fact.action == "start" and fact.course_days:
-                return [("doctor", self.say("fact.medication.start_course", days=str(fact.course_days), **fields))]
-            return [("doctor", self.say(f"fact.medication.{fact.action}", **fields))]
-        if isinstance(fact, AvoidedFact):
-            drug, instead = self.drug(fact.drug), self.drug(fact.instead)
-            if fact.traps:
-                reasons = [self.say(f"trap_reason.{c}", detail=self.trap_detail(c)) for c in fact.traps]
-                reason = self.templates.word("joiner", "and").join(reasons)
-                return [("doctor", self.say("fact.avoided", drug=drug, instead=instead, trap_reason=reason))]
-            reason = " ".join(self.rule_phrase(r) for r in fact.rules)
-            return [("doctor", self.say("fact.avoided_rule", drug=drug, instead=instead, reason=reason))]
-        if isinstance(fact, CautionFact):
-            if fact.trap is not None and fact.rule.startswith("diet:"):
-                caution = self.say(f"trap_reason.{fact.trap}", detail=self.trap_detail(fact.trap)) + ". " + \
-                    self.rule_phrase(fact.rule)
+    def _form(self, drug: str) -> Word:
+        return Word("form", self.kb.drugs[drug].forms[0].form)
+
+    def _history(self, event: Event, v: VisitFacts, taking: list, rng: random.Random):  # noqa: ANN202
+        """The doctor's first question and the patient's answer, and an optional second question with its
+        answer: what this kind of visit calls for, answered truthfully (no side effect or missed dose that the
+        year does not hold)."""
+        kind = event.kind
+        symptoms = [f for f in v.told if isinstance(f, SymptomFact)]
+        adherence = next((f for f in v.told if isinstance(f, AdherenceFact)), None)
+        second = None
+        if symptoms and kind != "adverse_event":
+            seen = self.ctx.symptoms_seen.get(symptoms[0].symptom)
+            if kind == "complication":
+                answer = Act("patient", "ans.urgent")
+            elif seen is not None:
+                answer = Act("patient", "ans.onset.since", {"since": Day(seen, "month")})
+            elif rng.random() < CORRECTED_ONSET_PROBABILITY:
+                answer = Act("patient", "ans.onset.corrected")
             else:
-                caution = self.rule_phrase(fact.rule)
-            return [("doctor", self.say("fact.caution", drug=self.drug(fact.drug), caution=caution))]
-        if isinstance(fact, SettingFact):
-            return [("doctor", self.say(f"fact.setting.{fact.setting}"))]
-        if isinstance(fact, AllergyFact):
-            fields = {"agent": t(fact.agent), "reaction": t(fact.reaction)}
-            if fact.corrected_from is not None:
-                return [("patient", self.say("fact.allergy_correction", previous=t(fact.corrected_from), **fields)),
-                        ("doctor", self.say("ack.allergy_correction", **fields))]
-            return [("patient", self.say("fact.allergy", **fields)), ("doctor", self.say("ack.allergy", **fields))]
-        if isinstance(fact, HistoryFact):
-            hist = kb.history_conditions[fact.history]
-            fields = {"history": t(hist.name), "history_lay": t(hist.lay)}
-            return [("patient", self.say("fact.history", **fields)), ("doctor", self.say("ack.history", **fields))]
-        if isinstance(fact, PreferenceFact):
-            text = t(kb.preferences[fact.preference].text)
-            return [("patient", self.say("fact.preference", text=text)),
-                    ("doctor", self.say("ack.preference", text=text))]
-        if isinstance(fact, DietFact):
-            text = t(kb.habits[fact.habit].text)
-            return [("patient", self.say("fact.diet", text=text)), ("doctor", self.say("ack.diet", text=text))]
-        if isinstance(fact, EconomicFact):
-            budget = budget_text(fact.monthly_budget_usd)
-            text = t(kb.economic_profiles[fact.profile].text).replace("{budget}", str(fact.monthly_budget_usd))
-            return [("patient", self.say("fact.economic", text=text, budget=budget)),
-                    ("doctor", self.say("ack.economic", text=text, budget=budget))]
-        if isinstance(fact, AdverseFact):
-            effect = next(e for e in kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
-            return [("doctor", self.say("fact.adverse", drug=self.drug(fact.drug), effect=t(effect.name),
-                                        effect_lay=t(effect.lay)))]
-        if isinstance(fact, ComplicationFact):
-            comps = kb.conditions[self.year.persona.condition].complications
-            comp = next(c for c in comps if c.key == fact.complication)
-            if comp.finding is None:
-                return []  # stated by the complication's DiagnosisFact and SymptomFact
-            return [("doctor", self.say("fact.complication_finding", diagnosis=t(comp.name), finding=t(comp.finding)))]
-        if isinstance(fact, AdviceFact):
-            return [("doctor", self.say("fact.advice", advice=t(kb.advice[fact.advice].text)))]
-        if isinstance(fact, StressorFact):
-            stressor = next(s for s in kb.conditions[self.year.persona.condition].stressors if s.key == fact.stressor)
-            return [("patient", self.say("fact.stressor", text=t(stressor.text))),
-                    ("doctor", self.say("ack.stressor", text=t(stressor.text)))]
-        if isinstance(fact, AdherenceFact):
-            fields = {"drug": self.drug(fact.drug), "days": str(fact.missed_days)}
-            return [("patient", self.say("fact.adherence", **fields)), ("doctor", self.say("ack.adherence", **fields))]
-        raise TypeError(f"no rendering for fact {type(fact).__name__}")
+                answer = Act("patient", "ans.onset.new")
+            first = (Act("doctor", "hx.urgent" if kind == "complication" else "hx.onset"), answer)
+            if rng.random() < SECOND_QUESTION_PROBABILITY:
+                topics = ["severity", "trigger", "impact"] + (["tried"] if "." in symptoms[0].symptom else [])
+                topic = rng.choice(topics)
+                low = 7 if kind == "complication" else 3
+                slots = {"score": str(rng.randint(low, low + 2 if low == 7 else 8))} if topic == "severity" else {}
+                second = (Act("doctor", f"hx.{topic}"), Act("patient", f"ans.{topic}", slots))
+            return first[0], first[1], second
+        if kind == "adverse_event" and taking:
+            drug = taking[-1].fact.drug
+            return Act("doctor", "hx.side_effects", {"drug": DrugName(drug)}), \
+                Act("patient", "ans.onset.new"), None
+        if adherence is not None:
+            drug = DrugName(adherence.drug)
+            answer = Act("patient", "ans.adherence.missed", {"drug": drug})
+            return Act("doctor", "hx.adherence", {"drug": drug}), answer, None
+        if kind == "acute_illness":
+            return Act("doctor", "hx.illness"), Act("patient", "ans.illness.worse"), None
+        if kind == "follow_up" and self.ctx.last_course and any(
+                isinstance(f, TestFact) and f.test.endswith(":review") for f in v.findings):
+            drug = DrugName(self.ctx.last_course.drug)
+            return Act("doctor", "hx.review", {"course_drug": drug}), \
+                Act("patient", "ans.review", {"course_drug": drug}), None
+        if kind in ("trap_disclosure", "correction"):
+            return Act("doctor", "hx.disclosure"), Act("patient", "ans.disclosure"), None
+        if kind == "psychological":
+            return Act("doctor", "hx.mood"), Act("patient", "ans.mood"), \
+                (Act("doctor", "hx.impact"), Act("patient", "ans.impact")) if rng.random() < 0.5 else None
+        if kind == "lifestyle":
+            return Act("doctor", "hx.routine"), Act("patient", "ans.routine"), None
+        if kind in ("diagnostic_test", "diagnosis"):
+            return Act("doctor", "hx.tests_how"), Act("patient", "ans.tests_how"), None
+        if taking:
+            pick = rng.choice(taking)
+            drug = DrugName(pick.fact.drug, pick.fact.release)
+            if rng.random() < VAGUE_PILL_PROBABILITY:
+                answer = Act("patient", "ans.adherence.vague",
+                             {"form": self._form(pick.fact.drug), "frequency": Word("frequency", pick.fact.frequency),
+                              "drug": drug})
+            else:
+                answer = Act("patient", "ans.adherence.ok",
+                             {"drug": drug, "frequency": Word("frequency", pick.fact.frequency)})
+            if rng.random() < SECOND_QUESTION_PROBABILITY * 0.6:
+                second = (Act("doctor", "hx.side_effects", {"drug": drug}),
+                          Act("patient", "ans.side_effects.none", {"drug": drug}))
+            return Act("doctor", "hx.adherence", {"drug": drug}), answer, second
+        relative = rng.choice(self.persona.family)
+        return Act("doctor", "hx.general"), Act("patient", "ans.general",
+                                                 {"relative": self.kb.relatives[relative.relation].text}), None
 
-    def _remember(self, event: Event) -> None:
-        """Note what a later visit may refer back to."""
-        for fact in event.facts:
-            earlier = None
-            if isinstance(fact, AllergyFact):
-                earlier = f"{self._t(fact.agent)} ({self._t(fact.reaction)})"
-            elif isinstance(fact, MedicationFact) and fact.action in ("start", "administer"):
-                earlier = f"{self.drug(fact.drug)} {dose_with_unit(fact.dose, fact.unit)}"
-            elif isinstance(fact, DiagnosisFact) and fact.status in ("confirmed", "complication"):
-                earlier = self._t(fact.name)
-            elif isinstance(fact, AdverseFact):
-                earlier = self.drug(fact.drug)
-            if earlier:
-                self.memorable.append((event.date, earlier))
+    def _clarify(self, answer: Act) -> list[Act]:
+        """The doctor names the pill the patient described by when they take it."""
+        return [Act("doctor", "clarify.drug", {"drug": answer.slots["drug"]})]
 
-    # --- assembling a session -------------------------------------------------------------------
+    def _findings(self, event: Event, v: VisitFacts, urgent: bool, rng: random.Random) -> list[Act]:
+        """Examination, results with their trend and meaning, tests and diagnoses."""
+        out: list[Act] = []
+        symptomatic = any(isinstance(f, SymptomFact) for f in v.told)
+        if urgent:
+            out.append(Act("doctor", "exam.urgent"))
+        elif symptomatic and rng.random() < 0.6:
+            out.append(Act("doctor", "exam.general"))
+        said_kinds: set[str] = set()
+        for fact in sorted(v.labs, key=lambda f: self.kb.labs[f.lab].kind != "vital" if symptomatic else 0):
+            lab = self.kb.labs[fact.lab]
+            kind = self._lab_kind(fact.lab)
+            if kind not in said_kinds and not (symptomatic and kind == "vital"):
+                out.append(Act("doctor", f"results.{kind}", filler=True))
+            said_kinds.add(kind)
+            out.append(Act("doctor", "fact.lab", fact=fact))
+            previous = self.ctx.previous_lab(fact.lab)
+            if previous is not None and rng.random() < 0.6:
+                direction = "up" if fact.value > previous[1] else "down" if fact.value < previous[1] else "same"
+                name = LayName(lab.lay) if not self.technical else lab.name
+                out.append(Act("doctor", f"trend.{direction}", {"lab": name, "since": Day(previous[0], "month")}))
+        tests = [f for f in v.findings if isinstance(f, TestFact)]
+        if tests and not symptomatic and rng.random() < 0.5:
+            out.append(Act("doctor", "results.tests", filler=True))
+        for fact in v.findings:
+            out += fact_acts(self.kb, self.year, fact)
+        return out
+
+    def _decisions(self, event: Event, v: VisitFacts, rng: random.Random) -> list[Act]:
+        """What is decided; advice given before is referred back to rather than read out again, most times."""
+        out: list[Act] = []
+        for fact in v.decisions:
+            given = self.ctx.advice_given.get(fact.advice) if isinstance(fact, AdviceFact) else None
+            if given is not None and rng.random() < REPEAT_ADVICE_BRIEFLY:
+                out.append(Act("doctor", "advice.again", {"since": Day(given, "spoken"),
+                                                          "advice": self.kb.advice[fact.advice].text}))
+            else:
+                out += fact_acts(self.kb, self.year, fact)
+        return out
+
+    def _raise(self, v: VisitFacts, rng: random.Random) -> list[Act] | None:
+        """The patient raises a trap fact where it matters (the usual drug it rules out is about to be chosen),
+        and the doctor confirms it is on record."""
+        avoided = next((f for f in v.decisions if isinstance(f, AvoidedFact) and f.traps), None)
+        if avoided is None or rng.random() >= RAISE_TRAP_PROBABILITY:
+            return None
+        category = avoided.traps[0]
+        return [Act("patient", f"raise.{category}"), Act("doctor", "answer.raise")]
+
+    def _main_prescription(self, v: VisitFacts) -> MedicationFact | None:
+        return next((f for f in v.prescriptions if f.action in _STARTS and f.reason != "long_term"), None)
+
+    def _patient_question(self, event: Event, v: VisitFacts, urgent: bool, rng: random.Random):  # noqa: ANN202
+        """A question the patient asks about what was decided or found, and the doctor's answer."""
+        if rng.random() >= PATIENT_QUESTION_PROBABILITY:
+            return None
+        if urgent:
+            return Act("patient", "ask.urgent"), Act("doctor", "answer.urgent")
+        main = self._main_prescription(v)
+        if main is not None:
+            drug = DrugName(main.drug, main.release)
+            topics = ["side_effects", "cost", "alternative"] + (["duration"] if main.course_days else [])
+            topic = rng.choice(topics)
+            ask = Act("patient", f"ask.{topic}", {"drug": drug})
+            if topic == "side_effects":
+                effects = self.kb.drugs[main.drug].adverse_effects
+                if not effects:
+                    return ask, Act("doctor", "answer.side_effects.none", {"drug": drug})
+                return ask, Act("doctor", "answer.side_effects", {"drug": drug, "effect": effects[0].name})
+            if topic == "cost":
+                return ask, Act("doctor", "answer.cost", {"drug": drug,
+                                                          "cost": Money(self.kb.drugs[main.drug].monthly_cost_usd)})
+            if topic == "duration":
+                return ask, Act("doctor", "answer.duration", {"drug": drug, "days": str(main.course_days)})
+            avoided = next((f for f in v.decisions if isinstance(f, AvoidedFact) and f.instead == main.drug), None)
+            if avoided is not None:
+                return ask, Act("doctor", "answer.alternative.avoided", {"drug": drug, "other": DrugName(avoided.drug)})
+            return ask, Act("doctor", "answer.alternative", {"drug": drug})
+        diagnosis = next((f for f in v.findings if isinstance(f, DiagnosisFact)
+                          and f.status in ("confirmed", "complication", "acute")), None)
+        if diagnosis is not None:
+            return Act("patient", "ask.meaning"), Act("doctor", "answer.meaning", {"diagnosis": diagnosis.name})
+        if v.labs:
+            fact = rng.choice(v.labs)
+            lab = self.kb.labs[fact.lab]
+            status = lab_status(self.kb, fact.lab, fact.value)
+            slots = {"lab_lay": LayName(lab.lay), "value": lab_with_unit(self.kb, fact.lab, fact.value),
+                     "low": format_lab_value(self.kb, fact.lab, lab.reference[0]),
+                     "high": format_lab_value(self.kb, fact.lab, lab.reference[1]), "unit": lab.unit}
+            return Act("patient", "react.result", slots), Act("doctor", f"explain.{status}", slots)
+        return None
+
+    def _safety(self, v: VisitFacts, urgent: bool, rng: random.Random) -> list[Act]:
+        if urgent:
+            return [Act("doctor", "safety.urgent")]
+        main = self._main_prescription(v)
+        if main is not None and main.reason.startswith("illness:"):
+            return [Act("doctor", "safety.illness")]
+        if main is not None and self.kb.drugs[main.drug].adverse_effects and rng.random() < 0.7:
+            effect = self.kb.drugs[main.drug].adverse_effects[-1]
+            return [Act("doctor", "safety.new_drug", {"drug": DrugName(main.drug, main.release),
+                                                       "effect": effect.name})]
+        return [Act("doctor", "safety.general")] if rng.random() < 0.4 else []
+
+    def _teachback(self, v: VisitFacts, rng: random.Random) -> list[Act]:
+        changed = [f for f in v.prescriptions if f.reason != "long_term"]
+        if changed:
+            fact = rng.choice(changed)
+            drug = DrugName(fact.drug, fact.release)
+            if fact.action == "stop":
+                return [Act("patient", "teachback.stop", {"drug": drug})]
+            return [Act("patient", "teachback.drug", {"drug": drug, "dose": dose_with_unit(fact.dose, fact.unit),
+                                                      "frequency": Word("frequency", fact.frequency)})]
+        diagnosis = next((f for f in v.findings if isinstance(f, DiagnosisFact) and f.status != "ruled_out"), None)
+        if diagnosis is not None:
+            return [Act("patient", "teachback.diagnosis", {"diagnosis": diagnosis.name})]
+        if any(isinstance(f, AdviceFact) for f in v.decisions):
+            return [Act("patient", "teachback.advice")]
+        if v.labs:
+            return [Act("patient", "teachback.results", {"lab_lay": LayName(self.kb.labs[rng.choice(v.labs).lab].lay)})]
+        return [Act("patient", "teachback.general", filler=True)]
+
+    def _since_last(self, event: Event) -> dict[str, SlotValue]:
+        """When the patient was last seen (the greeting may say so)."""
+        if event.index < 2:
+            return {"last_seen": Day(event.date, "spoken"), "gap": "0"}
+        previous = self.year.events[event.index - 2]
+        gap = (date.fromisoformat(event.date) - date.fromisoformat(previous.date)).days
+        return {"last_seen": Day(previous.date, "spoken"), "gap": str(gap)}
+
+    def _next(self, event: Event, rng: random.Random) -> list[Act]:
+        """The next visit: when (its date, its weekday, the days until it), and the tests due then."""
+        upcoming = self.ctx.next_visit(event)
+        if upcoming is None:
+            return [Act("doctor", "next.none")]
+        days = self.ctx.days_to_next(event)
+        slots: dict[str, SlotValue] = {"when": Word("next", _next_bucket(days)), "in_days": Count("in_days", days or 0),
+                                       "next_day": Day(upcoming.date, "spoken"),
+                                       "next_weekday": Day(upcoming.date, "weekday")}
+        labs = [f for f in upcoming.facts if isinstance(f, LabFact) and self.kb.labs[f.lab].kind != "vital"]
+        if upcoming.kind == "lab_check" and labs:
+            return [Act("doctor", "next.tests", {**slots, "lab": self.kb.labs[labs[0].lab].name})]
+        return [Act("doctor", "next.visit", slots)]
+
+    def _backref(self, event: Event, rng: random.Random) -> list[Act]:
+        taking = {t.fact.drug for t in self.ctx.current(event.date)}
+        # (a drug started or changed is referred back to only while it is taken: a finished course is no backbone)
+        earlier = [m for m in self.ctx.memorable if m[0] < event.date and (m[1] == "diagnosis"
+                                                                             or m[2].get("drug") in taking)]
+        if not earlier or rng.random() >= BACKREF_PROBABILITY:
+            return []
+        when, kind, details = rng.choice(earlier)
+        since = Day(when, "spoken")
+        if kind == "diagnosis":
+            return [Act("doctor", "backref.diagnosis", {"diagnosis": details["name"], "since": since})]
+        return [Act("doctor", f"backref.{kind}", {"drug": DrugName(details["drug"]), "since": since})]
+
+    # --- realizing (one language) --------------------------------------------------------------------------
+
+    def _value(self, value: SlotValue, key: str) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, Text):
+            return text_of(value, self.lang)
+        if isinstance(value, Word):
+            return self.templates.word(value.table, value.key, self._say_rng)
+        if isinstance(value, DrugName):
+            return self.facts.drug(value.key, value.release)
+        if isinstance(value, Money):
+            return budget_text(round(value.usd), self.lang)
+        if isinstance(value, Day):
+            return self.say_date(value)
+        if isinstance(value, Count):
+            return self.templates.word(value.table, "one" if value.n == 1 else "many").format(n=value.n)
+        if isinstance(value, LayName):
+            return self.templates.lay(text_of(value.text, self.lang))
+        raise TypeError(f"slot {key}: no surface form for {value!r}")
+
+    def say_date(self, day: Day) -> str:
+        when = date.fromisoformat(day.iso)
+        month = self.templates.word("month", str(when.month))
+        if day.form == "month":
+            return month
+        if day.form == "weekday":
+            return self.templates.word("weekday", str(when.isoweekday()))
+        pattern = self.templates.word("date", day.form)
+        return pattern.format(day=when.day, month=month, year=when.year, m=when.month)
+
+    def session_slots(self, event: Event) -> dict[str, str]:
+        """What every act of the visit may say: how the doctor addresses the patient, their job, the day, and a
+        relative (drawn per visit, language-free) the visit may mention in passing."""
+        name = text_of(self.persona.name, self.lang)
+        order = self.templates.word("address", "order")
+        given, surname = (name.split(" ", 1) + [""])[:2] if order == "given_first" else (name[1:], name[:1])
+        address = self.templates.word("address", self.persona.sex).format(given=given, surname=surname)
+        relative = self._rng(event, "relative").choice(self.persona.family)
+        return {"name": address, "occupation": text_of(self.persona.occupation, self.lang),
+                "weekday": self.say_date(Day(event.date, "weekday")), "month": self.say_date(Day(event.date, "month")),
+                "relative": text_of(self.kb.relatives[relative.relation].text, self.lang),
+                "relative_yours": self.templates.word("relation", relative.relation),
+                "relative_name": text_of(relative.name, self.lang)}
+
+    def realize(self, act: Act, rng: random.Random, session: dict[str, str], used: set[tuple[str, int]]) -> str:
+        if act.fact is not None:
+            slots = self.facts.slots(act.key, act.fact, rng)
+        elif act.key.startswith("raise."):
+            slots = {"detail": trap_detail(self.kb, self.traps[act.key.partition(".")[2]], self.lang)}
+        else:
+            slots = {k: self._value(v, k) for k, v in act.slots.items()}
+        return self.templates.realize(act.key, rng, {**session, **slots}, used)
 
     def render(self, event: Event) -> Session:
         """The consultation of one event."""
-        patient: list[str] = []
-        doctor: list[str] = []
-        for fact in event.facts:
-            for role, text in self.fact_lines(fact):
-                (patient if role == "patient" else doctor).append(text)
-        ask = self.say(f"ask.{event.kind}")
-        if self.date_rng.random() < DATE_SAID_PROBABILITY:
-            ask = self.date_rng.choice(self.templates.variants("today")).format(date=full_date(event.date)) + " " + ask
-        lines: list[Line] = [("patient", self.say(f"open.{event.kind}")), ("doctor", ask)]
-        if self.rng.random() < FILLER_PROBABILITY:
-            lines += [("patient", self.say("filler.patient")), ("doctor", self.say("filler.doctor"))]
-        lines.append(("patient", " ".join(patient) if patient else self.say("filler.patient")))
-        if len(doctor) > 2:
-            half = (len(doctor) + 1) // 2
-            lines += [("doctor", " ".join(doctor[:half])), ("patient", self.say("react.patient")),
-                      ("doctor", " ".join(doctor[half:]))]
-        else:
-            lines.append(("doctor", " ".join(doctor) if doctor else self.say("filler.doctor")))
-        closing = self.say("close.doctor")
-        if self.memorable and self.rng.random() < BACKREF_PROBABILITY:
-            when, earlier = self.rng.choice(self.memorable)
-            closing = self.say("backref", date=spoken_date(when), earlier=earlier) + " " + closing
-        goodbye = self.say("close.patient")
-        if not doctor:  # the doctor's last line was a question: answer it before saying goodbye
-            goodbye = self.say("filler.patient") + " " + goodbye
-        lines += [("patient", goodbye), ("doctor", closing)]
-        self._remember(event)
-        return Session(
-            session_id=regular_session_id(event.event_id),
-            kind="regular",
-            date=event.date,
-            turns=[Turn(role=role, text=text) for role, text in lines],  # type: ignore[arg-type]
-            event_ids=[event.event_id],
-        )
+        beats = self.plan(event)
+        rng = self._say_rng = self._rng(event, self.lang)
+        session = self.session_slots(event)
+        used: set[tuple[str, int]] = set()
+        turns = []
+        for index, beat in enumerate(beats):
+            role = "patient" if index % 2 == 0 else "doctor"
+            assert all(a.role == role for a in beat), (event.event_id, index, [a.key for a in beat])
+            text = self.templates.joined([self.realize(a, rng, session, used) for a in beat])
+            turns.append(Turn(role=role, text=text))  # type: ignore[arg-type]
+            if role == "patient":
+                self.stats["patient_turns"] += 1
+                self.stats["filler_turns"] += all(a.filler for a in beat)
+        self.ctx.advance(event)
+        return Session(session_id=regular_session_id(event.event_id), kind="regular", date=event.date,
+                       turns=turns, event_ids=[event.event_id])
 
     def render_year(self) -> list[Session]:
         """Every regular session of the year, in order."""

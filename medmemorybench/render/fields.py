@@ -64,9 +64,10 @@ def full_date(iso: str) -> str:
     return f"{day.day} {day:%B} {day.year}"
 
 
-def budget_text(budget_usd: int) -> str:
-    """'$40'."""
-    return f"${budget_usd}"
+def budget_text(budget_usd: float, language: str = "en") -> str:
+    """'$40' ('40美元' in Chinese, as the knowledge base's Chinese budget sentences say it)."""
+    amount = format_number(budget_usd)
+    return f"{amount}美元" if language == "zh" else f"${amount}"
 
 
 def trap_detail(kb: KnowledgeBase, trap: Trap, language: str) -> str:
@@ -86,5 +87,5 @@ def trap_detail(kb: KnowledgeBase, trap: Trap, language: str) -> str:
     if isinstance(fact, DietFact):
         return text_of(kb.habits[fact.habit].text, language)
     if isinstance(fact, EconomicFact):
-        return budget_text(fact.monthly_budget_usd)
+        return budget_text(fact.monthly_budget_usd, language)
     raise TypeError(f"trap fact {type(fact).__name__} has no detail")

@@ -9,6 +9,7 @@ falls back to the template renderer. `Session.renderer` records which renderer m
 from __future__ import annotations
 
 import logging
+from collections import Counter
 
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -17,8 +18,8 @@ from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.models.base import Backbone, ChatRequest
 from medmemorybench.normalize import normalize_text
 from medmemorybench.render.conversation import SessionRenderer
-from medmemorybench.render.fields import dose_with_unit, lab_with_unit, text_of, trap_detail
-from medmemorybench.render.models import Session, Turn
+from medmemorybench.render.fields import budget_text, dose_with_unit, lab_with_unit, text_of, trap_detail
+from medmemorybench.render.models import ROLE_LABELS, Session, Turn
 from medmemorybench.render.templates import Templates
 from medmemorybench.resources import prompts_dir
 from medmemorybench.simulate.models import (
@@ -84,7 +85,7 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: st
         elif isinstance(fact, DietFact):
             need["patient"].append(t(kb.habits[fact.habit].text))
         elif isinstance(fact, EconomicFact):
-            need["patient"].append(f"${fact.monthly_budget_usd}")
+            need["patient"].append(budget_text(fact.monthly_budget_usd, language))
         elif isinstance(fact, AdverseFact):
             effect = next(e for e in kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
             need["doctor"] += [t(effect.name), drug(fact.drug)]
@@ -112,8 +113,12 @@ class LLMSessionRenderer:
         self.kb, self.templates, self.year, self.backbone, self.retries = kb, templates, year, backbone, retries
         env = SandboxedEnvironment(undefined=StrictUndefined)
         folder = prompts_dir() / "render"
+        if templates.language != "en":  # (a language's own agent prompts: prompts/render/<language>/)
+            folder = folder / templates.language
         self.prompts = {role: env.from_string((folder / f"{role}.jinja").read_text(encoding="utf-8"))
                         for role in ("patient", "doctor")}
+        self.stats: Counter = Counter()
+        """Sessions that passed the fact verifier at the first try, after a retry, or fell back to templates."""
 
     def _context(self, event: Event) -> dict:
         p = self.year.persona
@@ -128,11 +133,13 @@ class LLMSessionRenderer:
             requests = [
                 ChatRequest(messages=[{"role": "user", "content": self.prompts[role].render(
                     **self._context(event), facts=need[role], turns=dialogue)}],
-                    max_tokens=MAX_TOKENS_PER_TURN, temperature=0.0, stop=["\nPatient:", "\nDoctor:"])
+                    max_tokens=MAX_TOKENS_PER_TURN, temperature=0.0,
+                    stop=["\nPatient:", "\nDoctor:", "\n患者：", "\n医生："])
                 for event, need, dialogue in zip(events, needs, dialogues, strict=True)
             ]
+            label = ROLE_LABELS["zh" if self.templates.language == "zh" else "en"][role].strip()
             for dialogue, completion in zip(dialogues, self.backbone.generate(requests), strict=True):
-                text = completion.text.split("\n")[0].removeprefix(f"{role.capitalize()}:").strip()
+                text = completion.text.split("\n")[0].strip().removeprefix(label).strip()
                 dialogue.append(Turn(role=role, text=text or "..."))  # type: ignore[arg-type]
         return dialogues
 
@@ -143,7 +150,7 @@ class LLMSessionRenderer:
         needs = [required_facts(self.kb, self.year, e, self.templates.language) for e in events]
         result: dict[int, Session] = {}
         pending = list(range(len(events)))
-        for _ in range(self.retries + 1):
+        for attempt in range(self.retries + 1):
             if not pending:
                 break
             dialogues = self._dialogues([events[i] for i in pending], [needs[i] for i in pending])
@@ -153,9 +160,11 @@ class LLMSessionRenderer:
                                                               "renderer": f"llm:{self.backbone.model_id}"})
                 if is_complete(session, needs[index]):
                     result[index] = session
+                    self.stats["first_try" if attempt == 0 else "after_retry"] += 1
                 else:
                     still.append(index)
             pending = still
+        self.stats["fallback"] += len(pending)
         logger.info("%s: %d of %d sessions LLM-rendered, %d fell back to templates",
                     self.year.persona.persona_id, len(result), len(events), len(pending))
         return [result.get(i, fallback[i]) for i in range(len(events))]

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from medmemorybench.segment import has_cjk
+
 SessionKind = Literal["regular", "health_noise", "family_noise"]
 
 
@@ -58,15 +60,26 @@ class ObservedSession(BaseModel):
     """The dialogue, patient first."""
 
 
-def turn_line(turn: Turn) -> str:
-    """One turn as memories read it: `Patient: …` or `Doctor: …`."""
-    return f"{turn.role.capitalize()}: {turn.text}"
+ROLE_LABELS = {"en": {"patient": "Patient: ", "doctor": "Doctor: ", "date": "Date: "},
+               "zh": {"patient": "患者：", "doctor": "医生：", "date": "日期："}}
+"""How a session's text labels its speakers and its date, per language (a Chinese session reads 患者：…)."""
+
+
+def session_labels(session: Session | ObservedSession) -> dict[str, str]:
+    """The speaker and date labels of a session's text, in its language."""
+    return ROLE_LABELS["zh" if has_cjk(session.turns[0].text) else "en"]
+
+
+def turn_line(turn: Turn, labels: dict[str, str] | None = None) -> str:
+    """One turn as memories read it: `Patient: …` or `Doctor: …` (`患者：…` in a Chinese session)."""
+    return f"{(labels or ROLE_LABELS['en'])[turn.role]}{turn.text}"
 
 
 def session_text(session: Session | ObservedSession) -> str:
     """The text a memory system indexes: a date header (every dated session) then the turns."""
-    header = f"Date: {session.date}\n" if session.date else ""
-    return header + "\n".join(turn_line(t) for t in session.turns)
+    labels = session_labels(session)
+    header = f"{labels['date']}{session.date}\n" if session.date else ""
+    return header + "\n".join(turn_line(t, labels) for t in session.turns)
 
 
 def regular_session_id(event_id: str) -> str:

@@ -1,29 +1,54 @@
 """Phrasing data for the template renderer: one YAML file per language, validated on load.
 
-A file maps intents (`open.lab_check`, `fact.medication.start`, ...) to lists of variants. Variants are
-`str.format` strings; the placeholders an intent may use are declared in `PLACEHOLDERS`, and a variant
-using any other is an error naming the file and intent, so a typo cannot ship.
+A file has four sections:
+
+- `intents`: the fact intents (`fact.lab`, `fact.medication.start`, ...), whose variants state a ground-truth
+  fact verbatim; `PLACEHOLDERS` declares the slots each may use and `REQUIRED` the substrings every variant
+  must contain (the value beside its unit, the drug's name ...), outside any choice, so every expansion says it;
+- `acts`: the dialogue acts of `acts.ACTS` and `acts.NOISE_ACTS` (greetings, history questions and answers,
+  results, the patient's questions, safety-netting, closings ...), with the slots each may use;
+- `grammar`: named sub-phrases the variants refer to as `<name>`;
+- `words`: word tables (frequencies, statuses, month names ...).
+
+Variants use the phrase grammar of `grammar.py` (`[a|b]` choices, `<name>` sub-phrases, `{slot}` values). Every
+problem is reported at once with the file and key: a missing or unknown intent or act, a short variant list, a
+slot the act may not use, a required substring inside a choice, a sub-phrase that is missing or never used.
 """
 
 from __future__ import annotations
 
-import string
+import random
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
 
 from medmemorybench.errors import InputError
-from medmemorybench.simulate.models import EVENT_KINDS, TRAP_CATEGORIES
+from medmemorybench.render.acts import ACTS, FAMILY_SLOTS, HEALTH_SLOTS, NOISE_ACTS, SESSION_SLOTS
+from medmemorybench.render.grammar import (
+    Grammar,
+    GrammarSyntaxError,
+    fill,
+    finish,
+    parse,
+    refs_of,
+    slots_of,
+    tidy,
+    top_level_text,
+)
+from medmemorybench.simulate.models import TRAP_CATEGORIES
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
+FRAGMENTS = ("trap_reason.",)
+"""Intents said inside another sentence (no capital, no tidying of their own)."""
 MIN_VARIANTS = 5
+"""Variants (lines) each fact intent needs."""
+MIN_ACT_VARIANTS = 3
+"""Variants each act needs (a line usually holds choices of its own)."""
 
 _DRUG = {"drug", "dose", "unit", "frequency", "reason"}
 
 PLACEHOLDERS: dict[str, set[str]] = {
-    **{f"open.{kind}": set() for kind in EVENT_KINDS},
-    **{f"ask.{kind}": set() for kind in EVENT_KINDS},
     "fact.symptom": {"lay"},
     "ack.symptom": {"name", "lay"},
     "fact.lab": {"lab", "lab_lay", "value", "unit", "status"},
@@ -67,23 +92,12 @@ PLACEHOLDERS: dict[str, set[str]] = {
     "ack.stressor": {"text"},
     "fact.adherence": {"drug", "days"},
     "ack.adherence": {"drug", "days"},
-    "backref": {"date", "earlier"},
     "today": {"date"},
-    "react.patient": set(),
-    "close.patient": set(),
-    "close.doctor": set(),
-    "filler.doctor": set(),
-    "filler.patient": set(),
     **{f"trap_reason.{category}": {"detail"} for category in TRAP_CATEGORIES},
-    "health.open": {"question"},
-    "health.follow": set(),
-    "health.close": set(),
     "family.open": {"relative", "name", "age", "condition"},
     "family.drug": {"relative", "drug", "dose", "unit", "frequency"},
     "family.lab": {"relative", "lab", "value", "unit"},
     "family.allergy": {"relative", "agent", "reaction"},
-    "family.doctor": {"relative"},
-    "family.close": {"relative"},
 }
 """Every intent a template file must define, with the placeholders its variants may use."""
 
@@ -122,80 +136,170 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "fact.advice": ("{advice}",),
     "fact.stressor": ("{text}",),
     "fact.adherence": ("{drug}", "{days}"),
-    "backref": ("{date}", "{earlier}"),
     "today": ("{date}",),
     **{f"trap_reason.{category}": ("{detail}",) for category in TRAP_CATEGORIES},
-    "health.open": ("{question}",),
     "family.open": ("{relative}", "{condition}"),
     "family.drug": ("{drug}", "{dose} {unit}", "{frequency}"),
     "family.lab": ("{lab}", "{value} {unit}"),
     "family.allergy": ("{agent}", "{reaction}"),
 }
-"""Exact substrings every variant of an intent must contain, so the facts questions rest on are stated
-verbatim (a value and its unit side by side, the drug's name, the dose before and after)."""
+"""Exact substrings every variant of an intent must contain outside any choice, so the facts questions rest on are
+stated verbatim in every expansion (a value and its unit side by side, the drug's name, the dose before and after)."""
 
-WORD_TABLES = ("frequency", "status", "reason", "toxicity", "release", "joiner")
-"""Word tables a template file holds besides intents (`words.frequency.once_daily`, ...)."""
+WORD_TABLES = ("frequency", "status", "reason", "toxicity", "release", "joiner", "form", "next", "interval",
+               "relation", "pronoun", "pronoun_obj", "pronoun_pos", "month", "weekday", "date", "in_days", "address",
+               "lay_articles")
+"""Word tables a template file holds besides its phrasings (`words.frequency.once_daily`, ...)."""
+EXPANDABLE_WORDS = ("status", "reason", "next")
+"""Word tables whose entries may hold `[a|b]` choices (none of them reaches a gold answer: frequencies, which do,
+stay fixed)."""
 
 
 class Templates:
-    """The phrasings of one language."""
+    """The phrasings of one language, parsed."""
 
-    def __init__(self, language: str, intents: dict[str, list[str]], words: dict[str, dict[str, str]]):
+    def __init__(self, language: str, raw: dict[str, list[str]], parsed: dict[str, list[tuple]],
+                 grammar: Grammar, words: dict[str, dict[str, str]]) -> None:
         self.language = language
-        self.intents = intents
-        self.words = words
+        self.raw, self.parsed, self.grammar, self.words = raw, parsed, grammar, words
+        self.parsed_words = {table: {key: parse(value) for key, value in words.get(table, {}).items()}
+                             for table in EXPANDABLE_WORDS}
 
-    def variants(self, intent: str) -> list[str]:
-        """All phrasings of an intent."""
-        return self.intents[intent]
+    def variants(self, key: str) -> list[str]:
+        """All phrasings of an intent or act, as written."""
+        return self.raw[key]
 
-    def word(self, table: str, key: str) -> str:
-        """A word-table entry; falls back to the key with underscores as spaces."""
+    def realize(self, key: str, rng: random.Random, slots: dict[str, str],
+                used: set[tuple[str, int]] | None = None) -> str:
+        """One phrasing of an intent or act, drawn with `rng` and filled with `slots` (a fragment, said inside
+        another sentence, keeps its lower-case start). `used` holds the variants a session has said: a variant
+        is not drawn twice while another is left (and the one drawn is added)."""
+        variants = self.parsed[key]
+        indices = range(len(variants))
+        if used is not None:
+            indices = [i for i in indices if (key, i) not in used] or list(indices)
+        index = rng.choice(indices)
+        if used is not None:
+            used.add((key, index))
+        text = self.grammar.expand(variants[index], rng, used=used)
+        if key.startswith(FRAGMENTS):
+            return fill(text, slots).strip()
+        return finish(fill(tidy(text, self.language), slots), self.language)
+
+    def lay(self, phrase: str) -> str:
+        """A patient's name for something without its leading article or "my" (`words.lay_articles`)."""
+        for article in self.words.get("lay_articles", {}).values():
+            if phrase.lower().startswith(article):
+                return phrase[len(article):]
+        return phrase
+
+    def word(self, table: str, key: str, rng: random.Random | None = None) -> str:
+        """A word-table entry; falls back to the key with underscores as spaces. Entries of `EXPANDABLE_WORDS`
+        may hold choices: drawn with `rng`, or the first of each without one."""
+        parsed = self.parsed_words.get(table, {}).get(key)
+        if parsed is not None:
+            return self.grammar.expand(parsed, rng) if rng is not None else self.grammar.first(parsed)
         return self.words.get(table, {}).get(key, key.replace("_", " "))
 
+    def joined(self, parts: list[str]) -> str:
+        """Utterances of one turn, one after the other (a space between them, none in Chinese)."""
+        return self.word("joiner", "space").join(p for p in parts if p)
 
-def _placeholders(variant: str) -> set[str]:
-    return {field for _, field, _, _ in string.Formatter().parse(variant) if field}
+
+def _parse_section(path: Path, section: str, entries: dict, declared: dict[str, set[str] | frozenset[str]],
+                   minimum: int, problems: list[str]) -> dict[str, list[tuple]]:
+    parsed: dict[str, list[tuple]] = {}
+    for key in declared:
+        variants = entries.get(key)
+        if not isinstance(variants, list) or not variants or not all(isinstance(v, str) and v for v in variants):
+            problems.append(f"{path}: {section}.{key}: missing or not a list of strings")
+            continue
+        if len(variants) < minimum:
+            problems.append(f"{path}: {section}.{key}: {len(variants)} variants, need at least {minimum}")
+        parsed[key] = []
+        for index, variant in enumerate(variants):
+            try:
+                parsed[key].append(parse(variant))
+            except GrammarSyntaxError as exc:
+                problems.append(f"{path}: {section}.{key}[{index}]: {exc}")
+    for key in sorted(set(entries) - set(declared)):
+        problems.append(f"{path}: {section}.{key}: unknown {section[:-1]}")
+    return parsed
 
 
 def parse_templates(path: Path, raw: object) -> Templates:
     """Validate a template document.
 
     Raises:
-        InputError: listing every missing intent, short variant list and unknown placeholder.
+        InputError: listing every problem (missing, unknown or short entries, bad syntax, slots an entry may not
+            use, required substrings not said in every expansion, missing or unused sub-phrases, word tables).
     """
-    if not isinstance(raw, dict) or not isinstance(raw.get("intents"), dict):
-        raise InputError(f"{path}: expected a mapping with 'intents' and 'words'")
-    intents, words = raw["intents"], raw.get("words") or {}
-    problems = []
-    for intent, allowed in PLACEHOLDERS.items():
-        variants = intents.get(intent)
-        if not isinstance(variants, list) or not all(isinstance(v, str) and v for v in variants):
-            problems.append(f"{path}: intents.{intent}: missing or not a list of strings")
+    if not isinstance(raw, dict) or not isinstance(raw.get("intents"), dict) or not isinstance(raw.get("acts"), dict):
+        raise InputError(f"{path}: expected a mapping with 'intents', 'acts', 'grammar' and 'words'")
+    intents, acts, words = raw["intents"], raw["acts"], raw.get("words") or {}
+    rules_raw = raw.get("grammar") or {}
+    problems: list[str] = []
+    parsed = _parse_section(path, "intents", intents, PLACEHOLDERS, MIN_VARIANTS, problems)
+    act_slots = {key: slots | SESSION_SLOTS for key, slots in ACTS.items()} | {
+        key: slots | (FAMILY_SLOTS if key.startswith("family.") else HEALTH_SLOTS) for key, slots in NOISE_ACTS.items()}
+    parsed |= _parse_section(path, "acts", acts, act_slots, MIN_ACT_VARIANTS, problems)
+    grammar = Grammar()
+    for name, variants in rules_raw.items():
+        if not isinstance(variants, list) or not variants or not all(isinstance(v, str) for v in variants):
+            problems.append(f"{path}: grammar.{name}: expected a list of strings")
             continue
-        if len(variants) < MIN_VARIANTS:
-            problems.append(f"{path}: intents.{intent}: {len(variants)} variants, need at least {MIN_VARIANTS}")
-        for index, variant in enumerate(variants):
-            try:
-                unknown = _placeholders(variant) - allowed
-            except ValueError as exc:
-                problems.append(f"{path}: intents.{intent}[{index}]: bad format string ({exc})")
-                continue
+        try:
+            grammar.rules[name] = [parse(v) for v in variants]
+        except GrammarSyntaxError as exc:
+            problems.append(f"{path}: grammar.{name}: {exc}")
+    allowed = {**PLACEHOLDERS, **act_slots}
+    used: set[str] = set()
+    for key, variants in parsed.items():
+        section = "intents" if key in PLACEHOLDERS else "acts"
+        for index, seq in enumerate(variants):
+            where = f"{path}: {section}.{key}[{index}]"
+            unknown = sorted(grammar.reachable_slots(seq) - set(allowed[key]))
             if unknown:
-                problems.append(f"{path}: intents.{intent}[{index}]: unknown placeholder(s) {sorted(unknown)}; "
-                                f"allowed: {sorted(allowed)}")
-            missing = [part for part in REQUIRED.get(intent, ()) if part not in variant]
+                problems.append(f"{where}: unknown slot(s) {unknown}; allowed: {sorted(allowed[key])}")
+            missing_refs = sorted(r for r in _all_refs(grammar, seq) if r not in grammar.rules)
+            if missing_refs:
+                problems.append(f"{where}: no grammar entry {missing_refs}")
+            missing = [part for part in REQUIRED.get(key, ()) if part not in top_level_text(seq)]
             if missing:
-                problems.append(f"{path}: intents.{intent}[{index}]: must contain {missing}")
-    for intent in sorted(set(intents) - set(PLACEHOLDERS)):
-        problems.append(f"{path}: intents.{intent}: unknown intent")
+                problems.append(f"{where}: must contain {missing} outside any [..|..] choice")
+            grammar.reachable_refs(seq, used)
+    for name in sorted(set(grammar.rules) - used):
+        problems.append(f"{path}: grammar.{name}: never used")
     for table in WORD_TABLES:
         if not isinstance(words.get(table), dict):
             problems.append(f"{path}: words.{table}: missing word table")
+    for table in EXPANDABLE_WORDS:
+        for key, value in (words.get(table) or {}).items():
+            try:
+                seq = parse(str(value))
+            except GrammarSyntaxError as exc:
+                problems.append(f"{path}: words.{table}.{key}: {exc}")
+                continue
+            if refs_of(seq) or slots_of(seq):
+                problems.append(f"{path}: words.{table}.{key}: a word may hold [..|..] choices, not <names> or slots")
+    for table in sorted(set(words) - set(WORD_TABLES)):
+        problems.append(f"{path}: words.{table}: unknown word table")
     if problems:
         raise InputError("invalid templates:\n  " + "\n  ".join(problems))
-    return Templates(path.stem, intents, words)
+    raw_variants = {key: list(entries[key]) for entries in (intents, acts) for key in entries}
+    return Templates(path.stem, raw_variants, parsed, grammar, words)
+
+
+def _all_refs(grammar: Grammar, seq: tuple) -> set[str]:
+    """Every sub-phrase name an expansion may reach, whether or not it exists."""
+    found: set[str] = set()
+    todo = [seq]
+    while todo:
+        for name in refs_of(todo.pop()):
+            if name not in found:
+                found.add(name)
+                todo.extend(grammar.rules.get(name, []))
+    return found
 
 
 @lru_cache(maxsize=8)

@@ -22,11 +22,12 @@ from medmemorybench.scoring._match import contains_term
 from medmemorybench.scoring.abstention import is_abstention
 from medmemorybench.scoring.base import Question
 
-_YES = re.compile(r"(?:yes|yeah|yep|sure|absolutely|definitely|certainly|of course|go ahead|by all means)\b")
-_NO = re.compile(r"(?:no|nope|not|never|unfortunately|better not|avoid|i (?:would|do|can)(?: not|n't)"
+_YES = re.compile(r"(?:(?:yes|yeah|yep|sure|absolutely|definitely|certainly|of course|go ahead|by all means)\b"
+                  r"|可以|能|是的|没问题|当然|行)")
+_NO = re.compile(r"(?:(?:no|nope|not|never|unfortunately|better not|avoid|i (?:would|do|can)(?: not|n't)"
                  r"|i (?:wouldn't|don't|can't)|you (?:should|must|can)(?: not|n't)|you (?:shouldn't|mustn't|can't)"
-                 r"|(?:please )?(?:don't|do not))\b")
-_HEDGE = re.compile(r"\b(?:but|however|although|though|not)\b|n't\b")
+                 r"|(?:please )?(?:don't|do not))\b|不可以|不能|不行|不建议|不宜|不适合|不要|不推荐|最好不要|别)")
+_HEDGE = re.compile(r"\b(?:but|however|although|though|not)\b|n't\b|但是|不过|但|然而")
 _CLAUSE = re.compile(r"[.;!?\n]|\bbut\b|\bhowever\b")
 _VERBS = {"is", "are", "would", "can", "could", "should", "will", "may", "was", "might"}
 _RECOMMEND = {"good", "reasonable", "suitable", "safe", "fine", "recommend", "recommended", "option", "start",
@@ -50,7 +51,7 @@ def _opening(text: str) -> str:
 def polarity(text: str) -> str | None:
     """"yes" or "no" when the text opens with a clear answer, else None ("Yes, but ..." is None)."""
     opening = _opening(text)
-    first_sentence = re.split(r"[.;!?\n]", opening, maxsplit=1)[0]
+    first_sentence = re.split(r"[.;!?\n。]", opening, maxsplit=1)[0]
     yes = _YES.match(opening)
     if yes:
         return None if _HEDGE.search(first_sentence[yes.end():]) else "yes"

@@ -14,10 +14,17 @@ from collections.abc import Iterable
 from medmemorybench.normalize import normalize_text
 
 _UNIT_SYNONYMS = (
-    (re.compile(r"(?<=\d)\s*(?:milligrams?|mgs)\b"), "mg"),
-    (re.compile(r"(?<=\d)\s*(?:micrograms?|μg|ug)(?![a-z])"), "mcg"),
-    (re.compile(r"(?<=\d)\s*international units\b"), "iu"),
+    (re.compile(r"(?<=\d)\s*(?:milligrams?|mgs|毫克)(?:\b|(?=[\u3400-\u9fff]))"), "mg"),
+    (re.compile(r"(?<=\d)\s*(?:micrograms?|μg|ug|微克)(?![a-z])"), "mcg"),
+    (re.compile(r"(?<=\d)\s*(?:international units\b|国际单位)"), "iu"),
+    (re.compile(r"(?<=\d)\s*毫升"), "ml"),
+    (re.compile(r"(?<=\d)\s*毫摩尔\s*/\s*升"), "mmol/l"),
 )
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ZH_COUNTED = r"次|天|日|周|个月|年|岁|小时|片|粒|支|毫克|微克|毫升|mg|mcg|ml"
+_ZH_NUMBER = re.compile(rf"[零一二两三四五六七八九十百千]+(?=\s*(?:{_ZH_COUNTED}))")
+_ZH_FREQUENCY = re.compile(r"(?:每天|每日|一天|一日|1天|1日)\s*(\d+)\s*次")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _TIMES_TEN = re.compile(r"(?<=\d)\s*[×x*]\s*10\s*\^?\s*(?=\d)")  # "× 10⁹" (NFKC: "× 109"), "x 10^9"
 _TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.(\d*?)0+(?![\d.])")
@@ -25,10 +32,27 @@ _NUMBER_THEN_LETTER = re.compile(r"(?<![^\W\d_])(\d+(?:\.\d+)?)(?=[^\W\d_])")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")
 
 
+def _zh_number(numeral: str) -> str:
+    """'两' -> '2', '五百' -> '500', '十二' -> '12', '一千五百' -> '1500' (up to 9999; else unchanged)."""
+    total, digit = 0, None
+    for char in numeral:
+        if char in _ZH_DIGITS:
+            digit = _ZH_DIGITS[char]
+        elif char in _ZH_UNITS:
+            total += (1 if digit is None else digit) * _ZH_UNITS[char]
+            digit = None
+    if digit is not None:
+        total += digit
+    return str(total) if numeral[-1] in _ZH_UNITS or len(numeral) == 1 or any(c in _ZH_UNITS for c in numeral) \
+        else numeral
+
+
 def canonical(text: str) -> str:
     """The form both sides of a comparison take.
 
-    `normalize_text` (NFKC, lower case, single spaces, "7.2 %" -> "7.2%"), then: the minus sign
+    `normalize_text` (NFKC, lower case, single spaces, "7.2 %" -> "7.2%"), then: Chinese numerals before a unit
+    or a count become digits ("两次" -> "2次", "五百毫克" -> "500 mg") and a daily frequency one form ("一天两次",
+    "每天2次" -> "每日2次"), the minus sign
     becomes "-", "1,000" becomes "1000", unit spellings converge ("500 milligrams" -> "500 mg"),
     "× 10^9" becomes "x10", trailing decimal zeros go ("10.0" -> "10": the same value), and a number
     glued to a word is split from it ("500mg" -> "500 mg"; "HbA1c" and "B12" stay whole).
@@ -40,6 +64,8 @@ def canonical(text: str) -> str:
         The canonical text.
     """
     text = normalize_text(text.replace("\u2212", "-").replace("\u2019", "'"))
+    text = _ZH_NUMBER.sub(lambda m: _zh_number(m.group(0)), text)  # 两次 -> 2次, 五百毫克 -> 500毫克
+    text = _ZH_FREQUENCY.sub(r"每日\1次", text)  # 一天2次, 每天2次 -> 每日2次
     text = _THOUSANDS.sub("", text)
     for pattern, unit in _UNIT_SYNONYMS:
         text = pattern.sub(unit, text)

@@ -25,7 +25,8 @@ _PATTERNS = (
     rf"\b{_NEG} (?:find|locate|determine|tell|confirm|answer|say)\b",
     r"\b(?:i'm|i am|we're|we are) not (?:sure|certain|aware)\b",
     r"\b(?:not sure|unsure|no idea|insufficient (?:information|data|evidence)|not enough (?:information|data))\b",
-    r"没有(?:相关)?(?:记录|信息|提到|提及)|记录中没有|无记录|未(?:提及|记录|找到)|不知道|无法确定|找不到|不清楚",
+    r"没有(?:相关|这方面的?)?(?:记录|信息|提到|提及)|记录(?:中|里)(?:没有|未)|无记录|未(?:提及|记录|找到)|不知道|无法确定"
+    r"|找不到|不清楚|不在(?:我的|您的)?[\u3400-\u9fff]{0,4}(?:记录|病历|档案)",
 )
 _ABSTAIN = re.compile("|".join(f"(?:{p})" for p in _PATTERNS))
 

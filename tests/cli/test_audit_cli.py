@@ -26,6 +26,7 @@ def test_audit_prints_every_probe_and_the_card_carries_the_table(built):
     for probe in ("question_only", "constant", "abs_wording", "date_in_question", "evidence_age", "duplicates",
                   "noise_lowers_bm25"):
         assert probe in result.stdout
+    assert "questions in 'zh'" in result.stdout  # (the Chinese questions are audited too)
     assert "Memory-less audit" in (built / "README.md").read_text()
 
 
@@ -52,8 +53,8 @@ def test_build_refuses_to_export_a_dataset_that_fails_a_probe(tmp_path, monkeypa
     import medmemorybench.dataset.build as build
 
     failing = [ProbeResult("abs_wording", "ABS", 0.9, 0.6, False, "best rule: 'often'")]
-    monkeypatch.setattr(build, "audit_questions", lambda questions: failing)
-    options = BuildOptions(personas=1, health_sessions=2, family_sessions=2)
+    monkeypatch.setattr(build, "audit_questions", lambda questions, language="en": failing)
+    options = BuildOptions(personas=1, health_sessions=2, family_sessions=2, language="en")
     with pytest.raises(InputError, match=r"abs_wording \(ABS\)"):
         build_and_export(tmp_path, options)
     assert not (tmp_path / "medmemorybench").exists()

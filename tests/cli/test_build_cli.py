@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 from tests.cli.test_simulate_cli import run_cli
 
 SMALL = ["--personas", "2", "--health-sessions", "5", "--family-sessions", "5"]
+ENGLISH = [*SMALL, "--language", "en"]  # (one language where the test is not about languages: half the time)
 
 
 def test_build_validate_and_dry_run_publish(tmp_path):
@@ -21,6 +22,8 @@ def test_build_validate_and_dry_run_publish(tmp_path):
     assert "fingerprint" in result.stdout and "MB on disk" in result.stdout
     folder = out / "medmemorybench"
     assert (folder / "README.md").is_file() and (folder / "mixed" / "checkpoint_100.parquet").is_file()
+    # the default renders both languages: the Chinese configs beside the English ones
+    assert (folder / "mixed_zh" / "checkpoint_100.parquet").is_file() and (folder / "questions_zh").is_dir()
 
     valid = run_cli("validate", str(folder))
     assert valid.returncode == 0 and "valid" in valid.stdout
@@ -34,7 +37,7 @@ def test_build_validate_and_dry_run_publish(tmp_path):
 
 def test_validate_lists_violations_and_exits_nonzero(tmp_path):
     out = tmp_path / "out"
-    assert run_cli("build", "--seed", "1", "--out", str(out), *SMALL).returncode == 0
+    assert run_cli("build", "--seed", "1", "--out", str(out), *ENGLISH).returncode == 0
     path = out / "medmemorybench" / "questions" / "checkpoint_10.parquet"
     table = pq.read_table(path)
     rows = table.to_pylist()
@@ -47,7 +50,7 @@ def test_validate_lists_violations_and_exits_nonzero(tmp_path):
 
 def test_validate_names_a_corrupted_file(tmp_path):
     out = tmp_path / "out"
-    assert run_cli("build", "--out", str(out), *SMALL).returncode == 0
+    assert run_cli("build", "--out", str(out), *ENGLISH).returncode == 0
     (out / "medmemorybench" / "efficient" / "checkpoint_40.parquet").write_text("garbage")
     result = run_cli("validate", str(out / "medmemorybench"))
     assert result.returncode == 2

@@ -20,7 +20,7 @@ from tests.harness.conftest import RecordingBackbone, run, run_config
 def data(tmp_path_factory):
     out = tmp_path_factory.mktemp("data")
     result = run_cli("build", "--seed", "3", "--personas", "3", "--health-sessions", "10", "--family-sessions", "10",
-                     "--out", str(out))
+                     "--language", "en", "--out", str(out))
     assert result.returncode == 0, result.stderr
     return out / "medmemorybench"
 

@@ -92,3 +92,16 @@ def test_corrupted_parquet_is_named(folder, tmp_path):
 def test_existing_output_is_refused(built, folder):
     with pytest.raises(InputError, match="already exists"):
         export_dataset(built, folder.parent)
+
+
+def test_both_languages_hold_the_same_questions_and_sessions():
+    # one truth, two renderings: same query ids, evidence, right letters and session ids; golds in each language
+    options = BuildOptions(seed=4, personas=1, encounters=40, health_sessions=3, family_sessions=3, language="both")
+    built = build_dataset(default_knowledge(), None, options)
+    assert validate_rows(built.rows) == []  # (the validator compares the renderings too)
+    english = {q["query_id"]: q for rows in built.rows["questions"].values() for q in rows}
+    chinese = {q["query_id"]: q for rows in built.rows["questions_zh"].values() for q in rows}
+    assert english.keys() == chinese.keys() and english
+    assert all(q["evidence_session_ids"] == english[i]["evidence_session_ids"] for i, q in chinese.items())
+    assert any("\u4e00" <= ch <= "\u9fff" for q in chinese.values() for ch in q["question"])
+    assert set(built.stats["variety"]) == {"efficient", "mixed", "efficient_zh", "mixed_zh"}

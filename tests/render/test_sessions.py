@@ -15,7 +15,7 @@ from medmemorybench.render.noise import render_family_sessions, render_health_se
 from medmemorybench.render.stream import bucket_sizes, checkpoints_of, insert_noise, split_by_checkpoint
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
-from medmemorybench.simulate.models import AllergyFact, LabFact, MedicationFact
+from medmemorybench.simulate.models import AllergyFact, LabFact, MedicationFact, SettingFact
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +112,68 @@ def test_split_by_checkpoint_keeps_every_session_once_in_order():
     parts = split_by_checkpoint(stream, checkpoints)
     assert [s for c in checkpoints for s in parts[c]] == stream
     assert [s.session_id for s in parts[10] if s.kind == "regular"][-1] == "P-S010"
+
+
+def test_an_admission_is_closed_with_urgent_safety_netting(kb):
+    # an acute complication sent to hospital must not close with "we'll review everything at your next visit"
+    year = simulate_patient(kb, 3, 3)
+    renderer = SessionRenderer(kb, load_templates("en"), year)
+    urgent = next(e for e in year.events if any(isinstance(f, SettingFact) and f.setting == "admission"
+                                               for f in e.facts))
+    for event in year.events[: urgent.index - 1]:
+        renderer.render(event)
+    keys = [a.key for beat in renderer.plan(urgent) for a in beat]
+    assert "safety.urgent" in keys and "greet.doctor.urgent" in keys
+    assert "safety.general" not in keys
+
+
+def test_a_scan_or_a_sample_is_never_called_a_blood_test():
+    templates = load_templates("en")
+    for kind in ("imaging", "urine", "stool", "breath", "sleep_study", "score", "vital"):
+        for key in (f"open.lab_check.{kind}", f"results.{kind}"):
+            for seed in range(60):
+                text = templates.realize(key, random.Random(seed), {"weekday": "Monday"})
+                assert "blood" not in text.lower(), (key, text)
+
+
+def test_patient_turns_are_rarely_stock_filler(kb):
+    year = simulate_patient(kb, 3, 10)
+    renderer = SessionRenderer(kb, load_templates("en"), year)
+    renderer.render_year()
+    assert renderer.stats["patient_turns"] >= 300
+    assert renderer.stats["filler_turns"] / renderer.stats["patient_turns"] <= 0.10
+
+
+def test_noise_doctors_never_repeat_a_reply_within_a_session(kb):
+    year = simulate_patient(kb, 0, 1)
+    templates = load_templates("en")
+    sessions = render_health_sessions(kb, templates, year, 30, random.Random(1)) + \
+        render_family_sessions(kb, templates, year, 30, random.Random(2))
+    for session in sessions:
+        replies = [t.text for t in session.turns if t.role == "doctor"]
+        assert len(replies) == len(set(replies)), session.session_id
+        assert 6 <= len(session.turns) <= 10 and session.turns[0].role == "patient", session.session_id
+
+
+def test_plans_and_wording_are_seeded(kb):
+    year = simulate_patient(kb, 3, 4, n_encounters=20)
+    first = SessionRenderer(kb, load_templates("en"), year).render_year()
+    assert first == SessionRenderer(kb, load_templates("en"), year).render_year()
+
+
+def test_one_plan_two_renderings(kb):
+    # English and Chinese render the same acts in the same order: same turns, same roles, same facts stated
+    year = simulate_patient(kb, 3, 7, n_encounters=20)
+    english = SessionRenderer(kb, load_templates("en"), year)
+    chinese = SessionRenderer(kb, load_templates("zh"), year)
+    for event in year.events:
+        plan_en, plan_zh = english.plan(event), chinese.plan(event)
+        assert [[a.key for a in beat] for beat in plan_en] == [[a.key for a in beat] for beat in plan_zh]
+        en, zh = english.render(event), chinese.render(event)
+        assert [t.role for t in en.turns] == [t.role for t in zh.turns]
+        text = session_text(zh)
+        for fact in event.facts:
+            if isinstance(fact, LabFact):
+                assert lab_with_unit(kb, fact.lab, fact.value) in text, (zh.session_id, fact)
+            if isinstance(fact, MedicationFact):
+                assert kb.drugs[fact.drug].name.zh in text, (zh.session_id, fact)

@@ -1,4 +1,5 @@
-"""Template files: every intent present with enough variants; typos and bad placeholders are named."""
+"""Template files: every intent and act present with enough variants; typos, bad slots, required facts inside a
+choice and missing or unused sub-phrases are named with the file and key."""
 
 from __future__ import annotations
 
@@ -8,13 +9,23 @@ import pytest
 import yaml
 
 from medmemorybench.errors import InputError
-from medmemorybench.render.templates import MIN_VARIANTS, PLACEHOLDERS, TEMPLATE_DIR, load_templates, parse_templates
+from medmemorybench.render.acts import ACTS, NOISE_ACTS
+from medmemorybench.render.templates import (
+    MIN_ACT_VARIANTS,
+    MIN_VARIANTS,
+    PLACEHOLDERS,
+    TEMPLATE_DIR,
+    load_templates,
+    parse_templates,
+)
 
 
-def test_english_templates_cover_every_intent_with_five_variants():
+def test_english_templates_cover_every_intent_and_act():
     templates = load_templates("en")
     for intent in PLACEHOLDERS:
         assert len(templates.variants(intent)) >= MIN_VARIANTS, intent
+    for act in [*ACTS, *NOISE_ACTS]:
+        assert len(templates.variants(act)) >= MIN_ACT_VARIANTS, act
 
 
 def _raw() -> dict:
@@ -24,7 +35,7 @@ def _raw() -> dict:
 def test_unknown_placeholder_is_named_with_file_and_intent():
     raw = _raw()
     raw["intents"]["fact.lab"][0] = "Your {lab} is {value} {unit} ({labname})"
-    with pytest.raises(InputError, match=r"en.yaml: intents.fact.lab\[0\]: unknown placeholder\(s\) \['labname'\]"):
+    with pytest.raises(InputError, match=r"en.yaml: intents.fact.lab\[0\]: unknown slot\(s\) \['labname'\]"):
         parse_templates(Path("en.yaml"), raw)
 
 
@@ -36,16 +47,45 @@ def test_variant_that_drops_the_unit_is_rejected():
         parse_templates(Path("en.yaml"), raw)
 
 
-def test_missing_intent_and_short_list_are_both_reported():
+def test_required_fact_inside_a_choice_is_rejected():
+    # "[{value} {unit}|about that]" would let an expansion drop the value a question rests on
     raw = _raw()
-    del raw["intents"]["close.doctor"]
-    raw["intents"]["close.patient"] = raw["intents"]["close.patient"][:2]
+    raw["intents"]["fact.lab"][2] = "Your {lab} is [{value} {unit}|about that], {status}."
+    with pytest.raises(InputError, match=r"intents.fact.lab\[2\]: must contain \['\{value\} \{unit\}'\] outside"):
+        parse_templates(Path("en.yaml"), raw)
+
+
+def test_missing_entries_short_lists_and_grammar_problems_are_all_reported():
+    raw = _raw()
+    del raw["intents"]["fact.test"]
+    del raw["acts"]["bye.doctor"]
+    raw["intents"]["fact.adverse"] = raw["intents"]["fact.adverse"][:2]
+    raw["acts"]["hx.onset"] = ["When did it <no_such_phrase>?", "[unclosed", "fine", "also fine"]
+    raw["grammar"]["lonely"] = ["never referred to"]
     with pytest.raises(InputError) as info:
         parse_templates(Path("en.yaml"), raw)
-    assert "intents.close.doctor: missing" in str(info.value)
-    assert "intents.close.patient: 2 variants, need at least 5" in str(info.value)
+    message = str(info.value)
+    assert "intents.fact.test: missing" in message
+    assert "acts.bye.doctor: missing" in message
+    assert "intents.fact.adverse: 2 variants, need at least 5" in message
+    assert "acts.hx.onset[0]: no grammar entry ['no_such_phrase']" in message
+    assert "acts.hx.onset[1]: unclosed '['" in message
+    assert "grammar.lonely: never used" in message
+
+
+def test_act_slot_outside_its_declaration_is_rejected():
+    raw = _raw()
+    raw["acts"]["hx.onset"][0] = "When did the {drug} start?"  # hx.onset is told no drug
+    with pytest.raises(InputError, match=r"acts.hx.onset\[0\]: unknown slot\(s\) \['drug'\]"):
+        parse_templates(Path("en.yaml"), raw)
 
 
 def test_unknown_language_lists_available():
     with pytest.raises(InputError, match=r"no templates for 'xx'; available: en"):
         load_templates("xx")
+
+
+def test_chinese_templates_cover_every_intent_and_act():
+    templates = load_templates("zh")
+    for key in [*PLACEHOLDERS, *ACTS, *NOISE_ACTS]:
+        assert templates.variants(key), key

@@ -33,12 +33,13 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                        | {lab.lab for r in finder.year.persona.family for lab in r.labs})
     for lab in own_group:
         lay = finder.lab_lay(lab)
-        if lab in measured or not finder.never_said(finder.t(finder.kb.labs[lab].name), lay):
+        if lab in measured or not finder.never_said_anywhere(
+                lambda f, lab=lab: (f.t(f.kb.labs[lab].name), f.lab_lay(lab))):
             continue
         absent(rng.choice(LAB_PHRASINGS), {"lab_lay": lay}, lay, f"abs:lab:{lab}", "lab")
     for drug in sorted(d for d in finder.pools if finder.in_pool(d, "abs")):
         name = finder.drug(drug)
-        if finder.never_said(name):
+        if finder.never_said_anywhere(lambda f, drug=drug: (f.drug(drug),)):
             absent(rng.choice(DRUG_PHRASINGS), {"drug": name}, name, f"abs:drug:{drug}", "drug")
     upto = finder.upto(checkpoint)
     if len(upto) >= 2:

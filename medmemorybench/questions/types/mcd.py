@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.sua import switched
@@ -68,10 +69,13 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         steps = [finder.event_text(n, lab) for n in nodes]
         if not all(steps):
             continue
-        answer = finder.say("mcd", "then").join(step.rstrip(".") for step in steps)
-        answer = answer[0].upper() + answer[1:] + "."
-        # a key fact is what the gold itself states (a lab value at a visit that also changed drugs is not told)
-        keys = list(dict.fromkeys(k for k in (node_key(finder, n, lab) for n in nodes) if k and k in answer))[:4]
+        answer = finder.say("mcd", "then").join(step.rstrip(".。") for step in steps)
+        answer = answer[0].upper() + answer[1:] + finder.say("mcd", "end")
+        # a key fact is what the gold itself states (a lab value at a visit that also changed drugs is not told), in
+        # whatever case the sentence gave it ("Depression in dementia was found" states "depression in dementia")
+        told = normalize_text(answer)
+        keys = list(dict.fromkeys(k for k in (node_key(finder, n, lab) for n in nodes)
+                                  if k and normalize_text(k) in told))[:4]
         drafts.append(Draft("MCD", template, fields, answer, nodes, keys, f"chain:{template}:{sorted(fields.items())}",
                             kind=template, chain=list(zip(steps, nodes, strict=True))))
     return drafts

@@ -45,7 +45,7 @@ def _fewest(finder: FactFinder | None, rng: random.Random, drugs: list[str], n: 
     """`n` of the drugs, at random, among those the cohort prior keeps on this side (`questions.cohort`: no drug
     may be mostly a right option, or mostly a wrong one); None when fewer than `n` are left."""
     if finder is not None and finder.prior is not None:
-        drugs = [d for d in drugs if finder.prior.keeps(finder.year.persona.persona_id, finder.drug(d), right)]
+        drugs = [d for d in drugs if finder.prior.keeps(finder.year.persona.persona_id, d, right)]
     return rng.sample(drugs, n) if len(drugs) >= n else None
 
 

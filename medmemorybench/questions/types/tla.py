@@ -15,7 +15,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
 
     def when(template: str, fields: dict, event, fact_key: str, kind: str) -> None:  # noqa: ANN001
         drafts.append(Draft("TLA", template, fields, event.date, [event], [event.date], fact_key, kind=kind,
-                            aliases=date_aliases(event.date)))
+                            aliases=date_aliases(event.date, finder.phrasing)))
 
     first_seen: dict[str, tuple] = {}
     for event, fact in finder.facts(checkpoint, LabFact):

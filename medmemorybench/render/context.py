@@ -1,0 +1,173 @@
+"""What the renderer knows at each visit: the care year so far, read from the ground truth, language-free.
+
+A consultation refers to what came before ("since you raised the dose in March", "the same pain as in
+February", "the scan", "back after the course of doxycycline") and to what comes next (the next visit, the
+tests then due). `YearContext` keeps that running state as the visits are rendered in order, and
+`VisitFacts` sorts one event's facts by who states them and what they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdverseFact,
+    AdviceFact,
+    AllergyFact,
+    AvoidedFact,
+    CareYear,
+    CautionFact,
+    ComplicationFact,
+    DiagnosisFact,
+    DietFact,
+    EconomicFact,
+    Event,
+    HistoryFact,
+    LabFact,
+    MedicationFact,
+    PreferenceFact,
+    SettingFact,
+    StressorFact,
+    SymptomFact,
+    TestFact,
+)
+
+PATIENT_FACTS = (SymptomFact, AllergyFact, HistoryFact, PreferenceFact, DietFact, EconomicFact, StressorFact,
+                 AdherenceFact)
+"""Facts the patient tells (the doctor acknowledges them)."""
+
+
+def is_patient_medication(fact: object) -> bool:
+    """A drug the patient tells the doctor about (one they already take, or a dose they set right)."""
+    return isinstance(fact, MedicationFact) and (fact.reason == "long_term" or fact.action == "correct")
+
+
+@dataclass
+class VisitFacts:
+    """One event's facts, sorted by who states them and what they are."""
+
+    told: list = field(default_factory=list)
+    """What the patient tells, in order (symptoms, disclosures, their own drugs, missed doses)."""
+    labs: list[LabFact] = field(default_factory=list)
+    findings: list = field(default_factory=list)
+    """Tests, diagnoses, adverse effects, complication findings (what the doctor explains)."""
+    decisions: list = field(default_factory=list)
+    """Prescriptions and their reasons (avoided, caution), advice, the level of care."""
+
+    @classmethod
+    def of(cls, event: Event) -> VisitFacts:
+        out = cls()
+        for fact in event.facts:
+            if isinstance(fact, PATIENT_FACTS) or is_patient_medication(fact):
+                out.told.append(fact)
+            elif isinstance(fact, LabFact):
+                out.labs.append(fact)
+            elif isinstance(fact, TestFact | DiagnosisFact | AdverseFact | ComplicationFact):
+                out.findings.append(fact)
+            elif isinstance(fact, MedicationFact | AvoidedFact | CautionFact | AdviceFact | SettingFact):
+                out.decisions.append(fact)
+            else:
+                raise TypeError(f"no place in a consultation for fact {type(fact).__name__}")
+        return out
+
+    @property
+    def prescriptions(self) -> list[MedicationFact]:
+        return [f for f in self.decisions if isinstance(f, MedicationFact)]
+
+    @property
+    def is_urgent(self) -> bool:
+        """Emergency care or a hospital admission was decided."""
+        return any(isinstance(f, SettingFact) and f.setting != "outpatient" for f in self.decisions)
+
+
+@dataclass
+class Taking:
+    """A drug the patient is on, and since when it stands as it is."""
+
+    fact: MedicationFact
+    started: str
+    changed: str
+    until: str | None = None
+
+
+class YearContext:
+    """The running state of a year as its visits are rendered in order (`advance` after each)."""
+
+    def __init__(self, kb: KnowledgeBase, year: CareYear) -> None:
+        self.kb, self.year = kb, year
+        self.taking: dict[str, Taking] = {}
+        self.lab_history: dict[str, list[tuple[str, float]]] = {}
+        self.symptoms_seen: dict[str, str] = {}
+        """Symptom key -> date first told."""
+        self.diagnosed_on: str | None = None
+        self.memorable: list[tuple[str, str, dict]] = []
+        """(date, kind, details) of what a later visit may refer back to."""
+        self.advice_given: dict[str, str] = {}
+        """Advice key -> date first given."""
+        self.last_course: MedicationFact | None = None
+        """The last course given for an intercurrent illness (its review visit asks how it went)."""
+        self._dates = [e.date for e in year.events]
+
+    # --- questions a visit asks of the past ----------------------------------------------------------------
+
+    def current(self, on: str) -> list[Taking]:
+        """What the patient takes on a date (courses that have ended left out), in the order started."""
+        return [t for t in self.taking.values() if t.until is None or t.until >= on]
+
+    def previous_lab(self, lab: str) -> tuple[str, float] | None:
+        history = self.lab_history.get(lab)
+        return history[-1] if history else None
+
+    def next_visit(self, event: Event) -> Event | None:
+        following = self.year.events[event.index:]  # (events are numbered from 1)
+        return following[0] if following else None
+
+    def days_to_next(self, event: Event) -> int | None:
+        upcoming = self.next_visit(event)
+        if upcoming is None:
+            return None
+        return (date.fromisoformat(upcoming.date) - date.fromisoformat(event.date)).days
+
+    # --- moving on --------------------------------------------------------------------------------------
+
+    def advance(self, event: Event) -> None:
+        """Take in what a visit established."""
+        for fact in event.facts:
+            if isinstance(fact, MedicationFact):
+                self._medication(fact, event.date)
+            elif isinstance(fact, LabFact):
+                self.lab_history.setdefault(fact.lab, []).append((event.date, fact.value))
+            elif isinstance(fact, SymptomFact):
+                self.symptoms_seen.setdefault(fact.symptom, event.date)
+            elif isinstance(fact, AdviceFact):
+                self.advice_given.setdefault(fact.advice, event.date)
+            elif isinstance(fact, DiagnosisFact) and fact.status == "confirmed":
+                self.diagnosed_on = self.diagnosed_on or event.date
+                self.memorable.append((event.date, "diagnosis", {"name": fact.name}))
+            elif isinstance(fact, DiagnosisFact) and fact.status == "complication":
+                self.memorable.append((event.date, "diagnosis", {"name": fact.name}))
+
+    def _medication(self, fact: MedicationFact, on: str) -> None:
+        if fact.action == "stop":
+            self.taking.pop(fact.drug, None)
+            return
+        if fact.action == "administer":
+            return
+        previous = self.taking.get(fact.drug)
+        until = None
+        if fact.action == "start" and fact.course_days:
+            until = date.fromordinal(date.fromisoformat(on).toordinal() + fact.course_days).isoformat()
+            if fact.reason.startswith("illness:"):
+                self.last_course = fact
+        elif previous is not None:
+            until = previous.until
+        started = previous.started if previous is not None else on
+        changed = on if previous is None or previous.fact.dose != fact.dose else previous.changed
+        self.taking[fact.drug] = Taking(fact, started, changed, until)
+        if fact.action == "start" and fact.reason != "long_term":
+            self.memorable.append((on, "start", {"drug": fact.drug}))
+        elif fact.action in ("increase", "decrease"):
+            self.memorable.append((on, "change", {"drug": fact.drug}))

@@ -1,0 +1,199 @@
+"""Facts as dialogue acts: which intent states a fact and who says it (language-free), and the slot values
+that intent is filled with in one language.
+
+Every fact is stated verbatim by a fact intent (`templates.REQUIRED` makes each of its variants contain the
+value, the unit, the drug's name ...), so a question's key facts are in the session whichever phrasing is
+drawn. Patient-side facts (symptoms, allergies, habits ...) come with the doctor's acknowledgement.
+"""
+
+from __future__ import annotations
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.render.acts import Act
+from medmemorybench.render.fields import budget_text, format_lab_value, format_number, lab_status, text_of, trap_detail
+from medmemorybench.render.templates import Templates
+from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdverseFact,
+    AdviceFact,
+    AllergyFact,
+    AvoidedFact,
+    CareYear,
+    CautionFact,
+    ComplicationFact,
+    DiagnosisFact,
+    DietFact,
+    EconomicFact,
+    HistoryFact,
+    LabFact,
+    MedicationFact,
+    PreferenceFact,
+    SettingFact,
+    StressorFact,
+    SymptomFact,
+    TestFact,
+)
+from medmemorybench.simulate.safety import rule_text
+
+
+def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
+    """The acts that state one fact, in order (a patient's fact is followed by the doctor's acknowledgement)."""
+    def one(role: str, key: str) -> Act:
+        return Act(role, key, fact=fact)  # type: ignore[arg-type]
+
+    if isinstance(fact, SymptomFact):
+        return [one("patient", "fact.symptom"), one("doctor", "ack.symptom")]
+    if isinstance(fact, LabFact):
+        return [one("doctor", "fact.lab")]
+    if isinstance(fact, DiagnosisFact):
+        return [one("doctor", f"fact.diagnosis.{fact.status}")]
+    if isinstance(fact, TestFact):
+        return [one("doctor", "fact.test")]
+    if isinstance(fact, MedicationFact):
+        if fact.reason == "long_term":  # a drug they already take, and what for
+            has_history = bool(fact.indication and fact.indication.startswith("history:"))
+            return [one("patient", "fact.medication.long_term" if has_history else "fact.medication.continue")]
+        if fact.action == "correct":
+            return [one("patient", "fact.medication.correct"), one("doctor", "ack.medication.correct")]
+        if fact.action == "start" and fact.course_days:
+            return [one("doctor", "fact.medication.start_course")]
+        return [one("doctor", f"fact.medication.{fact.action}")]
+    if isinstance(fact, AvoidedFact):
+        return [one("doctor", "fact.avoided" if fact.traps else "fact.avoided_rule")]
+    if isinstance(fact, CautionFact):
+        return [one("doctor", "fact.caution")]
+    if isinstance(fact, SettingFact):
+        return [one("doctor", f"fact.setting.{fact.setting}")]
+    if isinstance(fact, AllergyFact):
+        if fact.corrected_from is not None:
+            return [one("patient", "fact.allergy_correction"), one("doctor", "ack.allergy_correction")]
+        return [one("patient", "fact.allergy"), one("doctor", "ack.allergy")]
+    if isinstance(fact, HistoryFact):
+        return [one("patient", "fact.history"), one("doctor", "ack.history")]
+    if isinstance(fact, PreferenceFact):
+        return [one("patient", "fact.preference"), one("doctor", "ack.preference")]
+    if isinstance(fact, DietFact):
+        return [one("patient", "fact.diet"), one("doctor", "ack.diet")]
+    if isinstance(fact, EconomicFact):
+        return [one("patient", "fact.economic"), one("doctor", "ack.economic")]
+    if isinstance(fact, AdverseFact):
+        return [one("doctor", "fact.adverse")]
+    if isinstance(fact, ComplicationFact):
+        comp = next(c for c in kb.conditions[year.persona.condition].complications if c.key == fact.complication)
+        # without a finding it is stated by the complication's DiagnosisFact and SymptomFact
+        return [one("doctor", "fact.complication_finding")] if comp.finding is not None else []
+    if isinstance(fact, AdviceFact):
+        return [one("doctor", "fact.advice")]
+    if isinstance(fact, StressorFact):
+        return [one("patient", "fact.stressor"), one("doctor", "ack.stressor")]
+    if isinstance(fact, AdherenceFact):
+        return [one("patient", "fact.adherence"), one("doctor", "ack.adherence")]
+    raise TypeError(f"no rendering for fact {type(fact).__name__}")
+
+
+class FactSlots:
+    """The slot values of fact intents in one language."""
+
+    def __init__(self, kb: KnowledgeBase, templates: Templates, year: CareYear) -> None:
+        self.kb, self.templates, self.year = kb, templates, year
+        self.lang = templates.language
+        self.traps = {t.category: t for t in year.persona.traps}
+
+    def t(self, text) -> str:  # noqa: ANN001
+        return text_of(text, self.lang)
+
+    def drug(self, key: str, release: str = "immediate") -> str:
+        """A drug's generic name (with its formulation where an extended-release form was chosen)."""
+        name = self.t(self.kb.drugs[key].name)
+        if release == "extended" and "extended" not in name and "modified" not in name and "缓释" not in name:
+            name += self.templates.word("release", "extended")
+        return name
+
+    def sentence(self, phrase: str) -> str:
+        """A phrase as a full sentence: a capital (where the language has them) and the end mark."""
+        stop = self.templates.word("joiner", "stop")
+        phrase = phrase[0].upper() + phrase[1:] if self.lang != "zh" else phrase
+        return phrase if phrase.endswith((".", "。", stop.strip())) else phrase + stop
+
+    def rule_phrase(self, rule_id: str) -> str:
+        """Why a rule bars or qualifies a drug, as a full sentence."""
+        kind, _, key = rule_id.partition(":")
+        if kind == "toxicity":
+            return self.sentence(self.templates.word("toxicity", key))
+        if kind == "complication":
+            comp = next(c for c in self.kb.conditions[self.year.persona.condition].complications if c.key == key)
+            return self.sentence(self.t(comp.name))
+        text = rule_text(self.kb, rule_id)
+        return self.sentence(self.t(text) if text is not None else rule_id)
+
+    def trap_reason(self, category: str, rng) -> str:  # noqa: ANN001
+        detail = trap_detail(self.kb, self.traps[category], self.lang)
+        return self.templates.realize(f"trap_reason.{category}", rng, {"detail": detail})
+
+    def slots(self, key: str, fact: object, rng) -> dict[str, str]:  # noqa: ANN001, C901, PLR0911, PLR0912
+        """What the intent `key` stating `fact` is filled with (`rng` draws the wording of nested reasons)."""
+        kb, t, word = self.kb, self.t, self.templates.word
+        if isinstance(fact, SymptomFact):
+            return {"lay": t(fact.lay), "name": t(fact.name)}
+        if isinstance(fact, LabFact):
+            lab = kb.labs[fact.lab]
+            return {"lab": t(lab.name), "lab_lay": self.templates.lay(t(lab.lay)),
+                    "value": format_lab_value(kb, fact.lab, fact.value),
+                    "unit": fact.unit, "status": word("status", lab_status(kb, fact.lab, fact.value), rng)}
+        if isinstance(fact, DiagnosisFact):
+            lay = t(kb.conditions[self.year.persona.condition].lay) if fact.status == "confirmed" else t(fact.name)
+            return {"diagnosis": t(fact.name), "diagnosis_lay": lay, "icd11": fact.icd11}
+        if isinstance(fact, TestFact):
+            return {"test": t(fact.name), "finding": t(fact.finding)}
+        if isinstance(fact, MedicationFact):
+            out = {"drug": self.drug(fact.drug, fact.release), "dose": format_number(fact.dose), "unit": fact.unit,
+                   "frequency": word("frequency", fact.frequency),
+                   "reason": word("reason", fact.reason.partition(":")[0], rng),
+                   "previous_dose": format_number(fact.previous_dose or fact.dose), "days": str(fact.course_days)}
+            if fact.indication and fact.indication.startswith("history:"):
+                out["condition"] = t(kb.history_conditions[fact.indication.partition(":")[2]].lay)
+            return out
+        if isinstance(fact, AvoidedFact):
+            out = {"drug": self.drug(fact.drug), "instead": self.drug(fact.instead)}
+            if fact.traps:
+                out["trap_reason"] = word("joiner", "and").join(self.trap_reason(c, rng) for c in fact.traps)
+            else:
+                out["reason"] = word("joiner", "space").join(self.rule_phrase(r) for r in fact.rules)
+            return out
+        if isinstance(fact, CautionFact):
+            caution = self.rule_phrase(fact.rule)
+            if fact.trap is not None and fact.rule.startswith("diet:"):
+                caution = self.sentence(self.trap_reason(fact.trap, rng)) + word("joiner", "space") + caution
+            return {"drug": self.drug(fact.drug), "caution": caution}
+        if isinstance(fact, AllergyFact):
+            out = {"agent": t(fact.agent), "reaction": t(fact.reaction)}
+            if fact.corrected_from is not None:
+                out["previous"] = t(fact.corrected_from)
+            return out
+        if isinstance(fact, HistoryFact):
+            hist = kb.history_conditions[fact.history]
+            return {"history": t(hist.name), "history_lay": t(hist.lay)}
+        if isinstance(fact, PreferenceFact):
+            return {"text": t(kb.preferences[fact.preference].text)}
+        if isinstance(fact, DietFact):
+            return {"text": t(kb.habits[fact.habit].text)}
+        if isinstance(fact, EconomicFact):
+            text = t(kb.economic_profiles[fact.profile].text).replace("{budget}", str(fact.monthly_budget_usd))
+            return {"text": text, "budget": budget_text(fact.monthly_budget_usd, self.lang)}
+        if isinstance(fact, AdverseFact):
+            effect = next(e for e in kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
+            return {"drug": self.drug(fact.drug), "effect": t(effect.name), "effect_lay": t(effect.lay)}
+        if isinstance(fact, ComplicationFact):
+            comp = next(c for c in kb.conditions[self.year.persona.condition].complications
+                        if c.key == fact.complication)
+            return {"diagnosis": t(comp.name), "finding": t(comp.finding)}
+        if isinstance(fact, AdviceFact):
+            return {"advice": t(kb.advice[fact.advice].text)}
+        if isinstance(fact, StressorFact):
+            stressor = next(s for s in kb.conditions[self.year.persona.condition].stressors if s.key == fact.stressor)
+            return {"text": t(stressor.text)}
+        if isinstance(fact, AdherenceFact):
+            return {"drug": self.drug(fact.drug), "days": str(fact.missed_days)}
+        if isinstance(fact, SettingFact):
+            return {}
+        raise TypeError(f"no rendering for fact {type(fact).__name__}")
