@@ -55,7 +55,7 @@ def test_build_refuses_to_export_a_dataset_that_fails_a_probe(tmp_path, monkeypa
     failing = [ProbeResult("abs_wording", "ABS", 0.9, 0.6, False, "best rule: 'often'")]
     monkeypatch.setattr(build, "audit_questions", lambda questions, language="en": failing)
     options = BuildOptions(personas=1, health_sessions=2, family_sessions=2, language="en")
-    with pytest.raises(InputError, match=r"abs_wording \(ABS\)"):
+    with pytest.raises(InputError, match=r"abs_wording \(ABS, en\)"):
         build_and_export(tmp_path, options)
     assert not (tmp_path / "medmemorybench").exists()
     folder, _ = build_and_export(tmp_path, options, allow_audit_failures=True)
