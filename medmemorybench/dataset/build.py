@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from medmemorybench.dataset.audit import age_distribution, audit_questions, format_table
+from medmemorybench.dataset.audit import cohort_prior as cohort_prior_probe
 from medmemorybench.dataset.schema import LANGUAGES, PERSONAS_SPLIT, RENDERED, config_name, split_name
 from medmemorybench.dataset.variety import format_variety, stream_variety
 from medmemorybench.errors import InputError
@@ -28,6 +29,10 @@ from medmemorybench.simulate import iter_cohort
 from medmemorybench.simulate.describe import describe_fact
 from medmemorybench.simulate.models import CareYear
 from medmemorybench.simulate.store import care_year_json
+
+PRIOR_DRAWS = 4
+"""At most this many draws of the cohort prior's coins (`cohort_questions`; docs/benchmarks.md has how many the
+default build's seeds took). A cohort that still fails is refused by the audit gate, naming the probe."""
 
 Rows = dict[str, dict[str, list[dict]]]
 """config -> split -> rows."""
@@ -98,10 +103,20 @@ def build_renderings(kb: KnowledgeBase, templates: dict[str, Templates], year: C
                      backbone: Backbone | None = None, prior: CohortPrior | None = None) -> dict[str, PatientBuild]:
     """One patient's year in every language of `templates` (language -> phrasing): the same visits, noise and
     questions, each rendered in its language (the plans and the question choice are language-free)."""
+    return ask_questions(kb, year, render_patient(kb, templates, year, options, backbone), prior)
+
+
+Rendered = dict[str, tuple[list[Session], list[Session], Counter]]
+"""One patient's sessions per language: (regular, mixed, turn counts)."""
+
+
+def render_patient(kb: KnowledgeBase, templates: dict[str, Templates], year: CareYear, options: BuildOptions,
+                   backbone: Backbone | None = None) -> Rendered:
+    """One patient's regular sessions and the mixed stream (noise inserted) in every language of `templates`."""
     from medmemorybench.simulate.rng import rng_for
 
     pid = year.persona.persona_id
-    out: dict[str, tuple[list[Session], list[Session], Counter]] = {}
+    out: Rendered = {}
     for language, phrasing in templates.items():
         counts: Counter = Counter()
         if backbone is not None:
@@ -118,11 +133,36 @@ def build_renderings(kb: KnowledgeBase, templates: dict[str, Templates], year: C
                                         rng_for(year.seed, pid, "noise/family"), counts)
         mixed = insert_noise(regular, health + family, rng_for(year.seed, pid, "noise/insert"))
         out[language] = (regular, mixed, counts)
-    checkpoints = checkpoints_of(len(next(iter(out.values()))[0]))
-    questions = generate_renderings(kb, year, {lang: regular for lang, (regular, _, _) in out.items()}, checkpoints,
-                                    prior)
+    return out
+
+
+def ask_questions(kb: KnowledgeBase, year: CareYear, rendered: Rendered,
+                  prior: CohortPrior | None = None) -> dict[str, PatientBuild]:
+    """The patient's questions over their rendered sessions, in every language rendered."""
+    checkpoints = checkpoints_of(len(next(iter(rendered.values()))[0]))
+    questions = generate_renderings(kb, year, {lang: regular for lang, (regular, _, _) in rendered.items()},
+                                    checkpoints, prior)
     return {lang: PatientBuild(year, regular, mixed, questions[lang], checkpoints, counts, lang)
-            for lang, (regular, mixed, counts) in out.items()}
+            for lang, (regular, mixed, counts) in rendered.items()}
+
+
+def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]],
+                     prior: CohortPrior) -> tuple[list[dict[str, PatientBuild]], int]:
+    """Every patient's questions, and the number of draws of the prior's coins it took.
+
+    The cohort prior thins each drug's commoner answer by coin (`questions.cohort`); a draw can still, by chance,
+    leave the other patients' answers for a drug (or their opposite) predicting a patient's beyond the audit's
+    bar over the whole cohort. The published questions must not hold that: the coins are then drawn again (a
+    seeded sequence: the same seed gives the same draw), at most `PRIOR_DRAWS` times; the card records the draws.
+    """
+    for draw in range(PRIOR_DRAWS):
+        prior.draw = draw
+        builds = [ask_questions(kb, year, sessions, prior) for year, sessions in rendered]
+        first = [q.model_dump() for build in builds for q in next(iter(build.values())).questions]
+        language = next(iter(builds[0])) if builds else "en"
+        if not any(r.blocks for r in cohort_prior_probe(first, language) if r.scope == "IG"):
+            break
+    return builds, draw + 1
 
 
 def cohort_prior(kb: KnowledgeBase, years: list[CareYear], options: BuildOptions) -> CohortPrior:
@@ -193,7 +233,7 @@ def build_dataset(
     kb: KnowledgeBase,
     templates: Templates | None,
     options: BuildOptions,
-    on_patient: Callable[[PatientBuild], None] | None = None,
+    on_patient: Callable[[str], None] | None = None,
     backbone: Backbone | None = None,
 ) -> BuiltDataset:
     """Build every config's rows for the cohort (in memory; `export` writes them), in each language of
@@ -202,7 +242,8 @@ def build_dataset(
 
     Args:
         templates: the phrasing of one language's sessions (None: each language's own templates).
-        on_patient: called with each patient's build (in the first language).
+        on_patient: called with each patient's id once its sessions are rendered (the questions of the whole
+            cohort are asked after the last one: `cohort_questions`).
         backbone: when given, regular sessions are written by LLM agents through it (with template
             fallback per session); otherwise by the template renderer.
     """
@@ -219,8 +260,13 @@ def build_dataset(
     turn_counts: dict[str, Counter] = {lang: Counter() for lang in languages}
     years = list(iter_cohort(kb, options.seed, options.personas, options.encounters))
     prior = cohort_prior(kb, years, options)
+    rendered = []
     for year in years:
-        renderings = build_renderings(kb, phrasing, year, options, backbone, prior)
+        rendered.append((year, render_patient(kb, phrasing, year, options, backbone)))
+        if on_patient:
+            on_patient(year.persona.persona_id)
+    builds, prior_draws = cohort_questions(kb, rendered, prior)
+    for year, renderings in zip(years, builds, strict=True):
         for lang, patient in renderings.items():
             renderers.update(s.renderer for s in patient.regular)
             turn_counts[lang].update(patient.turn_counts)
@@ -237,8 +283,6 @@ def build_dataset(
                     by_type[question.query_type] += 1
                     by_checkpoint[question.checkpoint] += 1
         rows["personas"][PERSONAS_SPLIT].append(persona_row(kb, year))
-        if on_patient:
-            on_patient(renderings[languages[0]])
     stats = {
         "personas": options.personas,
         "languages": list(languages),
@@ -248,6 +292,7 @@ def build_dataset(
         "sessions": dict(sessions),
         "turns": dict(turns),
         "regular_sessions_by_renderer": dict(sorted(renderers.items())),
+        "prior_draws": prior_draws,
         "variety": {}, "filler_share": {}, "variety_table": {}, "audit_table": {}, "audit_failures": [],
     }
     for lang in languages:

@@ -39,6 +39,9 @@ class CohortPrior:
         self.taken: Counter[str] = Counter()
         """Drug key -> how many patients take it at some checkpoint (for "which of these do I take?", whose
         wrong options are drugs other patients take: an option's being taken elsewhere then tells nothing)."""
+        self.draw = 0
+        """Which draw of the coins (`dataset.build.cohort_questions` draws again when one happens to leave a prior
+        that predicts the answers); draw 0 is the first."""
         self.given: Counter[str] = Counter()
         """Drug key -> how many patients are given it during the year, courses included (for "which of these was I
         ever given?")."""
@@ -72,5 +75,5 @@ class CohortPrior:
         rate = SLACK * min(counts[True], counts[False]) / counts[allowed]
         if rate >= 1:
             return True
-        draw = rng_for(self.seed, persona_id, f"questions/cohort/{drug}/{allowed}").random()
-        return draw < rate
+        salt = f"questions/cohort/{drug}/{allowed}" + (f"/draw{self.draw}" if self.draw else "")
+        return rng_for(self.seed, persona_id, salt).random() < rate

@@ -1,0 +1,42 @@
+"""The cohort's questions are asked again, with the prior's coins drawn anew, when a draw leaves the other patients'
+IG answers predicting a patient's (`dataset.build.cohort_questions`)."""
+
+import medmemorybench.dataset.build as build
+from medmemorybench.dataset.audit import ProbeResult
+from medmemorybench.dataset.build import BuildOptions, build_dataset
+from medmemorybench.knowledge import default_knowledge
+
+OPTIONS = BuildOptions(seed=3, personas=3, encounters=30, health_sessions=0, family_sessions=0)
+
+
+def _ig(questions: list) -> list[tuple]:
+    return [(q["query_id"], q["answer"]) for split in questions.values() for q in split if q["query_type"] == "IG"]
+
+
+def test_a_failing_draw_is_drawn_again_and_recorded(monkeypatch):
+    kb = default_knowledge()
+    first = build_dataset(kb, None, OPTIONS)
+    assert first.stats["prior_draws"] == 1
+    draws = []
+
+    def probe(questions, language="en"):  # fails the first draw only
+        draws.append(len(questions))
+        return [ProbeResult("cohort_prior", "IG", 0.9, 0.6, len(draws) > 1)]
+
+    monkeypatch.setattr(build, "cohort_prior_probe", probe)
+    again = build_dataset(kb, None, OPTIONS)
+    assert again.stats["prior_draws"] == 2 and len(draws) == 2
+    # the second draw is another set of coins: same patients and sessions, other IG answers kept
+    assert again.rows["efficient"]["checkpoint_10"][0]["sessions"] == first.rows["efficient"]["checkpoint_10"][0][
+        "sessions"]
+    assert _ig(again.rows["questions"]) != _ig(first.rows["questions"])
+    draws.clear()
+    assert _ig(build_dataset(kb, None, OPTIONS).rows["questions"]) == _ig(again.rows["questions"])  # (seeded)
+
+
+def test_draws_stop_at_the_limit_and_the_gate_then_refuses(monkeypatch):
+    monkeypatch.setattr(build, "cohort_prior_probe",
+                        lambda questions, language="en": [ProbeResult("cohort_prior", "IG", 0.9, 0.6, False)])
+    monkeypatch.setattr(build, "PRIOR_DRAWS", 2)
+    built = build_dataset(default_knowledge(), None, OPTIONS)
+    assert built.stats["prior_draws"] == 2
