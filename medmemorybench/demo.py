@@ -22,7 +22,9 @@ RETRIEVAL_PATIENTS = 10
 """Patients bm25 and dense read: the first ten by id (P0001-P0010, the roster's first ten conditions), the same for
 both. Embedding the windows of all 20 patients' streams, about 12,000 MiniLM passes, was 22 of the demo's 25
 minutes on two loaded cores (docs/benchmarks.md); ten patients halve it."""
-QA_CHECKPOINTS = [20, 60, 100]
+QA_CHECKPOINTS = [20, 100]
+"""Where SmolLM2 answers: near the start and at the end of the year (about 11 questions each). A third checkpoint
+took the cold demo to 10 min 49 s on two quiet cores (docs/benchmarks.md); the target is under 10."""
 
 
 @dataclass
