@@ -58,3 +58,33 @@ def test_failing_sessions_are_retried_then_fall_back_to_templates(year):
     assert backbone.calls == 2 * 8  # two attempts of eight turns
     assert sessions == SessionRenderer(kb, templates, year).render_year()
     assert all(s.renderer == "template" for s in sessions)
+
+
+class DyingBackbone(RecitingBackbone):
+    """Unit-test double: recites like `RecitingBackbone` until its `lives` batches are spent, then the process
+    "is killed" (an error mid-build)."""
+
+    def __init__(self, lives: int) -> None:
+        super().__init__()
+        self.lives = lives
+
+    def generate(self, requests):  # noqa: ANN001, ANN201
+        if self.calls >= self.lives:
+            raise RuntimeError("killed")
+        return super().generate(requests)
+
+
+def test_a_killed_llm_rendering_goes_on_where_it_stopped(year, tmp_path):
+    from medmemorybench.harness.cache import CachingBackbone, ResponseCache
+
+    kb, templates = default_knowledge(), load_templates("en")
+    cache_path = tmp_path / "llm-render-cache.sqlite"
+    with pytest.raises(RuntimeError, match="killed"):
+        LLMSessionRenderer(kb, templates, year, CachingBackbone(DyingBackbone(lives=3), ResponseCache(cache_path)),
+                           retries=0).render_year()
+    again = RecitingBackbone()
+    resumed = LLMSessionRenderer(kb, templates, year, CachingBackbone(again, ResponseCache(cache_path)),
+                                 retries=0).render_year()
+    assert again.calls == 8 - 3  # the three turns written before the kill come from the cache
+    cold = LLMSessionRenderer(kb, templates, year, RecitingBackbone(), retries=0).render_year()
+    assert resumed == cold
