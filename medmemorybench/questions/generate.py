@@ -415,23 +415,29 @@ def _strata(items: list[tuple[Draft, str]], balanced: set[str]) -> dict[tuple, d
 
 def _trim_unpaired(chosen: list[tuple[int, Draft, str]]) -> list[tuple[int, Draft, str]]:
     """Even a balanced type's yes and no golds within each stratum of `_strata`, so no rule on what other
-    questions name tells yes from no. The latest of a leading side are dropped, but for the only question testing
-    a trap category; repeated until nothing changes (dropping a question changes what the others see)."""
+    questions name tells yes from no. A leading side loses its questions at the checkpoints holding most of the
+    type (the latest first among equals: dropping only the latest would thin the year's end and tilt the
+    per-checkpoint mix), but for the only question testing a trap category; repeated until nothing changes
+    (dropping a question changes what the others see)."""
     balanced = {s.code for s in question_types() if s.balanced}
     kept = list(chosen)
     while True:
         categories = Counter(d.trap_category for _, d, _ in kept if d.trap_category)
+        per_checkpoint = Counter((c, d.query_type) for c, d, _ in kept)
         drop: set[int] = set()
         for sides in _strata([(d, _named_text(d, t)) for _, d, t in kept], balanced).values():
             lead = "yes" if len(sides["yes"]) > len(sides["no"]) else "no"
             surplus = len(sides[lead]) - len(sides["no" if lead == "yes" else "yes"])
-            for position in reversed(sides[lead]):
+            fullest_first = sorted(sides[lead], key=lambda p: (per_checkpoint[(kept[p][0], kept[p][1].query_type)], p),
+                                   reverse=True)
+            for position in fullest_first:
                 if surplus <= 0:
                     break
                 category = kept[position][1].trap_category
                 if category and categories[category] == 1:
                     continue  # (the only question testing a trap category stays)
                 drop.add(position)
+                per_checkpoint[(kept[position][0], kept[position][1].query_type)] -= 1
                 surplus -= 1
                 if category:
                     categories[category] -= 1

@@ -107,3 +107,20 @@ def test_report_of_a_folder_without_summary(tmp_path):
 def test_ls_lists_tasks_and_memories():
     assert "medmemorybench_mixed" in run_cli("ls", "tasks").stdout
     assert "dense" in run_cli("ls", "memories").stdout
+
+
+def test_the_chinese_tasks_run_offline_and_report_recall_for_both_modes(tmp_path):
+    out = tmp_path / "data"
+    built = run_cli("build", "--seed", "4", "--personas", "2", "--encounters", "20", "--health_sessions", "5",
+                    "--family_sessions", "5", "--language", "zh", "--no_register", "--output_path", str(out),
+                    "--allow_audit_failures")  # (two patients of 20 sessions: too few questions for the probes' bars)
+    assert built.returncode == 0, built.stderr
+    result = run_cli("run", "--tasks", "medmemorybench_zh", "--memory", "bm25", "--model", "none",
+                     "--dataset_path", str(out / "medmemorybench"), "--output_path", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    recall = {name: task["metrics"]["recall_at_k"]["overall"][0]["mean"] for name, task in summary["tasks"].items()}
+    assert set(recall) == {"medmemorybench_efficient_zh", "medmemorybench_mixed_zh"}
+    assert all(0 < value <= 1 for value in recall.values())
+    samples = _samples(tmp_path / "run")
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in samples[0]["question"])  # (the questions asked are Chinese)
