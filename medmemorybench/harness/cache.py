@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medmemorybench.errors import InputError, OutputError
-from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.base import Backbone, ChatRequest, Completion, WrappingBackbone
 from medmemorybench.models.embedded import CACHE_ENV
 
 PROJECT_CACHE = Path(".medmemorybench") / "responses.sqlite"
@@ -116,28 +116,14 @@ def generate_cached(
     return out
 
 
-class CachingBackbone(Backbone):
+class CachingBackbone(WrappingBackbone):
     """A backbone whose completions go through a `ResponseCache`: each is stored as it arrives, so a killed job
     that asks the same requests again (an LLM-rendered build, rerun with the same options) is answered from the
     cache up to where it stopped and only the rest is generated."""
 
     def __init__(self, inner: Backbone, cache: ResponseCache) -> None:
-        self.inner, self.cache = inner, cache
-        self.name = inner.name
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def context_window(self) -> int:
-        return self.inner.context_window
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-    def identity(self) -> dict:
-        return self.inner.identity()
+        super().__init__(inner)
+        self.cache = cache
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         return generate_cached(self.inner, requests, self.cache)

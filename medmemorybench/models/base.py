@@ -112,6 +112,29 @@ class Backbone(ABC):
         return out
 
 
+class WrappingBackbone(Backbone):
+    """A backbone that answers through another (`inner`) in some other way: through a cache, in shared batches.
+    It is the inner model for everything else, its identity included, so cache keys and run headers do not change."""
+
+    def __init__(self, inner: Backbone) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def context_window(self) -> int:
+        return self.inner.context_window
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def identity(self) -> dict:
+        return self.inner.identity()
+
+
 class RetrievalOnly(Backbone):
     """The `none` backbone: nothing answers; a run records what memories retrieve (Recall@k, MRR) and scores no
     answer. The runner asks `answers` rather than the name."""

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.base import Backbone, ChatRequest, Completion, WrappingBackbone
 
 
 @dataclass
@@ -71,28 +71,13 @@ class MicroBatcher:
             return [Completion(error=f"{exc.__class__.__name__}: {exc}") for _ in requests]
 
 
-class BatchingBackbone(Backbone):
+class BatchingBackbone(WrappingBackbone):
     """A backbone whose `generate` goes through a shared `MicroBatcher`: called from many threads, the requests
     are answered in shared batches. Its identity is the wrapped backbone's, so cache keys do not change."""
 
     def __init__(self, backbone: Backbone, max_batch: int = 16, batch_window_ms: float = 20.0) -> None:
-        self.inner = backbone
-        self.name = backbone.name
+        super().__init__(backbone)
         self.batcher = MicroBatcher(backbone, max_batch, batch_window_ms)
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def context_window(self) -> int:
-        return self.inner.context_window
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-    def identity(self) -> dict:
-        return self.inner.identity()
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         return self.batcher.submit_many(requests)
