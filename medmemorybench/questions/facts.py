@@ -65,6 +65,9 @@ class Draft:
     abstain: bool = False
     absent_fact: str | None = None
     common_wrong_answer: str | None = None
+    side_by_coin: bool = False
+    """A yes/no question whose side was drawn by a fair coin per patient and entity: its answers across the cohort
+    are even already, so the cohort prior does not thin them."""
 
 
 DISTRACTORS = 6

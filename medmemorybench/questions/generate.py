@@ -40,6 +40,11 @@ SCHEDULE_ROUNDS = 4
 """Times the schedule is run: each round bans the questions the previous one had to trim to keep a balanced type
 even (so their slots go to drafts that stay balanced)."""
 BALANCE_LEAD = 1
+TRIM_LEAD = 1
+"""How far one side may lead within a stratum of one patient once the schedule is done (`_trim_unpaired`): one
+question, in either direction, does not let a rule on what other questions name beat chance over a cohort (the
+audit's question-only probe checks it), and evening every stratum exactly left patients whose year bars nearly
+every drug (a budget spent, old age) with a handful of IG questions."""
 """How far one side of a balanced type (IG yes/no) may lead within a stratum while the schedule runs (the
 end-of-year trimming evens what is left; more room was tried and kept fewer)."""
 
@@ -123,7 +128,7 @@ class _Schedule:
         if spec.balanced and side:
             drug = _drug_key(draft)
             untested = draft.trap_category is not None and draft.trap_category not in self.categories
-            if self.prior is not None and drug and not untested \
+            if self.prior is not None and drug and not untested and not draft.side_by_coin \
                     and not self.prior.keeps(self.persona_id, drug, side == "yes"):
                 return True  # (the drug's commoner answer, evened out over the cohort; every trap is still tested)
             other = "no" if side == "yes" else "yes"
@@ -414,10 +419,10 @@ def _strata(items: list[tuple[Draft, str]], balanced: set[str]) -> dict[tuple, d
 
 
 def _trim_unpaired(chosen: list[tuple[int, Draft, str]]) -> list[tuple[int, Draft, str]]:
-    """Even a balanced type's yes and no golds within each stratum of `_strata`, so no rule on what other
-    questions name tells yes from no. A leading side loses its questions at the checkpoints holding most of the
-    type (the latest first among equals: dropping only the latest would thin the year's end and tilt the
-    per-checkpoint mix), but for the only question testing a trap category; repeated until nothing changes
+    """Even a balanced type's yes and no golds within each stratum of `_strata` (to within `TRIM_LEAD`), so no rule
+    on what other questions name tells yes from no. A leading side loses its questions at the checkpoints holding
+    most of the type (the latest first among equals: dropping only the latest would thin the year's end and tilt
+    the per-checkpoint mix), but for the only question testing a trap category; repeated until nothing changes
     (dropping a question changes what the others see)."""
     balanced = {s.code for s in question_types() if s.balanced}
     kept = list(chosen)
@@ -427,7 +432,7 @@ def _trim_unpaired(chosen: list[tuple[int, Draft, str]]) -> list[tuple[int, Draf
         drop: set[int] = set()
         for sides in _strata([(d, _named_text(d, t)) for _, d, t in kept], balanced).values():
             lead = "yes" if len(sides["yes"]) > len(sides["no"]) else "no"
-            surplus = len(sides[lead]) - len(sides["no" if lead == "yes" else "yes"])
+            surplus = len(sides[lead]) - len(sides["no" if lead == "yes" else "yes"]) - TRIM_LEAD
             fullest_first = sorted(sides[lead], key=lambda p: (per_checkpoint[(kept[p][0], kept[p][1].query_type)], p),
                                    reverse=True)
             for position in fullest_first:

@@ -166,3 +166,35 @@ def test_probe_duplicates_fails_on_a_repeated_question():
 def test_audit_runs_every_probe(rows):
     assert {r.probe for r in audit_questions(rows)} == {"question_only", "cohort_prior", "constant", "abs_wording",
                                                         "date_in_question", "evidence_age", "duplicates"}
+
+
+def test_dispensed_dose_asks_the_dose_now_or_the_one_before_by_a_fair_coin(kb):
+    """"The pharmacy gave me X D: is that my dose?": yes names the dose taken on the checkpoint's last visit, no
+    names another dose and corrects it to that one; the side of a drug's dose is the same at every checkpoint, and
+    over a cohort's drafts neither side dominates."""
+    import random
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types import ig
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.simulate.timeline import state_on
+
+    sides: Counter = Counter()
+    for index in range(20):
+        year = simulate_patient(kb, 0, index)
+        finder = FactFinder(kb, year, load_phrasing("en"), load_templates("en"), {})
+        answers: dict[str, str] = {}
+        for checkpoint in (30, 60, 100):
+            taken = state_on(year, finder.upto(checkpoint)[-1].date).medications
+            for draft in ig._dispensed(finder, checkpoint):
+                side = draft.kind.partition(":")[2]
+                drug = next(k for k in taken if finder.drug(k) == draft.fields["drug"])
+                now = f"{finder.format_number(taken[drug].dose)} {taken[drug].unit}"
+                assert draft.key_facts == [now] and draft.side_by_coin and draft.template == "ig.dispensed_dose"
+                assert (draft.fields["dose"] == now) is (side == "yes")
+                assert draft.answer.startswith("Yes" if side == "yes" else "No") and now in draft.answer
+                assert answers.setdefault(draft.fact_key, draft.answer) == draft.answer  # (the same coin every time)
+                sides[side] += 1
+        assert ig.make(finder, 100, random.Random(0))  # (the maker still runs with them in)
+    assert sides["yes"] + sides["no"] >= 40 and 0.35 <= sides["yes"] / (sides["yes"] + sides["no"]) <= 0.65

@@ -94,8 +94,8 @@ def test_ig_questions_carry_the_common_wrong_answer(patients):
         for q in (q for q in patient.questions if q.query_type == "IG"):
             assert q.common_wrong_answer
             # (a question on what a drug taken bars, or on a hypothetical course, names no trap category)
-            assert q.trap_category or q.template in ("ig.take_now", "ig.over_the_counter", "ig.illness_drug",
-                                                     "ig.other_condition")
+            assert q.trap_category or q.template in ("ig.take_now", "ig.dispensed_dose", "ig.over_the_counter",
+                                                     "ig.illness_drug", "ig.other_condition")
 
 
 def test_question_ids_are_unique(patients):

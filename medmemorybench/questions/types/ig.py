@@ -1,7 +1,8 @@
 """IG, inference generation: may this patient be given a drug that the condition's guidelines offer? About
 half the drugs asked about are barred by a disclosed fact (gold "No, because …", every barring fact named)
 and half are safe although a drug of the same step is barred (gold "Yes …" with the fact that does not
-apply), so neither answer wins by default. Plus: does a disclosed habit work against the advice."""
+apply), so neither answer wins by default. Plus: does a disclosed habit work against the advice; is the dose
+the pharmacy dispensed the patient's dose."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import random
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import Event, MedicationFact, Trap
-from medmemorybench.simulate.timeline import state_on
+from medmemorybench.simulate.rng import rng_for
+from medmemorybench.simulate.timeline import Dose, state_on
 
 
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
@@ -53,6 +55,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                                 [detail], f"ig:habit:{trap.option}", kind="habit", trap_category=trap.category,
                                 common_wrong_answer=finder.say("ig", "habit_wrong")))
     drafts += _take_now(finder, checkpoint)
+    drafts += _dispensed(finder, checkpoint)
     drafts += _remedies(finder, checkpoint)
     return drafts
 
@@ -155,6 +158,55 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
                             [event], [key], f"ig:{fact.drug}:off", kind="take:no",  # type: ignore[union-attr]
                             common_wrong_answer=finder.say("ig", "wrong_restart", drug=name)))
     return drafts
+
+
+def _dispensed(finder: FactFinder, checkpoint: int) -> list[Draft]:
+    """The pharmacy handed me this drug at this dose: is that my dose? Yes when it is the dose now; no when it is
+    the dose before the last change (a refill of the old strength, the commonest dispensing slip), or for a dose
+    never changed a neighbouring strength of the drug's ladder. The side is a coin per drug and dose (seeded, the
+    same at every checkpoint), so being asked tells nothing; a drug with a single strength is not asked. The fact
+    key is `_take_now`'s: a drug's state is asked about once, either way. Courses are left out (a course runs out,
+    a refill of it is not the question)."""
+    upto = finder.upto(checkpoint)
+    if not upto:
+        return []
+    drafts: list[Draft] = []
+    changes = {(e.date, f.drug): f for e, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
+    for drug, dose in state_on(finder.year, upto[-1].date).medications.items():
+        since = [e for e in upto if e.date == dose.since][:1]
+        change = changes.get((dose.since, drug))
+        other = change.previous_dose if change is not None and change.previous_dose else _neighbour(finder, drug, dose)
+        if dose.until is not None or other is None or other == dose.dose or not since:
+            continue
+        right = rng_for(finder.year.seed, finder.year.persona.persona_id,
+                        f"questions/ig/dispensed/{drug}/{dose.since}").random() < 0.5
+        current = f"{finder.format_number(dose.dose)} {dose.unit}"
+        asked = current if right else f"{finder.format_number(other)} {dose.unit}"
+        name, frequency = finder.drug(drug), finder.words.word("frequency", dose.frequency)
+        fields = {"drug": name, "dose": asked, "frequency": frequency}
+        if right:
+            answer = finder.say("ig", "dispensed_right", drug=name, dose=current, frequency=frequency)
+            wrong = finder.say("ig", "dispensed_wrong_no", drug=name, dose=asked)
+        else:
+            answer = finder.say("ig", "dispensed_wrong", drug=name, current=current, asked=asked, frequency=frequency)
+            wrong = finder.say("ig", "dispensed_wrong_yes", drug=name, dose=asked)
+        drafts.append(Draft("IG", "ig.dispensed_dose", fields, answer, since, [current], f"ig:{drug}:on:{dose.since}",
+                            kind=f"dispensed:{'yes' if right else 'no'}", common_wrong_answer=wrong, side_by_coin=True))
+    return drafts
+
+
+def _neighbour(finder: FactFinder, drug: str, dose: Dose) -> float | None:
+    """The next strength up of the drug's dosing (the next down at its maximum); None for a single strength or a
+    dose off the drug's ladder (a form with its own dosing)."""
+    spec = finder.kb.drugs[drug].dose
+    if spec.unit != dose.unit:
+        return None
+    steps = int((spec.max - spec.start) / spec.step) + 1 if spec.step else 1
+    ladder = spec.ladder or [round(spec.start + n * spec.step, 6) for n in range(steps)]
+    if dose.dose not in ladder or len(ladder) < 2:
+        return None
+    index = ladder.index(dose.dose)
+    return ladder[index + 1] if index + 1 < len(ladder) else ladder[index - 1]
 
 
 def _stop_reason(finder: FactFinder, fact: MedicationFact) -> tuple[str, str] | None:
