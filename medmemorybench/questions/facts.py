@@ -34,7 +34,7 @@ from medmemorybench.simulate.models import (
 )
 from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.safety import Patient, is_long_term, patient_of, verdict
-from medmemorybench.simulate.timeline import state_on
+from medmemorybench.simulate.timeline import Dose, state_on
 
 if TYPE_CHECKING:
     from medmemorybench.questions.cohort import CohortPrior
@@ -424,3 +424,24 @@ class FactFinder:
 
     def format_number(self, value: float) -> str:
         return format_number(value)
+
+    def dose_text(self, value: float, unit: str) -> str:
+        return f"{format_number(value)} {unit}"
+
+    def other_dose(self, drug: str, dose: Dose, checkpoint: int) -> float | None:
+        """The dose a dispensing slip or an out-of-date list would give for a drug taken now: the dose before its last
+        change, or, for a dose never changed, the next strength of the drug's dosing (the next down at its maximum).
+        None for a course (it runs out), a single strength, or a dose off the drug's ladder (a form of its own)."""
+        if dose.until is not None:
+            return None
+        for event, fact in self.facts(checkpoint, MedicationFact):
+            if event.date == dose.since and fact.drug == drug and fact.previous_dose \
+                    and fact.previous_dose != dose.dose:  # type: ignore[union-attr]
+                return fact.previous_dose  # type: ignore[union-attr]
+        spec = self.kb.drugs[drug].dose
+        steps = int((spec.max - spec.start) / spec.step) + 1 if spec.step else 1
+        ladder = spec.ladder or [round(spec.start + n * spec.step, 6) for n in range(steps)]
+        if spec.unit != dose.unit or dose.dose not in ladder or len(ladder) < 2:
+            return None
+        index = ladder.index(dose.dose)
+        return ladder[index + 1] if index + 1 < len(ladder) else ladder[index - 1]

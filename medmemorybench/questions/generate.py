@@ -76,6 +76,8 @@ class _Schedule:
         self._strata_of: tuple[tuple, dict] = ((), {})  # ((len(items), type) when counted, _strata of that type)
         self.with_evidence = 0
         self.new_only = 0
+        self.blockers: set[tuple[str, str, str]] = set()
+        """(type turned away, type of the question that made it leak, that question's fact key)."""
 
     def ranker(self, spec: QuestionType, checkpoint: int, at_checkpoint: list[Draft]) -> Callable[[Draft], tuple]:
         """The sort key of the type's drafts now (what does not depend on the draft is counted once)."""
@@ -106,8 +108,9 @@ class _Schedule:
         exactly those some type's questions name (a drug asked about in IG, a dose asked in SUA)."""
         mine = normalize_text(text)
         facts = [normalize_text(f) for f in draft.key_facts]
-        for other_text, other_facts in self.picked:
+        for (other, _), (other_text, other_facts) in zip(self.items, self.picked, strict=True):
             if (facts and all(f in other_text for f in facts)) or (other_facts and all(f in mine for f in other_facts)):
+                self.blockers.add((draft.query_type, other.query_type, other.fact_key))
                 return True
         if draft.options:
             return _named_set_reveals(_option_names(draft), self.texts_by_type)
@@ -256,15 +259,20 @@ def _select(year: CareYear, finder: FactFinder, checkpoints: list[int], language
     banned: set[str] = set()
     caps: dict[tuple[str, int], int] = {}
     for _ in range(SCHEDULE_ROUNDS):
-        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps, states)
+        chosen, blockers = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps,
+                                     states)
         kept = _trim_unpaired(chosen)
         trimmed = {d.fact_key for _, d, _ in chosen} - {d.fact_key for _, d, _ in kept}
-        if not trimmed:
+        # a type with candidates to spare gives way to one short of its quota: the question that made a short
+        # type's candidate leak is not asked again (another of its own candidates takes the slot)
+        short, full = _short_and_full(kept, checkpoints)
+        giving_way = {key for turned_away, blocker, key in blockers if turned_away in short and blocker in full}
+        if not trimmed and not giving_way - banned:
             break
-        banned |= trimmed  # (asked again, the schedule fills those slots with drafts that stay balanced)
+        banned |= trimmed | giving_way  # (asked again, the schedule fills those slots with drafts that stay balanced)
     caps = _paced(kept, checkpoints)
     if caps:  # a type short of drafts would fill the early checkpoints and leave the late ones bare: spread it
-        chosen = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps, states)
+        chosen, _ = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps, states)
         kept = _trim_unpaired(chosen)
     return _Selection(kept, drafts, states)
 
@@ -313,6 +321,16 @@ def _numbered(year: CareYear, kept: list[tuple[int, Draft, str]]) -> list[Questi
     return questions
 
 
+def _short_and_full(kept: list[tuple[int, Draft, str]], checkpoints: list[int]) -> tuple[set[str], set[str]]:
+    """The types below their quota at some checkpoint, and those at it at every checkpoint."""
+    counts = Counter((c, d.query_type) for c, d, _ in kept)
+    short, full = set(), set()
+    for spec in question_types():
+        filled = [counts[(c, spec.code)] >= spec.quota for c in checkpoints if c % spec.every == 0]
+        (full if all(filled) else short).add(spec.code)
+    return short, full
+
+
 def _paced(kept: list[tuple[int, Draft, str]], checkpoints: list[int]) -> dict[tuple[str, int], int]:
     """Per-checkpoint caps on how many questions a type may have had by then, for the types that fell short of
     their quota at some checkpoint after being full at an earlier one: what they had, spread as evenly as whole
@@ -332,9 +350,10 @@ def _paced(kept: list[tuple[int, Draft, str]], checkpoints: list[int]) -> dict[t
 
 def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoints: list[int], language: str,
               drafts: dict[tuple[str, int], list[Draft]], banned: set[str], prior: CohortPrior | None,
-              caps: dict[tuple[str, int], int], states: dict[tuple[str, int], tuple]) -> list[tuple[int, Draft, str]]:
+              caps: dict[tuple[str, int], int], states: dict[tuple[str, int], tuple]
+              ) -> tuple[list[tuple[int, Draft, str]], set[tuple[str, str, str]]]:
     """Every type's quota (or its cap, when paced) at every checkpoint, from its drafts (`drafts` caches them) but
-    the `banned` fact keys."""
+    the `banned` fact keys; and `_Schedule.blockers`, what made candidates leak."""
     # a stream per type: a change to one type's drafts leaves every other type's draws as they were
     rngs = {spec.code: rng_for(year.seed, year.persona.persona_id, f"questions/{language}/{spec.code}")
             for spec in question_types()}
@@ -371,7 +390,7 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
                 schedule.texts.add(identity(text, draft))
                 at_checkpoint.append(draft)
                 chosen.append((checkpoint, draft, text))
-    return chosen
+    return chosen, schedule.blockers
 
 
 def _drug_key(draft: Draft) -> str | None:

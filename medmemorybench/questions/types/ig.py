@@ -12,7 +12,7 @@ from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import Event, MedicationFact, Trap
 from medmemorybench.simulate.rng import rng_for
-from medmemorybench.simulate.timeline import Dose, state_on
+from medmemorybench.simulate.timeline import state_on
 
 
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
@@ -162,26 +162,22 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
 
 def _dispensed(finder: FactFinder, checkpoint: int) -> list[Draft]:
     """The pharmacy handed me this drug at this dose: is that my dose? Yes when it is the dose now; no when it is
-    the dose before the last change (a refill of the old strength, the commonest dispensing slip), or for a dose
-    never changed a neighbouring strength of the drug's ladder. The side is a coin per drug and dose (seeded, the
-    same at every checkpoint), so being asked tells nothing; a drug with a single strength is not asked. The fact
-    key is `_take_now`'s: a drug's state is asked about once, either way. Courses are left out (a course runs out,
-    a refill of it is not the question)."""
+    `FactFinder.other_dose` (the dose before the last change, the commonest dispensing slip, or a neighbouring
+    strength). The side is a coin per drug and dose (seeded, the same at every checkpoint), so being asked tells
+    nothing. The fact key is `_take_now`'s: a drug's state is asked about once, either way."""
     upto = finder.upto(checkpoint)
     if not upto:
         return []
     drafts: list[Draft] = []
-    changes = {(e.date, f.drug): f for e, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
     for drug, dose in state_on(finder.year, upto[-1].date).medications.items():
         since = [e for e in upto if e.date == dose.since][:1]
-        change = changes.get((dose.since, drug))
-        other = change.previous_dose if change is not None and change.previous_dose else _neighbour(finder, drug, dose)
-        if dose.until is not None or other is None or other == dose.dose or not since:
+        other = finder.other_dose(drug, dose, checkpoint)
+        if other is None or not since:
             continue
         right = rng_for(finder.year.seed, finder.year.persona.persona_id,
                         f"questions/ig/dispensed/{drug}/{dose.since}").random() < 0.5
-        current = f"{finder.format_number(dose.dose)} {dose.unit}"
-        asked = current if right else f"{finder.format_number(other)} {dose.unit}"
+        current = finder.dose_text(dose.dose, dose.unit)
+        asked = current if right else finder.dose_text(other, dose.unit)
         name, frequency = finder.drug(drug), finder.words.word("frequency", dose.frequency)
         fields = {"drug": name, "dose": asked, "frequency": frequency}
         if right:
@@ -193,20 +189,6 @@ def _dispensed(finder: FactFinder, checkpoint: int) -> list[Draft]:
         drafts.append(Draft("IG", "ig.dispensed_dose", fields, answer, since, [current], f"ig:{drug}:on:{dose.since}",
                             kind=f"dispensed:{'yes' if right else 'no'}", common_wrong_answer=wrong, side_by_coin=True))
     return drafts
-
-
-def _neighbour(finder: FactFinder, drug: str, dose: Dose) -> float | None:
-    """The next strength up of the drug's dosing (the next down at its maximum); None for a single strength or a
-    dose off the drug's ladder (a form with its own dosing)."""
-    spec = finder.kb.drugs[drug].dose
-    if spec.unit != dose.unit:
-        return None
-    steps = int((spec.max - spec.start) / spec.step) + 1 if spec.step else 1
-    ladder = spec.ladder or [round(spec.start + n * spec.step, 6) for n in range(steps)]
-    if dose.dose not in ladder or len(ladder) < 2:
-        return None
-    index = ladder.index(dose.dose)
-    return ladder[index + 1] if index + 1 < len(ladder) else ladder[index - 1]
 
 
 def _stop_reason(finder: FactFinder, fact: MedicationFact) -> tuple[str, str] | None:
