@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from medmemorybench.dataset.build import BuildOptions, PatientBuild, build_patient, cohort_prior
+from medmemorybench.dataset.build import BuildOptions, PatientBuild, cohort_prior, cohort_questions, render_patient
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.render.templates import load_templates
@@ -18,8 +18,9 @@ def kb() -> KnowledgeBase:
 
 def build_cohort(kb: KnowledgeBase, seed: int, size: int = 20) -> list[PatientBuild]:
     """Every roster condition once (20 patients) under `seed`, rendered and asked, as `build` does (the answers
-    balanced over the cohort by its prior)."""
-    templates, options = load_templates("en"), BuildOptions(seed=seed)
+    balanced over the cohort by its prior, its coins drawn again while the prior still predicts them)."""
+    templates, options = {"en": load_templates("en")}, BuildOptions(seed=seed)
     years = [simulate_patient(kb, seed, index) for index in range(size)]
     prior = cohort_prior(kb, years, options)
-    return [build_patient(kb, templates, year, options, prior=prior) for year in years]
+    builds, _ = cohort_questions(kb, [(year, render_patient(kb, templates, year, options)) for year in years], prior)
+    return [build["en"] for build in builds]
