@@ -229,10 +229,31 @@ def generate_renderings(kb: KnowledgeBase, year: CareYear, sessions: dict[str, l
     for finder in finders.values():
         finder.renderings = list(finders.values())
     first = languages[0]
-    selection = _select(year, finders[first], checkpoints, first, prior)
-    out = {first: _numbered(year, selection.kept)}
-    for lang in languages[1:]:
-        out[lang] = _numbered(year, _replay(year, finders[lang], selection, lang))
+    banned: set[str] = set()
+    for _ in range(SCHEDULE_ROUNDS):
+        selection = _select(year, finders[first], checkpoints, first, prior, banned)
+        out = {first: _numbered(year, selection.kept)}
+        replayed = {lang: _replay(year, finders[lang], selection, lang) for lang in languages[1:]}
+        # a question whose wording in another language states another's key facts (a lay name holding a diagnosis:
+        # 身体对胰岛素不敏感的2型糖尿病) is not asked in any language: the schedule runs again without it
+        leaking = {key for kept in replayed.values() for key in _revealing(kept)} - banned
+        if not leaking:
+            break
+        banned |= leaking
+    for lang, kept in replayed.items():
+        out[lang] = _numbered(year, kept)
+    return out
+
+
+def _revealing(kept: list[tuple[int, Draft, str]]) -> set[str]:
+    """The fact keys of questions whose text states every key fact of another question of the patient (what
+    `_Schedule.leaks` turns away in the first language, found in a rendering)."""
+    texts = [(draft.fact_key, normalize_text(text)) for _, draft, text in kept]
+    out = set()
+    for _, draft, _ in kept:
+        facts = [normalize_text(f) for f in draft.key_facts]
+        if facts:
+            out |= {key for key, text in texts if key != draft.fact_key and all(f in text for f in facts)}
     return out
 
 
@@ -252,11 +273,12 @@ class _Selection(NamedTuple):
 
 
 def _select(year: CareYear, finder: FactFinder, checkpoints: list[int], language: str,
-            prior: CohortPrior | None) -> _Selection:
+            prior: CohortPrior | None, banned: set[str] | None = None) -> _Selection:
+    """The questions chosen, but those of the `banned` fact keys."""
     phrasing = finder.phrasing
     drafts: dict[tuple[str, int], list[Draft]] = {}  # (type, checkpoint) -> its candidates, made once
     states: dict[tuple[str, int], tuple] = {}
-    banned: set[str] = set()
+    banned = set(banned or ())
     caps: dict[tuple[str, int], int] = {}
     for _ in range(SCHEDULE_ROUNDS):
         chosen, blockers = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps,

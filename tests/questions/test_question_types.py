@@ -198,3 +198,39 @@ def test_dispensed_dose_asks_the_dose_now_or_the_one_before_by_a_fair_coin(kb):
                 sides[side] += 1
         assert ig.make(finder, 100, random.Random(0))  # (the maker still runs with them in)
     assert sides["yes"] + sides["no"] >= 40 and 0.35 <= sides["yes"] / (sides["yes"] + sides["no"]) <= 0.65
+
+
+def test_a_wording_that_states_another_questions_key_fact_is_found_in_any_language():
+    """Another language's wording can give an answer away where the first's does not (a lay name holding the
+    diagnosis another question asks for); `_revealing` finds the question whose text does it, and only that one."""
+    from medmemorybench.questions.generate import _revealing
+
+    asked = Draft("EEM", "eem.first_diagnosis", {}, "2型糖尿病", [], ["2型糖尿病"], "eem:first")
+    revealer = Draft("IG", "ig.other_condition", {}, "可以", [], [], "ig:pioglitazone")
+    bystander = Draft("TLA", "tla.x", {}, "2024年3月1日", [], ["2024年3月1日"], "tla:x")
+    kept = [(20, asked, "我的毛病一开始被认为是什么？"),
+            (60, revealer, "假如我有一天得了身体对胰岛素不敏感的2型糖尿病：用吡格列酮对我合适吗？"),
+            (60, bystander, "我哪天开始吃药的？")]
+    assert _revealing(kept) == {"ig:pioglitazone"}
+    assert _revealing([kept[0], kept[2]]) == set()
+
+
+def test_mq_option_sets_of_one_question_share_its_fact_key_and_differ(kb):
+    """MQ draws a few option sets per question so that a leaking draw does not cost the question: the sets of one
+    fact key differ, and the schedule can ask only one of them."""
+    import random
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types import mq
+    from medmemorybench.render.templates import load_templates
+
+    grouped: dict[str, list[Draft]] = {}
+    for index in range(6):
+        finder = FactFinder(kb, simulate_patient(kb, 0, index), load_phrasing("en"), load_templates("en"), {})
+        for draft in mq.make(finder, 60, random.Random(index)):
+            grouped.setdefault(f"{index}/{draft.fact_key}", []).append(draft)
+    assert any(len(group) > 1 for group in grouped.values())
+    for group in grouped.values():
+        assert len(group) <= mq.OPTION_DRAWS and len({tuple(d.options) for d in group}) == len(group)
+        assert len({(d.template, d.kind) for d in group}) == 1
