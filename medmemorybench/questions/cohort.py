@@ -58,7 +58,8 @@ class CohortPrior:
             for drug in finder.askable():
                 if drug in ever or finder.in_pool(drug, "abs"):
                     continue  # (never asked whether it may be given: the patient has had it, or it is asked as absent)
-                sides = {finder.ruling(drug, checkpoint).allowed for checkpoint in checkpoints} - {None}
+                sides = {finder.ruling(drug, checkpoint, finder.asked_regimen(drug)).allowed
+                         for checkpoint in checkpoints} - {None}
                 for allowed in sides:  # (each answer the patient would get at some checkpoint, once)
                     prior.counts.setdefault(drug, Counter())[allowed] += 1
         return prior

@@ -70,6 +70,10 @@ class Draft:
     are even already, so the cohort prior does not thin them."""
 
 
+REMEDY_REGIMEN = "one_off"
+"""A remedy from home is asked about as a dose taken when needed (a paracetamol for a headache), not as a regimen:
+a budget or a once-a-day routine does not bar it; an allergy, an interaction or a contraindication does."""
+
 DISTRACTORS = 6
 """Drugs other patients take that are held back as the wrong options of "which of these do I take?"."""
 
@@ -375,10 +379,18 @@ class FactFinder:
             self._distractors[given] = ranked[:DISTRACTORS]
         return self._distractors[given]
 
+    def remedies(self) -> list[str]:
+        """The remedies a patient might reach for at home (`answers.otc_use`), by drug key."""
+        return [d for d in self.phrasing.common("answers")["otc_use"] if d in self.kb.drugs]
+
+    def asked_regimen(self, drug: str) -> str | None:
+        """How a question offers the drug: a remedy as `REMEDY_REGIMEN`, anything else on its own regimen (None)."""
+        return REMEDY_REGIMEN if drug in self.remedies() else None
+
     def askable(self) -> list[str]:
         """Every drug a yes/no or choice question could name: the condition's and the traps' (the pools), the common
         remedies, the acute illnesses' courses and the other conditions' care."""
-        remedies = [d for d in self.phrasing.common("answers")["otc_use"] if d in self.kb.drugs]
+        remedies = self.remedies()
         courses = [c.drug for i in self.kb.illnesses.values() for c in i.candidates]
         others = [d for _, steps in self.other_conditions() for s in steps for d in s.drug_keys]
         return sorted({*self.pools, *remedies, *courses, *others})

@@ -108,11 +108,20 @@ class Verdict:
         return [d for d in spec.doses() if self.max_daily_dose is None or d * per_day <= self.max_daily_dose + 1e-9]
 
 
-def _usable(form: DoseForm, spec: DoseSpec, kb: KnowledgeBase, preference: str) -> bool:
+def _usable(form: DoseForm, spec: DoseSpec, kb: KnowledgeBase, preference: str, one_off: bool = False) -> bool:
+    """Whether a formulation suits a preference (a single dose, `one_off`, is never too frequent)."""
     pref = kb.preferences[preference]
     if form.form in pref.excludes_forms or (form.size is not None and form.size in pref.excludes_sizes):
         return False
-    return pref.max_doses_per_day is None or DOSES_PER_DAY[spec.frequency] <= pref.max_doses_per_day
+    return one_off or pref.max_doses_per_day is None or DOSES_PER_DAY[spec.frequency] <= pref.max_doses_per_day
+
+
+def _bars_single_dose(kb: KnowledgeBase, drug: Drug, preference: str) -> bool:
+    """Whether a preference bars even one dose of a drug (a form or size it cannot take, a drug or harm it rules out),
+    not only a regimen taken several times a day."""
+    pref = kb.preferences[preference]
+    return drug.key in kb.expand(pref.excludes_drugs) or bool(set(drug.toxicities) & set(pref.excludes_toxicities)) \
+        or not any(_usable(form, spec, kb, preference, one_off=True) for form, spec in drug.formulations())
 
 
 def _needs_blood_tests_sooner(kb: KnowledgeBase, drug: Drug, interval_days: int | None) -> bool:
@@ -235,6 +244,7 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     cautions: list[Block] = []
     preference = None
     long_term = is_long_term(kb, drug_key, regimen)
+    one_off = (regimen or drug.regimen) == "one_off"  # (a single dose: how often a regimen is taken does not matter)
     for c in patient.constraints:
         if c.category == "medication_preference" and (long_term or not kb.preferences[c.option].long_term_only):
             preference = c.option
@@ -242,7 +252,8 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
             rule = forbidden_by(kb, c).get(drug_key)
             binds_long_term_only = rule is not None and rule.startswith("budget:") or (
                 c.category == "medication_preference" and kb.preferences[c.option].long_term_only)
-            if rule and not (binds_long_term_only and not long_term):
+            frequency_only = c.category == "medication_preference" and not _bars_single_dose(kb, drug, c.option)
+            if rule and not (binds_long_term_only and not long_term) and not (one_off and frequency_only):
                 blocks.append(Block(rule, c.category))
         if c.category == "diet_preference" and drug_key in kb.expand(kb.habits[c.option].cautions):
             cautions.append(Block(f"diet:{c.option}", c.category))
@@ -278,7 +289,8 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     blocks.extend(Block(f"toxicity:{kind}") for kind in drug.toxicities if kind in patient.toxicities)
     if drug_key in patient.intolerant:
         blocks.append(Block(f"adverse:{drug_key}"))
-    formulation = next((f for f in drug.formulations() if preference is None or _usable(*f, kb, preference)), None)
+    formulation = next((f for f in drug.formulations() if preference is None or _usable(*f, kb, preference, one_off)),
+                       None)
     result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap)
     if result.is_allowed and not result.doses():
         capped = next(rule for rule in applicable_rules(kb, patient, drug_key) if rule.level == "max_dose")

@@ -171,7 +171,33 @@ def test_no_yes_gold_for_a_drug_a_rule_qualifies(kb, patients):
                 continue
             drug = by_name[max((name for name in by_name if name in q.question), key=len)]  # (the longest named)
             taking = set(state_on(patient.year, finder.upto(q.checkpoint)[-1].date).medications)
-            result = verdict(kb, drug, replace(finder.patient, taking=taking))
+            result = verdict(kb, drug, replace(finder.patient, taking=taking), finder.asked_regimen(drug))
             assert result.is_allowed and not result.cautions and result.max_daily_dose is None, (q.query_id, drug)
             checked += 1
-    assert checked >= 20  # (most yes golds now ask about other conditions' drugs and courses, checked elsewhere)
+    # (most yes golds ask about other conditions' drugs and courses, checked elsewhere; a remedy nearly always
+    # allowed, as paracetamol for one headache is, is not asked at all)
+    assert checked >= 5
+
+
+def test_a_remedy_dose_is_not_barred_by_a_once_a_day_routine_or_a_budget(kb):
+    """A paracetamol for a headache is one dose: a patient who can manage medicines only once a day, or whose budget
+    is spent, may still take it; as a regimen (four times a day, month after month) it is barred; a preference that
+    rules the drug out itself (needles, a form) still bars the single dose."""
+    from medmemorybench.questions.facts import REMEDY_REGIMEN
+    from medmemorybench.simulate.safety import DOSES_PER_DAY, Constraint, Patient, verdict
+
+    once_a_day = Patient(age=40, sex="female", condition="knee_osteoarthritis",
+                         constraints=[Constraint("medication_preference", "once_daily_only")])
+    assert DOSES_PER_DAY[kb.drugs["paracetamol"].dose.frequency] > 1
+    assert not verdict(kb, "paracetamol", once_a_day).is_allowed
+    assert verdict(kb, "paracetamol", once_a_day, REMEDY_REGIMEN).is_allowed
+    spent = Patient(age=40, sex="female", condition="knee_osteoarthritis", spending_usd=50.0,
+                    constraints=[Constraint("lifestyle_economic", "uninsured_part_time", budget_usd=10)])
+    assert not verdict(kb, "capsaicin_cream", spent).is_allowed
+    assert verdict(kb, "capsaicin_cream", spent, REMEDY_REGIMEN).is_allowed
+    needles = [p.key for p in kb.preferences.values() if "injection" in p.excludes_forms]
+    injected = [d.key for d in kb.drugs.values() if all(f.form == "injection" for f in d.forms)]
+    assert needles and injected
+    phobic = Patient(age=40, sex="female", condition="knee_osteoarthritis",
+                     constraints=[Constraint("medication_preference", needles[0])])
+    assert not verdict(kb, injected[0], phobic, "one_off").is_allowed

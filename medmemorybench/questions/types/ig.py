@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from medmemorybench.questions.facts import Draft, FactFinder
+from medmemorybench.questions.facts import REMEDY_REGIMEN, Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import Event, MedicationFact, Trap
 from medmemorybench.simulate.rng import rng_for
@@ -80,11 +80,11 @@ def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
     if not upto:
         return []
     asks: list[tuple[str, str | None, str, dict[str, str], str]] = []  # (drug, regimen, template, fields, yes answer)
-    for drug, use in finder.phrasing.common("answers")["otc_use"].items():
-        if drug in finder.kb.drugs:
-            name = finder.drug(drug)
-            asks.append((drug, None, "ig.over_the_counter", {"drug": name, "purpose": use},
-                         finder.say("ig", "otc_fine", drug=name, purpose=use)))
+    uses = finder.phrasing.common("answers")["otc_use"]
+    for drug in finder.remedies():
+        name = finder.drug(drug)
+        asks.append((drug, REMEDY_REGIMEN, "ig.over_the_counter", {"drug": name, "purpose": uses[drug]},
+                     finder.say("ig", "otc_fine", drug=name, purpose=uses[drug])))
     persona = finder.year.persona
     for illness in finder.kb.illnesses.values():
         if illness.sex not in ("any", persona.sex) or not illness.age[0] <= persona.age <= illness.age[1]:

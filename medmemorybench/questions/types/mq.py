@@ -141,7 +141,7 @@ def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> li
     classes = finder.kb.classes
     antibiotics = {c.drug: c.regimen for i in illnesses for c in i.candidates
                    if (classes[finder.kb.drugs[c.drug].drug_class].atc_prefix or "").startswith(ANTIBACTERIAL_ATC)}
-    remedies = {d: None for d in finder.phrasing.common("answers")["otc_use"] if d in finder.kb.drugs}
+    remedies: dict[str, str | None] = {d: finder.asked_regimen(d) for d in finder.remedies()}
     sets: list[tuple[str, str, dict[str, str], dict[str, str | None]]] = [
         ("antibiotic", "mq.antibiotic_options", {}, dict(sorted(antibiotics.items()))),
         ("remedy", "mq.remedy_options", {}, dict(sorted(remedies.items())))]
