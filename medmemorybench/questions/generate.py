@@ -280,10 +280,13 @@ def _select(year: CareYear, finder: FactFinder, checkpoints: list[int], language
     states: dict[tuple[str, int], tuple] = {}
     banned = set(banned or ())
     caps: dict[tuple[str, int], int] = {}
+    best: tuple[list[tuple[int, Draft, str]], set[str]] = ([], set())  # (the fullest round's questions, its bans)
     for _ in range(SCHEDULE_ROUNDS):
         chosen, blockers = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps,
                                      states)
         kept = _trim_unpaired(chosen)
+        if len(kept) > len(best[0]):
+            best = (kept, set(banned))
         trimmed = {d.fact_key for _, d, _ in chosen} - {d.fact_key for _, d, _ in kept}
         # a type with candidates to spare gives way to one short of its quota: the question that made a short
         # type's candidate leak is not asked again (another of its own candidates takes the slot)
@@ -292,6 +295,7 @@ def _select(year: CareYear, finder: FactFinder, checkpoints: list[int], language
         if not trimmed and not giving_way - banned:
             break
         banned |= trimmed | giving_way  # (asked again, the schedule fills those slots with drafts that stay balanced)
+    kept, banned = best  # (a round's bans can cost more than they win: the fullest round is kept)
     caps = _paced(kept, checkpoints)
     if caps:  # a type short of drafts would fill the early checkpoints and leave the late ones bare: spread it
         chosen, _ = _schedule(year, finder, phrasing, checkpoints, language, drafts, banned, prior, caps, states)
