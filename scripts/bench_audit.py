@@ -32,7 +32,8 @@ def audit_seed(seed: int, work: Path, language: str) -> None:
     questions = [q for split in built.rows[config_name("questions", first)].values() for q in split]
     by_type = Counter(q["query_type"] for q in questions)
     print(f"## seed {seed}: build {build_s:.1f} s; {len(questions)} questions, six paper types "
-          f"{six_type_count(questions)}; " + ", ".join(f"{t} {by_type[t]}" for t in type_codes()))
+          f"{six_type_count(questions)}; " + ", ".join(f"{t} {by_type[t]}" for t in type_codes())
+          + f"; cohort prior draws {built.stats['prior_draws']}")
     per = Counter((q["checkpoint"], q["query_type"]) for q in questions)
     checkpoints = sorted({q["checkpoint"] for q in questions})
     print("per checkpoint (" + "/".join(type_codes()) + "): " + "; ".join(
