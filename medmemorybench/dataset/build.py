@@ -153,16 +153,22 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
     The cohort prior thins each drug's commoner answer by coin (`questions.cohort`); a draw can still, by chance,
     leave the other patients' answers for a drug (or their opposite) predicting a patient's beyond the audit's
     bar over the whole cohort. The published questions must not hold that: the coins are then drawn again (a
-    seeded sequence: the same seed gives the same draw), at most `PRIOR_DRAWS` times; the card records the draws.
+    seeded sequence: the same seed gives the same draw), at most `PRIOR_DRAWS` times, until neither the IG probe
+    nor the MQ one (advisory: it does not stop a build) fails; where none passes both, the first draw the IG probe
+    passes is kept. The card records the draws.
     """
+    kept: tuple[list[dict[str, PatientBuild]], int] | None = None
     for draw in range(PRIOR_DRAWS):
         prior.draw = draw
         builds = [ask_questions(kb, year, sessions, prior) for year, sessions in rendered]
         first = [q.model_dump() for build in builds for q in next(iter(build.values())).questions]
         language = next(iter(builds[0])) if builds else "en"
-        if not any(r.blocks for r in cohort_prior_probe(first, language) if r.scope == "IG"):
-            break
-    return builds, draw + 1
+        failed = {r.scope: not r.passed for r in cohort_prior_probe(first, language)}
+        if not any(failed.values()):
+            return builds, draw + 1
+        if kept is None and not failed.get("IG"):
+            kept = (builds, draw + 1)
+    return kept or (builds, PRIOR_DRAWS)
 
 
 def cohort_prior(kb: KnowledgeBase, years: list[CareYear], options: BuildOptions) -> CohortPrior:

@@ -213,24 +213,3 @@ def test_a_wording_that_states_another_questions_key_fact_is_found_in_any_langua
             (60, bystander, "我哪天开始吃药的？")]
     assert _revealing(kept) == {"ig:pioglitazone"}
     assert _revealing([kept[0], kept[2]]) == set()
-
-
-def test_mq_option_sets_of_one_question_share_its_fact_key_and_differ(kb):
-    """MQ draws a few option sets per question so that a leaking draw does not cost the question: the sets of one
-    fact key differ, and the schedule can ask only one of them."""
-    import random
-
-    from medmemorybench.questions.facts import FactFinder
-    from medmemorybench.questions.phrasing import load_phrasing
-    from medmemorybench.questions.types import mq
-    from medmemorybench.render.templates import load_templates
-
-    grouped: dict[str, list[Draft]] = {}
-    for index in range(6):
-        finder = FactFinder(kb, simulate_patient(kb, 0, index), load_phrasing("en"), load_templates("en"), {})
-        for draft in mq.make(finder, 60, random.Random(index)):
-            grouped.setdefault(f"{index}/{draft.fact_key}", []).append(draft)
-    assert any(len(group) > 1 for group in grouped.values())
-    for group in grouped.values():
-        assert len(group) <= mq.OPTION_DRAWS and len({tuple(d.options) for d in group}) == len(group)
-        assert len({(d.template, d.kind) for d in group}) == 1

@@ -5,7 +5,6 @@ disclosed trap), or which the patient takes now. Options are guideline drugs of 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from math import comb
 
 from medmemorybench.questions.facts import Draft, FactFinder
@@ -14,10 +13,6 @@ from medmemorybench.simulate.models import Event, MedicationFact
 from medmemorybench.simulate.timeline import state_on
 
 LETTERS = "ABCD"
-OPTION_DRAWS = 3
-"""Option sets drawn for one question (one fact key: the schedule asks at most one of them). The schedule takes the
-first that no other question of the patient gives away (`generate._Schedule.leaks`: the options some type names
-exactly the right or the wrong ones), so a question is not lost to the one draw that happened to leak."""
 
 
 def _labelled(finder: FactFinder, picks: list[tuple[str, bool]]) -> tuple[list[str], list[str]]:
@@ -54,18 +49,6 @@ def _fewest(finder: FactFinder | None, rng: random.Random, drugs: list[str], n: 
     return rng.sample(drugs, n) if len(drugs) >= n else None
 
 
-def _draws(draw: Callable[[], list[tuple[str, bool]] | None]) -> list[list[tuple[str, bool]]]:
-    """Up to `OPTION_DRAWS` different option sets of one question."""
-    out: list[list[tuple[str, bool]]] = []
-    for _ in range(OPTION_DRAWS):
-        picks = draw()
-        if picks is None:
-            break
-        if picks not in out:
-            out.append(picks)
-    return out
-
-
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     drafts: list[Draft] = []
     ever = finder.ever_given()
@@ -76,14 +59,13 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     safe = [d for d in pool if finder.ruling(d, checkpoint).permitted]
     for trap, event in finder.disclosed(checkpoint):
         wrong = [d for d in pool if d in trap.forbidden_drugs]
-        if not wrong:
+        picks = (_draw(finder, rng, safe, wrong) or _draw(None, rng, safe, wrong)) if wrong else None
+        if picks is None:
             continue
-        for picks in _draws(lambda wrong=wrong: _draw(finder, rng, safe, wrong) or _draw(None, rng, safe, wrong)):
-            options, correct = _labelled(finder, picks)
-            drafts.append(Draft("MQ", "mq.safe_options", {"condition_lay": finder.condition_lay()},
-                                ", ".join(correct), [event], [finder.trap_detail(trap)],
-                                f"mq_safe:{trap.category}:{checkpoint}", kind="safe", trap_category=trap.category,
-                                options=options, correct_options=correct))
+        options, correct = _labelled(finder, picks)
+        drafts.append(Draft("MQ", "mq.safe_options", {"condition_lay": finder.condition_lay()}, ", ".join(correct),
+                            [event], [finder.trap_detail(trap)], f"mq_safe:{trap.category}:{checkpoint}",
+                            kind="safe", trap_category=trap.category, options=options, correct_options=correct))
     upto = finder.upto(checkpoint)
     if upto:
         current = sorted(state_on(finder.year, upto[-1].date).medications)
@@ -94,9 +76,10 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         # a stopped drug (like the current ones, other questions name it, so being named tells nothing) and drugs
         # other patients take (`FactFinder.distractors`)
         wrong = taken_before[:1] + finder.distractors()
-        starts = {f.drug: e for e, f in finder.facts(checkpoint, MedicationFact) if f.action != "stop"}  # type: ignore[union-attr]
-        for picks in _draws(lambda: _draw(None, rng, current, wrong)):
+        picks = _draw(None, rng, current, wrong)
+        if picks is not None:
             options, correct = _labelled(finder, picks)
+            starts = {f.drug: e for e, f in finder.facts(checkpoint, MedicationFact) if f.action != "stop"}  # type: ignore[union-attr]
             right = [d for d, ok in picks if ok]
             evidence = [starts[d] for d in right if d in starts]
             drafts.append(Draft("MQ", "mq.current_drugs", {}, ", ".join(correct), evidence,
@@ -115,16 +98,15 @@ def _ever_taken(finder: FactFinder, checkpoint: int, rng: random.Random, pool: l
     for event, fact in finder.facts(checkpoint, MedicationFact):
         if fact.action in ("start", "administer") and fact.reason != "long_term":  # type: ignore[union-attr]
             starts.setdefault(fact.drug, event)  # type: ignore[union-attr]
-    wrong = [d for d in dict.fromkeys(pool[:1] + finder.distractors(given=True)) if d not in starts]
-    drafts = []
-    for picks in _draws(lambda: _draw(None, rng, sorted(starts), wrong)):
-        options, correct = _labelled(finder, picks)
-        right = [d for d, ok in picks if ok]
-        # (one question per set of drugs given so far, whichever of its option sets is asked)
-        drafts.append(Draft("MQ", "mq.ever_taken", {}, ", ".join(correct), [starts[d] for d in right],
-                            [finder.drug(d) for d in right], f"mq_ever:{sorted(starts)}", kind="ever",
-                            options=options, correct_options=correct))
-    return drafts
+    wrong = pool[:1] + finder.distractors(given=True)
+    picks = _draw(None, rng, sorted(starts), [d for d in dict.fromkeys(wrong) if d not in starts])
+    if picks is None:
+        return []
+    options, correct = _labelled(finder, picks)
+    right = [d for d, ok in picks if ok]
+    return [Draft("MQ", "mq.ever_taken", {}, ", ".join(correct), [starts[d] for d in right],
+                  [finder.drug(d) for d in right], f"mq_ever:{sorted(right)}", kind="ever", options=options,
+                  correct_options=correct)]
 
 
 ANTIBACTERIAL_ATC = "J01"
@@ -132,19 +114,17 @@ ANTIBACTERIAL_ATC = "J01"
 
 
 def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
-    """Which of these could I be given if I needed an antibiotic for an acute illness, which of these remedies from
-    the pharmacy (`answers.otc_use`) could I use? Right: nothing on record bars or qualifies it; wrong: a disclosed
-    fact or a drug taken bars it (`FactFinder.ruling`). Asked again only once its answer set has changed."""
+    """Which of these could I be given if I needed an antibiotic for an acute illness? Right: nothing on record bars
+    or qualifies it; wrong: a disclosed fact or a drug taken bars it (`FactFinder.ruling`). Asked again only once its
+    answer set has changed."""
     persona = finder.year.persona
     illnesses = [i for i in finder.kb.illnesses.values()
                  if i.sex in ("any", persona.sex) and i.age[0] <= persona.age <= i.age[1]]
     classes = finder.kb.classes
     antibiotics = {c.drug: c.regimen for i in illnesses for c in i.candidates
                    if (classes[finder.kb.drugs[c.drug].drug_class].atc_prefix or "").startswith(ANTIBACTERIAL_ATC)}
-    remedies: dict[str, str | None] = {d: finder.asked_regimen(d) for d in finder.remedies()}
     sets: list[tuple[str, str, dict[str, str], dict[str, str | None]]] = [
-        ("antibiotic", "mq.antibiotic_options", {}, dict(sorted(antibiotics.items()))),
-        ("remedy", "mq.remedy_options", {}, dict(sorted(remedies.items())))]
+        ("antibiotic", "mq.antibiotic_options", {}, dict(sorted(antibiotics.items())))]
     ever = finder.ever_given()
     drafts: list[Draft] = []
     for entity, template, fields, drugs in sets:
