@@ -22,7 +22,7 @@ from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Text
 from medmemorybench.render.acts import Act, Count, Day, DrugName, LayName, Money, SlotValue, Word
 from medmemorybench.render.context import VisitFacts, YearContext
-from medmemorybench.render.fact_acts import FactSlots, fact_acts
+from medmemorybench.render.fact_acts import FactSlots, fact_acts, grouped_avoided
 from medmemorybench.render.fields import (
     budget_text,
     dose_with_unit,
@@ -300,7 +300,7 @@ class SessionRenderer:
     def _decisions(self, event: Event, v: VisitFacts, rng: random.Random) -> list[Act]:
         """What is decided; advice given before is referred back to rather than read out again, most times."""
         out: list[Act] = []
-        for fact in v.decisions:
+        for fact in grouped_avoided(v.decisions):
             given = self.ctx.advice_given.get(fact.advice) if isinstance(fact, AdviceFact) else None
             if given is not None and rng.random() < REPEAT_ADVICE_BRIEFLY:
                 out.append(Act("doctor", "advice.again", {"since": Day(given, "spoken"),

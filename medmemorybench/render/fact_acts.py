@@ -8,6 +8,8 @@ drawn. Patient-side facts (symptoms, allergies, habits ...) come with the doctor
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.render.acts import Act
 from medmemorybench.render.fields import budget_text, format_lab_value, format_number, lab_status, text_of, trap_detail
@@ -36,6 +38,29 @@ from medmemorybench.simulate.models import (
 from medmemorybench.simulate.safety import rule_text
 
 
+@dataclass(frozen=True)
+class AvoidedGroup:
+    """Usual drugs a visit does not give for the same disclosed facts, and the one it gives instead: said once ("with
+    your statin allergy, not atorvastatin, simvastatin or pravastatin: ezetimibe"), not a sentence per drug."""
+
+    facts: tuple[AvoidedFact, ...]
+
+
+def grouped_avoided(decisions: list) -> list:
+    """A visit's decisions with each run of avoided drugs that share their trap facts and replacement made one
+    `AvoidedGroup` (a drug avoided for its own reason keeps its own sentence)."""
+    out: list = []
+    for fact in decisions:
+        previous = out[-1] if out else None
+        last = previous.facts[-1] if isinstance(previous, AvoidedGroup) else previous
+        if isinstance(fact, AvoidedFact) and fact.traps and isinstance(last, AvoidedFact) \
+                and (last.traps, last.instead) == (fact.traps, fact.instead):
+            out[-1] = AvoidedGroup((*(previous.facts if isinstance(previous, AvoidedGroup) else (previous,)), fact))
+        else:
+            out.append(fact)
+    return out
+
+
 def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
     """The acts that state one fact, in order (a patient's fact is followed by the doctor's acknowledgement)."""
     def one(role: str, key: str) -> Act:
@@ -60,6 +85,8 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
         return [one("doctor", f"fact.medication.{fact.action}")]
     if isinstance(fact, AvoidedFact):
         return [one("doctor", "fact.avoided" if fact.traps else "fact.avoided_rule")]
+    if isinstance(fact, AvoidedGroup):
+        return [one("doctor", "fact.avoided_several")]
     if isinstance(fact, CautionFact):
         return [one("doctor", "fact.caution")]
     if isinstance(fact, SettingFact):
@@ -153,6 +180,11 @@ class FactSlots:
             if fact.indication and fact.indication.startswith("history:"):
                 out["condition"] = t(kb.history_conditions[fact.indication.partition(":")[2]].lay)
             return out
+        if isinstance(fact, AvoidedGroup):
+            names = [self.drug(f.drug) for f in fact.facts]
+            drugs = word("joiner", "list").join(names[:-1]) + word("joiner", "or") + names[-1]
+            reason = word("joiner", "and").join(self.trap_reason(c, rng) for c in fact.facts[0].traps)
+            return {"drugs": drugs, "instead": self.drug(fact.facts[0].instead), "trap_reason": reason}
         if isinstance(fact, AvoidedFact):
             out = {"drug": self.drug(fact.drug), "instead": self.drug(fact.instead)}
             if fact.traps:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -177,3 +178,32 @@ def test_one_plan_two_renderings(kb):
                 assert lab_with_unit(kb, fact.lab, fact.value) in text, (zh.session_id, fact)
             if isinstance(fact, MedicationFact):
                 assert kb.drugs[fact.drug].name.zh in text, (zh.session_id, fact)
+
+
+def test_drugs_avoided_for_the_same_reason_are_named_in_one_sentence(kb):
+    """A visit that passes over four statins for one allergy says so once, naming each (and the drug given), not
+    four sentences with the same reason; a drug avoided for a reason of its own keeps its own sentence."""
+    from medmemorybench.render.fact_acts import AvoidedGroup, grouped_avoided
+    from medmemorybench.render.fields import text_of
+    from medmemorybench.simulate.models import AvoidedFact
+
+    year = simulate_patient(kb, 0, 0)
+    grouped = 0
+    for language in ("en", "zh"):
+        templates = load_templates(language)
+        sessions = {s.session_id: s for s in SessionRenderer(kb, templates, year).render_year()}
+        for event in year.events:
+            runs = [f for f in grouped_avoided(list(event.facts)) if isinstance(f, AvoidedGroup)]
+            for run in runs:
+                text = session_text(sessions[event.event_id.replace("-E", "-S")])
+                names = [text_of(kb.drugs[f.drug].name, language) for f in run.facts]
+                sentences = re.split(r"(?<=[.。?？!！])\s*", text)
+                said = [sentence for sentence in sentences if all(name in sentence for name in names)]
+                assert said, (language, event.event_id, names)
+                grouped += 1
+    assert grouped >= 2
+    alone = AvoidedFact(drug="naproxen", traps=["allergy"], rules=["allergy:nsaid"], instead="paracetamol")
+    other = AvoidedFact(drug="ibuprofen", traps=["disease_history"], rules=["contraindication:x"],
+                        instead="paracetamol")
+    assert grouped_avoided([alone, other]) == [alone, other]
+    assert grouped_avoided([alone, alone]) == [AvoidedGroup((alone, alone))]
