@@ -98,7 +98,7 @@ KNOWN_UNITS: frozenset[str] = frozenset(
         "%", "mmol/L", "mmol/mol", "mg/dL", "g/dL", "g/L", "mg/L", "ng/mL", "pg/mL", "pmol/L", "nmol/L",
         "µmol/L", "µg/L", "U/L", "IU/L", "mIU/L", "IU/mL", "mL/min/1.73m²", "mg/g", "mg/mmol",
         "×10⁹/L", "×10¹²/L", "mm/h", "mmHg", "bpm", "kg", "kg/m²", "cm", "°C", "breaths/min", "L",
-        "% predicted", "events/h", "points", "T-score", "g/cm²", "ratio", "seconds", "score", "U/mL",
+        "% predicted", "events/h", "points", "SD", "g/cm²", "ratio", "seconds", "score", "U/mL",
         "dB/m", "kPa", "µg/g", "mIU/mL", "mU/L",
     }
 )
