@@ -192,6 +192,7 @@ def test_dispensed_dose_asks_the_dose_now_or_the_one_before_by_a_fair_coin(kb):
                 drug = next(k for k in taken if finder.drug(k) == draft.fields["drug"])
                 now = f"{finder.format_number(taken[drug].dose)} {taken[drug].unit}"
                 assert draft.key_facts == [now] and draft.side_by_coin and draft.template == "ig.dispensed_dose"
+                assert kb.drugs[drug].forms[0].form in ig.DISPENSED_FORMS  # (a box that states its strength)
                 assert (draft.fields["dose"] == now) is (side == "yes")
                 assert draft.answer.startswith("Yes" if side == "yes" else "No") and now in draft.answer
                 assert answers.setdefault(draft.fact_key, draft.answer) == draft.answer  # (the same coin every time)

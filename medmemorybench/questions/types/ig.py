@@ -160,6 +160,11 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
     return drafts
 
 
+DISPENSED_FORMS = ("tablet", "capsule")
+"""Forms whose box states the strength, so "the pharmacy gave me X 20 mg" makes sense (not an insulin pen dialled
+to a dose, an inhaler or a CPAP pressure)."""
+
+
 def _dispensed(finder: FactFinder, checkpoint: int) -> list[Draft]:
     """The pharmacy handed me this drug at this dose: is that my dose? Yes when it is the dose now; no when it is
     `FactFinder.other_dose` (the dose before the last change, the commonest dispensing slip, or a neighbouring
@@ -172,7 +177,7 @@ def _dispensed(finder: FactFinder, checkpoint: int) -> list[Draft]:
     for drug, dose in state_on(finder.year, upto[-1].date).medications.items():
         since = [e for e in upto if e.date == dose.since][:1]
         other = finder.other_dose(drug, dose, checkpoint)
-        if other is None or not since:
+        if other is None or not since or finder.kb.drugs[drug].forms[0].form not in DISPENSED_FORMS:
             continue
         right = rng_for(finder.year.seed, finder.year.persona.persona_id,
                         f"questions/ig/dispensed/{drug}/{dose.since}").random() < 0.5
