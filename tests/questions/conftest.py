@@ -24,3 +24,9 @@ def build_cohort(kb: KnowledgeBase, seed: int, size: int = 20) -> list[PatientBu
     prior = cohort_prior(kb, years, options)
     builds, _ = cohort_questions(kb, [(year, render_patient(kb, templates, year, options)) for year in years], prior)
     return [build["en"] for build in builds]
+
+
+@pytest.fixture(scope="session")
+def cohort(kb: KnowledgeBase) -> list[PatientBuild]:
+    """One default-shaped cohort (seed 3) shared by the question tests: building it is the slow part."""
+    return build_cohort(kb, 3)

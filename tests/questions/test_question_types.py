@@ -23,12 +23,11 @@ from medmemorybench.questions.generate import generate_questions
 from medmemorybench.questions.phrasing import PHRASING_DIR
 from medmemorybench.questions.spec import QuestionType, paper_codes, register, type_codes, unregister
 from medmemorybench.simulate import simulate_patient
-from tests.questions.conftest import build_cohort
 
 
 @pytest.fixture(scope="module")
-def patients(kb):
-    return build_cohort(kb, 3)
+def patients(cohort):
+    return cohort
 
 
 @pytest.fixture(scope="module")

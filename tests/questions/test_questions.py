@@ -10,12 +10,11 @@ from medmemorybench.normalize import normalize_text
 from medmemorybench.render.models import session_text
 from medmemorybench.simulate import state_on
 from medmemorybench.simulate.models import TRAP_CATEGORIES
-from tests.questions.conftest import build_cohort
 
 
 @pytest.fixture(scope="module")
-def patients(kb):
-    return build_cohort(kb, 11)
+def patients(cohort):
+    return cohort
 
 
 def test_schedule_per_checkpoint(patients):
