@@ -437,9 +437,6 @@ class FactFinder:
     def format_number(self, value: float) -> str:
         return format_number(value)
 
-    def dose_text(self, value: float, unit: str) -> str:
-        return f"{format_number(value)} {unit}"
-
     def other_dose(self, drug: str, dose: Dose, checkpoint: int) -> float | None:
         """The dose a dispensing slip or an out-of-date list would give for a drug taken now: the dose before its last
         change, or, for a dose never changed, the next strength of the drug's dosing (the next down at its maximum).
@@ -451,8 +448,7 @@ class FactFinder:
                     and fact.previous_dose != dose.dose:  # type: ignore[union-attr]
                 return fact.previous_dose  # type: ignore[union-attr]
         spec = self.kb.drugs[drug].dose
-        steps = int((spec.max - spec.start) / spec.step) + 1 if spec.step else 1
-        ladder = spec.ladder or [round(spec.start + n * spec.step, 6) for n in range(steps)]
+        ladder = spec.doses()
         if spec.unit != dose.unit or dose.dose not in ladder or len(ladder) < 2:
             return None
         index = ladder.index(dose.dose)

@@ -38,15 +38,17 @@ NEW_ONLY_SHARE = 0.45
 """Aim for at most this share needing only the newest `WINDOW` sessions (the bar is 50 %)."""
 SCHEDULE_ROUNDS = 4
 """Times the schedule is run: each round bans the questions the previous one had to trim to keep a balanced type
-even (so their slots go to drafts that stay balanced)."""
+even, and those of a plentiful type that made a short type's candidate leak (so their slots go to drafts that
+stay balanced, or that leak nothing). Also the most times the whole choice is made again for a wording in another
+language that gives an answer away (`generate_renderings`)."""
 BALANCE_LEAD = 1
+"""How far one side of a balanced type (IG yes/no) may lead within a stratum while the schedule runs (the
+end-of-year trimming evens what is left; more room was tried and kept fewer)."""
 TRIM_LEAD = 1
 """How far one side may lead within a stratum of one patient once the schedule is done (`_trim_unpaired`): one
 question, in either direction, does not let a rule on what other questions name beat chance over a cohort (the
 audit's question-only probe checks it), and evening every stratum exactly left patients whose year bars nearly
 every drug (a budget spent, old age) with a handful of IG questions."""
-"""How far one side of a balanced type (IG yes/no) may lead within a stratum while the schedule runs (the
-end-of-year trimming evens what is left; more room was tried and kept fewer)."""
 
 
 def is_old(draft: Draft, checkpoint: int) -> bool:
@@ -109,7 +111,7 @@ class _Schedule:
         mine = normalize_text(text)
         facts = [normalize_text(f) for f in draft.key_facts]
         for (other, _), (other_text, other_facts) in zip(self.items, self.picked, strict=True):
-            if (facts and all(f in other_text for f in facts)) or (other_facts and all(f in mine for f in other_facts)):
+            if _states_every(other_text, facts) or _states_every(mine, other_facts):
                 self.blockers.add((draft.query_type, other.query_type, other.fact_key))
                 return True
         if draft.options:
@@ -252,9 +254,14 @@ def _revealing(kept: list[tuple[int, Draft, str]]) -> set[str]:
     out = set()
     for _, draft, _ in kept:
         facts = [normalize_text(f) for f in draft.key_facts]
-        if facts:
-            out |= {key for key, text in texts if key != draft.fact_key and all(f in text for f in facts)}
+        out |= {key for key, text in texts if key != draft.fact_key and _states_every(text, facts)}
     return out
+
+
+def _states_every(text: str, facts: list[str]) -> bool:
+    """Whether a (normalized) question text states every one of a question's (normalized) key facts; a question
+    without key facts is stated by none."""
+    return bool(facts) and all(f in text for f in facts)
 
 
 def _finder(kb: KnowledgeBase, year: CareYear, language: str, sessions: list[Session],

@@ -252,8 +252,9 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
             rule = forbidden_by(kb, c).get(drug_key)
             binds_long_term_only = rule is not None and rule.startswith("budget:") or (
                 c.category == "medication_preference" and kb.preferences[c.option].long_term_only)
-            frequency_only = c.category == "medication_preference" and not _bars_single_dose(kb, drug, c.option)
-            if rule and not (binds_long_term_only and not long_term) and not (one_off and frequency_only):
+            frequency_only = one_off and c.category == "medication_preference" and rule is not None \
+                and not _bars_single_dose(kb, drug, c.option)  # (asked only of a single dose a preference bars)
+            if rule and not (binds_long_term_only and not long_term) and not frequency_only:
                 blocks.append(Block(rule, c.category))
         if c.category == "diet_preference" and drug_key in kb.expand(kb.habits[c.option].cautions):
             cautions.append(Block(f"diet:{c.option}", c.category))
