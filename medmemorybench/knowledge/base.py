@@ -24,6 +24,7 @@ from medmemorybench.knowledge.models import (
     People,
     RelativeTemplate,
     RenalBaseline,
+    Text,
     Topic,
 )
 
@@ -82,6 +83,14 @@ class KnowledgeBase:
                 for drug in one:
                     partners.setdefault(drug, []).extend((other, rule) for other in sorted(others) if other != drug)
         return partners
+
+    def interaction_effect(self, rule: Interaction, one: str, other: str) -> Text:
+        """What an interaction does between two drugs (keys): the first of its `by_partner` effects that names
+        either, else its general effect."""
+        for entry in rule.by_partner:
+            if {one, other} & self.expand(entry.partners):
+                return entry.effect
+        return rule.effect
 
     def therapy_group(self, drug_key: str) -> str:
         """What a drug duplicates: its class's therapeutic group, or its class."""

@@ -451,6 +451,13 @@ class Contraindication(_Record):
     """Guideline or label."""
 
 
+class PartnerEffect(_Record):
+    """What an interaction does with some of its members in particular (drug or class keys of either side)."""
+
+    partners: list[str] = Field(min_length=1)
+    effect: Text
+
+
 class Interaction(_Record):
     """A major drug–drug interaction between anything in `a` and anything in `b` (drug or class keys)."""
 
@@ -465,6 +472,9 @@ class Interaction(_Record):
     Required."""
     effect: Text
     """What happens."""
+    by_partner: list[PartnerEffect] = []
+    """What happens with particular members, where `effect` speaks of several (a doctor tells a patient on
+    propranolol about bronchospasm, not about what allopurinol does to theophylline)."""
     source: str
     """Reference."""
 

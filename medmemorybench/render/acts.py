@@ -183,6 +183,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "teachback.general": (),
     "safety.new_drug": ("drug", "effect"),
     "safety.urgent": (),
+    "safety.acute_home": (),
     "safety.illness": (),
     "safety.general": (),
     "next.visit": ("when", "in_days", "next_day", "next_weekday"),

@@ -149,6 +149,9 @@ class YearContext:
                 self.memorable.append((event.date, "diagnosis", {"name": fact.name}))
             elif isinstance(fact, DiagnosisFact) and fact.status == "complication":
                 self.memorable.append((event.date, "diagnosis", {"name": fact.name}))
+            elif isinstance(fact, DiagnosisFact) and fact.status == "ruled_out":
+                # (a diagnosis since ruled out is no longer one to look back on as found)
+                self.memorable = [m for m in self.memorable if m[1] != "diagnosis" or m[2]["name"] != fact.name]
 
     def _medication(self, fact: MedicationFact, on: str) -> None:
         if fact.action == "stop":

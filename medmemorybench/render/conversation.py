@@ -362,8 +362,10 @@ class SessionRenderer:
         return None
 
     def _safety(self, v: VisitFacts, urgent: bool, rng: random.Random) -> list[Act]:
-        if urgent:
+        if v.is_urgent:
             return [Act("doctor", "safety.urgent")]
+        if urgent:  # (an acute complication treated at home: no one is expecting them anywhere)
+            return [Act("doctor", "safety.acute_home")]
         main = self._main_prescription(v)
         if main is not None and main.reason.startswith("illness:"):
             return [Act("doctor", "safety.illness")]
@@ -414,8 +416,10 @@ class SessionRenderer:
         return [Act("doctor", "next.visit", slots)]
 
     def _backref(self, event: Event, rng: random.Random) -> list[Act]:
-        taking = {t.fact.drug for t in self.ctx.current(event.date)}
-        # (a drug started or changed is referred back to only while it is taken: a finished course is no backbone)
+        touched = {f.drug for f in event.facts if isinstance(f, MedicationFact)}
+        taking = {t.fact.drug for t in self.ctx.current(event.date)} - touched
+        # (a drug started or changed is referred back to only while it is taken, and not in the visit that stops or
+        # changes it: a finished course is no backbone, nor is a drug being taken off)
         earlier = [m for m in self.ctx.memorable if m[0] < event.date and (m[1] == "diagnosis"
                                                                              or m[2].get("drug") in taking)]
         if not earlier or rng.random() >= BACKREF_PROBABILITY:

@@ -309,7 +309,8 @@ def rule_text(kb: KnowledgeBase, rule_id: str) -> Text | None:
         return next((r.reason for r in kb.contraindications if r.history == key), None)
     if kind == "interaction":
         taken, _, other = key.partition("+")
-        return next((rule.effect for partner, rule in kb.interaction_partners.get(taken, []) if partner == other), None)
+        rules = [rule for partner, rule in kb.interaction_partners.get(taken, []) if partner == other]
+        return kb.interaction_effect(rules[0], taken, other) if rules else None
     if kind == "diet":
         return kb.habits[key].reason
     return None

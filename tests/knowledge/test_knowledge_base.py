@@ -225,3 +225,33 @@ def test_every_corrected_code_is_replaced_where_it_was_wrong(kb):
     for check in kb.code_checks:
         if check.status == "corrected":
             assert (check.system, check.correct) in used, check.code
+
+
+def test_an_interaction_is_told_by_the_partner_at_hand(kb):
+    from medmemorybench.simulate.safety import rule_text
+
+    # one rule covers theophylline with allopurinol and with non-selective beta-blockers: a patient on propranolol
+    # hears about bronchospasm, not about what allopurinol does
+    with_propranolol = rule_text(kb, "interaction:theophylline+propranolol")
+    with_allopurinol = rule_text(kb, "interaction:propranolol+theophylline"), rule_text(
+        kb, "interaction:theophylline+allopurinol")
+    assert "bronchospasm" in with_propranolol.en and "allopurinol" not in with_propranolol.en
+    assert "别嘌醇" not in with_propranolol.zh
+    assert with_allopurinol[0] == with_propranolol
+    assert "allopurinol" in with_allopurinol[1].en and "bronchospasm" not in with_allopurinol[1].en
+    # a partner the rule does not single out keeps its general effect
+    general = next(r for r in kb.interactions if "ondansetron" in r.b and "tramadol" in r.b)
+    assert rule_text(kb, "interaction:sertraline+tramadol") == general.effect
+    assert rule_text(kb, "interaction:sertraline+sumatriptan") != general.effect
+
+
+def test_a_partner_effect_for_a_drug_on_neither_side_is_reported(tmp_path):
+    data = copy_knowledge(tmp_path)
+    path = data / "interactions.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    index = next(i for i, r in enumerate(doc["interactions"]) if r.get("by_partner"))
+    doc["interactions"][index]["by_partner"][0]["partners"] = ["metformin"]
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(KnowledgeError, match=rf"interactions.yaml: interactions\[{index}\].by_partner\[0\]: partners: "
+                                             "names a drug that is on neither side"):
+        load_knowledge(data)

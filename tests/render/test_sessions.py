@@ -207,3 +207,48 @@ def test_drugs_avoided_for_the_same_reason_are_named_in_one_sentence(kb):
                         instead="paracetamol")
     assert grouped_avoided([alone, other]) == [alone, other]
     assert grouped_avoided([alone, alone]) == [AvoidedGroup((alone, alone))]
+
+
+def test_a_visit_never_looks_back_on_a_drug_it_stops_or_a_diagnosis_ruled_out(kb, monkeypatch):
+    import medmemorybench.render.conversation as conversation
+    from medmemorybench.simulate.models import DiagnosisFact
+
+    monkeypatch.setattr(conversation, "BACKREF_PROBABILITY", 1.0)  # (every visit that can look back does)
+    seen: list = []
+
+    class Recording(SessionRenderer):
+        def _backref(self, event, rng):  # noqa: ANN001, ANN202
+            acts = super()._backref(event, rng)
+            seen.append((event, acts))
+            return acts
+
+    stopping_visits = 0
+    for index in (0, 4, 6, 7):  # (seed 0: montelukast stopped when COPD replaces asthma, drugs switched)
+        year = simulate_patient(kb, 0, index)
+        seen.clear()
+        Recording(kb, load_templates("en"), year).render_year()
+        ruled_out: set[str] = set()
+        for event, acts in seen:
+            touched = {f.drug for f in event.facts if isinstance(f, MedicationFact)}
+            stopping_visits += any(isinstance(f, MedicationFact) and f.action == "stop" for f in event.facts)
+            for act in acts:
+                if "drug" in act.slots:
+                    assert act.slots["drug"].key not in touched, (event.event_id, act)
+                if "diagnosis" in act.slots:
+                    assert act.slots["diagnosis"].en not in ruled_out, (event.event_id, act)
+            ruled_out |= {f.name.en for f in event.facts if isinstance(f, DiagnosisFact) and f.status == "ruled_out"}
+    assert stopping_visits >= 4
+
+
+def test_an_acute_flare_treated_at_home_is_not_sent_to_hospital(kb):
+    # a COPD exacerbation managed at home must not close with "They're expecting you; go straight there, today"
+    from medmemorybench.simulate.models import ComplicationFact
+
+    year = simulate_patient(kb, 3, 4)
+    renderer = SessionRenderer(kb, load_templates("en"), year)
+    flare = next(e for e in year.events if any(isinstance(f, ComplicationFact) for f in e.facts))
+    assert not any(isinstance(f, SettingFact) for f in flare.facts)
+    for event in year.events[: flare.index - 1]:
+        renderer.render(event)
+    keys = [a.key for beat in renderer.plan(flare) for a in beat]
+    assert "safety.acute_home" in keys and "safety.urgent" not in keys
