@@ -171,10 +171,14 @@ class FactFinder:
         return self.lay(self.kb.labs[lab].lay)
 
     def lab_value(self, fact: LabFact) -> str:
-        return lab_with_unit(self.kb, fact.lab, fact.value)
+        return lab_with_unit(self.kb, fact.lab, fact.value, self.words.unit(fact.unit))
 
     def dose(self, fact: MedicationFact) -> str:
-        return dose_with_unit(fact.dose, fact.unit)
+        return self.dose_text(fact.dose, fact.unit)
+
+    def dose_text(self, dose: float, unit: str) -> str:
+        """A dose with its unit as the sessions of this language say it ("10 units", "10 单位")."""
+        return dose_with_unit(dose, self.words.unit(unit))
 
     def condition_lay(self) -> str:
         return self.lay(self.condition.lay)
@@ -187,7 +191,7 @@ class FactFinder:
         """A medication fact as a gold answer says it ("metformin 500 mg twice a day was started")."""
         frequency = self.words.word("frequency", fact.frequency)
         fields = {"drug": self.drug(fact.drug), "dose": self.dose(fact), "frequency": frequency,
-                  "previous": dose_with_unit(fact.previous_dose, fact.unit) if fact.previous_dose is not None else ""}
+                  "previous": self.dose_text(fact.previous_dose, fact.unit) if fact.previous_dose is not None else ""}
         return self.say("medication", fact.action, **fields)
 
     def event_text(self, event: Event, lab: str | None = None) -> str:

@@ -355,9 +355,10 @@ class SessionRenderer:
             fact = rng.choice(v.labs)
             lab = self.kb.labs[fact.lab]
             status = lab_status(self.kb, fact.lab, fact.value)
-            slots = {"lab_lay": LayName(lab.lay), "value": lab_with_unit(self.kb, fact.lab, fact.value),
+            unit = self.templates.unit(lab.unit)
+            slots = {"lab_lay": LayName(lab.lay), "value": lab_with_unit(self.kb, fact.lab, fact.value, unit),
                      "low": format_lab_value(self.kb, fact.lab, lab.reference[0]),
-                     "high": format_lab_value(self.kb, fact.lab, lab.reference[1]), "unit": lab.unit}
+                     "high": format_lab_value(self.kb, fact.lab, lab.reference[1]), "unit": unit}
             return Act("patient", "react.result", slots), Act("doctor", f"explain.{status}", slots)
         return None
 
@@ -382,7 +383,8 @@ class SessionRenderer:
             drug = DrugName(fact.drug, fact.release)
             if fact.action == "stop":
                 return [Act("patient", "teachback.stop", {"drug": drug})]
-            return [Act("patient", "teachback.drug", {"drug": drug, "dose": dose_with_unit(fact.dose, fact.unit),
+            dose = dose_with_unit(fact.dose, self.templates.unit(fact.unit))
+            return [Act("patient", "teachback.drug", {"drug": drug, "dose": dose,
                                                       "frequency": Word("frequency", fact.frequency)})]
         diagnosis = next((f for f in v.findings if isinstance(f, DiagnosisFact) and f.status != "ruled_out"), None)
         if diagnosis is not None:

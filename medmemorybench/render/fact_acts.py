@@ -166,14 +166,16 @@ class FactSlots:
             lab = kb.labs[fact.lab]
             return {"lab": t(lab.name), "lab_lay": self.templates.lay(t(lab.lay)),
                     "value": format_lab_value(kb, fact.lab, fact.value),
-                    "unit": fact.unit, "status": word("status", lab_status(kb, fact.lab, fact.value), rng)}
+                    "unit": self.templates.unit(fact.unit),
+                    "status": word("status", lab_status(kb, fact.lab, fact.value), rng)}
         if isinstance(fact, DiagnosisFact):
             lay = t(kb.conditions[self.year.persona.condition].lay) if fact.status == "confirmed" else t(fact.name)
             return {"diagnosis": t(fact.name), "diagnosis_lay": lay, "icd11": fact.icd11}
         if isinstance(fact, TestFact):
             return {"test": t(fact.name), "finding": t(fact.finding)}
         if isinstance(fact, MedicationFact):
-            out = {"drug": self.drug(fact.drug, fact.release), "dose": format_number(fact.dose), "unit": fact.unit,
+            out = {"drug": self.drug(fact.drug, fact.release), "dose": format_number(fact.dose),
+                   "unit": self.templates.unit(fact.unit),
                    "frequency": word("frequency", fact.frequency),
                    "reason": word("reason", fact.reason.partition(":")[0], rng),
                    "previous_dose": format_number(fact.previous_dose or fact.dose), "days": str(fact.course_days)}

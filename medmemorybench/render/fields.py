@@ -22,7 +22,7 @@ from medmemorybench.simulate.models import (
 )
 
 __all__ = ["budget_text", "dose_with_unit", "format_lab_value", "format_number", "full_date", "lab_status",
-           "lab_with_unit", "spoken_date", "text_of", "trap_detail"]
+           "lab_with_unit", "spoken_date", "text_of", "trap_detail", "with_unit"]
 
 
 def text_of(text: Text, language: str) -> str:
@@ -36,14 +36,20 @@ def format_lab_value(kb: KnowledgeBase, lab: str, value: float) -> str:
     return f"{value:.{decimals}f}"
 
 
-def lab_with_unit(kb: KnowledgeBase, lab: str, value: float) -> str:
-    """'7.2 %' — the exact string every session states and every key fact checks."""
-    return f"{format_lab_value(kb, lab, value)} {kb.labs[lab].unit}"
+def lab_with_unit(kb: KnowledgeBase, lab: str, value: float, unit: str | None = None) -> str:
+    """'7.2 %' — the exact string every session states and every key fact checks; `unit`: the lab's unit as the
+    language says it (`Templates.unit`; the knowledge base's by default)."""
+    return with_unit(format_lab_value(kb, lab, value), kb.labs[lab].unit if unit is None else unit)
 
 
 def dose_with_unit(dose: float, unit: str) -> str:
-    """'500 mg'."""
-    return f"{format_number(dose)} {unit}"
+    """'500 mg' (`unit` as the language says it)."""
+    return with_unit(format_number(dose), unit)
+
+
+def with_unit(number: str, unit: str) -> str:
+    """A number and its unit; a bare number where the unit is not said ("INR 2.6")."""
+    return f"{number} {unit}" if unit else number
 
 
 def lab_status(kb: KnowledgeBase, lab: str, value: float) -> str:

@@ -20,7 +20,7 @@ from medmemorybench.normalize import normalize_text
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.fields import budget_text, dose_with_unit, lab_with_unit, text_of, trap_detail
 from medmemorybench.render.models import ROLE_LABELS, Session, Turn
-from medmemorybench.render.templates import Templates
+from medmemorybench.render.templates import Templates, load_templates
 from medmemorybench.resources import prompts_dir
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -53,13 +53,14 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: st
     """The exact strings each role must say for the session of `event` ({"patient": [...], "doctor": [...]})."""
     t = lambda text: text_of(text, language)  # noqa: E731
     drug = lambda key: t(kb.drugs[key].name)  # noqa: E731
+    unit = load_templates(language).unit
     need: dict[str, list[str]] = {"patient": [], "doctor": []}
     traps = {trap.category: trap for trap in year.persona.traps}
     for fact in event.facts:
         if isinstance(fact, SymptomFact):
             need["doctor"].append(t(fact.name))
         elif isinstance(fact, LabFact):
-            need["doctor"].append(lab_with_unit(kb, fact.lab, fact.value))
+            need["doctor"].append(lab_with_unit(kb, fact.lab, fact.value, unit(fact.unit)))
         elif isinstance(fact, DiagnosisFact):
             need["doctor"].append(t(fact.name))
         elif isinstance(fact, TestFact):
@@ -70,7 +71,7 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: st
             if fact.reason == "long_term" and fact.indication and fact.indication.startswith("history:"):
                 need[role].append(t(kb.history_conditions[fact.indication.partition(":")[2]].lay))
             if fact.action != "stop":
-                need[role].append(dose_with_unit(fact.dose, fact.unit))
+                need[role].append(dose_with_unit(fact.dose, unit(fact.unit)))
         elif isinstance(fact, AvoidedFact):
             need["doctor"] += [drug(fact.drug), drug(fact.instead)]
             need["doctor"] += [trap_detail(kb, traps[category], language) for category in fact.traps]

@@ -131,7 +131,8 @@ class _Family:
 
     def drug_told(self, drug) -> tuple[str, dict[str, str]]:  # noqa: ANN001
         return "family.drug", {"drug": self.t(self.kb.drugs[drug.drug].name), "dose": format_number(drug.dose),
-                               "unit": drug.unit, "frequency": self.templates.word("frequency", drug.frequency)}
+                               "unit": self.templates.unit(drug.unit),
+                               "frequency": self.templates.word("frequency", drug.frequency)}
 
     def drug_topic(self, drug, topic: str, rng: random.Random) -> tuple[Said, Said]:  # noqa: ANN001
         """The relative's drug (stated with its dose: a confuser of the patient's own) and a question on it."""
@@ -142,7 +143,8 @@ class _Family:
             spec = info.dose
             key = "family.reply.dose.fixed" if spec.start == spec.max else "family.reply.dose"
             return asked, [(key, {"drug": name, "low": format_number(spec.start),
-                                                  "high": format_number(spec.max), "unit": spec.unit,
+                                                  "high": format_number(spec.max),
+                                                  "unit": self.templates.unit(spec.unit),
                                                   "frequency": self.templates.word("frequency", spec.frequency)})]
         if topic == "effects":
             if not info.adverse_effects:
@@ -167,7 +169,8 @@ class _Family:
         """The relative's result (a confuser of the patient's own) and what it means or what normal is."""
         info = self.kb.labs[lab.lab]
         name = self.t(info.name)
-        told = ("family.lab", {"lab": name, "value": format_lab_value(self.kb, lab.lab, lab.value), "unit": lab.unit})
+        told = ("family.lab", {"lab": name, "value": format_lab_value(self.kb, lab.lab, lab.value),
+                                "unit": self.templates.unit(lab.unit)})
         if topic == "meaning":
             return [told, ("family.ask_lab_meaning", {"lab": name})], [
                 ("family.reply.lab_meaning", {"lab": name, "lab_lay": self.templates.lay(self.t(info.lay)),
@@ -179,7 +182,7 @@ class _Family:
         lab = self.kb.labs[lab_key]
         low, high = lab.reference
         return {"lab": self.t(lab.name), "low": format_lab_value(self.kb, lab_key, low),
-                "high": format_lab_value(self.kb, lab_key, high), "unit": lab.unit,
+                "high": format_lab_value(self.kb, lab_key, high), "unit": self.templates.unit(lab.unit),
                 "status": self.templates.word("status", lab_status(self.kb, lab_key, value))}
 
     def watch_topic(self, condition, rng: random.Random) -> tuple[Said, Said]:  # noqa: ANN001

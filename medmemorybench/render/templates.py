@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from medmemorybench.errors import InputError
+from medmemorybench.knowledge.models import KNOWN_UNITS
 from medmemorybench.render.acts import ACTS, FAMILY_SLOTS, HEALTH_SLOTS, NOISE_ACTS, SESSION_SLOTS
 from medmemorybench.render.grammar import (
     Grammar,
@@ -150,7 +151,7 @@ stated verbatim in every expansion (a value and its unit side by side, the drug'
 
 WORD_TABLES = ("frequency", "status", "reason", "toxicity", "release", "joiner", "form", "next", "interval",
                "relation", "pronoun", "pronoun_obj", "pronoun_pos", "month", "weekday", "date", "in_days", "address",
-               "lay_articles")
+               "lay_articles", "unit")
 """Word tables a template file holds besides its phrasings (`words.frequency.once_daily`, ...)."""
 EXPANDABLE_WORDS = ("status", "reason", "next")
 """Word tables whose entries may hold `[a|b]` choices (none of them reaches a gold answer: frequencies, which do,
@@ -184,6 +185,8 @@ class Templates:
         if used is not None:
             used.add((key, index))
         text = self.grammar.expand(variants[index], rng, used=used)
+        if slots.get("unit") == "":  # (a bare number: "INR 2.6", not "2.6 ratio" nor "2.6 ,")
+            text = text.replace(" {unit}", "").replace("{unit}", "")
         if key.startswith(FRAGMENTS):
             return fill(text, slots).strip()
         return finish(fill(tidy(text, self.language), slots), self.language)
@@ -202,6 +205,10 @@ class Templates:
         if parsed is not None:
             return self.grammar.expand(parsed, rng) if rng is not None else self.grammar.first(parsed)
         return self.words.get(table, {}).get(key, key.replace("_", " "))
+
+    def unit(self, unit: str) -> str:
+        """How a unit of the knowledge base is said in this language (`words.unit`; "" for a bare number)."""
+        return self.words.get("unit", {}).get(unit, unit)
 
     def joined(self, parts: list[str]) -> str:
         """Utterances of one turn, one after the other (a space between them, none in Chinese)."""
@@ -284,6 +291,8 @@ def parse_templates(path: Path, raw: object) -> Templates:
                 continue
             if refs_of(seq) or slots_of(seq):
                 problems.append(f"{path}: words.{table}.{key}: a word may hold [..|..] choices, not <names> or slots")
+    for key in sorted(set(words.get("unit") or {}) - KNOWN_UNITS):
+        problems.append(f"{path}: words.unit.{key}: not a unit of the knowledge base")
     for table in sorted(set(words) - set(WORD_TABLES)):
         problems.append(f"{path}: words.{table}: unknown word table")
     if problems:

@@ -43,16 +43,17 @@ def test_sessions_alternate_six_to_ten_turns_patient_first(rendered):
 
 
 def test_every_lab_and_dose_is_stated_with_its_unit(kb, rendered):
+    unit = load_templates("en").unit  # (a ratio or an index is a bare number: "INR 2.6")
     for year, sessions in rendered:
         for event, session in zip(year.events, sessions, strict=True):
             text = session_text(session)
             for fact in event.facts:
                 if isinstance(fact, LabFact):
-                    assert lab_with_unit(kb, fact.lab, fact.value) in text, (session.session_id, fact)
+                    assert lab_with_unit(kb, fact.lab, fact.value, unit(fact.unit)) in text, (session.session_id, fact)
                 if isinstance(fact, MedicationFact):
                     assert kb.drugs[fact.drug].name.en in text, (session.session_id, fact)
                     if fact.action != "stop":
-                        assert dose_with_unit(fact.dose, fact.unit) in text, (session.session_id, fact)
+                        assert dose_with_unit(fact.dose, unit(fact.unit)) in text, (session.session_id, fact)
                 if isinstance(fact, AllergyFact):
                     assert fact.agent.en in text
 
@@ -175,7 +176,8 @@ def test_one_plan_two_renderings(kb):
         text = session_text(zh)
         for fact in event.facts:
             if isinstance(fact, LabFact):
-                assert lab_with_unit(kb, fact.lab, fact.value) in text, (zh.session_id, fact)
+                assert lab_with_unit(kb, fact.lab, fact.value, chinese.templates.unit(fact.unit)) in text, \
+                    (zh.session_id, fact)
             if isinstance(fact, MedicationFact):
                 assert kb.drugs[fact.drug].name.zh in text, (zh.session_id, fact)
 
@@ -252,3 +254,13 @@ def test_an_acute_flare_treated_at_home_is_not_sent_to_hospital(kb):
         renderer.render(event)
     keys = [a.key for beat in renderer.plan(flare) for a in beat]
     assert "safety.acute_home" in keys and "safety.urgent" not in keys
+
+
+def test_units_are_said_the_way_each_language_says_them(kb):
+    # a Chinese doctor says "13 次/分", not "13 breaths/min"; nobody says "INR 2.6 ratio"
+    year = simulate_patient(kb, 0, 4)  # (COPD: respiratory rate, SpO2, FEV1/FVC)
+    english = " ".join(t.text for s in SessionRenderer(kb, load_templates("en"), year).render_year() for t in s.turns)
+    chinese = " ".join(t.text for s in SessionRenderer(kb, load_templates("zh"), year).render_year() for t in s.turns)
+    assert "breaths/min" in english and not re.search(r"\d ratio\b", english)
+    assert "次/分" in chinese
+    assert not re.search(r"\d (breaths/min|bpm|points|ratio|score|puff|units)\b", chinese)

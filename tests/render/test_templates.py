@@ -47,6 +47,13 @@ def test_variant_that_drops_the_unit_is_rejected():
         parse_templates(Path("en.yaml"), raw)
 
 
+def test_a_unit_the_knowledge_base_does_not_have_is_rejected():
+    raw = _raw()
+    raw["words"]["unit"]["breaths per min"] = "bpm"
+    with pytest.raises(InputError, match=r"en.yaml: words.unit.breaths per min: not a unit of the knowledge base"):
+        parse_templates(Path("en.yaml"), raw)
+
+
 def test_required_fact_inside_a_choice_is_rejected():
     # "[{value} {unit}|about that]" would let an expansion drop the value a question rests on
     raw = _raw()

@@ -37,7 +37,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         if fact.action == "increase" and fact.previous_dose is not None:
             dose = finder.dose(fact)
             fields = {"drug": finder.drug(fact.drug), "previous_dose": finder.format_number(fact.previous_dose),
-                      "unit": fact.unit}
+                      "unit": finder.words.unit(fact.unit)}
             drafts.append(Draft("EEM", "eem.raised_dose", fields, dose, [event], [dose], f"raised:{event.event_id}",
                                 kind="dose", aliases=[dose.replace(" ", "")]))
     for trap, event in finder.disclosed(checkpoint):

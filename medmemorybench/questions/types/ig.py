@@ -10,7 +10,6 @@ import random
 
 from medmemorybench.questions.facts import REMEDY_REGIMEN, Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.render.fields import dose_with_unit
 from medmemorybench.simulate.models import Event, MedicationFact, Trap
 from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.timeline import state_on
@@ -140,7 +139,7 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
     drafts: list[Draft] = []
     state = state_on(finder.year, upto[-1].date)
     for drug, dose in state.medications.items():
-        value = dose_with_unit(dose.dose, dose.unit)
+        value = finder.dose_text(dose.dose, dose.unit)
         answer = finder.say("ig", "carry_on", drug=finder.drug(drug), dose=value,
                             frequency=finder.words.word("frequency", dose.frequency))
         drafts.append(Draft("IG", "ig.take_now", {"drug": finder.drug(drug)}, answer,
@@ -182,8 +181,8 @@ def _dispensed(finder: FactFinder, checkpoint: int) -> list[Draft]:
             continue
         right = rng_for(finder.year.seed, finder.year.persona.persona_id,
                         f"questions/ig/dispensed/{drug}/{dose.since}").random() < 0.5
-        current = dose_with_unit(dose.dose, dose.unit)
-        asked = current if right else dose_with_unit(other, dose.unit)
+        current = finder.dose_text(dose.dose, dose.unit)
+        asked = current if right else finder.dose_text(other, dose.unit)
         name, frequency = finder.drug(drug), finder.words.word("frequency", dose.frequency)
         fields = {"drug": name, "dose": asked, "frequency": frequency}
         if right:

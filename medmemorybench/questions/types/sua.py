@@ -7,7 +7,6 @@ import random
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.render.fields import dose_with_unit
 from medmemorybench.simulate.models import Event, LabFact, MedicationFact
 from medmemorybench.simulate.timeline import state_on
 
@@ -37,7 +36,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         event = by_date.get(dose.since)
         if event is None or event.kind == "trap_disclosure" or not changes.get(drug):
             continue  # only a dose that changed is a state update
-        value = dose_with_unit(dose.dose, dose.unit)
+        value = finder.dose_text(dose.dose, dose.unit)
         drafts.append(Draft("SUA", "sua.current_dose", {"drug": finder.drug(drug)}, value, [event], [value],
                             f"dose:{drug}:{dose.since}", kind="dose",
                             aliases=[value.replace(" ", "")]))

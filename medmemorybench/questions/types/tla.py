@@ -37,7 +37,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                  if f.action == "increase" and f.previous_dose is not None]  # type: ignore[union-attr]
     for event, fact in increases:
         fields = {"drug": finder.drug(fact.drug), "previous_dose": finder.format_number(fact.previous_dose),
-                  "unit": fact.unit}
+                  "unit": finder.words.unit(fact.unit)}
         when("tla.dose_change_date", fields, event, f"increase:{event.event_id}", "dose_change")
     complications = [f.icd11 for e in finder.upto(checkpoint) for f in e.facts
                      if isinstance(f, DiagnosisFact) and f.status == "complication"]
