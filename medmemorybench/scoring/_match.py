@@ -19,6 +19,8 @@ _UNIT_SYNONYMS = (
     (re.compile(r"(?<=\d)\s*(?:international units\b|国际单位)"), "iu"),
     (re.compile(r"(?<=\d)\s*毫升"), "ml"),
     (re.compile(r"(?<=\d)\s*毫摩尔\s*/\s*升"), "mmol/l"),
+    # a rate per minute (breaths, beats) however it is written: the number is what is asked
+    (re.compile(r"(?<=\d)\s*(?:次\s*/\s*分钟?|次每分钟?|(?:breaths|beats)\s*/\s*min|bpm)(?![a-z])"), "/min"),
 )
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000}

@@ -18,6 +18,9 @@ from medmemorybench.scoring.text_overlap import rouge_l_tokens, tokenize
     ("每天2次", "每日两次"),
     ("糖化血红蛋白7.2%", "7.2 %"),
     ("二甲双胍五百毫克", "500 mg"),
+    ("呼吸频率13次/分钟", "13 次/分"),
+    ("13 breaths/min", "13 次/分"),
+    ("心率76次每分", "76 bpm"),
 ])
 def test_chinese_numerals_units_and_frequencies_match_the_gold(answer, gold):
     assert contains_term(answer, gold)
