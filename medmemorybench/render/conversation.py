@@ -144,7 +144,9 @@ class SessionRenderer:
             safety = []
         goodbye = rng.random() < GOODBYE_PROBABILITY
         beats.append([*self._teachback(v, rng), *([Act("patient", "bye.patient", filler=True)] if goodbye else [])])
-        beats.append([*safety, *self._next(event, rng), *self._backref(event, rng),
+        # (an acute visit does not close on "since we found your COPD in April, you've done well")
+        looking_back = [] if urgent else self._backref(event, rng)
+        beats.append([*safety, *self._next(event, rng), *looking_back,
                       *([Act("doctor", "bye.doctor", filler=True)] if goodbye or not safety else [])])
         return beats
 

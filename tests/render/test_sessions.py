@@ -242,9 +242,12 @@ def test_a_visit_never_looks_back_on_a_drug_it_stops_or_a_diagnosis_ruled_out(kb
     assert stopping_visits >= 4
 
 
-def test_an_acute_flare_treated_at_home_is_not_sent_to_hospital(kb):
+def test_an_acute_flare_treated_at_home_is_not_sent_to_hospital(kb, monkeypatch):
     # a COPD exacerbation managed at home must not close with "They're expecting you; go straight there, today"
+    import medmemorybench.render.conversation as conversation
     from medmemorybench.simulate.models import ComplicationFact
+
+    monkeypatch.setattr(conversation, "BACKREF_PROBABILITY", 1.0)  # (a visit that may look back does)
 
     year = simulate_patient(kb, 3, 4)
     renderer = SessionRenderer(kb, load_templates("en"), year)
@@ -254,6 +257,7 @@ def test_an_acute_flare_treated_at_home_is_not_sent_to_hospital(kb):
         renderer.render(event)
     keys = [a.key for beat in renderer.plan(flare) for a in beat]
     assert "safety.acute_home" in keys and "safety.urgent" not in keys
+    assert not any(key.startswith("backref.") for key in keys)  # (no "you've done well" on an acute visit)
 
 
 def test_units_are_said_the_way_each_language_says_them(kb):
