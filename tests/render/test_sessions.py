@@ -157,6 +157,14 @@ def test_noise_doctors_never_repeat_a_reply_within_a_session(kb):
         assert 6 <= len(session.turns) <= 10 and session.turns[0].role == "patient", session.session_id
 
 
+def test_a_question_from_the_knowledge_base_never_follows_a_comma_with_its_capital(kb):
+    # "Also, Does looking at screens damage your eyes?": a question opening with a capital follows a colon or a stop
+    year = simulate_patient(kb, 0, 4)
+    sessions = render_health_sessions(kb, load_templates("en"), year, 100, random.Random(1))
+    turns = [t.text for s in sessions for t in s.turns if t.role == "patient"]
+    assert not [t for t in turns if re.search(r"\b(?:And|Also|but), (?!I\b)[A-Z][a-z]", t)]
+
+
 def test_plans_and_wording_are_seeded(kb):
     year = simulate_patient(kb, 3, 4, n_encounters=20)
     first = SessionRenderer(kb, load_templates("en"), year).render_year()
