@@ -119,10 +119,10 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         where = f"interactions.yaml: interactions[{index}]"
         _check_refs(where, "a", rule.a, kb, errors)
         _check_refs(where, "b", rule.b, kb, errors)
-        members = set(kb.expand(rule.a)) | set(kb.expand(rule.b))
+        members = kb.expand(rule.a) | kb.expand(rule.b)
         for number, entry in enumerate(rule.by_partner):
             _check_refs(f"{where}.by_partner[{number}]", "partners", entry.partners, kb, errors)
-            if not set(kb.expand(entry.partners)) <= members:
+            if not kb.expand(entry.partners) <= members:
                 errors.append(f"{where}.by_partner[{number}]: partners: names a drug that is on neither side")
     for habit in kb.habits.values():
         where = f"diet.yaml: habits.{habit.key}"

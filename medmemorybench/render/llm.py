@@ -49,11 +49,14 @@ TURNS = 8
 MAX_TOKENS_PER_TURN = 96
 
 
-def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, language: str = "en") -> dict[str, list[str]]:
-    """The exact strings each role must say for the session of `event` ({"patient": [...], "doctor": [...]})."""
+def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, templates: Templates | None = None
+                   ) -> dict[str, list[str]]:
+    """The exact strings each role must say for the session of `event` ({"patient": [...], "doctor": [...]}), in the
+    language of the renderer's `templates` (English by default), units as they say them."""
+    templates = templates or load_templates("en")
+    language, unit = templates.language, templates.unit
     t = lambda text: text_of(text, language)  # noqa: E731
     drug = lambda key: t(kb.drugs[key].name)  # noqa: E731
-    unit = load_templates(language).unit
     need: dict[str, list[str]] = {"patient": [], "doctor": []}
     traps = {trap.category: trap for trap in year.persona.traps}
     for fact in event.facts:
@@ -148,7 +151,7 @@ class LLMSessionRenderer:
         """All regular sessions; each one LLM-written if it passes the verifier, else the template's."""
         fallback = SessionRenderer(self.kb, self.templates, self.year).render_year()
         events = list(self.year.events)
-        needs = [required_facts(self.kb, self.year, e, self.templates.language) for e in events]
+        needs = [required_facts(self.kb, self.year, e, self.templates) for e in events]
         result: dict[int, Session] = {}
         pending = list(range(len(events)))
         for attempt in range(self.retries + 1):
