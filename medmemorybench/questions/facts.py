@@ -246,6 +246,12 @@ class FactFinder:
     def illness_lay(self, illness: Illness) -> str:
         return self.lay(illness.lay)
 
+    def possible_illnesses(self) -> list[Illness]:
+        """The acute illnesses the patient could catch (those their sex and age allow)."""
+        persona = self.year.persona
+        return [i for i in self.kb.illnesses.values()
+                if i.sex in ("any", persona.sex) and i.age[0] <= persona.age <= i.age[1]]
+
     def effect_name(self, fact: AdverseFact) -> str:
         effect = next(e for e in self.kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
         return self.t(effect.name)

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from medmemorybench.normalize import normalize_text
-from medmemorybench.render.models import session_text
+from medmemorybench.render.models import regular_session_id, session_text
 from medmemorybench.simulate import state_on
 from medmemorybench.simulate.models import TRAP_CATEGORIES
 
@@ -86,6 +86,45 @@ def test_mcd_chains_span_separate_sessions_and_a_week(patients):
             assert 3 <= len(sessions) <= 5 and len(set(sessions)) >= 2
             span = date.fromisoformat(dates[sessions[-1]]) - date.fromisoformat(dates[sessions[0]])
             assert span.days >= MIN_SPAN_DAYS
+
+
+def test_mcd_steps_tell_causes_not_what_a_visit_happened_to_hold(patients):
+    # a disclosure made at a chain's visit (a budget told at the visit about the first symptoms) is not why the
+    # chain went on: a step tells it only at a disclosure visit or when a later step avoided a drug for it
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.simulate.models import AvoidedFact
+
+    phrasing = load_phrasing("en")
+    lead = {c: phrasing.answer("disclosed", c).split("{detail}")[0] for c in TRAP_CATEGORIES}  # "about my habit: "
+    told, checked = 0, 0
+    for patient in patients:
+        events = {regular_session_id(e.event_id): e for e in patient.year.events}
+        for q in (q for q in patient.questions if q.query_type == "MCD"):
+            nodes = [events[n.session_id] for n in q.reasoning_chain]
+            for position, (node, event) in enumerate(zip(q.reasoning_chain, nodes, strict=True)):
+                avoided = {c for later in nodes[position:] for f in later.facts if isinstance(f, AvoidedFact)
+                           for c in f.traps}
+                held = [t for t in patient.year.persona.traps if t.fact in event.facts and t.category not in avoided]
+                if event.kind != "trap_disclosure" and held:
+                    checked += 1
+                    assert not any(f"I told you {lead[t.category]}" in node.node for t in held), (q.query_id, node)
+                told += "I told you" in node.node
+    assert checked and told  # (chains do pass visits holding disclosures, and disclosures that matter are told)
+
+
+def test_mcd_asks_why_the_patient_came_back_after_the_first_treatment(patients):
+    # the first two months hold few chains of a week: the visit a patient came back to when what was first thought
+    # and given had not helped ends one (symptoms, the first diagnosis, what was still wrong)
+    asked = 0
+    for patient in patients:
+        events = {regular_session_id(e.event_id): e for e in patient.year.events}
+        for q in (q for q in patient.questions if q.template == "mcd.why_back"):
+            asked += 1
+            nodes = [events[n.session_id] for n in q.reasoning_chain]
+            first_thought = [n.event_id for n in nodes if n.kind == "misdiagnosis"]
+            assert first_thought and set(first_thought) & set(nodes[-1].triggered_by)
+            assert "was suspected" in q.answer and q.reasoning_chain[-1].node.startswith("I reported")
+    assert asked >= len(patients) // 2
 
 
 def test_ig_questions_carry_the_common_wrong_answer(patients):

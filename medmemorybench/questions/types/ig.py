@@ -85,10 +85,7 @@ def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
         name = finder.drug(drug)
         asks.append((drug, REMEDY_REGIMEN, "ig.over_the_counter", {"drug": name, "purpose": uses[drug]},
                      finder.say("ig", "otc_fine", drug=name, purpose=uses[drug])))
-    persona = finder.year.persona
-    for illness in finder.kb.illnesses.values():
-        if illness.sex not in ("any", persona.sex) or not illness.age[0] <= persona.age <= illness.age[1]:
-            continue
+    for illness in finder.possible_illnesses():
         for candidate in illness.candidates:
             name, caught = finder.drug(candidate.drug), finder.t(illness.lay)
             asks.append((candidate.drug, candidate.regimen, "ig.illness_drug", {"drug": name, "illness": caught},

@@ -12,6 +12,7 @@ from medmemorybench.questions.types.sua import switched
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
+    AvoidedFact,
     DiagnosisFact,
     Event,
     LabFact,
@@ -66,7 +67,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             continue
         template, fields = phrasing
         lab = _moved_lab(finder, nodes) if template == "mcd.why_lab_change" else None
-        steps = [finder.event_text(n, lab) for n in nodes]
+        told_nodes = [_causal_view(finder, nodes, i) for i in range(len(nodes))]
+        steps = [finder.event_text(n, lab) for n in told_nodes]
         if not all(steps):
             continue
         answer = finder.say("mcd", "then").join(step.rstrip(".。") for step in steps)
@@ -74,11 +76,23 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         # a key fact is what the gold itself states (a lab value at a visit that also changed drugs is not told), in
         # whatever case the sentence gave it ("Depression in dementia was found" states "depression in dementia")
         told = normalize_text(answer)
-        keys = list(dict.fromkeys(k for k in (node_key(finder, n, lab) for n in nodes)
+        keys = list(dict.fromkeys(k for k in (node_key(finder, n, lab) for n in told_nodes)
                                   if k and normalize_text(k) in told))[:4]
         drafts.append(Draft("MCD", template, fields, answer, nodes, keys, f"chain:{template}:{sorted(fields.items())}",
                             kind=template, chain=list(zip(steps, nodes, strict=True))))
     return drafts
+
+
+def _causal_view(finder: FactFinder, nodes: list[Event], position: int) -> Event:
+    """A chain's node as its step is told: without the disclosures that visit only happened to hold (a budget or an
+    allergy mentioned at the visit about the first symptoms is not why the symptoms were treated), but for those of
+    a disclosure visit and those a later step avoided a drug for."""
+    event = nodes[position]
+    if event.kind == "trap_disclosure":
+        return event
+    avoided = {c for n in nodes[position:] for f in n.facts if isinstance(f, AvoidedFact) for c in f.traps}
+    incidental = [t.fact for t in finder.traps if t.category not in avoided]
+    return event.model_copy(update={"facts": [f for f in event.facts if f not in incidental]})
 
 
 def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, str]] | None:
@@ -101,6 +115,8 @@ def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, st
         lab = next(f for f in lapse_lab.facts if isinstance(f, LabFact))
         return "mcd.why_lapse", {"lab_lay": finder.lab_lay(lab.lab)}
     last = nodes[-1]
+    if last.kind in RETURN_KINDS and any(n.kind == "misdiagnosis" and n.event_id in last.triggered_by for n in nodes):
+        return "mcd.why_back", {}
     if last.kind == "diagnosis":
         return "mcd.why_diagnosis", {"condition_lay": finder.condition_lay()}
     changed = next((f for f in last.facts if isinstance(f, MedicationFact) and f.action in CHANGE_TEMPLATES), None)
@@ -133,6 +149,11 @@ def _moved_lab(finder: FactFinder, nodes: list[Event]) -> str | None:
             return fact.lab
     return None
 
+
+RETURN_KINDS = ("symptom_report", "follow_up")
+"""Kinds of the visit a patient came back to when the first diagnosis' treatment had not helped (the chain's
+answer: the first symptoms, what was first thought and given, what was still wrong): the first care year's two
+months hold few other chains of a week or more."""
 
 CHANGE_TEMPLATES = {"start": "mcd.why_start", "administer": "mcd.why_start", "increase": "mcd.why_increase",
                     "decrease": "mcd.why_decrease", "stop": "mcd.why_stop"}

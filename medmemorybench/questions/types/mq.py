@@ -117,11 +117,8 @@ def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> li
     """Which of these could I be given if I needed an antibiotic for an acute illness? Right: nothing on record bars
     or qualifies it; wrong: a disclosed fact or a drug taken bars it (`FactFinder.ruling`). Asked again only once its
     answer set has changed."""
-    persona = finder.year.persona
-    illnesses = [i for i in finder.kb.illnesses.values()
-                 if i.sex in ("any", persona.sex) and i.age[0] <= persona.age <= i.age[1]]
     classes = finder.kb.classes
-    antibiotics = {c.drug: c.regimen for i in illnesses for c in i.candidates
+    antibiotics = {c.drug: c.regimen for i in finder.possible_illnesses() for c in i.candidates
                    if (classes[finder.kb.drugs[c.drug].drug_class].atc_prefix or "").startswith(ANTIBACTERIAL_ATC)}
     sets: list[tuple[str, str, dict[str, str], dict[str, str | None]]] = [
         ("antibiotic", "mq.antibiotic_options", {}, dict(sorted(antibiotics.items())))]
