@@ -41,14 +41,15 @@ SCHEDULE_ROUNDS = 4
 even, and those of a plentiful type that made a short type's candidate leak (so their slots go to drafts that
 stay balanced, or that leak nothing). Also the most times the whole choice is made again for a wording in another
 language that gives an answer away (`generate_renderings`)."""
-BALANCE_LEAD = 1
+BALANCE_LEAD = 2
 """How far one side of a balanced type (IG yes/no) may lead within a stratum while the schedule runs (the
-end-of-year trimming evens what is left; more room was tried and kept fewer)."""
-TRIM_LEAD = 1
-"""How far one side may lead within a stratum of one patient once the schedule is done (`_trim_unpaired`): one
-question, in either direction, does not let a rule on what other questions name beat chance over a cohort (the
-audit's question-only probe checks it), and evening every stratum exactly left patients whose year bars nearly
-every drug (a budget spent, old age) with a handful of IG questions."""
+end-of-year trimming evens what is left to `TRIM_LEAD`)."""
+TRIM_LEAD = 2
+"""How far one side may lead within a stratum of one patient once the schedule is done (`_trim_unpaired`). Two
+questions, in either direction, do not let a rule on what other questions name beat chance over a cohort (the
+audit's question-only probe checks it: 0.54-0.55 against bars of 0.62-0.63 on seeds 0-4), and evening every
+stratum exactly left patients whose year bars nearly every drug (a budget spent, old age) with a handful of IG
+questions (docs/benchmarks.md has what each lead kept)."""
 
 
 def is_old(draft: Draft, checkpoint: int) -> bool:
