@@ -61,6 +61,15 @@ def grouped_avoided(decisions: list) -> list:
     return out
 
 
+def caution_about(fact: CautionFact) -> str | None:
+    """What of the patient's a caution is about: its trap category, or for a drug they take the drug's key (an
+    interaction rule is `interaction:<taken>+<given>`); None for a rule on the drug alone (pregnancy, age)."""
+    if fact.trap is not None:
+        return fact.trap
+    kind, _, pair = fact.rule.partition(":")
+    return pair.partition("+")[0] if kind == "interaction" else None
+
+
 def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
     """The acts that state one fact, in order (a patient's fact is followed by the doctor's acknowledgement)."""
     def one(role: str, key: str) -> Act:
@@ -87,8 +96,8 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
         return [one("doctor", "fact.avoided" if fact.traps else "fact.avoided_rule")]
     if isinstance(fact, AvoidedGroup):
         return [one("doctor", "fact.avoided_several")]
-    if isinstance(fact, CautionFact):
-        return [one("doctor", "fact.caution")]
+    if isinstance(fact, CautionFact):  # (said with what it is about for this patient, where that is one of their facts)
+        return [one("doctor", "fact.caution_given" if caution_about(fact) else "fact.caution")]
     if isinstance(fact, SettingFact):
         return [one("doctor", f"fact.setting.{fact.setting}")]
     if isinstance(fact, AllergyFact):
@@ -170,7 +179,7 @@ class FactSlots:
                     "status": word("status", lab_status(kb, fact.lab, fact.value), rng)}
         if isinstance(fact, DiagnosisFact):
             lay = t(kb.conditions[self.year.persona.condition].lay) if fact.status == "confirmed" else t(fact.name)
-            return {"diagnosis": t(fact.name), "diagnosis_lay": lay, "icd11": fact.icd11}
+            return {"diagnosis": t(fact.name), "diagnosis_lay": lay}
         if isinstance(fact, TestFact):
             return {"test": t(fact.name), "finding": t(fact.finding)}
         if isinstance(fact, MedicationFact):
@@ -195,10 +204,13 @@ class FactSlots:
                 out["reason"] = word("joiner", "space").join(self.rule_phrase(r) for r in fact.rules)
             return out
         if isinstance(fact, CautionFact):
-            caution = self.rule_phrase(fact.rule)
-            if fact.trap is not None and fact.rule.startswith("diet:"):
-                caution = self.sentence(self.trap_reason(fact.trap, rng)) + word("joiner", "space") + caution
-            return {"drug": self.drug(fact.drug), "caution": caution}
+            out = {"drug": self.drug(fact.drug), "caution": self.rule_phrase(fact.rule)}
+            if fact.trap is not None:  # (the nadolol they take, their history of stroke, their habit)
+                out["reason"] = self.trap_reason(fact.trap, rng)
+            elif (partner := caution_about(fact)) is not None:  # (a drug of the year they take)
+                out["reason"] = self.templates.realize("trap_reason.medication_history", rng,
+                                                      {"detail": self.drug(partner)})
+            return out
         if isinstance(fact, AllergyFact):
             out = {"agent": t(fact.agent), "reaction": t(fact.reaction)}
             if fact.corrected_from is not None:

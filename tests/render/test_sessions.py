@@ -276,3 +276,46 @@ def test_units_are_said_the_way_each_language_says_them(kb):
     assert "breaths/min" in english and not re.search(r"\d ratio\b", english)
     assert "次/分" in chinese
     assert not re.search(r"\d (breaths/min|bpm|points|ratio|score|puff|units)\b", chinese)
+
+
+def test_a_caution_names_what_of_the_patients_it_is_about(kb):
+    """"Non-selective beta-blockers block bronchodilator effect" said to a patient on nadolol names the nadolol (and
+    a caution from an interaction with a drug started during the year names that drug), in both languages; a
+    caution on the drug alone (pregnancy, age) needs no partner."""
+    from medmemorybench.render.fact_acts import caution_about
+    from medmemorybench.render.fields import text_of
+    from medmemorybench.simulate.models import CautionFact
+
+    checked = 0
+    for seed, index in ((0, 0), (0, 4), (0, 1), (0, 9)):
+        year = simulate_patient(kb, seed, index)
+        traps = {t.category: t for t in year.persona.traps}
+        for language in ("en", "zh"):
+            sessions = {s.session_id: s for s in SessionRenderer(kb, load_templates(language), year).render_year()}
+            for event in year.events:
+                for fact in (f for f in event.facts if isinstance(f, CautionFact)):
+                    about = caution_about(fact)
+                    if about is None or fact.trap not in (None, "medication_history"):
+                        continue
+                    partner = traps[about].option if fact.trap else about
+                    text = session_text(sessions[event.event_id.replace("-E", "-S")])
+                    sentences = re.split(r"(?<=[.。?？!！])\s*", text)
+                    drug, taken = (text_of(kb.drugs[d].name, language) for d in (fact.drug, partner))
+                    assert any(drug in s and taken in s for s in sentences), (language, event.event_id, drug, taken)
+                    checked += 1
+    assert checked >= 4
+    assert caution_about(CautionFact(drug="lisinopril", rule="rule:teratogen_raas_blockers")) is None
+    assert caution_about(CautionFact(drug="ibuprofen", rule="interaction:duloxetine+ibuprofen")) == "duloxetine"
+
+
+def test_a_doctor_never_reads_out_a_diagnosis_code(kb):
+    # "ICD-11 code CA22" is for the record, not for the patient (either language)
+    from medmemorybench.simulate.models import DiagnosisFact
+
+    year = simulate_patient(kb, 0, 4)
+    codes = {f.icd11 for e in year.events for f in e.facts if isinstance(f, DiagnosisFact) and f.icd11}
+    assert codes
+    for language in ("en", "zh"):
+        text = "\n".join(session_text(s) for s in SessionRenderer(kb, load_templates(language), year).render_year())
+        assert not [code for code in codes if re.search(rf"(?<![A-Za-z0-9]){re.escape(code)}(?![A-Za-z0-9])", text)]
+        assert "ICD" not in text
