@@ -3,7 +3,9 @@ same answers."""
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Callable
 
 import pytest
 from datasets import concatenate_datasets, load_dataset
@@ -21,11 +23,21 @@ from tests.harness.conftest import RecordingBackbone, run, run_config
 evaluate = pytest.importorskip("evaluate")
 
 
-def varied_answer(request: ChatRequest) -> str:
-    """Right, wrong, abstaining and echoing answers, chosen by the prompt, so that every measure varies."""
-    prompt = request.messages[-1]["content"]
-    return ("That is not in my records.", "B", "A, C", request.messages[0]["content"], "metformin 500 mg",
-            "2024-03-04")[len(prompt) % 6]
+def varied_answers(golds: dict[str, str]) -> Callable[[ChatRequest], str]:
+    """Right, wrong, abstaining and echoing answers, so that every measure varies whatever the data: every third
+    call gives the gold of the question its prompt asks (`golds`: question text -> gold), the others one of a fixed
+    set chosen by the prompt."""
+    calls = itertools.count()
+
+    def answer(request: ChatRequest) -> str:
+        prompt = request.messages[-1]["content"]
+        gold = next((a for question, a in golds.items() if question in prompt), None)
+        if next(calls) % 3 == 0 and gold is not None:
+            return gold
+        return ("That is not in my records.", "B", "A, C", request.messages[0]["content"], "metformin 500 mg",
+                "2024-03-04")[len(prompt) % 6]
+
+    return answer
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +46,11 @@ def run_and_questions(tmp_path_factory):
     built = build_dataset(default_knowledge(), load_templates("en"),
                           BuildOptions(seed=8, personas=2, health_sessions=5, family_sessions=5))
     folder = export_dataset(built, root / "data")
-    run(run_config(folder, root, limit=2, checkpoints=[10, 50, 100]), RecordingBackbone(varied_answer))
+    questions = concatenate_datasets(list(load_dataset(str(folder), "questions").values()))
+    golds = {q["question"]: q["answer"] for q in questions}
+    run(run_config(folder, root, limit=2, checkpoints=[10, 50, 100]), RecordingBackbone(varied_answers(golds)))
     samples = read_samples(root / "run" / "samples.jsonl")
     summary = json.loads((root / "run" / "summary.json").read_text())
-    questions = concatenate_datasets(list(load_dataset(str(folder), "questions").values()))
     return samples, summary, questions
 
 
