@@ -65,16 +65,16 @@ class CohortPrior:
                     prior.counts.setdefault(drug, Counter())[allowed] += 1
         return prior
 
-    def keeps(self, persona_id: str, drug: str, allowed: bool, slack: float | None = None) -> bool:
+    def keeps(self, persona_id: str, drug: str, allowed: bool, slack: float = SLACK) -> bool:
         """Whether a question whose answer about this drug (a key) is `allowed` (yes, or a right option) may be asked
         of this patient: always for the drug's rarer answer, with the probability that evens the two for the
-        commoner (times `slack`, by default `SLACK`)."""
+        commoner (times `slack`)."""
         counts = self.counts.get(drug)
         if not counts or not counts[allowed]:
             return True
         if min(counts[True], counts[False]) < MIN_MINORITY * (counts[True] + counts[False]):
             return False  # (a drug nearly always allowed, or nearly always barred, is not asked about at all)
-        rate = (SLACK if slack is None else slack) * min(counts[True], counts[False]) / counts[allowed]
+        rate = slack * min(counts[True], counts[False]) / counts[allowed]
         if rate >= 1:
             return True
         salt = f"questions/cohort/{drug}/{allowed}" + (f"/draw{self.draw}" if self.draw else "")

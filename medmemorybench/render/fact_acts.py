@@ -61,13 +61,17 @@ def grouped_avoided(decisions: list) -> list:
     return out
 
 
-def caution_about(fact: CautionFact) -> str | None:
-    """What of the patient's a caution is about: its trap category, or for a drug they take the drug's key (an
-    interaction rule is `interaction:<taken>+<given>`); None for a rule on the drug alone (pregnancy, age)."""
-    if fact.trap is not None:
-        return fact.trap
+def caution_partner(fact: CautionFact) -> str | None:
+    """The drug the patient takes that an interaction caution is about (its key: the rule is
+    `interaction:<taken>+<given>`); None for any other caution."""
     kind, _, pair = fact.rule.partition(":")
     return pair.partition("+")[0] if kind == "interaction" else None
+
+
+def caution_is_personal(fact: CautionFact) -> bool:
+    """Whether a caution is about one of the patient's facts (a trap, or a drug they take), so it is said with it;
+    not a rule on the drug alone (pregnancy, age)."""
+    return fact.trap is not None or caution_partner(fact) is not None
 
 
 def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
@@ -97,7 +101,7 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
     if isinstance(fact, AvoidedGroup):
         return [one("doctor", "fact.avoided_several")]
     if isinstance(fact, CautionFact):  # (said with what it is about for this patient, where that is one of their facts)
-        return [one("doctor", "fact.caution_given" if caution_about(fact) else "fact.caution")]
+        return [one("doctor", "fact.caution_given" if caution_is_personal(fact) else "fact.caution")]
     if isinstance(fact, SettingFact):
         return [one("doctor", f"fact.setting.{fact.setting}")]
     if isinstance(fact, AllergyFact):
@@ -207,7 +211,7 @@ class FactSlots:
             out = {"drug": self.drug(fact.drug), "caution": self.rule_phrase(fact.rule)}
             if fact.trap is not None:  # (the nadolol they take, their history of stroke, their habit)
                 out["reason"] = self.trap_reason(fact.trap, rng)
-            elif (partner := caution_about(fact)) is not None:  # (a drug of the year they take)
+            elif (partner := caution_partner(fact)) is not None:  # (a drug of the year they take)
                 out["reason"] = self.templates.realize("trap_reason.medication_history", rng,
                                                       {"detail": self.drug(partner)})
             return out

@@ -282,7 +282,7 @@ def test_a_caution_names_what_of_the_patients_it_is_about(kb):
     """"Non-selective beta-blockers block bronchodilator effect" said to a patient on nadolol names the nadolol (and
     a caution from an interaction with a drug started during the year names that drug), in both languages; a
     caution on the drug alone (pregnancy, age) needs no partner."""
-    from medmemorybench.render.fact_acts import caution_about
+    from medmemorybench.render.fact_acts import caution_is_personal, caution_partner
     from medmemorybench.render.fields import text_of
     from medmemorybench.simulate.models import CautionFact
 
@@ -294,18 +294,17 @@ def test_a_caution_names_what_of_the_patients_it_is_about(kb):
             sessions = {s.session_id: s for s in SessionRenderer(kb, load_templates(language), year).render_year()}
             for event in year.events:
                 for fact in (f for f in event.facts if isinstance(f, CautionFact)):
-                    about = caution_about(fact)
-                    if about is None or fact.trap not in (None, "medication_history"):
+                    if not caution_is_personal(fact) or fact.trap not in (None, "medication_history"):
                         continue
-                    partner = traps[about].option if fact.trap else about
+                    partner = traps[fact.trap].option if fact.trap else caution_partner(fact)
                     text = session_text(sessions[event.event_id.replace("-E", "-S")])
                     sentences = re.split(r"(?<=[.。?？!！])\s*", text)
                     drug, taken = (text_of(kb.drugs[d].name, language) for d in (fact.drug, partner))
                     assert any(drug in s and taken in s for s in sentences), (language, event.event_id, drug, taken)
                     checked += 1
     assert checked >= 4
-    assert caution_about(CautionFact(drug="lisinopril", rule="rule:teratogen_raas_blockers")) is None
-    assert caution_about(CautionFact(drug="ibuprofen", rule="interaction:duloxetine+ibuprofen")) == "duloxetine"
+    assert not caution_is_personal(CautionFact(drug="lisinopril", rule="rule:teratogen_raas_blockers"))
+    assert caution_partner(CautionFact(drug="ibuprofen", rule="interaction:duloxetine+ibuprofen")) == "duloxetine"
 
 
 def test_a_doctor_never_reads_out_a_diagnosis_code(kb):
