@@ -771,8 +771,11 @@ def ls_cmd(
                 console.print(f"{name}  ({kind})", highlight=False)
         elif what == "memories":
             from medmemorybench.memory import available_memories
+            from medmemorybench.memory.oracle import OracleMemory
 
-            console.print("\n".join(available_memories()))
+            for name in available_memories():
+                note = "  (reference: the ceiling; reads the gold evidence)" if name == OracleMemory.name else ""
+                console.print(f"{name}{note}", highlight=False)
         elif what == "models":
             from medmemorybench.models.registry import MODELS
 

@@ -204,10 +204,20 @@ REPORT_TABLES = (("correct", "accuracy %"), ("selective", "selective score x100"
 
 def print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
     """Print runs side by side (the tables of `REPORT_TABLES`, cost, the paper's layout); write the saturation
-    plot when `plot` is given and return its path."""
-    from medmemorybench.report import cost_table, load_summary, metric_table, paper_table, saturation_plot
+    plot when `plot` is given and return its path. The ceiling (an `oracle` run) comes after the systems, set apart
+    by a rule in the paper's layout."""
+    from medmemorybench.report import (
+        cost_table,
+        is_ceiling,
+        load_summary,
+        metric_table,
+        paper_table,
+        run_label,
+        saturation_plot,
+    )
 
-    summaries = [load_summary(r) for r in runs]
+    summaries = sorted((load_summary(r) for r in runs), key=is_ceiling)  # (stable: the systems in the order given)
+    ceilings = {run_label(s) for s in summaries if is_ceiling(s)}
     tables = [(title, *metric_table(summaries, metric)) for metric, title in REPORT_TABLES]
     tables.append(("memory cost (accuracy beside it)", *cost_table(summaries)))
     tables.append(("accuracy % in the paper's layout (type x mode, means), construction cost beside it",
@@ -216,7 +226,9 @@ def print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
         if len(header) < 2:  # (no run has this metric)
             continue
         table = Table(*header, title=title)
-        for row in rows:
+        for index, row in enumerate(rows):
+            if row[0] in ceilings and index and rows[index - 1][0] not in ceilings:
+                table.add_section()  # (a rule between the systems and the ceiling below them)
             table.add_row(*row)
         console.print(table)
     return saturation_plot(summaries, plot) if plot is not None else None

@@ -62,7 +62,7 @@ def _requests(dataset: Path, n: int):  # noqa: ANN202
     import pyarrow.parquet as pq
 
     from medmemorybench.harness.observed import ObservedStream, retrieval_query
-    from medmemorybench.harness.prompting import PromptBuilder, SessionInfo
+    from medmemorybench.harness.prompting import PromptBuilder
     from medmemorybench.harness.tasks import resolve_tasks
     from medmemorybench.memory import load_memory
     from medmemorybench.render.models import Session
@@ -75,11 +75,10 @@ def _requests(dataset: Path, n: int):  # noqa: ANN202
         stream = ObservedStream(row["persona_id"])
         sessions = [Session.model_validate(s) for s in row["sessions"]]
         memory.ingest(stream.observe(sessions))  # what the runner gives memories
-        info = {s.session_id: SessionInfo(stream.dates[s.session_id], s.kind, s.family_member) for s in sessions}
         questions = row["questions"]
         retrievals = memory.retrieve([retrieval_query(q) for q in questions], 3)
         for question, retrieval in zip(questions, retrievals, strict=True):
-            request = builder.build(task, question, stream.to_real(retrieval).items, info, stream.latest)
+            request = builder.build(task, question, stream.to_real(retrieval).items, stream.dates, stream.latest)
             out.append(request.model_copy(update={"max_tokens": 32}))
             if len(out) == n:
                 return out

@@ -46,6 +46,9 @@ SESSION = {
     "renderer": Value("string"),
 }
 
+GOLD_FACT = {"text": Value("string"), "kind": Value("string"), "aliases": List(Value("string")),
+             "required": Value("bool"), "group": Value("string")}
+
 QUESTION = {
     "query_id": Value("string"),
     "persona_id": Value("string"),
@@ -58,7 +61,8 @@ QUESTION = {
     "correct_options": List(Value("string")),
     "evidence_session_ids": List(Value("string")),
     "key_facts": List(Value("string")),
-    "reasoning_chain": List({"node": Value("string"), "session_id": Value("string")}),
+    "facts": List(GOLD_FACT),
+    "reasoning_chain": List({"node": Value("string"), "session_id": Value("string"), "facts": List(GOLD_FACT)}),
     "trap_category": Value("string"),
     "abstain": Value("bool"),
     "absent_fact": Value("string"),

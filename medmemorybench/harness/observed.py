@@ -45,7 +45,7 @@ def _days_between(start: dt.date, end: dt.date) -> list[dt.date]:
 
 
 class ObservedStream:
-    """One patient's stream as its memory sees it, checkpoint by checkpoint; keeps opaque id -> real id.
+    """One patient's stream as its memory sees it, checkpoint by checkpoint; keeps opaque id <-> real id.
 
     A session the dataset dates keeps its date (every regular visit). An undated one (noise) gets a day
     with no dated session, drawn between the visits it sits between in the stream; when those are on
@@ -61,6 +61,7 @@ class ObservedStream:
         self.dates: dict[str, str] = {}
         """Real session id -> the date its memory saw."""
         self._real: dict[str, str] = {}
+        self._opaque: dict[str, str] = {}
         self._last: dt.date | None = None
 
     @property
@@ -76,6 +77,7 @@ class ObservedStream:
             real, date = sessions[index].session_id, dates[index].isoformat()
             opaque = f"{self.persona_id}-X{len(self._real) + 1:04d}"
             self._real[opaque] = real
+            self._opaque[real] = opaque
             self.dates[real] = date
             observed.append(ObservedSession(session_id=opaque, date=date, turns=sessions[index].turns))
         if dates:
@@ -93,6 +95,18 @@ class ObservedStream:
         except KeyError:
             raise LeakageError(f"memory of {self.persona_id} names {session_id}, a session it was never given") \
                 from None
+
+    def opaque_ids(self, session_ids: Sequence[str]) -> tuple[str, ...]:
+        """The ids the memory was given for these dataset sessions: only the `oracle` reference's gold evidence is
+        ever mapped this way (`MemorySystem.reads_gold_evidence`).
+
+        Raises:
+            InputError: a session not given to the memory yet (evidence after its question's checkpoint).
+        """
+        missing = [sid for sid in session_ids if sid not in self._opaque]
+        if missing:
+            raise InputError(f"{', '.join(missing)}: not in {self.persona_id}'s stream up to this checkpoint")
+        return tuple(self._opaque[sid] for sid in session_ids)
 
     def to_real(self, retrieval: Retrieval) -> Retrieval:
         """`retrieval` with every item's session ids mapped back to the dataset's."""

@@ -8,7 +8,6 @@ session the memory has read (a regular visit: noise is always dated before its c
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, meta
@@ -21,41 +20,11 @@ from medmemorybench.questions.spec import type_codes
 from medmemorybench.resources import prompts_dir
 
 
-@dataclass(frozen=True)
-class SessionInfo:
-    """What a prompt says about where a memory item came from (keyed by the dataset's session id)."""
-
-    date: str | None
-    """The date the memory saw (`ObservedStream.dates`), the one in the item's `Date:` header."""
-    kind: str
-    family_member: str | None
-
-
-def item_label(item: MemoryItem, sessions: dict[str, SessionInfo]) -> str:
-    """'consultation of 2024-03-04', 'general health question', 'question about a relative (mother)'."""
-    labels = []
-    for sid in item.session_ids:
-        info = sessions.get(sid)
-        if info is None or info.kind == "regular":
-            labels.append(f"consultation of {info.date if info else 'unknown date'}")
-        elif info.kind == "family_noise":
-            labels.append(f"question about a relative ({info.family_member})")
-        else:
-            labels.append("general health question")
-    return "; ".join(dict.fromkeys(labels))
-
-
-def item_sources(item: MemoryItem, sessions: dict[str, SessionInfo]) -> list[dict[str, str | None]]:
-    """Where an item came from, as data for a template to name in its own language: each distinct session's kind
-    (`regular`, `health_noise`, `family_noise`), date and relative."""
-    out: list[dict[str, str | None]] = []
-    for sid in item.session_ids:
-        info = sessions.get(sid)
-        source = {"kind": info.kind if info else "regular", "date": info.date if info else None,
-                  "family_member": info.family_member if info else None}
-        if source not in out:
-            out.append(source)
-    return out
+def item_dates(item: MemoryItem, dates: dict[str, str]) -> list[str]:
+    """The distinct dates of an item's sessions as its memory saw them (`ObservedStream.dates`, keyed by the dataset's
+    id), in the item's order. A prompt names an item by these alone, as a deployed assistant knows when a
+    conversation was held and never whether it was a visit, a general question or one about a relative."""
+    return list(dict.fromkeys(dates[sid] for sid in item.session_ids))
 
 
 def prompt_hash(request: ChatRequest) -> str:
@@ -95,11 +64,12 @@ class PromptBuilder:
         except TemplateError as exc:
             raise TaskConfigError(f"{source}: template '{template}': {exc}") from None
 
-    def build(self, task: TaskConfig, question: dict, memory: list[MemoryItem], sessions: dict[str, SessionInfo],
+    def build(self, task: TaskConfig, question: dict, memory: list[MemoryItem], dates: dict[str, str],
               as_of: str) -> ChatRequest:
-        """The request for one question given what the memory retrieved."""
-        records = [{"label": item_label(item, sessions), "text": item.text, "session_ids": list(item.session_ids),
-                    "sources": item_sources(item, sessions)} for item in memory]
+        """The request for one question given what the memory retrieved; `dates`: dataset session id -> the date
+        its memory saw."""
+        records = [{"dates": item_dates(item, dates), "text": item.text, "session_ids": list(item.session_ids)}
+                   for item in memory]
         system = self._render(task.system_prompt, task.source_file, as_of=as_of)
         user = self._render(task.template_for(shown_as(question)), task.source_file,
                             question=question, memory=records, as_of=as_of)

@@ -12,8 +12,8 @@ from medmemorybench.harness.tasks import TaskConfig
 from medmemorybench.memory.base import Retrieval
 from medmemorybench.models.base import ChatRequest, Completion
 from medmemorybench.scoring import (
+    abstains,
     hallucinated,
-    is_abstention,
     is_echo,
     recall_at_k,
     reciprocal_rank,
@@ -100,7 +100,7 @@ def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retriev
         if name in scores:
             record[name] = scores[name].value
     if question["query_type"] == "ABS" or record["abstained"] is None:
-        record["abstained"] = float(is_abstention(completion.text, echo=echo))
+        record["abstained"] = float(abstains(question, completion.text, echo=echo))
     correct = record["correct"]
     is_correct = None if correct is None else correct >= 1.0
     record["hallucinated"] = _as_float(hallucinated(question, completion.text, is_correct, recall, echo=echo))

@@ -11,6 +11,8 @@ Guarantees: sessions are ingested at every checkpoint even when it asks nothing 
 before a resume); memories see the observed view only (`observed.py`) and the ids they name are mapped back
 before the guard, the prompt and scoring; the leakage guard stops the stream if a memory holds a session beyond
 the checkpoint or one it was never given; retrieval uses what the patient asked, never the instruction prompt.
+The one exception to "no gold": a memory that declares `reads_gold_evidence` (the `oracle` reference, which
+measures the ceiling) is also given each question's evidence sessions, under the opaque ids it was given.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from medmemorybench.harness.cache import ResponseCache
 from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.observed import LeakageError, ObservedStream, retrieval_query
 from medmemorybench.harness.progress import Progress
-from medmemorybench.harness.prompting import PromptBuilder, SessionInfo
+from medmemorybench.harness.prompting import PromptBuilder
 from medmemorybench.harness.tasks import TaskConfig
 from medmemorybench.memory import MemorySystem, Retrieval, load_memory
-from medmemorybench.memory.base import NativeQuestion
+from medmemorybench.memory.base import EvidenceQuestion, NativeQuestion
 from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM, Stopwatch
 from medmemorybench.models._daemon_pool import map_each
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
@@ -145,6 +147,18 @@ def new_memory(config: RunConfig, task: TaskConfig, persona_id: str, cost: Memor
     return memory
 
 
+def _with_evidence(questions: list[dict], queries: list[str], stream: ObservedStream) -> list[EvidenceQuestion]:
+    """Each question with its gold evidence under the ids its memory was given (for `reads_gold_evidence`)."""
+    out = []
+    for question, query in zip(questions, queries, strict=True):
+        try:
+            evidence = stream.opaque_ids(question["evidence_session_ids"])
+        except InputError as exc:
+            raise InputError(f"{question['query_id']}: evidence_session_ids: {exc}") from None
+        out.append(EvidenceQuestion(question["query_id"], query, evidence))
+    return out
+
+
 MemoryFactory = Callable[[TaskConfig, str, MemoryCost], MemorySystem]
 """(task, persona id, that patient's cost counter) -> a fresh, bound memory."""
 
@@ -184,7 +198,6 @@ class TaskStream:
         memories: dict[str, MemorySystem] = {}
         costs: dict[str, MemoryCost] = {}
         streams: dict[str, ObservedStream] = {}
-        sessions: dict[str, SessionInfo] = {}
         for index, split in enumerate(self.splits, start=1):
             rows = read_rows(self.folder, self.task, split, self.config.limit)
             observed = []
@@ -195,8 +208,6 @@ class TaskStream:
                     memories[pid], streams[pid] = self.make_memory(self.task, pid, costs[pid]), ObservedStream(pid)
                 batch = [Session.model_validate(s) for s in row["sessions"]]
                 observed.append((pid, streams[pid].observe(batch)))
-                for s in batch:
-                    sessions[s.session_id] = SessionInfo(streams[pid].dates[s.session_id], s.kind, s.family_member)
 
             self._ingest(observed, memories, costs, split, index)
             asked: list[Asked] = []
@@ -204,7 +215,7 @@ class TaskStream:
                 pid = row["persona_id"]
                 guard(memories[pid], streams[pid], checkpoint_of(split))
                 if self._is_asked(split):
-                    asked.extend(self._prepare(row, memories[pid], streams[pid], sessions, costs[pid]))
+                    asked.extend(self._prepare(row, memories[pid], streams[pid], costs[pid]))
             yield Checkpoint(split, index, len(self.splits), asked)
 
     def _ingest(self, observed: list[tuple[str, list]], memories: dict[str, MemorySystem],
@@ -229,8 +240,7 @@ class TaskStream:
         # patients are independent: with --memory_concurrency their construction calls share batches
         map_each(ingest, observed, self.config.memory_concurrency, report)
 
-    def _prepare(self, row: dict, memory: MemorySystem, stream: ObservedStream, sessions: dict[str, SessionInfo],
-                 cost: MemoryCost) -> list[Asked]:
+    def _prepare(self, row: dict, memory: MemorySystem, stream: ObservedStream, cost: MemoryCost) -> list[Asked]:
         wanted = set(self.task.types())
         mine = [q for q in row["questions"] if q["query_type"] in wanted]
         self.expected += len(mine)
@@ -239,28 +249,32 @@ class TaskStream:
             return []
         queries = [retrieval_query(q) for q in questions]
         if self.answer_mode == "native":
-            return self._native(questions, queries, memory, stream, sessions, cost)
+            return self._native(questions, queries, memory, stream, cost)
         budget = None
         if self.answering is not None:
             budget = (self.answering.context_window - self.task.generation_kwargs.max_tokens
                       - PROMPT_OVERHEAD_TOKENS)
         with Stopwatch(cost, "retrieve_s"):
-            retrievals = memory.retrieve(queries, self.task.retrieval_k, budget)
+            if memory.reads_gold_evidence:  # the oracle reference alone: the ceiling is measured on the gold
+                retrievals = memory.retrieve_with_evidence(_with_evidence(questions, queries, stream),
+                                                           self.task.retrieval_k, budget)
+            else:
+                retrievals = memory.retrieve(queries, self.task.retrieval_k, budget)
         spent = cost.to_dict()
         out = []
         for question, query, observed in zip(questions, queries, retrievals, strict=True):
-            retrieval = stream.to_real(observed)  # real ids from here on: prompt labels, Recall@k, MRR
+            retrieval = stream.to_real(observed)  # real ids from here on: prompt dates, Recall@k, MRR
             request = None
             if self.builder is not None:
-                request = self.builder.build(self.task, question, retrieval.items, sessions, stream.latest)
+                request = self.builder.build(self.task, question, retrieval.items, stream.dates, stream.latest)
             out.append(Asked(self.task, question, query, retrieval, request, spent))
         return out
 
     def _native(self, questions: list[dict], queries: list[str], memory: MemorySystem, stream: ObservedStream,
-                sessions: dict[str, SessionInfo], cost: MemoryCost) -> list[Asked]:
+                cost: MemoryCost) -> list[Asked]:
         """The memory answers each question itself, from the task's prompt with no memory shown."""
         builder = self.builder or PromptBuilder()
-        requests = [builder.build(self.task, q, [], sessions, stream.latest) for q in questions]
+        requests = [builder.build(self.task, q, [], stream.dates, stream.latest) for q in questions]
         answers = memory.answer([NativeQuestion(query, request)
                                  for query, request in zip(queries, requests, strict=True)])
         if len(answers) != len(questions):

@@ -7,6 +7,7 @@ from functools import cached_property
 
 from medmemorybench.knowledge.models import (
     Advice,
+    Aliases,
     AllergyGroup,
     CodeCheck,
     Condition,
@@ -15,6 +16,7 @@ from medmemorybench.knowledge.models import (
     Drug,
     DrugClass,
     EconomicProfile,
+    Gists,
     HistoryCondition,
     Illness,
     Interaction,
@@ -24,8 +26,10 @@ from medmemorybench.knowledge.models import (
     People,
     RelativeTemplate,
     RenalBaseline,
+    Score,
     Text,
     Topic,
+    UnitWords,
 )
 
 
@@ -52,6 +56,14 @@ class KnowledgeBase:
     renal_baseline: list[RenalBaseline]
     code_checks: list[CodeCheck]
     illnesses: dict[str, Illness]
+    gists: Gists
+    """What an answer must mention to have stated each disclosed fact (gists.yaml; scoring only)."""
+    aliases: Aliases
+    """Accepted other names of drugs, labs and diagnoses (aliases.yaml; scoring only)."""
+    scores: dict[str, Score] = field(default_factory=dict)
+    """Clinical scores findings state (scores.yaml)."""
+    unit_words: dict[str, UnitWords] = field(default_factory=dict)
+    """How units are said per language where not as written (units.yaml)."""
     memo: dict = field(default_factory=dict, compare=False, repr=False)
     """Derived indexes computed once per loaded base by the modules that need them (never data)."""
 
@@ -91,6 +103,12 @@ class KnowledgeBase:
             if {one, other} & self.expand(entry.partners):
                 return entry.effect
         return rule.effect
+
+    def say_unit(self, unit: str, language: str) -> str:
+        """How `unit` is said in `language` ("" for a bare number: a ratio, an index)."""
+        words = self.unit_words.get(unit)
+        said = getattr(words, language, None) if words is not None else None
+        return unit if said is None else said
 
     def therapy_group(self, drug_key: str) -> str:
         """What a drug duplicates: its class's therapeutic group, or its class."""

@@ -14,6 +14,7 @@ from medmemorybench.errors import KnowledgeError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import (
     Advice,
+    Aliases,
     AllergyGroup,
     CodeCheck,
     Condition,
@@ -22,6 +23,7 @@ from medmemorybench.knowledge.models import (
     Drug,
     DrugClass,
     EconomicProfile,
+    Gists,
     HistoryCondition,
     Illness,
     Interaction,
@@ -31,11 +33,15 @@ from medmemorybench.knowledge.models import (
     People,
     RelativeTemplate,
     RenalBaseline,
+    Score,
     Topic,
+    UnitWords,
 )
 from medmemorybench.knowledge.validate import check_completeness, check_references
 
 DATA_DIR = Path(__file__).parent / "data"
+UNITS_FILE = "units.yaml"
+"""How units are said in each language (read by the simulator's findings and the renderer's phrasings alike)."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -53,6 +59,7 @@ _SECTIONS: dict[str, dict[str, type[BaseModel]]] = {
     "patient_rules.yaml": {"rules": PatientRule, "renal_baseline": RenalBaseline},
     "code_checks.yaml": {"codes": CodeCheck},
     "intercurrent.yaml": {"illnesses": Illness},
+    "scores.yaml": {"scores": Score},
 }
 
 
@@ -181,6 +188,27 @@ def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | Non
         except ValidationError as exc:
             errors.extend(_format_validation(people_path, "", exc))
 
+    # not records like _SECTIONS: one mapping per kind of disclosed fact, keyed by the records' keys
+    gists_path = data_dir / "gists.yaml"
+    gists = Gists()
+    raw_gists = _read_yaml(gists_path, errors)
+    if raw_gists is not None:
+        try:
+            gists = Gists.model_validate(raw_gists)
+        except ValidationError as exc:
+            errors.extend(_format_validation(gists_path, "", exc))
+
+    unit_words = _read_unit_words(data_dir / UNITS_FILE, errors)
+
+    aliases_path = data_dir / "aliases.yaml"
+    aliases = None
+    raw_aliases = _read_yaml(aliases_path, errors)
+    if raw_aliases is not None:
+        try:
+            aliases = Aliases.model_validate(raw_aliases)
+        except ValidationError as exc:
+            errors.extend(_format_validation(aliases_path, "", exc))
+
     def get(section: str) -> list[Any]:
         return sections.get(section, [])
 
@@ -204,6 +232,10 @@ def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | Non
         renal_baseline=get("renal_baseline"),
         code_checks=get("codes"),
         illnesses=_index(get("illnesses"), lambda r: r.key, "intercurrent.yaml", errors),
+        gists=gists,
+        aliases=aliases,  # type: ignore[arg-type]  # None only when errors is non-empty
+        scores=_index(get("scores"), lambda r: r.key, "scores.yaml", errors),
+        unit_words=unit_words,
     )
     if not errors:
         errors.extend(check_references(kb, data_dir))
@@ -212,6 +244,37 @@ def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | Non
     if errors:
         raise KnowledgeError(errors)
     return kb
+
+
+def _read_unit_words(path: Path, errors: list[str]) -> dict[str, UnitWords]:
+    """units.yaml: unit -> how each language says it."""
+    raw = _read_yaml(path, errors)
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or set(raw) != {"units"} or not isinstance(raw["units"], dict):
+        errors.append(f"{path}: expected a mapping with the single key 'units' (unit -> {{en, zh}})")
+        return {}
+    out: dict[str, UnitWords] = {}
+    for unit, words in raw["units"].items():
+        try:
+            out[str(unit)] = UnitWords.model_validate(words)
+        except ValidationError as exc:
+            errors.extend(_format_validation(path, f"units.{unit}", exc))
+    return out
+
+
+@lru_cache(maxsize=4)
+def unit_words(data_dir: Path | str = DATA_DIR) -> dict[str, UnitWords]:
+    """The unit words of a knowledge base folder (units.yaml), for the renderer's phrasings.
+
+    Raises:
+        KnowledgeError: when the file is missing or malformed.
+    """
+    errors: list[str] = []
+    words = _read_unit_words(Path(data_dir) / UNITS_FILE, errors)
+    if errors:
+        raise KnowledgeError(errors)
+    return words
 
 
 @lru_cache(maxsize=4)

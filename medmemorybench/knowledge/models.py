@@ -6,7 +6,7 @@ Cross-references (drug -> class, condition -> lab ...) are checked by `knowledge
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -180,8 +180,129 @@ class Lab(_Record):
     None: the effect's own `lab_delta` is the whole change."""
     harm_above: float | None = None
     """The level a drug harm that raises this lab takes it above (hyperkalaemia: potassium > 5.5)."""
+    grades: Grading | None = None
+    """The words a finding uses for a value's grade (`{grade:<lab>}`: "severe", "moderately increased
+    albuminuria (A2)"), where the lab has a graded reading."""
     source: str
     """Where the reference range comes from."""
+
+
+class Grade(_Record):
+    """One band of a graded lab: the values below `below` (and at or above the band before it)."""
+
+    below: float | None = None
+    """Upper bound of the band, exclusive; None for the last (open) band."""
+    text: Text
+    """What a finding says of a value in the band ("moderate", "GOLD 2")."""
+
+
+class Grading(_Record):
+    """The bands of a lab's graded reading, lowest first (each `below` higher than the one before; the last open)."""
+
+    bands: list[Grade] = Field(min_length=2)
+    """Bands in increasing order."""
+    source: str
+    """Where the cut-offs come from."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Grading:
+        bounds = [band.below for band in self.bands]
+        if bounds[-1] is not None or any(b is None for b in bounds[:-1]):
+            raise ValueError("every band but the last needs 'below'; the last is open")
+        if any(a >= b for a, b in zip(bounds[:-2], bounds[1:-1], strict=True)):  # type: ignore[operator]
+            raise ValueError(f"band bounds {bounds[:-1]} are not increasing")
+        return self
+
+    def text_of(self, value: float) -> Text:
+        """The band `value` falls in."""
+        return next(band.text for band in self.bands if band.below is None or value < band.below)
+
+
+class UnitWords(_Record):
+    """How a unit is said in each language where it is not said as the knowledge base writes it ("" says a bare
+    number: "INR 2.6", "E/e' 14.2")."""
+
+    en: str | None = None
+    """English (None: as written)."""
+    zh: str | None = None
+    """Simplified Chinese (None: as written)."""
+
+
+class DrawnValue(_Record):
+    """A quantity a finding states that no lab of the base follows (an echocardiographic pulmonary pressure, a
+    Kellgren-Lawrence grade): one value drawn per patient, seeded, in a range (`{drawn:<name>}` in the finding)."""
+
+    range: tuple[float, float]
+    """Low and high (for a woman, unless `female` is given)."""
+    female: tuple[float, float] | None = None
+    """Low and high for a woman, where the normal limits differ by sex (LV mass index)."""
+    decimals: int = Field(default=0, ge=0, le=3)
+    """Decimals the value is stated with."""
+    offset_from: str | None = None
+    """A lab the quantity follows: the value stated is that lab's value measured at the visit plus the drawn offset
+    (a daytime ambulatory pressure a few mmHg under the clinic reading), so the two never disagree in kind."""
+    source: str
+    """Where the range comes from."""
+
+
+class ScoreCriterion(_Record):
+    """One item of a clinical score, worth one point when met. Exactly one kind: a lab past a threshold
+    (`lab` with `at_least`/`above`/`at_most`/`below`), any of several criteria (`any`), the patient's age
+    (`age_at_least`), a symptom told in this episode (`symptom`), an episode seen within some days of its
+    first symptoms (`onset_within_days`), or a sign the finding itself states (`stated`)."""
+
+    lab: str | None = None
+    """Lab key measured at the visit."""
+    at_least: float | None = None
+    above: float | None = None
+    at_most: float | None = None
+    below: float | None = None
+    any: list[ScoreCriterion] = Field(default_factory=list)
+    """Met when one of these is."""
+    age_at_least: int | None = None
+    """Met when the patient is this old or older."""
+    symptom: str | None = None
+    """Met when the episode's symptoms include this key."""
+    onset_within_days: int | None = None
+    """Met when the visit is at most this many days after the episode's first symptoms were told."""
+    stated: str | None = None
+    """A sign the finding states as present (always met: the finding says so), named for the reader."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ScoreCriterion:
+        kinds = [self.lab is not None, bool(self.any), self.age_at_least is not None, self.symptom is not None,
+                 self.onset_within_days is not None, self.stated is not None]
+        if sum(kinds) != 1:
+            raise ValueError("a criterion is exactly one of lab, any, age_at_least, symptom, onset_within_days, "
+                             "stated")
+        bounds = [self.at_least, self.above, self.at_most, self.below]
+        if (self.lab is not None) != (sum(b is not None for b in bounds) == 1):
+            raise ValueError("a lab criterion takes exactly one of at_least, above, at_most, below (and only it)")
+        return self
+
+    @property
+    def labs(self) -> list[str]:
+        """The labs this criterion reads."""
+        return ([self.lab] if self.lab else []) + [lab for c in self.any for lab in c.labs]
+
+
+class Score(_Record):
+    """A clinical score a finding states (`{score:<key>}`), computed from the patient at the visit: each criterion
+    met adds one point (CRB-65, FeverPAIN)."""
+
+    key: str
+    """Identifier."""
+    name: Text
+    """Its name."""
+    criteria: list[ScoreCriterion] = Field(min_length=1)
+    """One point each."""
+    source: str
+    """Where the criteria come from."""
+
+    @property
+    def labs(self) -> list[str]:
+        """The labs the score reads (measured at the visit it is stated at)."""
+        return list(dict.fromkeys(lab for c in self.criteria for lab in c.labs))
 
 
 class DrugClass(_Record):
@@ -406,6 +527,9 @@ class LabRange(_Record):
     """Lab key."""
     range: tuple[float, float]
     """Low and high."""
+    source: str | None = None
+    """Where the range comes from (required where a finding states the value: a diagnostic test's or a
+    complication's `labs`)."""
 
 
 class HistoryCondition(_Record):
@@ -637,7 +761,14 @@ class DiagnosticTest(_Record):
     loinc: str | None = None
     """LOINC code where one exists."""
     finding: Text
-    """What it shows in this disease."""
+    """What it shows in this patient: a template over the values of the visit (`knowledge/findings.py`:
+    `{lab:<key>}` the value measured there with its unit, `{value:<key>}` the bare number, `{grade:<key>}` its
+    grade, `{drawn:<name>}` a value of `drawn`, `{score:<key>}` a score of scores.yaml)."""
+    labs: list[LabRange] = Field(default_factory=list)
+    """Labs the condition does not follow that the test measures, with the range this disease puts them in (the
+    value is drawn there unless the lab already has a value of its own, as a misdiagnosis' findings are)."""
+    drawn: dict[str, DrawnValue] = Field(default_factory=dict)
+    """Quantities the finding states that no lab follows, drawn once per patient."""
 
 
 class Monitored(_Record):
@@ -760,7 +891,12 @@ class Complication(_Record):
     lab_delta: float | None = None
     """Signed change of that lab when it appears."""
     finding: Text | None = None
-    """What examination or imaging shows, for a complication no monitored lab shows."""
+    """What examination or imaging shows: a template as a diagnostic test's `finding`, filled with the values of
+    the visit that finds it."""
+    labs: list[LabRange] = Field(default_factory=list)
+    """Labs the condition does not follow that the finding names, with the range the complication puts them in."""
+    drawn: dict[str, DrawnValue] = Field(default_factory=dict)
+    """Quantities the finding states that no lab follows, drawn once per patient."""
     setting: Literal["outpatient", "emergency", "admission"] = "outpatient"
     """Where it is managed: the severity-appropriate level of care."""
     treatment: list[str] = Field(min_length=1)
@@ -815,11 +951,14 @@ class Illness(_Record):
     test: Text
     """The examination or test that shows it."""
     finding: Text
-    """What that shows."""
+    """What that shows: a template as a diagnostic test's `finding` (`{days:onset}`: days since the symptoms were
+    first told)."""
     review: Text
     """The check after the course."""
     outcome: Text
-    """What that check finds (the infection cleared, the attacks settling within hours of a dose)."""
+    """What that check finds (the infection cleared, the attacks settling within hours of a dose): a template."""
+    drawn: dict[str, DrawnValue] = Field(default_factory=dict)
+    """Quantities the finding or outcome states that no lab follows, drawn once per patient."""
     purpose: Text
     """What the course is for, in the patient's words ("to clear my chest infection")."""
     candidates: list[Candidate] = Field(min_length=2)
@@ -999,3 +1138,121 @@ class People(_Record):
     """Occupations."""
     lifestyles: list[Text] = Field(min_length=5)
     """Lifestyles in a phrase."""
+
+
+# --- scoring gists ------------------------------------------------------------------------------
+
+GistKind = Literal["allergy_groups", "medication_preferences", "habits", "economic_profiles"]
+"""The kinds of fact a patient discloses in their own words, named as the sections their keys come from."""
+GIST_KINDS: tuple[str, ...] = get_args(GistKind)
+
+
+class Gist(_Record):
+    """What an answer must mention to have stated one disclosed fact: per language, concept groups of words; the
+    fact is stated when every group has one of its words in the answer (matching rule: gists.yaml)."""
+
+    en: list[list[str]] = Field(default_factory=list)
+    """English concept groups."""
+    zh: list[list[str]] = Field(default_factory=list)
+    """Chinese concept groups."""
+
+
+class Gists(_Record):
+    """The gist of every fact a patient discloses in their own words (gists.yaml); for scoring, never shown."""
+
+    allergy_groups: dict[str, Gist] = Field(default_factory=dict)
+    """By allergy-group key."""
+    medication_preferences: dict[str, Gist] = Field(default_factory=dict)
+    """By medication-preference key."""
+    habits: dict[str, Gist] = Field(default_factory=dict)
+    """By diet-habit key."""
+    economic_profiles: dict[str, Gist] = Field(default_factory=dict)
+    """By economic-profile key."""
+
+    def of(self, kind: GistKind, key: str, language: Literal["en", "zh"]) -> list[list[str]]:
+        """The concept groups an answer must each touch to state a fact.
+
+        Args:
+            kind: The section the fact's key comes from (one of `GIST_KINDS`).
+            key: The allergy group, medication preference, habit or economic profile.
+            language: `en` or `zh`.
+
+        Returns:
+            One list of words per concept group (a copy).
+
+        Raises:
+            KeyError: Naming the unknown kind, key or language.
+        """
+        if kind not in GIST_KINDS:
+            raise KeyError(f"unknown gist kind '{kind}'; the kinds are {', '.join(GIST_KINDS)}")
+        entries: dict[str, Gist] = getattr(self, kind)
+        if key not in entries:
+            raise KeyError(f"gists.yaml: {kind}: no gist for '{key}'")
+        if language not in ("en", "zh"):
+            raise KeyError(f"unknown language '{language}'; gists are in en and zh")
+        return [list(group) for group in getattr(entries[key], language)]
+
+
+# --- accepted other names -----------------------------------------------------------------------
+
+
+class AliasNames(_Record):
+    """Other names of one thing a correct answer may use, per language; both lists written, empty when none."""
+
+    en: list[str]
+    """English: brand names, the other INN/USAN spelling, abbreviations, synonyms."""
+    zh: list[str]
+    """Chinese: generic-name variants, trade names, abbreviations, synonyms."""
+
+
+class AliasSection(_Record):
+    """One section of aliases.yaml: where its names come from, and the names by key."""
+
+    source: str
+    """Where the names come from (labels, formularies, coding lists)."""
+    names: dict[str, AliasNames]
+    """By drug, lab or history key; by ICD-11 code for diagnoses."""
+
+
+class Aliases(_Record):
+    """Accepted other names of drugs, labs and diagnoses (aliases.yaml); for scoring answers, never shown.
+
+    A scorer accepts a record's own `name` and these (which repeat a bracketed part of the name that is a name on
+    its own: "acetaminophen" of "paracetamol (acetaminophen)").
+    """
+
+    drugs: AliasSection
+    """By drug key (every drug has an entry)."""
+    labs: AliasSection
+    """By lab key (every lab has an entry)."""
+    diagnoses: AliasSection
+    """By ICD-11 code of a condition, complication, misdiagnosis or intercurrent illness (only codes with names)."""
+    history: AliasSection
+    """By history-condition key (every history condition has an entry)."""
+
+    def drug(self, key: str, language: Literal["en", "zh"]) -> list[str]:
+        """Other names of the drug `key` in `language` (a copy; empty when none)."""
+        return _alias_names(self.drugs, key, language)
+
+    def lab(self, key: str, language: Literal["en", "zh"]) -> list[str]:
+        """Other names of the lab `key` in `language` (a copy; empty when none)."""
+        return _alias_names(self.labs, key, language)
+
+    def diagnosis(self, icd11: str, language: Literal["en", "zh"]) -> list[str]:
+        """Other names of the diagnosis coded `icd11` in `language` (a copy; empty when none).
+
+        The names are those of the code's ICD-11 category: a complication that reuses its disease's code (a flare
+        of ulcerative colitis under DD71) is not named by them.
+        """
+        return _alias_names(self.diagnoses, icd11, language)
+
+    def history_condition(self, key: str, language: Literal["en", "zh"]) -> list[str]:
+        """Other names of the history condition `key` in `language` (a copy; empty when none)."""
+        return _alias_names(self.history, key, language)
+
+
+def _alias_names(section: AliasSection, key: str, language: str) -> list[str]:
+    if language not in ("en", "zh"):
+        raise KeyError(f"unknown language '{language}'; aliases are in en and zh")
+    entry = section.names.get(key)
+    return [] if entry is None else list(getattr(entry, language))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medmemorybench.knowledge.models import KNOWN_UNITS, SERIOUS_EFFECTS
+from medmemorybench.knowledge.findings import DAYS, KINDS, LANGUAGES, labs_named, placeholders
+from medmemorybench.knowledge.models import KNOWN_UNITS, SERIOUS_EFFECTS, DrawnValue, LabRange, ScoreCriterion, Text
 
 if TYPE_CHECKING:
     from medmemorybench.knowledge.base import KnowledgeBase
@@ -42,6 +44,124 @@ def _check_labs(kb: KnowledgeBase, errors: list[str]) -> None:
             where, "plausible", lab.plausible, errors
         ):
             _within(where, "reference", lab.reference, lab.plausible, errors)
+
+
+PLACEHOLDER_FREE = re.compile(r"\{[a-z_]+:[A-Za-z0-9_]+\}")
+"""Any placeholder (removed before a text is read for stray braces and stated ranges)."""
+_STATED_RANGE = re.compile(r"(?<![A-Za-z0-9.])\d+(?:\.\d+)?\s*%?\s*(?:-|–|~|至|to)\s*\d+(?:\.\d+)?(?![A-Za-z0-9.])")
+"""Two numbers joined as a range ("30-55", "72%-82%", "600 to 1800")."""
+_SCORE_WORDS = ("score", "total", "评分", "总分")
+"""Words before a range of points that make it a score's range ("score 13-19")."""
+
+
+def _stated_ranges(text: str, units: list[str]) -> list[str]:
+    """The ranges of a finding text beside a unit a lab is measured in (or a score's points): a range stated as the
+    patient's result, which a finding never does (`units`: longest first)."""
+    found = []
+    for match in _STATED_RANGE.finditer(text):
+        after = text[match.end():].lstrip()
+        unit = next((u for u in units if after.startswith(u)), None)
+        before = text[max(0, match.start() - 8):match.start()].lower()
+        if unit is not None or any(word in before for word in _SCORE_WORDS):
+            found.append(match.group(0) + (f" {unit}" if unit else ""))
+    return found
+
+
+def check_finding(kb: KnowledgeBase, where: str, text: Text, drawn: dict[str, DrawnValue],
+                  days_allowed: bool = False) -> list[str]:
+    """A finding template: every placeholder names something that exists (a lab of labs.yaml, a grade the lab has,
+    a drawn value the record declares, a score of scores.yaml), both languages name the same ones, and no range
+    beside a lab's unit is stated as a result.
+
+    Returns:
+        One message per problem, each starting with `where` (file and field).
+    """
+    errors: list[str] = []
+    seen: dict[str, set] = {}
+    said_units = {lab.unit for lab in kb.labs.values()} | {kb.say_unit(lab.unit, lang) for lab in kb.labs.values()
+                                                            for lang in LANGUAGES}
+    lab_units = sorted(said_units - {"", "ratio", "score"}, key=len, reverse=True)
+    for language in LANGUAGES:
+        said = getattr(text, language)
+        holders = placeholders(said)
+        seen[language] = set(holders)
+        for holder in holders:
+            if holder.kind not in KINDS:
+                errors.append(f"{where}.{language}: {holder}: unknown placeholder kind '{holder.kind}' "
+                              f"(one of {', '.join(KINDS)})")
+            elif holder.kind in ("lab", "value", "grade") and holder.name not in kb.labs:
+                errors.append(f"{where}.{language}: {holder}: unknown lab '{holder.name}'")
+            elif holder.kind == "grade" and kb.labs[holder.name].grades is None:
+                errors.append(f"{where}.{language}: {holder}: lab '{holder.name}' has no grades in labs.yaml")
+            elif holder.kind == "drawn" and holder.name not in drawn:
+                errors.append(f"{where}.{language}: {holder}: no drawn value '{holder.name}' is declared")
+            elif holder.kind == "score" and holder.name not in kb.scores:
+                errors.append(f"{where}.{language}: {holder}: unknown score '{holder.name}' (scores.yaml)")
+            elif holder.kind == "days" and (not days_allowed or holder.name not in DAYS):
+                errors.append(f"{where}.{language}: {holder}: day counts ({', '.join(DAYS)}) are known only to an "
+                              "illness's finding and outcome")
+        if "{" in PLACEHOLDER_FREE.sub("", said) or "}" in PLACEHOLDER_FREE.sub("", said):
+            errors.append(f"{where}.{language}: a brace that is not a placeholder")
+        for stated in _stated_ranges(PLACEHOLDER_FREE.sub("", said), lab_units):
+            errors.append(f"{where}.{language}: '{stated}' states a range as the patient's result; name the value "
+                          "measured at the visit ({lab:<key>}) or draw one ({drawn:<name>})")
+    if seen["en"] != seen["zh"]:
+        errors.append(f"{where}: the languages fill different values: en {sorted(map(str, seen['en']))}, "
+                      f"zh {sorted(map(str, seen['zh']))}")
+    return errors
+
+
+def _check_drawn(where: str, drawn: dict[str, DrawnValue], texts: list[Text], kb_labs: Iterable[str],
+                 errors: list[str]) -> None:
+    named = {h.name for text in texts for lang in LANGUAGES for h in placeholders(getattr(text, lang))
+             if h.kind == "drawn"}
+    for name, value in drawn.items():
+        _check_range(where, f"drawn.{name}.range", value.range, errors)
+        if value.female is not None:
+            _check_range(where, f"drawn.{name}.female", value.female, errors)
+        if name not in named:
+            errors.append(f"{where}: drawn.{name}: declared but no finding states it")
+        if value.offset_from is not None and value.offset_from not in kb_labs:
+            errors.append(f"{where}: drawn.{name}.offset_from: unknown lab '{value.offset_from}'")
+
+
+def _check_finding_labs(kb: KnowledgeBase, where: str, labs: list[LabRange], monitored: set[str],
+                        finding: Text | None, errors: list[str]) -> None:
+    named = set(labs_named(kb, finding)) if finding is not None else set()
+    for lab_range in labs:
+        at = f"{where}: labs.{lab_range.lab}"
+        if lab_range.lab not in kb.labs:
+            errors.append(f"{at}: unknown lab '{lab_range.lab}'")
+            continue
+        if lab_range.lab in monitored:
+            errors.append(f"{at}: the condition follows this lab; its value comes from its course, not a range")
+        if _check_range(at, "range", lab_range.range, errors):
+            _within(at, "range", lab_range.range, kb.labs[lab_range.lab].plausible, errors)
+        if lab_range.lab not in named:
+            errors.append(f"{at}: the finding does not name it")
+        if not lab_range.source:
+            errors.append(f"{at}: source: required (where the range comes from)")
+
+
+def _check_scores(kb: KnowledgeBase, errors: list[str]) -> None:
+    symptoms = {s.key for illness in kb.illnesses.values() for s in illness.symptoms}
+
+    def check(where: str, criterion: ScoreCriterion) -> None:
+        if criterion.lab is not None and criterion.lab not in kb.labs:
+            errors.append(f"{where}: lab: unknown lab '{criterion.lab}'")
+        if criterion.symptom is not None and criterion.symptom not in symptoms:
+            errors.append(f"{where}: symptom: no illness has a symptom '{criterion.symptom}'")
+        for index, inner in enumerate(criterion.any):
+            check(f"{where}.any[{index}]", inner)
+
+    for score in kb.scores.values():
+        for index, criterion in enumerate(score.criteria):
+            check(f"scores.yaml: {score.key}: criteria[{index}]", criterion)
+
+
+def _check_units(kb: KnowledgeBase, errors: list[str]) -> None:
+    for unit in sorted(set(kb.unit_words) - KNOWN_UNITS):
+        errors.append(f"units.yaml: units.{unit}: not a unit of the knowledge base")
 
 
 def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
@@ -160,6 +280,18 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
         for test in cond.diagnostic_tests:
             if test.loinc is not None and not LOINC_CODE.match(test.loinc):
                 errors.append(f"{where}: diagnostic_tests.{test.key}.loinc: '{test.loinc}' is not LOINC")
+        followed = {mon.lab for mon in cond.monitored}
+        for test in cond.diagnostic_tests:
+            at = f"{where}: diagnostic_tests.{test.key}"
+            errors.extend(check_finding(kb, f"{at}.finding", test.finding, test.drawn))
+            _check_drawn(at, test.drawn, [test.finding], kb.labs, errors)
+            _check_finding_labs(kb, at, test.labs, followed, test.finding, errors)
+        for comp in cond.complications:
+            at = f"{where}: complications.{comp.key}"
+            if comp.finding is not None:
+                errors.extend(check_finding(kb, f"{at}.finding", comp.finding, comp.drawn))
+            _check_drawn(at, comp.drawn, [comp.finding] if comp.finding else [], kb.labs, errors)
+            _check_finding_labs(kb, at, comp.labs, followed, comp.finding, errors)
         monitored = set()
         for mon in cond.monitored:
             lab = kb.labs.get(mon.lab)
@@ -331,6 +463,10 @@ def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
         if illness.self_care not in kb.advice:
             errors.append(f"{where}: self_care: unknown advice '{illness.self_care}'")
         _check_range(where, "age", illness.age, errors)
+        for name in ("finding", "outcome"):
+            errors.extend(check_finding(kb, f"{where}: {name}", getattr(illness, name), illness.drawn,
+                                        days_allowed=True))
+        _check_drawn(where, illness.drawn, [illness.finding, illness.outcome], kb.labs, errors)
         for candidate in illness.candidates:
             drug = kb.drugs.get(candidate.drug)
             if drug is None:
@@ -344,6 +480,88 @@ def _check_serious_effects(kb: KnowledgeBase, errors: list[str]) -> None:
     known = {effect.key for drug in kb.drugs.values() for effect in drug.adverse_effects}
     for key in sorted(SERIOUS_EFFECTS - known):
         errors.append(f"knowledge/models.py: SERIOUS_EFFECTS: no drug has an adverse effect '{key}'")
+
+
+_GIST_SOURCES = {"allergy_groups": "allergies.yaml", "medication_preferences": "preferences.yaml",
+                 "habits": "diet.yaml", "economic_profiles": "preferences.yaml"}
+
+
+def _check_gists(kb: KnowledgeBase, errors: list[str]) -> None:
+    disclosed = {"allergy_groups": kb.allergy_groups, "medication_preferences": kb.preferences,
+                 "habits": kb.habits, "economic_profiles": kb.economic_profiles}
+    for kind, records in disclosed.items():
+        entries = getattr(kb.gists, kind)
+        for key in sorted(set(entries) - set(records)):
+            errors.append(f"gists.yaml: {kind}.{key}: unknown key; {_GIST_SOURCES[kind]} {kind} has no '{key}'")
+        for key in sorted(set(records) - set(entries)):
+            errors.append(f"gists.yaml: {kind}.{key}: missing; every key of {_GIST_SOURCES[kind]} {kind} needs a "
+                          "gist in en and zh")
+        for key, gist in sorted(entries.items()):
+            for language in ("en", "zh"):
+                where = f"gists.yaml: {kind}.{key}.{language}"
+                groups = getattr(gist, language)
+                if not groups:
+                    errors.append(f"{where}: missing; give at least one concept group of words")
+                for number, group in enumerate(groups):
+                    if not group:
+                        errors.append(f"{where}[{number}]: empty concept group")
+                    for word in group:
+                        if not word.strip() or word != word.strip():
+                            errors.append(f"{where}[{number}]: empty or space-padded word {word!r}")
+
+
+_BRACKETED = re.compile(r"\s*[(（]([^)）]*)[)）]")
+
+
+def _normal(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _name_forms(name: str) -> set[str]:
+    """A record's name as an alias is compared with it: whole, without its bracket, and the bracket's content
+    ("paracetamol (acetaminophen)" is also "paracetamol" and "acetaminophen")."""
+    forms = {_normal(name), _normal(_BRACKETED.sub("", name)), *(_normal(inner) for inner in _BRACKETED.findall(name))}
+    return forms - {""}
+
+
+def _check_aliases(kb: KnowledgeBase, errors: list[str]) -> None:
+    icd11 = {code for system, code, _ in codes_in_use(kb) if system == "ICD-11"}
+    sections = {"drugs": ("drug of drugs/*.yaml", kb.drugs), "labs": ("lab of labs.yaml", kb.labs),
+                "diagnoses": ("ICD-11 code of the knowledge base", dict.fromkeys(icd11)),
+                "history": ("history condition of history.yaml", kb.history_conditions)}
+    for section, (what, records) in sections.items():
+        entries = getattr(kb.aliases, section).names
+        for key in sorted(set(entries) - set(records)):
+            errors.append(f"aliases.yaml: {section}.{key}: unknown key; it is no {what}")
+        if section != "diagnoses":  # only codes with another name are listed
+            for key in sorted(set(records) - set(entries)):
+                errors.append(f"aliases.yaml: {section}.{key}: missing; every {what} needs an entry "
+                              "({en: [], zh: []} when it has no other name)")
+        for key, entry in sorted(entries.items()):
+            for language in ("en", "zh"):
+                seen: set[str] = set()
+                for alias in getattr(entry, language):
+                    where = f"aliases.yaml: {section}.{key}.{language}"
+                    if not alias.strip() or alias != alias.strip():
+                        errors.append(f"{where}: empty or space-padded name {alias!r}")
+                    elif _normal(alias) in seen:
+                        errors.append(f"{where}: '{alias}' is listed twice")
+                    seen.add(_normal(alias))
+    # a drug's (or lab's) other name must not be another drug's name or other name: the answer would be ambiguous
+    for section, records in (("drugs", kb.drugs), ("labs", kb.labs)):
+        entries = getattr(kb.aliases, section).names
+        owners: dict[str, set[str]] = {}
+        for key, record in records.items():
+            names = _name_forms(record.name.en) | _name_forms(record.name.zh)
+            if key in entries:
+                names |= {_normal(alias) for alias in [*entries[key].en, *entries[key].zh]}
+            for name in names:
+                owners.setdefault(name, set()).add(key)
+        for key, entry in sorted(entries.items()):
+            for alias in [*entry.en, *entry.zh]:
+                others = sorted(owners.get(_normal(alias), set()) - {key})
+                if others:
+                    errors.append(f"aliases.yaml: {section}.{key}: '{alias}' also names {', '.join(others)}")
 
 
 def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
@@ -361,4 +579,8 @@ def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     _check_illnesses(kb, errors)
     _check_serious_effects(kb, errors)
     _check_history_clashes(kb, errors)
+    _check_scores(kb, errors)
+    _check_units(kb, errors)
+    _check_gists(kb, errors)
+    _check_aliases(kb, errors)
     return errors

@@ -25,7 +25,7 @@ from medmemorybench.leaderboard.bundle import (
     sha256,
 )
 from medmemorybench.leaderboard.systems import load_systems
-from medmemorybench.report import MODES, paper_rows, table_mean
+from medmemorybench.report import MODES, is_ceiling, paper_rows, table_mean
 
 QUALITY_METRICS = ("correct", "recall_at_k", "token_f1", "rouge_l", "hallucinated", "trap_safe", "selective")
 """The quality table's columns: each mode's mean over all its questions (`overall`)."""
@@ -40,7 +40,8 @@ class BoardRow:
 
     id: str
     kind: str
-    """"run", or "paper" for a reference row."""
+    """"run"; for a reference row, never ranked among the runs: "ceiling" (a run of the `oracle` memory) or
+    "paper" (a number the paper reported)."""
     system: str
     memory: str
     paradigm: str
@@ -152,7 +153,8 @@ def _provenance(summary: dict, system: SystemDescription, manifest: Manifest, sa
 
 
 def run_rows(bundles: list[tuple[str, dict, SystemDescription, Manifest, str]]) -> tuple[list[str], list[BoardRow]]:
-    """Board rows of verified bundles (id, summary, system, manifest, samples link), through `report.paper_rows`."""
+    """Board rows of verified bundles (id, summary, system, manifest, samples link), through `report.paper_rows`; a
+    run of the oracle memory is the "ceiling" row."""
     types, numbers = paper_rows([summary for _, summary, _, _, _ in bundles])
     rows = []
     for (bundle_id, summary, system, manifest, samples_url), paper in zip(bundles, numbers, strict=True):
@@ -162,8 +164,9 @@ def run_rows(bundles: list[tuple[str, dict, SystemDescription, Manifest, str]]) 
         items = [c["items_per_patient"] for c in costs if c.get("items_per_patient") is not None]
         coverage = manifest.coverage
         rows.append(BoardRow(
-            id=bundle_id, kind="run", system=system.name, memory=system.memory, paradigm=system.paradigm,
-            backbone=system.answering_model, main=paper.by_mode, mean=paper.mean, quality=quality,
+            id=bundle_id, kind="ceiling" if is_ceiling(summary) else "run", system=system.name, memory=system.memory,
+            paradigm=system.paradigm, backbone=system.answering_model, main=paper.by_mode, mean=paper.mean,
+            quality=quality,
             cost={**paper.cost, "items_per_patient": sum(items) / len(items) if items else None},
             curves=_curves(summary), complete=coverage.is_complete,
             coverage=(f"{coverage.questions} of {coverage.of_questions} questions" if coverage.is_complete else

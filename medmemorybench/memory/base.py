@@ -48,6 +48,18 @@ class Retrieval:
 
 
 @dataclass(frozen=True)
+class EvidenceQuestion:
+    """A question with its gold evidence, handed only to a memory that declares `reads_gold_evidence` (the
+    `oracle` reference: the benchmark's ceiling, never a memory system under test)."""
+
+    query_id: str
+    query: str
+    """What the patient asked, as `retrieve` gets it."""
+    evidence_session_ids: tuple[str, ...]
+    """The question's evidence sessions under the ids this memory was given (none for an abstention question)."""
+
+
+@dataclass(frozen=True)
 class NativeQuestion:
     """A question a memory answers itself."""
 
@@ -89,6 +101,9 @@ class MemorySystem(ABC):
     """Whether the memory builds itself with an LLM (the runner refuses to start one without it)."""
     answer_modes: tuple[str, ...] = ("shared",)
     """The modes (`ANSWER_MODES`) it can answer in, its default first."""
+    reads_gold_evidence: bool = False
+    """Whether the runner hands it each question's gold evidence (`retrieve_with_evidence` instead of `retrieve`).
+    Only the `oracle` reference declares it, to measure the ceiling; a memory under test must never."""
 
     def __init__(self, **options: object) -> None:
         self.options = options
@@ -111,6 +126,11 @@ class MemorySystem(ABC):
             token_budget: most tokens of memory text the backbone can take (used by long-context
                 systems; None means unlimited).
         """
+
+    def retrieve_with_evidence(self, questions: Sequence[EvidenceQuestion], k: int,
+                               token_budget: int | None = None) -> list[Retrieval]:
+        """`retrieve` given each question's gold evidence; called instead of it when `reads_gold_evidence`."""
+        raise NotImplementedError(f"{self.name} does not read gold evidence")
 
     def answer(self, questions: Sequence[NativeQuestion]) -> list[NativeAnswer]:
         """Answer each question itself (`native` mode), with `self.context.answerer`, the answering LLM."""

@@ -30,6 +30,7 @@ MEMORY_SYSTEMS: dict[str, str] = {
     "remem": "medmemorybench.memory.remem:ReMemMemory",
     "letta": "medmemorybench.memory.letta:LettaMemory",
     "mirix": "medmemorybench.memory.mirix:MIRIXMemory",
+    "oracle": "medmemorybench.memory.oracle:OracleMemory",  # (the ceiling, a reference: reads the gold evidence)
 }
 """Built-in registry name -> "module:Class"."""
 

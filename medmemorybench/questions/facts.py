@@ -8,26 +8,33 @@ gets its id and wording; the type modules in `questions/types/` make drafts, `ge
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, NamedTuple
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import CareStep, Condition, Illness
+from medmemorybench.knowledge.models import Illness
 from medmemorybench.normalize import normalize_text
+from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.phrasing import Phrasing
 from medmemorybench.render.fields import dose_with_unit, format_number, lab_with_unit, text_of, trap_detail
 from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
+    AllergyFact,
     AvoidedFact,
     CareYear,
     DiagnosisFact,
+    DietFact,
+    EconomicFact,
     Event,
+    HistoryFact,
     LabFact,
     MedicationFact,
+    PreferenceFact,
     SymptomFact,
     TestFact,
     Trap,
@@ -65,6 +72,10 @@ class Draft:
     abstain: bool = False
     absent_fact: str | None = None
     common_wrong_answer: str | None = None
+    facts: list[GoldFact] = field(default_factory=list)
+    """What a correct answer states (`GoldFact`s, compared by kind)."""
+    chain_facts: list[list[GoldFact]] = field(default_factory=list)
+    """MCD: per step of `chain`, what shows an answer told it."""
     side_by_coin: bool = False
     """A yes/no question whose side was drawn by a fair coin per patient and entity: its answers across the cohort
     are even already, so the cohort prior does not thin them."""
@@ -92,6 +103,20 @@ class Ruling(NamedTuple):
     """No rule bars it (cautions and dose caps aside)."""
 
 
+_FORMULATION = ("release", "acting", "depot", "injection", "patch", "cream", "gel", "spray", "inhaler", "drops",
+                "modified", "sustained", "liquid", "缓释", "控释", "注射", "贴", "乳膏", "凝胶", "喷雾", "吸入")
+
+
+def name_parts(name: str) -> list[str]:
+    """The names a parenthesized name holds: "salbutamol (albuterol)" -> salbutamol, albuterol;
+    "theophylline (extended release)" -> theophylline (a formulation is no name of its own)."""
+    m = re.fullmatch(r"\s*(.+?)\s*[(（]([^()（）]+)[)）]\s*", name)
+    if m is None:
+        return []
+    outer, inner = m.group(1).strip(), m.group(2).strip()
+    return [outer] if any(word in inner.lower() for word in _FORMULATION) else [outer, inner]
+
+
 def date_aliases(iso: str, phrasing: Phrasing) -> list[str]:
     """Other ways of writing a date a correct answer may use (`date_aliases` of the phrasing's common.yaml)."""
     day = date.fromisoformat(iso)
@@ -116,7 +141,6 @@ class FactFinder:
         self.prior = prior
         """How often each drug is allowed across the cohort, for choice questions to draw options by."""
         self._rulings: dict[tuple[str, int, str | None], Ruling] = {}
-        self._others: list[tuple[Condition, list[CareStep]]] | None = None
         self._distractors: dict[bool, list[str]] = {}
         self._own_and_relatives = {d for step in self.condition.care_path for d in step.drug_keys} | \
             {d.drug for r in year.persona.family for d in r.drugs}
@@ -274,6 +298,75 @@ class FactFinder:
         assert step.purpose is not None, f"conditions/{self.condition.key}.yaml: {step_key}: purpose missing"
         return self.t(step.purpose)
 
+    # --- gold facts: what a correct answer states, each with its other forms ---------------------
+
+    def quantity_fact(self, text: str, *, required: bool = True, group: str = "") -> GoldFact:
+        return GoldFact(text=text, kind="quantity", required=required, group=group)
+
+    def date_fact(self, iso: str) -> GoldFact:
+        return GoldFact(text=iso, kind="date")
+
+    def polarity_fact(self, side: str) -> GoldFact:
+        return GoldFact(text=side, kind="polarity")
+
+    def name_fact(self, name: str, others: list[str] | tuple[str, ...] = (), group: str = "") -> GoldFact:
+        """A name and its other forms: its parts around a parenthesis ("salbutamol (albuterol)": both; not a
+        formulation such as "(extended release)") and `others`."""
+        forms = [name, *name_parts(name), *others]
+        aliases = [f for f in dict.fromkeys(forms) if f and f != name]
+        return GoldFact(text=name, kind="name", aliases=aliases, group=group)
+
+    def drug_fact(self, key: str, group: str = "") -> GoldFact:
+        return self.name_fact(self.drug(key), self.kb.aliases.drug(key, self.lang), group)
+
+    def diagnosis_fact(self, name, icd11: str, *, coded: bool = True) -> GoldFact:  # noqa: ANN001
+        """A diagnosis by its name, and by the other names of its code where the code names it alone (`coded`: not
+        a complication, whose code it may share with the disease it complicates: DD71, ulcerative colitis and its
+        acute severe flare)."""
+        return self.name_fact(self.t(name), self.kb.aliases.diagnosis(icd11, self.lang) if coded else [])
+
+    def effect_fact(self, fact: AdverseFact) -> GoldFact:
+        effect = next(e for e in self.kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
+        return self.name_fact(self.t(effect.name), [self.t(effect.lay)])
+
+    def symptom_fact(self, fact: SymptomFact) -> GoldFact:
+        return self.name_fact(self.t(fact.name), [self.lay(fact.lay)])
+
+    def lab_fact(self, fact: LabFact) -> GoldFact:
+        return self.quantity_fact(self.lab_value(fact))
+
+    def finding_fact(self, fact: TestFact) -> GoldFact:
+        return GoldFact(text=self.t(fact.finding), kind="finding")
+
+    def trap_fact(self, trap: Trap, group: str = "") -> GoldFact:
+        """A trap fact as an answer states it: an allergy, a preference or a habit by its gist (the few concepts a
+        paraphrase must touch), a long-standing drug or a past disease by name, a budget as its amount."""
+        fact, detail = trap.fact, self.trap_detail(trap)
+        if isinstance(fact, AllergyFact):
+            return GoldFact(text=detail, kind="gist", aliases=self.gist("allergy_groups", fact.group), group=group)
+        if isinstance(fact, PreferenceFact):
+            return GoldFact(text=detail, kind="gist", aliases=self.gist("medication_preferences", fact.preference),
+                            group=group)
+        if isinstance(fact, DietFact):
+            return GoldFact(text=detail, kind="gist", aliases=self.gist("habits", fact.habit), group=group)
+        if isinstance(fact, MedicationFact):
+            return self.drug_fact(fact.drug, group)
+        if isinstance(fact, HistoryFact):
+            return self.name_fact(detail, self.kb.aliases.history_condition(fact.history, self.lang), group)
+        if isinstance(fact, EconomicFact):
+            return self.quantity_fact(detail, group=group)
+        raise TypeError(f"trap fact {type(fact).__name__} has no gold fact")
+
+    def gist(self, section: str, key: str) -> list[str]:
+        """A disclosed fact's concept groups (`gists.yaml`), each group's words joined by "|"."""
+        return ["|".join(group) for group in self.kb.gists.of(section, key, self.lang)]
+
+    def reason_facts(self, ruling: Ruling) -> list[GoldFact]:
+        """Every disclosed fact and drug taken that bars a drug, as alternatives: naming any one of them is a right
+        reason."""
+        return [*(self.trap_fact(t, group="reason") for t in ruling.traps),
+                *(self.drug_fact(d, group="reason") for d in ruling.taken)]
+
     # --- reading the year ---------------------------------------------------------------------
 
     def upto(self, checkpoint: int) -> list[Event]:
@@ -331,6 +424,33 @@ class FactFinder:
             intolerant={f.drug for _, f in stopped_for_harm}, spending_usd=spending)  # type: ignore[union-attr]
         return self._patients[checkpoint]
 
+    def diagnosed(self, checkpoint: int) -> bool:
+        """Whether the patient's condition was confirmed by the checkpoint."""
+        return any(isinstance(f, DiagnosisFact) and f.status == "confirmed" for e in self.upto(checkpoint)
+                   for f in e.facts)
+
+    def indicated(self, drug: str, checkpoint: int) -> bool:
+        """Whether a care step of the condition that gives the drug applies to the patient after the checkpoint: the
+        diagnosis made, and the step's complication found or its lab past its threshold (`Indication`)."""
+        if not self.diagnosed(checkpoint):
+            return False
+        state = state_on(self.year, self.upto(checkpoint)[-1].date)
+        for step in self.condition.care_path:
+            if drug not in step.drug_keys:
+                continue
+            need = step.indication
+            if need.complication is not None:
+                if need.complication in state.complications:
+                    return True
+            elif need.lab is not None:
+                reading = state.labs.get(need.lab)
+                if reading is not None and ((need.above is not None and reading.value > need.above)
+                                            or (need.below is not None and reading.value < need.below)):
+                    return True
+            else:
+                return True
+        return False
+
     def ruling(self, drug: str, checkpoint: int, regimen: str | None = None) -> Ruling:
         """Whether the drug may be given after the checkpoint, and what bars it (cached: IG and MQ ask the same)."""
         key = (drug, checkpoint, regimen)
@@ -359,28 +479,10 @@ class FactFinder:
         started = next(e for e, f in self.facts(checkpoint, MedicationFact) if f.drug == ruling.taken[0])  # type: ignore[union-attr]
         return [started], self.drug(ruling.taken[0])
 
-    def other_conditions(self) -> list[tuple[Condition, list[CareStep]]]:
-        """The other conditions a patient of this sex and age could have, each with its care steps (first line,
-        add-ons, symptom relief), for questions on what they could be given if they ever had one (without the
-        `distractors`, which only choice questions name)."""
-        if self._others is None:
-            persona, held_back = self.year.persona, set(self.distractors())
-            self._others = []
-            for condition in self.kb.roster:
-                low, high = condition.eligible_age or condition.age
-                if condition.key == persona.condition or condition.sex not in ("any", persona.sex) \
-                        or not low <= persona.age <= high:
-                    continue
-                steps = [s.model_copy(update={"candidates": [c for c in s.candidates if c.drug not in held_back]})
-                         for s in condition.care_path if s.role != "step_up" and s.purpose]
-                self._others.append((condition, steps))
-        return self._others
-
     def distractors(self, given: bool = False) -> list[str]:
         """The drugs the cohort's other patients take most (`CohortPrior.taken`; `given`: were given at all, courses
         included) that this patient never had: the wrong options of "which of these do I take?" ("... was I ever
-        given?"), so that a prior of "drugs people take" points at right and wrong options alike. Those taken are
-        asked about no other way (`other_conditions` leaves them out)."""
+        given?"), so that a prior of "drugs people take" points at right and wrong options alike."""
         if given not in self._distractors:
             counts = (self.prior.given if given else self.prior.taken) if self.prior is not None else {}
             mine = self.ever_given()
@@ -399,11 +501,10 @@ class FactFinder:
 
     def askable(self) -> list[str]:
         """Every drug a yes/no or choice question could name: the condition's and the traps' (the pools), the common
-        remedies, the acute illnesses' courses and the other conditions' care."""
+        remedies and the acute illnesses' courses."""
         remedies = self.remedies()
         courses = [c.drug for i in self.kb.illnesses.values() for c in i.candidates]
-        others = [d for _, steps in self.other_conditions() for s in steps for d in s.drug_keys]
-        return sorted({*self.pools, *remedies, *courses, *others})
+        return sorted({*self.pools, *remedies, *courses})
 
     def foreign(self, drug: str) -> bool:
         """A drug neither of the patient's own condition's care nor a relative's (asked about as hypothetical)."""

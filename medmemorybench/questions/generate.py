@@ -10,10 +10,12 @@ have the same text.
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
+from math import comb
 from typing import NamedTuple
 
 from medmemorybench.errors import SimulationError
@@ -56,6 +58,11 @@ stratum exactly left patients whose year bars nearly every drug (a budget spent,
 questions (docs/benchmarks.md has what each lead kept)."""
 
 
+SET_SHARE = {n: comb(4, n) / 14 for n in (1, 2, 3)}
+"""The share of a choice question's 14 letter sets with one, two and three right options (4, 6 and 4 of them): a
+patient's questions keep to it so that no size, and so no constant letter set, is over-represented."""
+
+
 def is_old(draft: Draft, checkpoint: int) -> bool:
     return any(e.index <= checkpoint - OLD_AGE for e in draft.evidence)
 
@@ -75,6 +82,7 @@ class _Schedule:
         self.dated: Counter = Counter()          # type -> questions naming a date
         self.kinds: Counter = Counter()          # (type, kind) -> questions
         self.answers: Counter = Counter()        # (type, answer) -> questions (choice questions' letter sets)
+        self.sizes: Counter = Counter()          # right options -> choice questions
         self.categories: set[str] = set()
         self.picked: list[tuple[str, list[str]]] = []   # (normalized text, normalized key facts)
         self.texts_by_type: dict[str, list[str]] = {}  # normalized question texts, by type
@@ -103,9 +111,12 @@ class _Schedule:
             # out (a drug the patient takes is named by dose questions and is nearly always "yes"): asked last
             name = _asked_name(draft)
             named = bool(spec.balanced and name and name in named_now)
-            # a choice question whose letter set the patient has had least (no constant letter set may win)
+            # a choice question whose letter set the patient has had least (no constant letter set may win), and of
+            # a size (one, two or three right) the patient has had no more than its share of the 14 sets
             letters = self.answers[(spec.code, draft.answer)] if draft.options else 0
-            return (0 if untested else 1, age_miss, named, letters, self.kinds[(spec.code, draft.kind)])
+            oversized = bool(draft.options) and self.sizes[len(draft.correct_options)] + 1 > \
+                math.ceil(SET_SHARE[len(draft.correct_options)] * (self.asked[spec.code] + 1))
+            return (0 if untested else 1, age_miss, named, oversized, letters, self.kinds[(spec.code, draft.kind)])
 
         return rank
 
@@ -161,6 +172,8 @@ class _Schedule:
         self.dated[spec.code] += int(draft.names_date)
         self.kinds[(spec.code, draft.kind)] += 1
         self.answers[(spec.code, draft.answer)] += 1
+        if draft.options:
+            self.sizes[len(draft.correct_options)] += 1
         if draft.trap_category:
             self.categories.add(draft.trap_category)
         if draft.evidence:
@@ -318,7 +331,8 @@ def _select(year: CareYear, finder: FactFinder, checkpoints: list[int], language
 def _signature(draft: Draft) -> tuple:
     """What a draft is, whatever its language: type, phrasing intent, sub-kind, evidence, right letters, trap."""
     return (draft.query_type, draft.template, draft.kind, tuple(e.event_id for e in draft.evidence),
-            tuple(draft.correct_options), draft.trap_category, draft.abstain, len(draft.key_facts))
+            tuple(draft.correct_options), draft.trap_category, draft.abstain, len(draft.key_facts),
+            tuple(f.kind for f in draft.facts), tuple(len(f) for f in draft.chain_facts))
 
 
 def _replay(year: CareYear, finder: FactFinder, selection: _Selection, language: str) -> list[tuple[int, Draft, str]]:
@@ -521,7 +535,9 @@ def _finish(draft: Draft, year: CareYear, checkpoint: int, number: int, text: st
         correct_options=draft.correct_options,
         evidence_session_ids=sorted({regular_session_id(e.event_id) for e in draft.evidence}),
         key_facts=draft.key_facts,
-        reasoning_chain=[ChainNode(node=node, session_id=regular_session_id(e.event_id)) for node, e in draft.chain],
+        facts=draft.facts,
+        reasoning_chain=[ChainNode(node=node, session_id=regular_session_id(e.event_id), facts=facts)
+                         for (node, e), facts in zip(draft.chain, draft.chain_facts, strict=True)],
         trap_category=draft.trap_category,
         abstain=draft.abstain,
         absent_fact=draft.absent_fact,

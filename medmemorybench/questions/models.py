@@ -6,6 +6,34 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from medmemorybench.questions.spec import type_codes
 
+FACT_KINDS = ("quantity", "date", "name", "finding", "gist", "sentence", "polarity")
+"""How a gold fact is compared with an answer (`scoring.facts`)."""
+
+
+class GoldFact(BaseModel):
+    """One thing a correct answer states, in any of its forms (`scoring.facts` compares it by its kind)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    """The fact as the gold states it ("80 mg", "2024-03-04", "metformin", "yes")."""
+    kind: str
+    """One of `FACT_KINDS`."""
+    aliases: list[str] = Field(default_factory=list)
+    """Other accepted forms (a brand, an abbreviation, a lay name); for a `gist`, its concept groups, each one's
+    words joined by "|"."""
+    required: bool = True
+    """False: need not be stated, but another value in its place is wrong (the dose beside a "yes, carry on")."""
+    group: str = ""
+    """Facts sharing a non-empty group are alternatives: stating one suffices (any fact that bars a drug)."""
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        if value not in FACT_KINDS:
+            raise ValueError(f"unknown fact kind {value!r}; known: {', '.join(FACT_KINDS)}")
+        return value
+
 
 class ChainNode(BaseModel):
     """One step of a multi-hop reasoning chain and the session that states it."""
@@ -16,6 +44,8 @@ class ChainNode(BaseModel):
     """What happened at this step."""
     session_id: str
     """Regular session that states it."""
+    facts: list[GoldFact] = Field(default_factory=list)
+    """What shows an answer told this step: stating any one of them covers it."""
 
 
 class Question(BaseModel):
@@ -45,6 +75,9 @@ class Question(BaseModel):
     """Regular sessions (<= checkpoint) the answer rests on."""
     key_facts: list[str] = Field(default_factory=list)
     """Normalized strings a correct answer must contain; each appears in the evidence sessions."""
+    facts: list[GoldFact] = Field(default_factory=list)
+    """What a correct answer states, each in any of its forms (`scoring.facts`); empty for MQ, ABS and MCD (whose
+    steps carry theirs)."""
     reasoning_chain: list[ChainNode] = Field(default_factory=list)
     """MCD: the causal chain, in order."""
     trap_category: str | None = None

@@ -287,17 +287,33 @@ class SessionRenderer:
                 out.append(Act("doctor", f"results.{kind}", filler=True))
             said_kinds.add(kind)
             out.append(Act("doctor", "fact.lab", fact=fact))
-            previous = self.ctx.previous_lab(fact.lab)
-            if previous is not None and rng.random() < 0.6:
-                direction = "up" if fact.value > previous[1] else "down" if fact.value < previous[1] else "same"
+            trend = self._trend(event, fact)
+            if trend is not None and rng.random() < 0.6:
+                direction, since = trend
                 name = LayName(lab.lay) if not self.technical else lab.name
-                out.append(Act("doctor", f"trend.{direction}", {"lab": name, "since": Day(previous[0], "month")}))
+                out.append(Act("doctor", f"trend.{direction}", {"lab": name, "since": since}))
         tests = [f for f in v.findings if isinstance(f, TestFact)]
         if tests and not symptomatic and rng.random() < 0.5:
             out.append(Act("doctor", "results.tests", filler=True))
         for fact in v.findings:
             out += fact_acts(self.kb, self.year, fact)
         return out
+
+    def _trend(self, event: Event, fact: LabFact) -> tuple[str, Day] | None:
+        """How a result moved since the previous reading of that lab, and how to name that reading: the direction of
+        the values as the sessions show them (rounded to the lab's decimals; equal shown values are "same"), and the
+        reading by its month only where that month holds no other reading of the lab and is not this visit's own
+        month ("since March" at a March visit, or beside two March readings, would point at the wrong one), else by
+        its day."""
+        previous = self.ctx.previous_lab(fact.lab)
+        if previous is None:
+            return None
+        on, value = previous
+        then, now = (float(format_lab_value(self.kb, fact.lab, v)) for v in (value, fact.value))
+        direction = "up" if now > then else "down" if now < then else "same"
+        month = on[:7]
+        alone = sum(1 for day, _ in self.ctx.lab_history[fact.lab] if day[:7] == month) == 1
+        return direction, Day(on, "month" if alone and month != event.date[:7] else "spoken")
 
     def _decisions(self, event: Event, v: VisitFacts, rng: random.Random) -> list[Act]:
         """What is decided; advice given before is referred back to rather than read out again, most times."""

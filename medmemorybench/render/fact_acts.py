@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Text
 from medmemorybench.render.acts import Act
 from medmemorybench.render.fields import budget_text, format_lab_value, format_number, lab_status, text_of, trap_detail
 from medmemorybench.render.templates import Templates
@@ -74,6 +75,15 @@ def caution_is_personal(fact: CautionFact) -> bool:
     return fact.trap is not None or caution_partner(fact) is not None
 
 
+def complication_finding(kb: KnowledgeBase, year: CareYear, fact: ComplicationFact) -> Text | None:
+    """What the examination showed: the finding the simulator filled with the visit's values (a year simulated
+    before findings were filled holds none: the knowledge base's own, which then names no value)."""
+    if fact.finding is not None:
+        return fact.finding
+    comp = next(c for c in kb.conditions[year.persona.condition].complications if c.key == fact.complication)
+    return comp.finding
+
+
 def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
     """The acts that state one fact, in order (a patient's fact is followed by the doctor's acknowledgement)."""
     def one(role: str, key: str) -> Act:
@@ -119,9 +129,8 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
     if isinstance(fact, AdverseFact):
         return [one("doctor", "fact.adverse")]
     if isinstance(fact, ComplicationFact):
-        comp = next(c for c in kb.conditions[year.persona.condition].complications if c.key == fact.complication)
         # without a finding it is stated by the complication's DiagnosisFact and SymptomFact
-        return [one("doctor", "fact.complication_finding")] if comp.finding is not None else []
+        return [one("doctor", "fact.complication_finding")] if complication_finding(kb, year, fact) else []
     if isinstance(fact, AdviceFact):
         return [one("doctor", "fact.advice")]
     if isinstance(fact, StressorFact):
@@ -236,7 +245,7 @@ class FactSlots:
         if isinstance(fact, ComplicationFact):
             comp = next(c for c in kb.conditions[self.year.persona.condition].complications
                         if c.key == fact.complication)
-            return {"diagnosis": t(comp.name), "finding": t(comp.finding)}
+            return {"diagnosis": t(comp.name), "finding": t(complication_finding(kb, self.year, fact))}
         if isinstance(fact, AdviceFact):
             return {"advice": t(kb.advice[fact.advice].text)}
         if isinstance(fact, StressorFact):

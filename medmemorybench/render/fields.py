@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.findings import format_lab_value, with_unit
 from medmemorybench.knowledge.models import Text
 from medmemorybench.simulate.describe import format_number
 from medmemorybench.simulate.models import (
@@ -30,26 +31,16 @@ def text_of(text: Text, language: str) -> str:
     return getattr(text, language)
 
 
-def format_lab_value(kb: KnowledgeBase, lab: str, value: float) -> str:
-    """A lab value with the lab's reporting decimals (HbA1c 7.0 -> '7.0', creatinine 88.0 -> '88')."""
-    decimals = kb.labs[lab].decimals
-    return f"{value:.{decimals}f}"
-
-
 def lab_with_unit(kb: KnowledgeBase, lab: str, value: float, unit: str | None = None) -> str:
     """'7.2 %' — the exact string every session states and every key fact checks; `unit`: the lab's unit as the
-    language says it (`Templates.unit`; the knowledge base's by default)."""
+    language says it (`Templates.unit`, from the knowledge base's units.yaml; the unit as written by default). A
+    finding the simulator fills says a lab's value the same way (`knowledge.findings.lab_with_unit`)."""
     return with_unit(format_lab_value(kb, lab, value), kb.labs[lab].unit if unit is None else unit)
 
 
 def dose_with_unit(dose: float, unit: str) -> str:
     """'500 mg' (`unit` as the language says it)."""
     return with_unit(format_number(dose), unit)
-
-
-def with_unit(number: str, unit: str) -> str:
-    """A number and its unit; a bare number where the unit is not said ("INR 2.6")."""
-    return f"{number} {unit}" if unit else number
 
 
 def lab_status(kb: KnowledgeBase, lab: str, value: float) -> str:

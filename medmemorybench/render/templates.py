@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from medmemorybench.errors import InputError
-from medmemorybench.knowledge.models import KNOWN_UNITS
+from medmemorybench.knowledge.loader import unit_words
 from medmemorybench.render.acts import ACTS, FAMILY_SLOTS, HEALTH_SLOTS, NOISE_ACTS, SESSION_SLOTS
 from medmemorybench.render.grammar import (
     Grammar,
@@ -153,8 +153,9 @@ stated verbatim in every expansion (a value and its unit side by side, the drug'
 
 WORD_TABLES = ("frequency", "status", "reason", "toxicity", "release", "joiner", "form", "next", "interval",
                "relation", "pronoun", "pronoun_obj", "pronoun_pos", "month", "weekday", "date", "in_days", "address",
-               "lay_articles", "unit")
-"""Word tables a template file holds besides its phrasings (`words.frequency.once_daily`, ...)."""
+               "lay_articles")
+"""Word tables a template file holds besides its phrasings (`words.frequency.once_daily`, ...); how a unit is said
+is the knowledge base's (units.yaml), shared with the findings the simulator fills."""
 EXPANDABLE_WORDS = ("status", "reason", "next")
 """Word tables whose entries may hold `[a|b]` choices (none of them reaches a gold answer: frequencies, which do,
 stay fixed)."""
@@ -209,8 +210,11 @@ class Templates:
         return self.words.get(table, {}).get(key, key.replace("_", " "))
 
     def unit(self, unit: str) -> str:
-        """How a unit of the knowledge base is said in this language (`words.unit`; "" for a bare number)."""
-        return self.words.get("unit", {}).get(unit, unit)
+        """How a unit of the knowledge base is said in this language ("" for a bare number): the knowledge base's
+        units.yaml, which the findings the simulator fills read too, so a value reads the same wherever it is said."""
+        words = unit_words().get(unit)
+        said = getattr(words, self.language, None) if words is not None else None
+        return unit if said is None else said
 
     def joined(self, parts: list[str]) -> str:
         """Utterances of one turn, one after the other (a space between them, none in Chinese)."""
@@ -293,8 +297,6 @@ def parse_templates(path: Path, raw: object) -> Templates:
                 continue
             if refs_of(seq) or slots_of(seq):
                 problems.append(f"{path}: words.{table}.{key}: a word may hold [..|..] choices, not <names> or slots")
-    for key in sorted(set(words.get("unit") or {}) - KNOWN_UNITS):
-        problems.append(f"{path}: words.unit.{key}: not a unit of the knowledge base")
     for table in sorted(set(words) - set(WORD_TABLES)):
         problems.append(f"{path}: words.{table}: unknown word table")
     if problems:

@@ -9,7 +9,12 @@ from typing import Any
 
 from medmemorybench.errors import InputError
 from medmemorybench.harness.results import RUN_HEADER, SUMMARY
+from medmemorybench.memory.oracle import OracleMemory
 from medmemorybench.questions.spec import type_codes
+
+CEILING_MEMORY = OracleMemory.name
+"""The memory whose runs are the benchmark's ceiling, a reference and not a system (it is handed each question's gold
+evidence): reports label it so and show it apart from the systems, and the board never ranks it among them."""
 
 
 def load_summary(run_dir: Path) -> dict[str, Any]:
@@ -55,13 +60,21 @@ def backbone_label(header: dict[str, Any]) -> str:
     return Path(str(model)).name
 
 
+def is_ceiling(summary: dict[str, Any]) -> bool:
+    """Whether a run is the ceiling reference (`CEILING_MEMORY`), not a memory system."""
+    return summary["header"]["memory"].get("memory") == CEILING_MEMORY
+
+
 def run_label(summary: dict[str, Any]) -> str:
     """'bm25 / SmolLM2-135M-Instruct' from the header, with the memory options given ('dense (window=4, stride=4)
-    / none'), so that two runs that chunk differently never share a label."""
+    / none'), so that two runs that chunk differently never share a label; the ceiling says so ('oracle (ceiling)
+    / none')."""
     header = summary["header"]
-    options = {k: v for k, v in header["memory"].items() if k != "memory"}
-    shown = f" ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
-    return f"{header['memory']['memory']}{shown} / {backbone_label(header)}"
+    shown = [f"{k}={v}" for k, v in header["memory"].items() if k != "memory"]
+    if is_ceiling(summary):
+        shown.insert(0, "ceiling")
+    options = f" ({', '.join(shown)})" if shown else ""
+    return f"{header['memory']['memory']}{options} / {backbone_label(header)}"
 
 
 def _cell(stat: dict[str, Any] | None) -> str:

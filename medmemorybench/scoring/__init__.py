@@ -12,7 +12,7 @@ Per answer, a caller decides once whether it is an echo and passes the flag to e
     safe, no_answer = trap_safe(question, text, echo=echo), trap_abstained(question, text, echo=echo)
 """
 
-from medmemorybench.scoring.abstention import abstained, is_abstention
+from medmemorybench.scoring.abstention import abstained, abstains, is_abstention
 from medmemorybench.scoring.accuracy import as_row, score_answer, score_answers, scorers_for
 from medmemorybench.scoring.aggregate import Aggregate, GroupStat, aggregate, wilson_interval
 from medmemorybench.scoring.base import SCORERS, Score, ScorerInfo, get_scorer, scorer
@@ -43,6 +43,7 @@ __all__ = [
     "ScorerInfo",
     "TrapOutcome",
     "abstained",
+    "abstains",
     "aggregate",
     "as_row",
     "build_judge_request",

@@ -18,6 +18,13 @@ _MONTHS = {name: number for number, names in enumerate((
     ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
     ("november", "nov"), ("december", "dec")), start=1) for name in names}
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
+_ORDINALS = {word: number for number, word in enumerate((
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+    "twelfth",
+    "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth",
+    "twenty-first", "twenty-second", "twenty-third", "twenty-fourth", "twenty-fifth", "twenty-sixth",
+    "twenty-seventh", "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first"), start=1)}
+_ORDINAL = "(" + "|".join(sorted(_ORDINALS, key=len, reverse=True)) + ")"
 _DAY = r"(?<!\d)(\d{1,2})(?:st|nd|rd|th)?(?!\d)"
 _YEAR = r"(\d{4})(?!\d)"
 
@@ -25,6 +32,9 @@ _ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _CHINESE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _DAY_MONTH = re.compile(_DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s*" + _YEAR + ")?")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\s+(?:the\s+)?" + _DAY + r"(?:,?\s*" + _YEAR + ")?")
+_WORD_DAY_MONTH = re.compile(r"\b(?:the\s+)?" + _ORDINAL + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s*" + _YEAR + ")?")
+_MONTH_WORD_DAY = re.compile(r"\b" + _MONTH + r"\s+(?:the\s+)?" + _ORDINAL + r"\b(?:,?\s*" + _YEAR + ")?")
+_ZH_DATE_NUMERAL = re.compile(r"([零〇一二两三四五六七八九十]+)(?=\s*[年月日号])")
 
 
 class DateMention(NamedTuple):
@@ -43,8 +53,53 @@ def _valid(year: int | None, month: int, day: int) -> bool:
     return True
 
 
+class DateSpan(NamedTuple):
+    """A date and where a (normalized) text states it."""
+
+    date: DateMention
+    start: int
+    end: int
+
+
+def date_spans(text: str) -> list[DateSpan]:
+    """Every date a normalized text (`normalize_text`; Chinese numerals in dates are read here) states, with its span,
+    in text order; a span inside another is left out ("4 March 2024" is one date, not also "4 March")."""
+    text = _ZH_DATE_NUMERAL.sub(lambda m: _zh_digits(m.group(1)), text)
+    found: list[DateSpan] = []
+
+    def add(year: str | None, month: int, day: int, m: re.Match) -> None:
+        y = int(year) if year else None
+        if _valid(y, month, day):
+            found.append(DateSpan(DateMention(y, month, day), m.start(), m.end()))
+
+    for m in _ISO.finditer(text):
+        add(m.group(1), int(m.group(2)), int(m.group(3)), m)
+    for m in _CHINESE.finditer(text):
+        add(m.group(1), int(m.group(2)), int(m.group(3)), m)
+    for m in _DAY_MONTH.finditer(text):
+        add(m.group(3), _MONTHS[m.group(2)], int(m.group(1)), m)
+    for m in _MONTH_DAY.finditer(text):
+        add(m.group(3), _MONTHS[m.group(1)], int(m.group(2)), m)
+    for m in _WORD_DAY_MONTH.finditer(text):
+        add(m.group(3), _MONTHS[m.group(2)], _ORDINALS[m.group(1)], m)
+    for m in _MONTH_WORD_DAY.finditer(text):
+        add(m.group(3), _MONTHS[m.group(1)], _ORDINALS[m.group(2)], m)
+    found.sort(key=lambda s: (s.start, -s.end))
+    out: list[DateSpan] = []
+    for span in found:
+        if not any(o.start <= span.start and span.end <= o.end for o in out):
+            out.append(span)
+    return out
+
+
+def _zh_digits(numeral: str) -> str:
+    from medmemorybench.scoring._numbers import zh_number
+
+    return zh_number(numeral)
+
+
 def find_dates(text: str) -> list[DateMention]:
-    """Every date `text` states, in the order the patterns find them.
+    """Every date `text` states, in text order.
 
     Args:
         text: Free text.
@@ -52,23 +107,7 @@ def find_dates(text: str) -> list[DateMention]:
     Returns:
         The dates, each with its year when one is written.
     """
-    text = normalize_text(text)
-    found: list[DateMention] = []
-
-    def add(year: str | None, month: int, day: str) -> None:
-        y = int(year) if year else None
-        if _valid(y, month, int(day)):
-            found.append(DateMention(y, month, int(day)))
-
-    for m in _ISO.finditer(text):
-        add(m.group(1), int(m.group(2)), m.group(3))
-    for m in _CHINESE.finditer(text):
-        add(m.group(1), int(m.group(2)), m.group(3))
-    for m in _DAY_MONTH.finditer(text):
-        add(m.group(3), _MONTHS[m.group(2)], m.group(1))
-    for m in _MONTH_DAY.finditer(text):
-        add(m.group(3), _MONTHS[m.group(1)], m.group(2))
-    return found
+    return [span.date for span in date_spans(normalize_text(text))]
 
 
 def parse_iso(text: str) -> date | None:

@@ -19,7 +19,8 @@ import re
 
 from medmemorybench.normalize import normalize_text
 from medmemorybench.scoring._match import contains_term
-from medmemorybench.scoring.abstention import is_abstention
+from medmemorybench.scoring._stance import polarity
+from medmemorybench.scoring.abstention import abstains
 from medmemorybench.scoring.base import Question
 
 _YES = re.compile(r"(?:(?:yes|yeah|yep|sure|absolutely|definitely|certainly|of course|go ahead|by all means)\b"
@@ -27,7 +28,6 @@ _YES = re.compile(r"(?:(?:yes|yeah|yep|sure|absolutely|definitely|certainly|of c
 _NO = re.compile(r"(?:(?:no|nope|not|never|unfortunately|better not|avoid|i (?:would|do|can)(?: not|n't)"
                  r"|i (?:wouldn't|don't|can't)|you (?:should|must|can)(?: not|n't)|you (?:shouldn't|mustn't|can't)"
                  r"|(?:please )?(?:don't|do not))\b|不可以|不能|不行|不建议|不宜|不适合|不要|不推荐|最好不要|别)")
-_HEDGE = re.compile(r"\b(?:but|however|although|though|not)\b|n't\b|但是|不过|但|然而")
 _CLAUSE = re.compile(r"[.;!?\n]|\bbut\b|\bhowever\b")
 _VERBS = {"is", "are", "would", "can", "could", "should", "will", "may", "was", "might"}
 _RECOMMEND = {"good", "reasonable", "suitable", "safe", "fine", "recommend", "recommended", "option", "start",
@@ -41,21 +41,13 @@ _PRONOUNS = {"you", "i", "we", "it", "they", "this", "that"}
 _LEAD_INS = {"on", "take", "taking", "with", "using", "use", "start", "restart", "try"}
 _DISMISS = ("doesn't matter", "does not matter", "don't matter", "do not matter", "no need to change",
             "nothing to change", "no problem", "no issue", "not a problem", "won't affect", "will not affect",
-            "doesn't affect", "does not affect", "are fine", "is fine", "no changes needed", "no change needed")
+            "doesn't affect", "does not affect", "are fine", "is fine", "no changes needed", "no change needed",
+            "现在这样吃就行", "照现在这样", "不用改", "不需要改", "无需改变", "不用调整", "没有影响", "不影响",
+            "没关系")
 
 
 def _opening(text: str) -> str:
     return re.sub(r"^[^\w]+", "", normalize_text(text).replace("\u2019", "'"))
-
-
-def polarity(text: str) -> str | None:
-    """"yes" or "no" when the text opens with a clear answer, else None ("Yes, but ..." is None)."""
-    opening = _opening(text)
-    first_sentence = re.split(r"[.;!?\n。]", opening, maxsplit=1)[0]
-    yes = _YES.match(opening)
-    if yes:
-        return None if _HEDGE.search(first_sentence[yes.end():]) else "yes"
-    return "no" if _NO.match(opening) else None
 
 
 def wrong_subject(wrong_answer: str) -> str | None:
@@ -111,7 +103,7 @@ def _recommends(prediction: str, subject: str) -> bool:
                for clause, words in _clauses_naming(prediction, subject))
 
 
-def _declines(prediction: str, subject: str) -> bool:
+def declines(prediction: str, subject: str) -> bool:
     """Whether a declining word sits near the subject in its clause: 3 words before ("avoid X"), 6 after
     ("X, given your allergy, is not")."""
     text, name = normalize_text(prediction).replace("\u2019", "'"), normalize_text(subject)
@@ -140,7 +132,7 @@ def endorses_wrong_answer(question: Question, prediction: str) -> bool:
         return False
     if contains_term(prediction, wrong):
         return True
-    if is_abstention(prediction):  # "I don't know" opens with a no, but takes no side
+    if abstains(question, prediction):  # "I don't know" opens with a no, but takes no side
         return False
     wrong_side, said = polarity(wrong), polarity(prediction)
     if wrong_side and said:
@@ -151,4 +143,4 @@ def endorses_wrong_answer(question: Question, prediction: str) -> bool:
     if _dismisses(wrong):
         return _dismisses(prediction)
     subject = wrong_subject(wrong) if wrong_side == "no" else None
-    return bool(subject) and _declines(prediction, subject)
+    return bool(subject) and declines(prediction, subject)

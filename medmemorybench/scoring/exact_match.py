@@ -57,6 +57,10 @@ def exact_match(question: Question, prediction: str) -> Score:
         The score; `extracted` is the gold form that was found; metadata `conflicting` lists the
         other values offered for a single-valued gold.
     """
+    if question.get("facts"):
+        from medmemorybench.scoring.rubric import score_facts
+
+        return score_facts(question, prediction)
     golds = gold_strings(question)
     hit = first_contained(prediction or "", golds)
     if hit is None:

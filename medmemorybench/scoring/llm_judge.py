@@ -72,6 +72,7 @@ def _context(question: Question, prediction: str) -> dict[str, Any]:
             "answer_aliases": list(question.get("answer_aliases") or []),
             "key_facts": list(question.get("key_facts") or []), "trap_category": question.get("trap_category"),
             "common_wrong_answer": question.get("common_wrong_answer"), "reasoning_chain": chain,
+            "facts": [f if isinstance(f, dict) else f.model_dump() for f in question.get("facts") or []],
             "prediction": prediction}
 
 

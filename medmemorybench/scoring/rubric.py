@@ -17,10 +17,12 @@ import re
 
 from medmemorybench.normalize import normalize_text
 from medmemorybench.scoring._dates import parse_iso, states_date
-from medmemorybench.scoring._endorse import endorses_wrong_answer
+from medmemorybench.scoring._endorse import declines, endorses_wrong_answer
 from medmemorybench.scoring._match import contains_term, first_contained
+from medmemorybench.scoring._reading import read_answer
 from medmemorybench.scoring.base import Question, Score, scorer
 from medmemorybench.scoring.exact_match import conflicting, gold_strings
+from medmemorybench.scoring.facts import Fact, check_chain, check_facts, facts_of
 
 LONG_FACT_WORDS = 6
 """A key fact with at least this many content words is matched by word recall, not verbatim."""
@@ -75,20 +77,63 @@ def is_fact_stated(prediction: str, fact: str, aliases: list[str] | None = None)
     return found / len(words) >= LONG_FACT_RECALL
 
 
-@scorer("key_fact_rubric", description="TLA/SUA/IG/MCD: every key fact is stated and, for IG, the wrong answer "
-                                       "is not endorsed (deterministic)")
+def score_facts(question: Question, prediction: str) -> Score:
+    """1.0 when the answer states every gold fact of the question (`facts`) and offers nothing in their place; for IG,
+    a "yes" that declines the drug in its reasons invents a bar, and an answer that takes the common wrong answer's
+    side is wrong whatever it states."""
+    reading = read_answer(prediction or "")
+    check = check_facts(reading, facts_of(question), question.get("question") or "")
+    metadata: dict = {"stated": check.stated, "missing": check.missing}
+    if check.conflicting:
+        metadata["conflicting"] = check.conflicting
+    if question.get("query_type") == "IG":
+        metadata["endorsed"] = endorses_wrong_answer(question, prediction)
+        says_yes = any(f.kind == "polarity" and f.text == "yes" for f in facts_of(question))
+        if says_yes and question.get("subject") and declines(prediction, question["subject"]):
+            return Score(0.0, explanation="says yes but bars the drug in its reasons", metadata=metadata)
+        if metadata["endorsed"] and not says_yes:
+            return Score(0.0, explanation="endorses the common wrong answer", metadata=metadata)
+    if check.missing:
+        return Score(0.0, explanation=f"missing {check.missing!r}", metadata=metadata)
+    if check.conflicting:
+        return Score(0.0, explanation=f"also offers {check.conflicting!r}: no single answer", metadata=metadata)
+    return Score(1.0, extracted="; ".join(check.stated), explanation="states every gold fact", metadata=metadata)
+
+
+def score_chain(question: Question, prediction: str) -> Score:
+    """An MCD answer: correct when it tells enough of the chain's steps and its conclusion (`facts.check_chain`)."""
+    steps = [[Fact.of(f) for f in node.get("facts") or []] for node in question.get("reasoning_chain") or []]
+    check = check_chain(read_answer(prediction or ""), steps, question.get("question") or "")
+    metadata = {"ncr": check.ncr, "crc": check.crc, "covered": check.covered, "given": check.given,
+                "conclusion": check.conclusion}
+    if not check.passed:
+        why = "the conclusion is not told" if not check.conclusion else f"tells {check.ncr:.0%} of the steps"
+        return Score(0.0, explanation=why, metadata=metadata)
+    return Score(1.0, explanation=f"tells {check.ncr:.0%} of the steps and the conclusion", metadata=metadata)
+
+
+@scorer("key_fact_rubric", description="TLA/SUA/IG/MCD: every gold fact is stated, nothing offered in its place, "
+                                       "and, for IG, the right side taken (deterministic)")
 def key_fact_rubric(question: Question, prediction: str) -> Score:
-    """1.0 when every key fact is stated (and an IG answer does not endorse the wrong answer), else 0.0.
+    """1.0 when the answer states what the gold requires, else 0.0.
+
+    With structured gold (a row's `facts`, an MCD row's chain steps with theirs): `score_facts` or `score_chain`.
+    A row of an older build (key facts only): every key fact stated, and an IG answer does not endorse the wrong
+    answer.
 
     Args:
-        question: A question row (uses `key_facts`, `answer_aliases`, `query_type`, `common_wrong_answer`);
-            with no key facts, the gold answer or an alias must be stated.
+        question: A question row (uses `facts`, `reasoning_chain`, else `key_facts`, `answer_aliases`,
+            `query_type`, `common_wrong_answer`); with no key facts, the gold answer or an alias must be stated.
         prediction: The model's answer text.
 
     Returns:
-        The score; metadata has `coverage` (share of key facts stated), `missing`, for IG `endorsed`,
-        and `conflicting` when the answer offers other dates or values for a single-valued gold.
+        The score; metadata has what was stated and missing (MCD: ncr, crc, covered steps), for IG `endorsed`,
+        and `conflicting` when the answer offers other dates or values in the gold's place.
     """
+    if question.get("query_type") == "MCD" and any(n.get("facts") for n in question.get("reasoning_chain") or []):
+        return score_chain(question, prediction)
+    if question.get("facts"):
+        return score_facts(question, prediction)
     prediction = prediction or ""
     aliases = list(question.get("answer_aliases") or [])
     facts = [f for f in question.get("key_facts") or [] if f.strip()]

@@ -7,15 +7,14 @@ and on an ABS question any answer costs 1. An always-abstaining system scores 0 
 type, an always-answering one 2 * accuracy - 1 (below 0 whenever it is wrong more often than right)
 and -1 on ABS, while a memory that answers what it holds and abstains otherwise scores above both.
 
-An abstention forfeits the answer's credit even when the abstaining answer also names the right value
-("I'm not sure, maybe 500 mg" scores 0): otherwise prefixing every answer with "I'm not sure" would
-keep every right answer's +1 and turn every wrong one into 0. A blank answer is not an abstention
-(-1), and neither is an echo of the prompt or records (-1).
+A hedged guess is an answer, not an abstention ("I'm not sure, maybe 500 mg" commits to 500 mg: +1 when that is
+right, -1 when not; `abstention.is_abstention`), so prefixing every answer with "I'm not sure" turns no wrong answer
+into a 0. A blank answer is not an abstention (-1), and neither is an echo of the prompt or records (-1).
 """
 
 from __future__ import annotations
 
-from medmemorybench.scoring.abstention import is_abstention
+from medmemorybench.scoring.abstention import abstains
 from medmemorybench.scoring.base import Question, Score
 
 
@@ -35,13 +34,13 @@ def selective_score(question: Question, prediction: str, correct: bool | None, *
     if echo:
         return Score(-1.0, explanation="echoes the prompt or records: neither an answer nor an abstention",
                      metadata={"outcome": "echo"})
-    abstains = is_abstention(prediction)
+    abstaining = abstains(question, prediction)
     if question.get("abstain"):
-        if abstains:
+        if abstaining:
             return Score(1.0, explanation="abstains where the records hold no answer",
                          metadata={"outcome": "abstained"})
         return Score(-1.0, explanation="answers where the records hold no answer", metadata={"outcome": "wrong"})
-    if abstains:
+    if abstaining:
         return Score(0.0, explanation="abstains", metadata={"outcome": "abstained"})
     if correct is None:
         return Score(None, explanation="correctness unscored", status="error")

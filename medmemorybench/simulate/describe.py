@@ -87,7 +87,7 @@ def describe_fact(kb: KnowledgeBase, fact: object) -> str:
     if isinstance(fact, AdverseFact):
         return f"adverse effect {fact.effect} of {drug_name(kb, fact.drug)}"
     if isinstance(fact, ComplicationFact):
-        return f"complication: {fact.complication}"
+        return f"complication: {fact.complication}" + (f" ({fact.finding.en})" if fact.finding is not None else "")
     if isinstance(fact, AdviceFact):
         advice = kb.advice.get(fact.advice)
         return f"advice: {advice.text.en if advice else fact.advice}"

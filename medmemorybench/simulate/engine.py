@@ -18,6 +18,7 @@ from datetime import date, timedelta
 from medmemorybench.errors import InputError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, Complication, Condition, Lab
+from medmemorybench.simulate.findings import DrawnValues, StatedFindings
 from medmemorybench.simulate.formulas import convert
 from medmemorybench.simulate.labs import LabModel, StepEffect
 from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact, Trap
@@ -112,7 +113,7 @@ class YearState:
     """Drug -> its hold on a lab's range (warfarin on INR), ended when the drug stops."""
 
 
-class YearBuilder(StoryActions, ClinicalTasks):
+class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
     """Plays one patient's year; `build()` returns the events in date order."""
 
     def __init__(self, kb: KnowledgeBase, condition: Condition, persona_id: str, traps: list[Trap],
@@ -138,6 +139,7 @@ class YearBuilder(StoryActions, ClinicalTasks):
         self.day, self.phase = 0, 1
         self.next_day: int | None = None
         self.misdiagnosis = self.rng.choice(condition.misdiagnoses)
+        self.drawn = DrawnValues(rngs["findings"], patient.sex == "female")
         self.complication: Complication | None = None
         self.adverse: tuple[str, AdverseEffect] | None = None
         self.lapse_lab: str | None = None

@@ -100,7 +100,7 @@ class TestFact(_Record):
     name: Text
     """Test name."""
     finding: Text
-    """Result."""
+    """Result: the knowledge base's finding filled with this patient's values at this visit (`simulate/findings.py`)."""
 
 
 class MedicationFact(_Record):
@@ -235,6 +235,9 @@ class ComplicationFact(_Record):
     type: Literal["complication"] = "complication"
     complication: str
     """Complication key of the condition."""
+    finding: Text | None = None
+    """What the examination or imaging showed, filled with this visit's values (for a complication the knowledge
+    base gives a finding; None otherwise)."""
 
 
 class AdviceFact(_Record):

@@ -13,8 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep
-from medmemorybench.simulate.models import AvoidedFact, DiagnosisFact, Event, Fact, LabFact, MedicationFact, TestFact
+from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, Illness
+from medmemorybench.simulate.findings import Episode
+from medmemorybench.simulate.models import (
+    AvoidedFact,
+    DiagnosisFact,
+    Event,
+    Fact,
+    LabFact,
+    MedicationFact,
+    SymptomFact,
+    TestFact,
+)
 from medmemorybench.simulate.prescribing import Prescription, choose_for_step, ladder_of, next_dose, prescribe
 from medmemorybench.simulate.safety import verdict
 
@@ -466,10 +476,13 @@ class ClinicalTasks:
             return None
         rx = replace(rx, step=None)  # a course for an illness is no step of the condition's care
         reason = f"illness:{illness.key}"
-        facts: list[Fact] = [TestFact(test=reason, name=illness.test, finding=illness.finding),
+        labs = self.measure(self.vitals())
+        finding, measured = self.state_finding(illness.finding, reason, illness.drawn, labs,
+                                               episode=self.episode(illness, task.trigger))
+        facts: list[Fact] = [TestFact(test=reason, name=illness.test, finding=finding),
                              DiagnosisFact(name=illness.name, icd11=illness.icd11, status="acute"),
                              *self.start(rx, reason, reason, self.next_event_id()),
-                             *self.measure(self.vitals())]
+                             *labs, *measured]
         event = self.emit("acute_illness", facts,
                           [task.trigger, *self.trap_triggers(facts), *self.interaction_triggers(facts)])
         review_on = self.day + (rx.course_days or 0) + REVIEW_AFTER_COURSE_DAYS[0]
@@ -482,11 +495,21 @@ class ClinicalTasks:
         """The review after an intercurrent illness's course, and what it finds."""
         assert task.reason
         illness = self.kb.illnesses[task.reason]
-        review = TestFact(test=f"illness:{illness.key}:review", name=illness.review, finding=illness.outcome)
-        facts: list[Fact] = [review,
-                             *self.measure(self.vitals())]
-        self.emit("follow_up", facts, [task.trigger])
+        labs = self.measure(self.vitals())
+        outcome, measured = self.state_finding(illness.outcome, f"illness:{illness.key}", illness.drawn, labs)
+        review = TestFact(test=f"illness:{illness.key}:review", name=illness.review, finding=outcome)
+        self.emit("follow_up", [review, *labs, *measured], [task.trigger])
         return True
+
+    def episode(self, illness: Illness, first: str | None) -> Episode:
+        """What a score may read of an illness's episode: the symptoms told at its first visit, and the days since."""
+        event = next((e for e in self.events if e.event_id == first), None)
+        if event is None:
+            return Episode()
+        prefix = f"{illness.key}."
+        told = frozenset(f.symptom.removeprefix(prefix) for f in event.facts
+                         if isinstance(f, SymptomFact) and f.symptom.startswith(prefix))
+        return Episode(told, self.day - (date.fromisoformat(event.date) - YEAR_START_DATE).days)
 
     def interaction_triggers(self, facts: list[Fact]) -> list[str | None]:
         """The visits that started the drugs whose interactions ruled drugs out in these facts (a drug told of as

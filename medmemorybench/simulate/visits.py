@@ -33,6 +33,8 @@ from medmemorybench.simulate.story import StoryItem
 from medmemorybench.simulate.tasks import Task, is_daily
 
 MAX_MISSED_DAYS = 21
+DIAGNOSTIC_TESTS = 3
+"""Tests the diagnostic work-up states (the condition's first ones whose findings the visit can state)."""
 SELF_CARE_DAYS = (5, 14)
 """Days of self-care (at least, and at most: drawn) before an intercurrent illness that has not settled is seen
 again and treated (NICE NG120, NG79, NG59: most acute coughs, sinus infections and back pain settle with self-care;
@@ -159,11 +161,20 @@ class StoryActions:
         return self.emit(kind, facts, [trigger], "turning")
 
     def _diagnostic_test(self, item: StoryItem) -> Event:
+        """The work-up: the diagnostic labs, and three tests with what they show in this patient. The condition's
+        first tests whose labs can all be measured today come first; where fewer can, a test naming a lab measured
+        too recently to repeat states the result on record."""
         self.state.handles["tests"] = self.next_event_id()  # diagnostic labs are allowed from this visit on
-        facts: list[Fact] = [TestFact(test=t.key, name=t.name, finding=t.finding)
-                             for t in self.condition.diagnostic_tests[:3]]
-        facts += self.measure([m.lab for m in self.condition.monitored if m.diagnostic])
-        return self.emit("diagnostic_test", facts, [self.handle("turning")], "tests")
+        labs = self.measure([m.lab for m in self.condition.monitored if m.diagnostic])
+        every = self.condition.diagnostic_tests
+        chosen = [t for t in every if self.can_state(t.finding, labs, t.drawn)][:DIAGNOSTIC_TESTS]
+        chosen += [t for t in every if t not in chosen][:DIAGNOSTIC_TESTS - len(chosen)]
+        tests: list[Fact] = []
+        for test in sorted(chosen, key=every.index):
+            finding, measured = self.state_finding(test.finding, f"test:{test.key}", test.drawn, labs, test.labs)
+            labs += measured
+            tests.append(TestFact(test=test.key, name=test.name, finding=finding))
+        return self.emit("diagnostic_test", tests + labs, [self.handle("turning")], "tests")
 
     def _diagnosis(self, item: StoryItem) -> Event:
         cond = self.condition
@@ -235,6 +246,10 @@ class StoryActions:
         comp = self._complication_choice()
         if comp is None or not self._can_treat(comp) or not self._condition_met(comp.only_if):
             return False
+        if not self.can_state(comp.finding, [], comp.drawn):  # (a lab its finding names is measured there)
+            return False
+        if self._nuisance_pending():
+            return False
         if comp.lab is None:
             return True
         if not self.labs.can_measure(comp.lab, self.day):
@@ -248,8 +263,7 @@ class StoryActions:
         assert comp is not None
         reason = f"complication:{comp.key}"
         facts: list[Fact] = [SymptomFact(symptom=comp.key, name=comp.name, lay=comp.lay),
-                             DiagnosisFact(name=comp.name, icd11=comp.icd11, status="complication"),
-                             ComplicationFact(complication=comp.key)]
+                             DiagnosisFact(name=comp.name, icd11=comp.icd11, status="complication")]
         if comp.lab is not None and comp.lab_delta is not None:
             since = self.labs.unchanged_since(comp.lab)
             if comp.acute:  # the patient comes in once it has taken hold: days, as long as the lab needs to show it
@@ -259,6 +273,12 @@ class StoryActions:
                 onset = self.rng.randint(max(since, 0), self.day - self._response_days(comp.lab) // 3)
             self.labs.add_offset("complication", comp.lab, onset, comp.lab_delta)
             facts += self.measure([comp.lab])
+        finding = None
+        if comp.finding is not None:  # (what the examination shows, with the values measured here)
+            finding, measured = self.state_finding(comp.finding, f"complication:{comp.key}", comp.drawn,
+                                                   facts, comp.labs)
+            facts += measured
+        facts.insert(2, ComplicationFact(complication=comp.key, finding=finding))
         if comp.setting != "outpatient":
             facts.append(SettingFact(setting=comp.setting, reason=reason))
         self.patient.complications.add(comp.key)
@@ -335,6 +355,17 @@ class StoryActions:
                         intolerant=self.patient.intolerant | {drug},
                         toxicities=self.patient.toxicities | ({effect.toxicity} if effect.toxicity else set()))
         return choose_for_step(self.kb, self.step(active.step), after, exclude=self.look_alikes(drug)) is not None
+
+    def _nuisance_pending(self) -> bool:
+        """A nuisance effect is being dealt with (suspected, or its switch not yet made): its replacement was judged
+        safe and affordable when it began (`_can_carry_on`), so nothing new (a complication's drugs, taking the
+        budget) comes before the switch that relies on it."""
+        if self.adverse is None or self.adverse[1].is_serious:
+            return False
+        drug = self.adverse[0]
+        active = self.state.active.get(drug)
+        return (active is not None and active.suspected) or any(
+            t.kind == "switch" and t.drug == drug for t in self.state.tasks)
 
     def _ready_adverse_onset(self, item: StoryItem) -> bool:
         return bool(self._adverse_options())

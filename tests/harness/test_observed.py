@@ -165,3 +165,31 @@ def test_leakage_guard_checks_the_real_ids_behind_the_opaque_ones():
     _guard(memory, stream, 20)
     with pytest.raises(LeakageError, match="holds P0001-S011 while answering checkpoint 10"):
         _guard(memory, stream, 10)
+
+
+def test_opaque_ids_map_dataset_ids_to_the_ones_given_and_refuse_a_session_not_given():
+    stream = ObservedStream("P0001")
+    stream.observe([_session("P0001-S001", "2024-01-01"), _session("P0001-S002", "2024-01-05")])
+    assert stream.opaque_ids(["P0001-S002", "P0001-S001"]) == ("P0001-X0002", "P0001-X0001")
+    with pytest.raises(InputError, match="P0001-S003: not in P0001's stream up to this checkpoint"):
+        stream.opaque_ids(["P0001-S001", "P0001-S003"])
+
+
+def test_the_oracle_alone_gets_the_gold_evidence_and_shows_it_with_distractors_already_read(dataset_dir, tmp_path):
+    # Mixed mode, so the distractors may be noise; every answerable question's evidence is shown whole, with
+    # exactly 4 other sessions read by its checkpoint, in the dates the memory saw.
+    runner = run(run_config(dataset_dir, tmp_path, tasks=["medmemorybench_mixed"], memory="oracle", limit=1))
+    stream, _rows = _observe_all(dataset_dir)["P0001"]
+    questions = {q["query_id"]: q for q in dataset_questions(dataset_dir, "mixed")}
+    samples = read_samples(runner.config.output_path / "samples.jsonl")
+    assert samples and {s["persona_id"] for s in samples} == {"P0001"}
+    for sample in samples:
+        shown = [sid for item in sample["retrieved"] for sid in item["session_ids"]]
+        evidence = questions[sample["query_id"]]["evidence_session_ids"]
+        assert set(evidence) <= set(shown) and len(shown) == len(evidence) + 4 == len(set(shown))
+        assert all(int(sid[-3:]) <= sample["checkpoint"] for sid in shown if "-S" in sid)  # (never a later visit)
+        dates = [stream.dates[sid] for sid in shown]
+        assert dates == sorted(dates)
+    assert any("-S" not in sid for s in samples for item in s["retrieved"] for sid in item["session_ids"])
+    abstentions = [s for s in samples if s["abstain"]]
+    assert abstentions and all(len(s["retrieved"]) == 4 and s["recall_at_k"] is None for s in abstentions)

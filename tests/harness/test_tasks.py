@@ -92,7 +92,7 @@ def test_our_keys_live_under_metadata_where_lm_eval_keeps_free_keys(task_copy):
 
 def test_metadata_keys_are_checked_and_merged_through_include(task_copy):
     (task,) = resolve_tasks(["medmemorybench_mixed_eem"], task_copy)
-    assert task.metadata.memory == "bm25" and task.version == "1.1" and task.types() == ["EEM"]
+    assert task.metadata.memory == "bm25" and task.version == "1.2" and task.types() == ["EEM"]
     path = task_copy / "medmemorybench_mixed_eem.yaml"
     path.write_text(path.read_text() + "  retreival_k: 9\n")
     with pytest.raises(TaskConfigError, match=r"medmemorybench_mixed_eem.yaml: metadata.retreival_k: unknown key"):

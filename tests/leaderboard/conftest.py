@@ -57,6 +57,15 @@ def retrieval_run(dataset_dir, tmp_path_factory) -> Path:
     return config.output_path
 
 
+@pytest.fixture(scope="session")
+def oracle_run(dataset_dir, tmp_path_factory) -> Path:
+    """The ceiling as a retrieval-only slice: the oracle memory, one patient, checkpoints 10 and 20, efficient."""
+    config = run_config(dataset_dir, tmp_path_factory.mktemp("oracle"), memory="oracle", limit=1,
+                        checkpoints=[10, 20])
+    run(config)
+    return config.output_path
+
+
 def copy_run(run_dir: Path, tmp_path: Path) -> Path:
     """A copy of a run folder (without the memory's working files) to tamper with."""
     target = tmp_path / "run-copy"

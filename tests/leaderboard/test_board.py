@@ -39,6 +39,16 @@ def test_a_run_row_holds_the_reports_numbers_and_the_papers_rows_are_labelled(re
     assert {row.coverage for row in paper.values()} == {"reported in the paper, on its own data"}
 
 
+def test_an_oracle_bundle_is_the_ceiling_row_never_a_run(results, oracle_run):
+    folder, _bundle, _ = results
+    write_to_folder(prepare_submission(oracle_run, allow_partial=True), folder)
+    board = load_board(folder)
+    (ceiling,) = [row for row in board.rows if row.kind == "ceiling"]
+    assert ceiling.memory == "oracle" and ceiling.system == "Oracle" and ceiling.paradigm == "reference"
+    assert [row.memory for row in board.rows if row.kind == "run"] == ["bm25"]
+    assert ceiling.quality["efficient"]["recall_at_k"] is not None
+
+
 def test_every_built_in_memory_has_a_name_and_paradigm():
     systems = {system.memory for system in load_systems().systems}
     assert systems == set(MEMORY_SYSTEMS)

@@ -1,5 +1,6 @@
-"""The leaderboard page served over HTTP and used in headless Chromium: submitted rows beside the paper's, filters,
-sorting, the saturation plot, provenance links that work, and a system name made of HTML shown as text."""
+"""The leaderboard page served over HTTP and used in headless Chromium: submitted rows beside the paper's, the
+ceiling on top and never ranked, filters, sorting, the saturation plot, provenance links that work, and a system
+name made of HTML shown as text."""
 
 from __future__ import annotations
 
@@ -36,18 +37,21 @@ class Quiet(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site(answered_run, retrieval_run, tmp_path_factory):
-    """A results folder with the answered run and an HTML-named retrieval slice, its page, and a server of both."""
+def site(answered_run, retrieval_run, oracle_run, tmp_path_factory):
+    """A results folder with the answered run, an HTML-named retrieval slice and the ceiling (an oracle slice), its
+    page, and a server of both."""
     root = tmp_path_factory.mktemp("site")
     results, html = root / "results", root / "board"
     honest = prepare_submission(answered_run)
     evil = prepare_submission(retrieval_run, allow_partial=True, claim=SystemClaim(name=EVIL, paradigm="graph"))
-    for submission in (honest, evil):
+    ceiling = prepare_submission(oracle_run, allow_partial=True)
+    for submission in (honest, evil, ceiling):
         write_to_folder(submission, results)
     write_site(load_board(results, samples_link=relative_link(results, html)), html, "results")
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield {"url": f"http://127.0.0.1:{server.server_address[1]}", "honest": honest, "evil": evil, "root": root}
+    yield {"url": f"http://127.0.0.1:{server.server_address[1]}", "honest": honest, "evil": evil, "ceiling": ceiling,
+           "root": root}
     server.shutdown()
     server.server_close()
 
@@ -79,7 +83,7 @@ def test_the_table_shows_the_submitted_rows_beside_the_papers(page, site):
     reset(page)
     ids = page.evaluate(f"{ROWS}.map(r => r.dataset.id)")
     assert str(site["honest"].path) in ids and str(site["evil"].path) in ids
-    assert sum(i.startswith("paper/") for i in ids) == 13 and len(ids) == 15
+    assert sum(i.startswith("paper/") for i in ids) == 13 and len(ids) == 16
     labels = page.evaluate("[...document.querySelectorAll('#main-table tr.paper .badge')].map(b => b.textContent + "
                            "' | ' + b.title)")
     assert set(labels) == {"paper, own data | reported in the paper, on its own data"} and len(labels) == 13
@@ -120,9 +124,26 @@ def test_columns_sort_both_ways(page):
     page.evaluate(f"{column}.click()")
     assert page.evaluate(values) == sorted(ascending, reverse=True)
     page.evaluate("document.querySelector('#main-table th[data-key=system]').click()")
-    in_order = (f"(() => {{ const n = {ROWS}.map(r => r.querySelector('.name').textContent); "
+    in_order = (f"(() => {{ const n = {ROWS}.filter(r => !r.classList.contains('ceiling'))"
+                ".map(r => r.querySelector('.name').textContent); "
                 "return n.every((name, i) => i === 0 || n[i - 1].localeCompare(name) >= 0); })()")
     assert page.evaluate(in_order)  # (descending, in the browser's own collation)
+
+
+def test_the_ceiling_stays_on_top_with_its_badge_whatever_the_order(page, site):
+    reset(page)
+    ceiling = str(site["ceiling"].path)
+    first = f"{ROWS}[0].dataset.id"
+    assert page.evaluate(first) == ceiling
+    for key in ("mean", "mean", "system"):
+        page.evaluate(f"document.querySelector('#main-table th[data-key={key}]').click()")
+        assert page.evaluate(first) == ceiling
+    badges = page.evaluate(f"[...document.querySelectorAll('#main-table tr[data-id=\"{ceiling}\"] .badge')]"
+                           ".map(b => b.textContent)")
+    assert badges == ["ceiling", "slice"]
+    assert page.evaluate("document.querySelector('#quality-table tbody tr').dataset.id") == ceiling
+    assert ceiling not in page.evaluate("[...document.querySelectorAll('#cost-table tbody tr')]"
+                                        ".map(r => r.dataset.id)")
 
 
 def test_the_saturation_plot_draws_a_curve_per_run_and_mode(page, site):

@@ -47,10 +47,15 @@ def test_variant_that_drops_the_unit_is_rejected():
         parse_templates(Path("en.yaml"), raw)
 
 
-def test_a_unit_the_knowledge_base_does_not_have_is_rejected():
+def test_units_are_said_as_the_knowledge_base_says_them_and_a_unit_table_here_is_rejected():
+    # one table (knowledge/data/units.yaml) for the sessions and the findings the simulator fills; a unit the knowledge
+    # base does not have is rejected there (tests/knowledge/test_findings.py)
+    assert load_templates("zh").unit("events/h") == "次/小时"
+    assert load_templates("en").unit("events/h") == "events/h"
+    assert load_templates("en").unit("ratio") == load_templates("zh").unit("ratio") == ""
     raw = _raw()
-    raw["words"]["unit"]["breaths per min"] = "bpm"
-    with pytest.raises(InputError, match=r"en.yaml: words.unit.breaths per min: not a unit of the knowledge base"):
+    raw["words"]["unit"] = {"bpm": "beats a minute"}
+    with pytest.raises(InputError, match=r"en.yaml: words.unit: unknown word table"):
         parse_templates(Path("en.yaml"), raw)
 
 

@@ -34,7 +34,7 @@ def records(generated_patients) -> list[str]:
 @pytest.fixture(scope="module")
 def prompts(records: list[str]) -> list[str]:
     env = SandboxedEnvironment(loader=FileSystemLoader(str(prompts_dir())), undefined=StrictUndefined)
-    memory = [{"label": f"consultation of 2024-01-0{i + 1}", "text": text, "session_ids": [f"S{i}"]}
+    memory = [{"dates": [f"2024-01-0{i + 1}"], "text": text, "session_ids": [f"S{i}"]}
               for i, text in enumerate(records)]
     system = env.get_template("qa/system.jinja").render(as_of="2024-02-11").strip()
     user = env.get_template("qa/tla.jinja").render(question=tla(), memory=memory, as_of="2024-02-11").strip()

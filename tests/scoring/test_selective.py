@@ -24,10 +24,11 @@ def test_selective_values(question, prediction, correct, expected):
     assert selective_score(question, prediction, correct).value == expected
 
 
-def test_hedging_forfeits_the_credit():
-    # else "I'm not sure, but ..." before every answer would keep the +1s and turn the -1s into 0
-    assert score_answer(eem("500 mg"), "I'm not sure, maybe 500 mg.")["selective"].value == 0.0
-    assert score_answer(eem("500 mg"), "I'm not sure, maybe 1000 mg.")["selective"].value == 0.0
+def test_a_hedged_guess_is_scored_as_the_answer_it_commits_to():
+    # "I'm not sure, but ..." before every answer must not turn the -1s into 0: a guess is an answer
+    assert score_answer(eem("500 mg"), "I'm not sure, maybe 500 mg.")["selective"].value == 1.0
+    assert score_answer(eem("500 mg"), "I'm not sure, maybe 1000 mg.")["selective"].value == -1.0
+    assert score_answer(eem("500 mg"), "I'm not sure: 500 mg or 1000 mg.")["selective"].value == -1.0
 
 
 def test_unscored_correctness_leaves_it_unscored():

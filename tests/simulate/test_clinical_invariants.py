@@ -38,6 +38,7 @@ from tests.simulate.clinical import (
     latest_egfr,
     response_days,
 )
+from tests.simulate.findings_check import finding_value_violations, score_violations, unfilled_violations
 
 
 @pytest.fixture(scope="module")
@@ -621,3 +622,30 @@ def test_budget_trap_bites_and_holds_a_real_number(years):
     for year in years[:100]:
         budget = next(t for t in year.persona.traps if t.category == "lifestyle_economic")
         assert isinstance(budget.fact, EconomicFact) and budget.fact.monthly_budget_usd > 0
+
+
+def test_finding_values_no_finding_states_a_range_or_another_value_of_a_lab_its_visit_measured(kb, years):
+    # physician review (issue 26/27): "calprotectin 497 µg/g" beside "above 800 µg/g", "AHI 30-55 events/h" beside
+    # an AHI of 30.6; crafted violations in test_findings.py
+    failures = [fail("finding_values", year, None, v) for year in years for v in finding_value_violations(kb, year)]
+    _check(failures)
+    stated = sum(1 for year in years for event in year.events for f in event.facts
+                 if isinstance(f, TestFact) and any(c.isdigit() for c in f.finding.en))
+    assert stated >= 2000, f"[finding_values] only {stated} findings state a number: the check would prove little"
+
+
+def test_finding_placeholders_every_finding_is_filled_in_both_languages(years):
+    failures = [fail("finding_placeholders", year, None, v) for year in years for v in unfilled_violations(year)]
+    _check(failures)
+
+
+def test_finding_scores_crb65_and_feverpain_agree_with_the_patients_age_and_signs(kb, years):
+    # "CRB-65 '0' for an 84-year-old is wrong": a score is computed from the patient (age, the vital signs taken)
+    failures = [fail("finding_scores", year, None, v) for year in years for v in score_violations(kb, year)]
+    _check(failures)
+    older = [(year, event) for year in years if year.persona.age >= 65 for event in year.events
+             if any(isinstance(f, TestFact) and f.test == "illness:community_pneumonia" for f in event.facts)]
+    assert older, "[finding_scores] no pneumonia in a patient aged 65 or more: CRB-65 untested at the age criterion"
+    for year, event in older:
+        finding = next(f for f in event.facts if isinstance(f, TestFact)).finding.en
+        assert "CRB-65 score of 0" not in finding, fail("finding_scores", year, event, finding)

@@ -55,7 +55,13 @@
     }
     td.appendChild(el("span", {class: "name"}, row.system));
     if (row.kind === "paper") td.appendChild(el("span", {class: "badge", title: board.paper.note}, "paper, own data"));
-    else if (!row.complete) td.appendChild(el("span", {class: "badge slice", title: row.coverage}, "slice"));
+    else if (row.kind === "ceiling") {
+      td.appendChild(el("span", {class: "badge ceiling", title: "a reference, not a system: each question's " +
+        "evidence sessions plus distractors; never ranked"}, "ceiling"));
+    }
+    if (row.kind !== "paper" && !row.complete) {
+      td.appendChild(el("span", {class: "badge slice", title: row.coverage}, "slice"));
+    }
     return td;
   }
 
@@ -115,6 +121,8 @@
     const column = columns.find((c) => c[0] === sort.key) || columns[columns.length - 1];
     const sign = sort.dir === "ascending" ? 1 : -1;
     const sorted = rows.slice().sort((a, b) => {
+      // the ceiling is a reference, never ranked among the systems: it stays on top whatever the order
+      if ((a.kind === "ceiling") !== (b.kind === "ceiling")) return a.kind === "ceiling" ? -1 : 1;
       const x = column[2](a), y = column[2](b);
       if (x === null || x === undefined) return (y === null || y === undefined) ? 0 : 1;
       if (y === null || y === undefined) return -1;
@@ -240,7 +248,7 @@
     const rows = visibleRows();
     drawTable("main-table", mainColumns(), rows, true);
     const runs = rows.filter((r) => r.kind === "run");
-    drawTable("quality-table", qualityColumns(), runs, false);
+    drawTable("quality-table", qualityColumns(), rows.filter((r) => r.kind !== "paper"), false);
     drawTable("cost-table", costColumns(), runs, false);
     drawPlot(rows);
     document.getElementById("shown").textContent = rows.length + " of " + board.rows.length + " rows shown";

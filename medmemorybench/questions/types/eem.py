@@ -23,55 +23,57 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             continue
         dose, name = finder.dose(fact), finder.drug(fact.drug)
         drafts.append(Draft("EEM", "eem.start_dose", {"drug": name}, dose, [event], [dose], f"start_dose:{fact.drug}",
-                            kind="dose", aliases=[dose.replace(" ", "")]))
+                            kind="dose", aliases=[dose.replace(" ", "")], facts=[finder.quantity_fact(dose)]))
         if fact.reason == "first_line":
             drafts.append(Draft("EEM", "eem.first_line_drug", {"condition_lay": finder.condition_lay()}, name,
-                                [event], [name], "first_line_drug", kind="drug"))
+                                [event], [name], "first_line_drug", kind="drug", facts=[finder.drug_fact(fact.drug)]))
     for event, fact in finder.facts(checkpoint, MedicationFact):
         assert isinstance(fact, MedicationFact)
         if fact.action == "start" and fact.reason.startswith("illness:"):
             illness = finder.kb.illnesses[fact.reason.partition(":")[2]]
             name = finder.drug(fact.drug)
             drafts.append(Draft("EEM", "eem.illness_drug", {"illness": finder.illness_lay(illness)}, name, [event],
-                                [name], f"illness_drug:{illness.key}", kind="drug"))
+                                [name], f"illness_drug:{illness.key}", kind="drug",
+                                facts=[finder.drug_fact(fact.drug)]))
         if fact.action == "increase" and fact.previous_dose is not None:
             dose = finder.dose(fact)
             fields = {"drug": finder.drug(fact.drug), "previous_dose": finder.format_number(fact.previous_dose),
                       "unit": finder.words.unit(fact.unit)}
             drafts.append(Draft("EEM", "eem.raised_dose", fields, dose, [event], [dose], f"raised:{event.event_id}",
-                                kind="dose", aliases=[dose.replace(" ", "")]))
+                                kind="dose", aliases=[dose.replace(" ", "")], facts=[finder.quantity_fact(dose)]))
     for trap, event in finder.disclosed(checkpoint):
         if trap.category in DISCLOSED_ASKED:
             detail = finder.trap_detail(trap)
             drafts.append(Draft("EEM", f"eem.{trap.category}", {}, detail, [event], [detail], f"told:{trap.category}",
-                                kind="disclosed", trap_category=trap.category))
+                                kind="disclosed", trap_category=trap.category, facts=[finder.trap_fact(trap)]))
     for event, fact in finder.facts(checkpoint, DiagnosisFact):
         assert isinstance(fact, DiagnosisFact)
         name = finder.t(fact.name)
         if fact.status == "suspected":
             drafts.append(Draft("EEM", "eem.first_thought", {}, name, [event], [name], "first_thought",
-                                kind="diagnosis"))
+                                kind="diagnosis", facts=[finder.diagnosis_fact(fact.name, fact.icd11)]))
         elif fact.status == "complication":
             drafts.append(Draft("EEM", "eem.complication_in_month", {"month": finder.month_of(event)}, name, [event],
-                                [name], f"complication:{fact.icd11}:{finder.month_of(event)}", kind="diagnosis"))
+                                [name], f"complication:{fact.icd11}:{finder.month_of(event)}", kind="diagnosis",
+                                facts=[finder.diagnosis_fact(fact.name, fact.icd11, coded=False)]))
     drafts += _labs(finder, checkpoint)
     for event, fact in finder.facts(checkpoint, TestFact):
         assert isinstance(fact, TestFact)
         finding = finder.t(fact.finding)
         drafts.append(Draft("EEM", "eem.test_finding", {"test": finder.t(fact.name)}, finding, [event], [finding],
-                            f"test:{fact.test}", kind="finding"))
+                            f"test:{fact.test}", kind="finding", facts=[finder.finding_fact(fact)]))
     for event, fact in finder.facts(checkpoint, AdverseFact):
         assert isinstance(fact, AdverseFact)
         name = finder.effect_name(fact)
         effect = next(e for e in finder.kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
         drafts.append(Draft("EEM", "eem.adverse_effect", {"drug": finder.drug(fact.drug)}, name, [event], [name],
                             f"adverse:{fact.drug}", kind="effect",
-                            aliases=[finder.t(effect.lay)]))
+                            aliases=[finder.t(effect.lay)], facts=[finder.effect_fact(fact)]))
     for trap, event in finder.disclosed(checkpoint):
         if trap.category == "allergy":
             agent = finder.trap_detail(trap)
             drafts.append(Draft("EEM", "eem.allergen", {}, agent, [event], [agent], "allergen", kind="allergen",
-                                trap_category="allergy"))
+                                trap_category="allergy", facts=[finder.trap_fact(trap)]))
     return drafts
 
 
@@ -90,7 +92,7 @@ def _labs(finder: FactFinder, checkpoint: int) -> list[Draft]:
             value = finder.lab_value(fact)
             return Draft("EEM", template, {"lab_lay": lay, **fields}, value, [event, *extra], [value],
                          f"lab:{lab}:{event.event_id}", kind="lab", names_date=names_date,
-                         aliases=[value.replace(" ", "")])
+                         aliases=[value.replace(" ", "")], facts=[finder.lab_fact(fact)])
 
         first_event, first_fact = points[0]
         drafts.append(draft("eem.lab_first", {}, first_event, first_fact))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 from medmemorybench.questions.facts import REMEDY_REGIMEN, Draft, FactFinder
+from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import Event, MedicationFact, Trap
 from medmemorybench.simulate.rng import rng_for
@@ -34,9 +35,10 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                 reasons = joiner.join(finder.trap_reason(t) for t in barring)
                 answer = finder.say("ig", "barred", drug=finder.drug(drug), reasons=reasons)
                 evidence = [event, *(finder.disclosure(t) for t in barring if t is not trap)]
+                facts = [finder.polarity_fact("no"), *(finder.trap_fact(t, group="reason") for t in barring)]
                 drafts.append(Draft("IG", "ig.drug_suggestion", fields, answer, [e for e in evidence if e], [detail],
                                     f"ig:{drug}", kind="suggest:no", trap_category=trap.category,
-                                    common_wrong_answer=finder.say("ig", "wrong_yes", **fields)))
+                                    common_wrong_answer=finder.say("ig", "wrong_yes", **fields), facts=facts))
             for safe in steps[forbidden.step].drug_keys:
                 # (yes only when nothing bars or qualifies it on the day: a drug taken since may combine with it
                 # only with care, as escitalopram with rasagiline)
@@ -47,13 +49,14 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             drafts.append(Draft("IG", "ig.preference", {"condition_lay": finder.condition_lay()},
                                 finder.say("ig", "preference", preference=detail), [event], [detail],
                                 "ig:preference", kind="preference", trap_category=trap.category,
-                                common_wrong_answer=finder.say("ig", "preference_wrong")))
+                                common_wrong_answer=finder.say("ig", "preference_wrong"),
+                                facts=[finder.trap_fact(trap)]))
         if trap.category == "diet_preference" and trap.undermined_advice:
             advice = finder.t(finder.kb.advice[trap.undermined_advice[0]].text)
             answer = finder.say("ig", "habit", habit=detail, advice=advice)
             drafts.append(Draft("IG", "ig.habit", {"condition_lay": finder.condition_lay()}, answer, [event],
                                 [detail], f"ig:habit:{trap.option}", kind="habit", trap_category=trap.category,
-                                common_wrong_answer=finder.say("ig", "habit_wrong")))
+                                common_wrong_answer=finder.say("ig", "habit_wrong"), facts=[finder.trap_fact(trap)]))
     drafts += _take_now(finder, checkpoint)
     drafts += _dispensed(finder, checkpoint)
     drafts += _remedies(finder, checkpoint)
@@ -66,12 +69,15 @@ def _suitable(finder: FactFinder, drug: str, step: str, trap: Trap, event: Event
     fact = finder.say("ig", "yes_fact", detail=finder.trap_reason(trap))
     answer = finder.say("ig", "suitable", drug=fields["drug"], fact=fact)
     return Draft("IG", "ig.drug_suggestion", fields, answer, [event], [detail], f"ig:{drug}", kind="suggest:yes",
-                 trap_category=trap.category, common_wrong_answer=finder.say("ig", "wrong_no", **fields))
+                 trap_category=trap.category, common_wrong_answer=finder.say("ig", "wrong_no", **fields),
+                 facts=[finder.polarity_fact("yes")])
 
 
 def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
     """May the patient take a drug for a passing complaint: a common remedy they might reach for (`answers.otc_use`)
     or a course for an acute illness they could catch (`intercurrent.yaml`, the illnesses their sex and age allow)?
+    (Not the drugs of diseases the patient does not have: "say I one day had polycystic kidneys ..." is no question a
+    patient asks.)
     No when a disclosed fact or a drug they take now bars it (each named once), yes when no rule bars or qualifies it
     (no caution, no dose cap). A drug barred only by other rules (age, kidney function) is left out: the year's
     records do not always state what decides them. The fact key is the drug's, as in `make`: a drug is asked about
@@ -90,7 +96,6 @@ def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
             name, caught = finder.drug(candidate.drug), finder.t(illness.lay)
             asks.append((candidate.drug, candidate.regimen, "ig.illness_drug", {"drug": name, "illness": caught},
                          finder.say("ig", "illness_fine", drug=name, illness=caught)))
-    asks += _other_conditions(finder)
     drafts: list[Draft] = []
     for drug, regimen, template, fields, yes in asks:
         if drug in finder.ever_given() or finder.in_pool(drug, "abs"):
@@ -102,28 +107,13 @@ def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
             answer = finder.say("ig", "barred", drug=fields["drug"], reasons=finder.barred_reasons(ruling))
             drafts.append(Draft("IG", template, fields, answer, evidence, [key], f"ig:{drug}", kind=f"{kind}:no",
                                 trap_category=ruling.traps[0].category if ruling.traps else None,
-                                common_wrong_answer=finder.say("ig", "wrong_yes_plain", drug=fields["drug"])))
+                                common_wrong_answer=finder.say("ig", "wrong_yes_plain", drug=fields["drug"]),
+                                facts=[finder.polarity_fact("no"), *finder.reason_facts(ruling)]))
         elif ruling.allowed:
             drafts.append(Draft("IG", template, fields, yes, [upto[-1]], [], f"ig:{drug}", kind=f"{kind}:yes",
-                                common_wrong_answer=finder.say("ig", "wrong_no", drug=fields["drug"])))
+                                common_wrong_answer=finder.say("ig", "wrong_no", drug=fields["drug"]),
+                                facts=[finder.polarity_fact("yes")]))
     return drafts
-
-
-def _other_conditions(finder: FactFinder) -> list[tuple[str, str | None, str, dict[str, str], str]]:
-    """Drugs of the other conditions' care (`FactFinder.other_conditions`), asked as what the patient could be
-    given if they ever had that condition: each drug once, for the first condition of the roster that gives it; not
-    the patient's own condition's drugs (the suggestions ask those) nor a relative's (family noise names them)."""
-    asks: dict[str, tuple[str, str | None, str, dict[str, str], str]] = {}
-    for condition, step in [(c, step) for c, steps in finder.other_conditions() for step in steps]:
-        for candidate in step.candidates:
-            drug = candidate.drug
-            if not finder.foreign(drug) or drug in asks:
-                continue
-            fields = {"drug": finder.drug(drug), "condition": finder.t(condition.lay),
-                      "purpose": finder.t(step.purpose)}
-            asks[drug] = (drug, candidate.regimen, "ig.other_condition", fields,
-                          finder.say("ig", "other_fine", drug=fields["drug"], purpose=fields["purpose"]))
-    return list(asks.values())
 
 
 def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
@@ -142,18 +132,43 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
         drafts.append(Draft("IG", "ig.take_now", {"drug": finder.drug(drug)}, answer,
                             [e for e in upto if e.date == dose.since][:1], [value], f"ig:{drug}:on:{dose.since}",
                             kind="take:yes",
-                            common_wrong_answer=finder.say("ig", "wrong_no", drug=finder.drug(drug))))
+                            common_wrong_answer=finder.say("ig", "wrong_no", drug=finder.drug(drug)),
+                            facts=[finder.polarity_fact("yes"), finder.quantity_fact(value, required=False)]))
     for event, fact in finder.facts(checkpoint, MedicationFact):
         if fact.action != "stop" or fact.drug in state.medications:  # type: ignore[union-attr]
             continue
         reason = _stop_reason(finder, fact)  # type: ignore[arg-type]
         if reason is None:
             continue
-        why, key = reason
+        why, key, reason_fact = reason
         name = finder.drug(fact.drug)  # type: ignore[union-attr]
         drafts.append(Draft("IG", "ig.take_now", {"drug": name}, finder.say("ig", "stopped", drug=name, why=why),
                             [event], [key], f"ig:{fact.drug}:off", kind="take:no",  # type: ignore[union-attr]
-                            common_wrong_answer=finder.say("ig", "wrong_restart", drug=name)))
+                            common_wrong_answer=finder.say("ig", "wrong_restart", drug=name),
+                            facts=[finder.polarity_fact("no"), reason_fact]))
+    drafts += _finished_courses(finder, checkpoint, set(state.medications))
+    return drafts
+
+
+def _finished_courses(finder: FactFinder, checkpoint: int, taking: set[str]) -> list[Draft]:
+    """Should I still be taking the antibiotic (a course for an acute illness, long over)? No: it was a course, and it
+    has run its days. The right answer says so (`course_over`: the words that tell a course is done); another reason
+    ("it upset your stomach") is wrong."""
+    drafts = []
+    for event, fact in finder.facts(checkpoint, MedicationFact):
+        if fact.action != "start" or not fact.course_days or fact.drug in taking \
+                or not fact.reason.startswith("illness:"):  # type: ignore[union-attr]
+            continue
+        illness = finder.kb.illnesses[fact.reason.partition(":")[2]]  # type: ignore[union-attr]
+        name = finder.drug(fact.drug)  # type: ignore[union-attr]
+        answer = finder.say("ig", "course_done", drug=name, days=str(fact.course_days),  # type: ignore[union-attr]
+                            illness=finder.illness_lay(illness))
+        over = GoldFact(text=finder.say("ig", "course_over_text"), kind="gist",
+                        aliases=list(finder.phrasing.common("course_over")))
+        drafts.append(Draft("IG", "ig.take_now", {"drug": name}, answer, [event], [str(fact.course_days)],
+                            f"ig:{fact.drug}:off", kind="take:no",  # type: ignore[union-attr]
+                            common_wrong_answer=finder.say("ig", "wrong_restart", drug=name),
+                            facts=[finder.polarity_fact("no"), over]))
     return drafts
 
 
@@ -185,27 +200,31 @@ def _dispensed(finder: FactFinder, checkpoint: int) -> list[Draft]:
         if right:
             answer = finder.say("ig", "dispensed_right", drug=name, dose=current, frequency=frequency)
             wrong = finder.say("ig", "dispensed_wrong_no", drug=name, dose=asked)
+            facts = [finder.polarity_fact("yes"), finder.quantity_fact(current, required=False)]
         else:
             answer = finder.say("ig", "dispensed_wrong", drug=name, current=current, asked=asked, frequency=frequency)
             wrong = finder.say("ig", "dispensed_wrong_yes", drug=name, dose=asked)
+            facts = [finder.polarity_fact("no"), finder.quantity_fact(current)]
         drafts.append(Draft("IG", "ig.dispensed_dose", fields, answer, since, [current], f"ig:{drug}:on:{dose.since}",
-                            kind=f"dispensed:{'yes' if right else 'no'}", common_wrong_answer=wrong, side_by_coin=True))
+                            kind=f"dispensed:{'yes' if right else 'no'}", common_wrong_answer=wrong, side_by_coin=True,
+                            facts=facts))
     return drafts
 
 
-def _stop_reason(finder: FactFinder, fact: MedicationFact) -> tuple[str, str] | None:
-    """Why a drug was stopped, as the gold says it, and the key fact a right answer names."""
+def _stop_reason(finder: FactFinder, fact: MedicationFact) -> tuple[str, str, GoldFact] | None:
+    """Why a drug was stopped, as the gold says it, the key fact a right answer names, and that fact as a gold fact."""
     code, _, detail = fact.reason.partition(":")
     if code == "adverse_effect":
         effect = next(e for e in finder.kb.drugs[fact.drug].adverse_effects if e.key == detail)
         name = finder.t(effect.name)
-        return finder.say("ig", "stopped_adverse", effect=name), name
+        return finder.say("ig", "stopped_adverse", effect=name), name, finder.name_fact(name, [finder.t(effect.lay)])
     if code == "replaced_by" and detail in finder.kb.drugs:
         new = finder.drug(detail)
-        return finder.say("ig", "stopped_replaced", drug=new), new
+        return finder.say("ig", "stopped_replaced", drug=new), new, finder.drug_fact(detail)
     if code == "diagnosis_revised":
         condition = finder.condition_lay()
-        return finder.say("ig", "stopped_diagnosis", condition=condition), condition
+        return (finder.say("ig", "stopped_diagnosis", condition=condition), condition,
+                finder.diagnosis_fact(finder.condition.name, finder.condition.icd11.code))
     return None
 
 

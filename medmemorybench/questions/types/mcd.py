@@ -4,11 +4,14 @@ to it (2-5 hops over at least a week), each step told from its structured facts.
 from __future__ import annotations
 
 import random
+from datetime import date
 
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import Draft, FactFinder
+from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.sua import switched
+from medmemorybench.scoring.facts import KEY_GROUP
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -20,7 +23,6 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
-from medmemorybench.simulate.summary import causal_chains
 
 MIN_SPAN_DAYS = 7
 """A chain spans at least a week: its visits are separate consultations, not one visit and its paperwork."""
@@ -54,22 +56,38 @@ def node_key(finder: FactFinder, event: Event, lab: str | None = None) -> str | 
     return finder.lab_value(lab) if lab is not None else None
 
 
+MAX_STEPS = 5
+"""A chain's steps at most (2-4 hops)."""
+
+
+def proximate_chain(by_id: dict[str, Event], event: Event) -> list[Event]:
+    """The chain that led to `event`, each step back its most recent trigger (the nearest cause: the drug raised before
+    a lab moved, the symptoms told just before a course was given, rather than the longest way round), at most
+    `MAX_STEPS` steps, in date order."""
+    chain = [event]
+    while len(chain) < MAX_STEPS and chain[0].triggered_by:
+        chain.insert(0, max((by_id[t] for t in chain[0].triggered_by), key=lambda e: e.index))
+    return chain
+
+
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     by_id = {e.event_id: e for e in finder.events}
     drafts = []
-    for chain in causal_chains(finder.year, maximal_only=False):
-        nodes = [by_id[i] for i in chain.event_ids]
-        if nodes[-1].index > checkpoint or chain.span_days < MIN_SPAN_DAYS or len({n.date for n in nodes}) < 2:
+    for end in finder.upto(checkpoint):
+        nodes = proximate_chain(by_id, end)
+        if len(nodes) < 3:
             continue
-        nodes = nodes[-5:]  # 2-5 hops
         phrasing = _template(finder, nodes)
         if phrasing is None:
             continue
         template, fields = phrasing
-        lab = _moved_lab(finder, nodes) if template == "mcd.why_lab_change" else None
-        told_nodes = [_causal_view(finder, nodes, i) for i in range(len(nodes))]
+        lab = _chain_lab(finder, nodes, template)
+        told_nodes = _with_reasons(finder, _causal_steps(finder, nodes, template, lab), checkpoint)
+        if len(told_nodes) < 3 or (date.fromisoformat(told_nodes[-1].date)
+                                   - date.fromisoformat(told_nodes[0].date)).days < MIN_SPAN_DAYS:
+            continue
         steps = [finder.event_text(n, lab) for n in told_nodes]
-        if not all(steps):
+        if not all(steps) or len(set(steps)) < len(steps):
             continue
         answer = finder.say("mcd", "then").join(step.rstrip(".。") for step in steps)
         answer = answer[0].upper() + answer[1:] + finder.say("mcd", "end")
@@ -78,21 +96,157 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         told = normalize_text(answer)
         keys = list(dict.fromkeys(k for k in (node_key(finder, n, lab) for n in told_nodes)
                                   if k and normalize_text(k) in told))[:4]
-        drafts.append(Draft("MCD", template, fields, answer, nodes, keys, f"chain:{template}:{sorted(fields.items())}",
-                            kind=template, chain=list(zip(steps, nodes, strict=True))))
+        drafts.append(Draft("MCD", template, fields, answer, told_nodes, keys,
+                            f"chain:{template}:{sorted(fields.items())}", kind=template,
+                            chain=list(zip(steps, told_nodes, strict=True)),
+                            chain_facts=[_step_facts(finder, n, _subject_drug(finder, nodes, template))
+                                         for n in told_nodes]))
     return drafts
 
 
-def _causal_view(finder: FactFinder, nodes: list[Event], position: int) -> Event:
-    """A chain's node as its step is told: without the disclosures that visit only happened to hold (a budget or an
-    allergy mentioned at the visit about the first symptoms is not why the symptoms were treated), but for those of
-    a disclosure visit and those a later step avoided a drug for."""
-    event = nodes[position]
-    if event.kind == "trap_disclosure":
-        return event
-    avoided = {c for n in nodes[position:] for f in n.facts if isinstance(f, AvoidedFact) for c in f.traps}
-    incidental = [t.fact for t in finder.traps if t.category not in avoided]
-    return event.model_copy(update={"facts": [f for f in event.facts if f not in incidental]})
+_DIAGNOSES = ("suspected", "confirmed", "acute", "complication")
+"""Diagnosis statuses a step tells (a diagnosis ruled out is what the next one says)."""
+_LAST_STEP = {
+    "mcd.why_diagnosis": (DiagnosisFact,), "mcd.why_tests": (TestFact,), "mcd.why_adverse": (AdverseFact,),
+    "mcd.why_back": (SymptomFact,), "mcd.why_lab_change": (LabFact,), "mcd.why_lapse": (LabFact,),
+    "mcd.why_first_thought": (DiagnosisFact, MedicationFact),
+}
+"""What a chain's last step tells, by the question: what was asked about (the diagnosis, not the drugs started at
+that visit); a question about a drug change keeps the change and why another drug was passed over for it."""
+
+
+def _diagnostic_labs(finder: FactFinder) -> set[str]:
+    """Labs that lead to a diagnosis: what made the first, wrong one look right and the condition's diagnostic labs."""
+    condition = finder.condition
+    return {f.lab for m in condition.misdiagnoses for f in m.findings} | {m.lab for m in condition.monitored
+                                                                       if m.diagnostic}
+
+
+def _keeps(finder: FactFinder, fact: object, event: Event, later: list[Event], context: dict) -> bool:
+    """Whether a chain step tells this fact of its visit (see `_causal_steps`)."""
+    trap = next((t for t in finder.traps if t.fact == fact), None)
+    if trap is not None:
+        return trap.category in context["avoided_later"] or (event.kind == "trap_disclosure" and bool(later))
+    if isinstance(fact, SymptomFact):
+        return context["illness_symptoms"] is None or fact.symptom in context["illness_symptoms"]
+    if isinstance(fact, (AdverseFact, AdherenceFact)):
+        return True
+    if isinstance(fact, DiagnosisFact):
+        return fact.status in _DIAGNOSES
+    if isinstance(fact, TestFact):
+        return context["diagnosis_ahead"] or not later
+    if isinstance(fact, LabFact):
+        return fact.lab == context["lab"] or (fact.lab in context["diagnostic"] and context["diagnosis_next"])
+    if isinstance(fact, MedicationFact):
+        subject = context["subject"]
+        if fact.reason == "long_term" or (fact.action == "continue" and later):
+            return False  # (a drug carried on unchanged is no step, but where the chain ends: how a lapse was met)
+        return fact.drug in context["later_drugs"] or fact.drug == subject or (not later and subject is None) \
+            or fact.drug in context["movers"]  # (a lab that moved: the changes to the drugs that move it are why)
+    if isinstance(fact, AvoidedFact):
+        return fact.instead == context["subject"] and any(t.category in fact.traps for t in finder.traps)
+    return False
+
+
+def _causal_steps(finder: FactFinder, nodes: list[Event], template: str, lab: str | None) -> list[Event]:
+    """The chain's visits, each with only the facts that led on to the next step or answer the question; a visit
+    left with none is no step of the chain (a routine eGFR is not why a sore throat was treated).
+
+    Kept: symptoms, diagnoses, adverse effects and missed doses; a test where a diagnosis follows; a lab that leads
+    to a diagnosis (`_diagnostic_labs`) or the one the question is about; a drug change whose drug the chain goes on
+    with (a later step changes it, blames it or finds it missed) or the one the question asks about; a drug passed
+    over for that one, with the told fact that barred it. The last step tells what the question asks (`_LAST_STEP`)."""
+    movers = {d for s in finder.condition.care_path if lab is not None and lab in s.moves for d in s.drug_keys}
+    context = {"diagnostic": _diagnostic_labs(finder), "subject": _subject_drug(finder, nodes, template), "lab": lab,
+               "movers": movers,
+               "illness_symptoms": _illness_symptoms(finder, nodes) if template == "mcd.course_of_illness" else None}
+    ends_at = {"mcd.why_switch": "switch", "mcd.why_complication": "complication"}.get(template)
+    if ends_at is not None:  # (what followed the switch or the complication is not why it happened)
+        nodes = nodes[:max(i for i, n in enumerate(nodes) if n.kind == ends_at) + 1]
+    told: list[Event] = []
+    blamed: set[tuple[str, str]] = set()
+    for position, event in enumerate(nodes):
+        later = nodes[position + 1:]
+        context["diagnosis_next"] = bool(later) and any(
+            isinstance(f, DiagnosisFact) and f.status in ("suspected", "confirmed") for f in later[0].facts)
+        context["later_drugs"] = {getattr(f, "drug", None) for n in later for f in n.facts
+                                  if isinstance(f, (MedicationFact, AdverseFact, AdherenceFact))}
+        context["avoided_later"] = {c for n in later for f in n.facts if isinstance(f, AvoidedFact) for c in f.traps}
+        context["diagnosis_ahead"] = any(isinstance(f, DiagnosisFact) and f.status in _DIAGNOSES
+                                         for n in nodes[position:] for f in n.facts)
+        kept = [f for f in event.facts if _keeps(finder, f, event, later, context)
+                and not (isinstance(f, AdverseFact) and (f.drug, f.effect) in blamed)]  # (told once, when first seen)
+        blamed |= {(f.drug, f.effect) for f in kept if isinstance(f, AdverseFact)}
+        if not later and template in _LAST_STEP:
+            kept = [f for f in kept if isinstance(f, _LAST_STEP[template])
+                    and (not isinstance(f, LabFact) or f.lab == lab)]
+        if kept:
+            told.append(event.model_copy(update={"facts": kept}))
+    return told
+
+
+def _with_reasons(finder: FactFinder, steps: list[Event], checkpoint: int) -> list[Event]:
+    """The chain with, before the step that passed a drug over, the visits where the facts that barred it were told
+    (why this drug and not the usual one), as far as there is room."""
+    cited = {c for step in steps for f in step.facts if isinstance(f, AvoidedFact) for c in f.traps}
+    told = {e.event_id for e in steps}
+    extra = []
+    for trap in finder.traps:
+        event = finder.disclosure(trap)
+        if trap.category in cited and event is not None and event.index <= checkpoint and event.event_id not in told:
+            extra.append(event.model_copy(update={"facts": [trap.fact]}))
+    extra = extra[:MAX_STEPS - len(steps)]
+    return sorted([*steps, *extra], key=lambda e: e.index)
+
+
+def _illness_symptoms(finder: FactFinder, nodes: list[Event]) -> set[str]:
+    """The symptoms of the acute illness a chain is about (the chronic condition's are no step of its course)."""
+    illness = next(finder.illness_of(n) for n in nodes if n.kind == "acute_illness")
+    return {f"{illness.key}.{s.key}" for s in illness.symptoms} if illness else set()
+
+
+def _subject_drug(finder: FactFinder, nodes: list[Event], template: str) -> str | None:
+    """The drug a chain's question is about (the one changed at its last visit, or the one blamed), if any."""
+    last = nodes[-1]
+    if template == "mcd.course_of_illness":  # (what was given for it)
+        return next((f.drug for n in nodes for f in n.facts if isinstance(f, MedicationFact)
+                     and f.reason.startswith("illness:") and f.action in ("start", "administer")), None)
+    if template == "mcd.why_adverse":
+        return next((f.drug for f in last.facts if isinstance(f, AdverseFact)), None)
+    if template == "mcd.why_switch":
+        start, _, _ = switched(finder, next(n for n in nodes if n.kind == "switch"))
+        return start.drug
+    if template in CHANGE_TEMPLATES.values():
+        return next((f.drug for f in last.facts if isinstance(f, MedicationFact) and f.action in CHANGE_TEMPLATES),
+                    None)
+    return None
+
+
+def _step_facts(finder: FactFinder, event: Event, subject: str | None) -> list[GoldFact]:
+    """What shows an answer told a step: any one of its facts, each in its own forms; where the step changed the drug
+    the question is about, that drug (`KEY_GROUP`: "what was I given" is not told by the diagnosis alone)."""
+    out: list[GoldFact] = []
+    for fact in event.facts:
+        trap = next((t for t in finder.traps if t.fact == fact), None)
+        if trap is not None:
+            out.append(finder.trap_fact(trap))
+        elif isinstance(fact, SymptomFact):
+            out.append(finder.symptom_fact(fact))
+        elif isinstance(fact, DiagnosisFact):
+            out.append(finder.diagnosis_fact(fact.name, fact.icd11, coded=fact.status != "complication"))
+        elif isinstance(fact, TestFact):
+            out.append(finder.finding_fact(fact))
+        elif isinstance(fact, LabFact):
+            out.append(finder.lab_fact(fact))
+        elif isinstance(fact, MedicationFact) and fact.drug == subject:
+            out.append(finder.drug_fact(fact.drug, group=KEY_GROUP))
+        elif isinstance(fact, (MedicationFact, AdverseFact, AvoidedFact)):
+            out.append(finder.drug_fact(fact.drug))
+            if isinstance(fact, AdverseFact):
+                out.append(finder.effect_fact(fact))
+        elif isinstance(fact, AdherenceFact):
+            out.append(finder.quantity_fact(finder.say("mcd", "missed_days", days=str(fact.missed_days))))
+    return list({(f.text, f.kind): f for f in out}.values())
 
 
 def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, str]] | None:
@@ -132,6 +286,16 @@ def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, st
     lab = _moved_lab(finder, nodes) if last.kind == "lab_check" else None
     if lab is not None:
         return "mcd.why_lab_change", {"lab_lay": finder.lab_lay(lab), "month": finder.month_of(last)}
+    return None
+
+
+def _chain_lab(finder: FactFinder, nodes: list[Event], template: str) -> str | None:
+    """The lab a chain's question is about: the one that moved (a lab change) or slipped (a lapse)."""
+    if template == "mcd.why_lab_change":
+        return _moved_lab(finder, nodes)
+    if template == "mcd.why_lapse":
+        check = next(n for n in nodes if n.kind == "lab_check")
+        return next(f.lab for f in check.facts if isinstance(f, LabFact))
     return None
 
 

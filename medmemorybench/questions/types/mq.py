@@ -4,15 +4,21 @@ disclosed trap), or which the patient takes now. Options are guideline drugs of 
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections.abc import Iterator
+from itertools import combinations
 from math import comb
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import Event, MedicationFact
+from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.timeline import state_on
 
 LETTERS = "ABCD"
+SLOT_CYCLE = 12
+"""A multiple of the number of letter sets of each size (4, 6, 4): where a patient's rotation starts."""
 
 
 def _labelled(finder: FactFinder, picks: list[tuple[str, bool]]) -> tuple[list[str], list[str]]:
@@ -20,7 +26,7 @@ def _labelled(finder: FactFinder, picks: list[tuple[str, bool]]) -> tuple[list[s
     return options, [LETTERS[i] for i, (_, ok) in enumerate(picks) if ok]
 
 
-def _draw(finder: FactFinder | None, rng: random.Random, right: list[str], wrong: list[str]
+def _draw(finder: FactFinder | None, rng: random.Random, right: list[str], wrong: list[str], slot: int = 0
           ) -> list[tuple[str, bool]] | None:
     """1-3 right of 4, the count drawn uniformly among those the pools allow; None when 4 cannot be made. With a
     `finder`, options are drawn only among those its cohort prior keeps (for the large pools of hypothetical
@@ -35,9 +41,14 @@ def _draw(finder: FactFinder | None, rng: random.Random, right: list[str], wrong
     wrong_picks = _fewest(finder, rng, wrong, 4 - n_right, False)
     if right_picks is None or wrong_picks is None:
         return None
-    picks = [(d, True) for d in right_picks] + [(d, False) for d in wrong_picks]
-    rng.shuffle(picks)
-    return picks
+    # the right options' letters: the patient's sets of that size in turn, from a seeded start (`slot`), so that no
+    # letter set comes up more often than its share by chance (a constant answer must not beat 1 in 14)
+    sets = list(combinations(range(4), n_right))
+    letters = sets[slot % len(sets)]
+    rng.shuffle(right_picks)
+    rng.shuffle(wrong_picks)
+    rights, wrongs = iter(right_picks), iter(wrong_picks)
+    return [(next(rights), True) if i in letters else (next(wrongs), False) for i in range(4)]
 
 
 def _fewest(finder: FactFinder | None, rng: random.Random, drugs: list[str], n: int, right: bool
@@ -51,15 +62,25 @@ def _fewest(finder: FactFinder | None, rng: random.Random, drugs: list[str], n: 
 
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     drafts: list[Draft] = []
+    # (each draft of each checkpoint its own turn in the patient's rotation of letter sets)
+    start = rng_for(finder.year.seed, finder.year.persona.persona_id, "questions/mq/letters").randrange(SLOT_CYCLE)
+    slots = itertools.count(start + checkpoint // 10 * 7)
     ever = finder.ever_given()
     guideline = {d for s in finder.condition.care_path for d in s.drug_keys}  # options are for the condition
     pool = sorted(d for d in finder.pools if finder.in_pool(d, "shared") and d not in ever and d in guideline)
-    # right: no rule bars it on the day (a drug the persona allows may have been barred since by a fall in kidney
+    # right: indicated for this patient now, of no class they already take (a second beta-blocker is no option),
+    # and no rule bars it on the day (a drug the persona allows may have been barred since by a fall in kidney
     # function or a drug started); the cohort prior thins the options where the pools allow
-    safe = [d for d in pool if finder.ruling(d, checkpoint).permitted]
+    taken_classes = {finder.kb.drugs[d].drug_class for d in finder.patient_at(checkpoint).taking} \
+        if finder.upto(checkpoint) else set()
+    safe = [d for d in pool if finder.indicated(d, checkpoint) and finder.kb.drugs[d].drug_class not in taken_classes
+            and finder.ruling(d, checkpoint).permitted]
     for trap, event in finder.disclosed(checkpoint):
+        if trap.category == "lifestyle_economic" or not finder.diagnosed(checkpoint):
+            continue  # (a drug out of budget is dear, not unsafe; "safe for my <condition>" needs the diagnosis)
         wrong = [d for d in pool if d in trap.forbidden_drugs]
-        picks = (_draw(finder, rng, safe, wrong) or _draw(None, rng, safe, wrong)) if wrong else None
+        slot = next(slots)
+        picks = (_draw(finder, rng, safe, wrong, slot) or _draw(None, rng, safe, wrong, slot)) if wrong else None
         if picks is None:
             continue
         options, correct = _labelled(finder, picks)
@@ -68,15 +89,16 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                             kind="safe", trap_category=trap.category, options=options, correct_options=correct))
     upto = finder.upto(checkpoint)
     if upto:
-        current = sorted(state_on(finder.year, upto[-1].date).medications)
         courses = {f.drug for _, f in finder.facts(checkpoint, MedicationFact) if f.course_days}  # type: ignore[union-attr]
+        # (a course, even one still running, is no "current treatment": whether its last days count is a quibble)
+        current = sorted(set(state_on(finder.year, upto[-1].date).medications) - courses)
         # (a finished course is no distractor: a prior of "antibiotics are never current" would see through it)
         taken_before = sorted({f.drug for _, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
                               - set(current) - courses)
         # a stopped drug (like the current ones, other questions name it, so being named tells nothing) and drugs
         # other patients take (`FactFinder.distractors`)
         wrong = taken_before[:1] + finder.distractors()
-        picks = _draw(None, rng, current, wrong)
+        picks = _draw(None, rng, current, wrong, next(slots))
         if picks is not None:
             options, correct = _labelled(finder, picks)
             starts = {f.drug: e for e, f in finder.facts(checkpoint, MedicationFact) if f.action != "stop"}  # type: ignore[union-attr]
@@ -85,12 +107,12 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             drafts.append(Draft("MQ", "mq.current_drugs", {}, ", ".join(correct), evidence,
                                 [finder.drug(d) for d in right], f"mq_current:{checkpoint}", kind="current",
                                 options=options, correct_options=correct))
-        drafts += _ever_taken(finder, checkpoint, rng, pool)
-    drafts += _hypothetical(finder, checkpoint, rng)
+        drafts += _ever_taken(finder, checkpoint, rng, pool, next(slots))
+    drafts += _hypothetical(finder, checkpoint, rng, slots)
     return drafts
 
 
-def _ever_taken(finder: FactFinder, checkpoint: int, rng: random.Random, pool: list[str]) -> list[Draft]:
+def _ever_taken(finder: FactFinder, checkpoint: int, rng: random.Random, pool: list[str], slot: int) -> list[Draft]:
     """Which of these have I been given at some point (a course long finished, a drug stopped, one taken now)? The
     year's memory, not today's list. Wrong: a guideline drug of the condition never given (other questions name
     those too, so being named tells nothing) and drugs other patients were given (`FactFinder.distractors`)."""
@@ -99,7 +121,7 @@ def _ever_taken(finder: FactFinder, checkpoint: int, rng: random.Random, pool: l
         if fact.action in ("start", "administer") and fact.reason != "long_term":  # type: ignore[union-attr]
             starts.setdefault(fact.drug, event)  # type: ignore[union-attr]
     wrong = pool[:1] + finder.distractors(given=True)
-    picks = _draw(None, rng, sorted(starts), [d for d in dict.fromkeys(wrong) if d not in starts])
+    picks = _draw(None, rng, sorted(starts), [d for d in dict.fromkeys(wrong) if d not in starts], slot)
     if picks is None:
         return []
     options, correct = _labelled(finder, picks)
@@ -113,7 +135,7 @@ ANTIBACTERIAL_ATC = "J01"
 """ATC group of the antibacterials for systemic use (the acute illnesses' antibiotics)."""
 
 
-def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
+def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random, slots: Iterator[int]) -> list[Draft]:
     """Which of these could I be given if I needed an antibiotic for an acute illness? Right: nothing on record bars
     or qualifies it; wrong: a disclosed fact or a drug taken bars it (`FactFinder.ruling`). Asked again only once its
     answer set has changed."""
@@ -129,7 +151,7 @@ def _hypothetical(finder: FactFinder, checkpoint: int, rng: random.Random) -> li
         rulings = {d: finder.ruling(d, checkpoint, drugs[d]) for d in usable}
         right = [d for d in usable if rulings[d].allowed]
         wrong = [d for d in usable if rulings[d].allowed is False]
-        picks = _draw(finder, rng, right, wrong)
+        picks = _draw(finder, rng, right, wrong, next(slots))
         if picks is None:
             continue
         options, correct = _labelled(finder, picks)

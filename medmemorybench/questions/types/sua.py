@@ -25,7 +25,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             value = finder.lab_value(fact)
             drafts.append(Draft("SUA", "sua.latest_lab", {"lab_lay": finder.lab_lay(lab)}, value, [event], [value],
                                 f"latest:{lab}:{event.event_id}", kind="lab",
-                                aliases=[value.replace(" ", "")]))
+                                aliases=[value.replace(" ", "")], facts=[finder.lab_fact(fact)]))
     state = state_on(finder.year, upto[-1].date)
     by_date = {e.date: e for e in upto}
     changes: dict[str, int] = {}
@@ -39,7 +39,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         value = finder.dose_text(dose.dose, dose.unit)
         drafts.append(Draft("SUA", "sua.current_dose", {"drug": finder.drug(drug)}, value, [event], [value],
                             f"dose:{drug}:{dose.since}", kind="dose",
-                            aliases=[value.replace(" ", "")]))
+                            aliases=[value.replace(" ", "")], facts=[finder.quantity_fact(value)]))
     for event in upto:
         if event.kind == "switch":
             start, stop, stopped_in = switched(finder, event)
@@ -47,7 +47,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                 continue
             name = finder.drug(start.drug)
             drafts.append(Draft("SUA", "sua.replacement", {"drug": finder.drug(stop.drug)}, name,
-                                [stopped_in, event], [name], f"replacement:{event.event_id}", kind="replacement"))
+                                [stopped_in, event], [name], f"replacement:{event.event_id}", kind="replacement",
+                                facts=[finder.drug_fact(start.drug)]))
     return drafts
 
 

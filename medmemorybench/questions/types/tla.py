@@ -15,7 +15,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
 
     def when(template: str, fields: dict, event, fact_key: str, kind: str) -> None:  # noqa: ANN001
         drafts.append(Draft("TLA", template, fields, event.date, [event], [event.date], fact_key, kind=kind,
-                            aliases=date_aliases(event.date, finder.phrasing)))
+                            aliases=date_aliases(event.date, finder.phrasing), facts=[finder.date_fact(event.date)]))
 
     first_seen: dict[str, tuple] = {}
     for event, fact in finder.facts(checkpoint, LabFact):
@@ -59,8 +59,13 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                 continue
             answer = finder.event_text(event.model_copy(update={"facts": meds}))
             keys = [finder.drug(meds[0].drug), finder.dose(meds[-1])]
+            # (what changed: the first drug by name and the last change's dose, as the key facts; every dose changed
+            # that day is a right dose to name)
+            facts = [finder.drug_fact(meds[0].drug)]
+            doses = [finder.dose(m) for m in meds if m.action != "stop"]
+            facts += [finder.quantity_fact(d, required=d == doses[-1]) for d in dict.fromkeys(doses)]
             drafts.append(Draft("TLA", "tla.event_on_date", {"date": event.date}, answer, [event], keys,
-                                f"event:{event.event_id}", kind="event", names_date=True))
+                                f"event:{event.event_id}", kind="event", names_date=True, facts=facts))
     return drafts
 
 

@@ -1,0 +1,499 @@
+"""Is each gold fact stated in an answer, and does the answer offer something else in its place?
+
+A question's `facts` (`docs/dataset.md`) say what a correct answer must state, each as one of its forms:
+
+| kind | stated when the answer ... | conflicts when it ... |
+|---|---|---|
+| quantity | gives the value ("97 percent", "sixty dollars", "0.5 g"; a bare number will do) | offers another |
+| date | names the day in any written form | offers another day as an alternative ("11 July or maybe 2 March") |
+| name | names it (the gold's name, a brand, an abbreviation, a lay name: its `aliases`) | - |
+| finding | states most of its elements (`FINDING_SHARE` of them; each element's numbers as values) | - |
+| gist | touches every concept group of the fact (`aliases`: one group each, its words joined by a bar) | - |
+| polarity | opens with that side (`_stance.polarity`) | - |
+| sentence | states its numbers and `SENTENCE_RECALL` of its content words | - |
+
+Values compare in any unit of their kind, to the gold's last figure. A value is not offered as the answer when it is
+named as earlier, later, a target or a threshold, tied to another time or a relative, one half of a pair ("128/69
+mmHg"), or named by the question itself: "increased from 40 mg to 80 mg" states 80 mg and names 40 mg as the past.
+What is stated may carry any role but negated and reference (`_reading`). A fact that is not `required` need not be
+stated, but a conflicting value in its place is still wrong; facts that share a `group` are alternatives (one of them
+suffices).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from medmemorybench.scoring._dates import parse_iso
+from medmemorybench.scoring._reading import Mention, Reading, canonical_text, read_answer, spelling_neutral
+from medmemorybench.scoring._stance import polarity
+from medmemorybench.scoring._units import DIMENSIONLESS, in_unit, same_kind
+
+FINDING_SHARE = 1 / 2
+"""Share of a finding's elements (its thresholds aside) an answer must state: a capable summary keeps the main ones
+(a value stated in place of one of its results is a rival all the same, `_finding_values`)."""
+NAME_RECALL = 2 / 3
+"""Share of a long name's content words an answer must contain (three or more content words)."""
+SENTENCE_RECALL = 0.6
+"""Share of a long sentence's content words an answer must contain."""
+STATED_ROLES = ("current", "unmarked", "past", "future", "alternative")
+"""Roles in which a mention states a value (not negated, not a reference range; a hedged value is stated, and any
+other value offered beside it is a rival)."""
+ANSWER_ROLES = ("current", "unmarked", "alternative")
+"""Roles in which a different value is offered as the answer."""
+
+_STOPWORDS = frozenset((
+    "a", "an", "the", "i", "i'm", "my", "me", "we", "you", "your", "he", "she", "it", "its", "they", "them", "to",
+    "of", "in", "on", "at", "for", "by", "with", "and", "or", "but", "so", "as", "is", "are", "was", "were", "be",
+    "been", "do", "does", "did", "have", "has", "had", "not", "no", "this", "that", "these", "those", "there",
+    "then", "than", "very", "just", "only", "also", "about", "from", "into", "up", "out", "if", "when", "what",
+    "which", "who", "any", "some", "on", "over", "after", "i've", "i'd", "i'll", "you've", "you'd", "it's", "that's",
+    "one", "all", "more", "most", "than", "get", "got", "feel", "felt",
+))
+_ZH_STOP = frozenset("的了在是和与及或把被对从向为于并等就也都还又再很更最有无没不")
+_WORD = re.compile(r"[^\W_]+(?:['][^\W_]+)*")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_SENTENCES = re.compile(r"[^.;!?\n。；！？]+")
+_CLAUSE = re.compile(r"[,.;!?\n，。；！？]|\bbut\b|\bwhile\b|但|而")
+_ELEMENT_SPLIT = re.compile(r"\s*(?:[;,，；、]|\band\b|\bwith\b|\bbut\b|和|伴|及|并)\s*")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One gold fact (a `facts` entry of a question row)."""
+
+    text: str
+    kind: str
+    aliases: tuple[str, ...] = ()
+    required: bool = True
+    group: str = ""
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> Fact:
+        return cls(row["text"], row["kind"], tuple(row.get("aliases") or ()), bool(row.get("required", True)),
+                   row.get("group") or "")
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return (self.text, *self.aliases)
+
+
+def facts_of(question: dict[str, Any]) -> list[Fact]:
+    """The question's gold facts (empty for a row of a build made before facts were recorded)."""
+    return [Fact.of(f) for f in question.get("facts") or []]
+
+
+# --- comparing one kind ----------------------------------------------------------------------------------------
+
+def _decimals(text: str) -> int:
+    m = re.search(r"\d+(?:\.(\d+))?", text)
+    return len(m.group(1)) if m and m.group(1) else 0
+
+
+def _gold_values(fact: Fact) -> list[tuple[Mention, int]]:
+    """Each form of a quantity fact read as one value, with the gold's decimal places."""
+    out = []
+    for form in fact.forms:
+        values = read_answer(form).values
+        if values:
+            out.append((values[-1] if len(values) > 1 and values[-1].unit is not DIMENSIONLESS else values[0],
+                        _decimals(values[0].text)))
+    return out
+
+
+def _equal(mention: Mention, gold: Mention, decimals: int) -> bool:
+    """The answer's value equals the gold to the gold's last figure, in the gold's unit."""
+    assert mention.value is not None and gold.value is not None
+    if mention.unit is DIMENSIONLESS or gold.unit is DIMENSIONLESS:
+        value = mention.value
+    elif same_kind(mention.unit, gold.unit):
+        value = in_unit(mention.value, mention.unit, gold.unit)
+    else:
+        return False
+    return math.isclose(round(value, decimals), gold.value, abs_tol=10 ** -(decimals + 3)) \
+        or math.isclose(value, gold.value, rel_tol=1e-9)
+
+
+def _states_quantity(reading: Reading, fact: Fact) -> int | None:
+    golds = _gold_values(fact)
+    return next((m.start for m in reading.values if m.role in STATED_ROLES and any(_equal(m, g, d) for g, d in golds)),
+                None)
+
+
+def _paired(reading: Reading, mention: Mention) -> bool:
+    """One half of a pair of readings ("128/69 mmHg"): not a rival answer to either half."""
+    text = reading.text
+    return text[mention.end:mention.end + 1] == "/" or text[max(0, mention.start - 1):mention.start] == "/"
+
+
+def _quantity_conflicts(reading: Reading, facts: list[Fact], named: Reading) -> list[str]:
+    """Values offered as the answer that equal none of the question's gold values of their kind (a visit that started
+    two drugs has two right doses)."""
+    golds = [g for fact in facts for g in _gold_values(fact)]
+    out = []
+    for m in reading.values:
+        if m.role not in ANSWER_ROLES or m.elsewhere or m.unit is DIMENSIONLESS or _paired(reading, m):
+            continue
+        if any(_equal(m, n, _decimals(n.text)) for n in named.values if n.unit is not DIMENSIONLESS):
+            continue  # (a value the question names: "the pharmacy gave me 5 mg" is not the answer's rival)
+        rivals = [g for g, _ in golds if g.unit is not DIMENSIONLESS and same_kind(m.unit, g.unit)]
+        if rivals and not any(_equal(m, g, d) for g, d in golds):
+            out.append(m.text)
+    return out
+
+
+def _states_date(reading: Reading, fact: Fact) -> int | None:
+    day = parse_iso(fact.text)
+    if day is None:
+        return None
+    return next((d.start for d in reading.dates if d.role in STATED_ROLES and d.date is not None
+                 and (d.date.month, d.date.day) == (day.month, day.day) and d.date.year in (None, day.year)), None)
+
+
+def _date_conflicts(reading: Reading, facts: list[Fact], named: Reading) -> list[str]:
+    days = [d for d in (parse_iso(f.text) for f in facts) if d is not None]
+    return [d.text for d in reading.dates if days and d.role == "alternative" and d.date is not None
+            and all((d.date.month, d.date.day) != (day.month, day.day) for day in days)]
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a text that carry its content (stopwords and bare numbers left out), spelling-neutral; Chinese
+    segmented into words (`segment.words`), one-character function words left out."""
+    text = spelling_neutral(canonical_text(text))
+    if _CJK.search(text):
+        from medmemorybench.segment import words
+
+        return [w for w in words(text) if not re.fullmatch(r"-?\d+(?:\.\d+)?|[a-z]", w)
+                and not (len(w) == 1 and w in _ZH_STOP) and w not in _STOPWORDS]
+    return [w for w in _WORD.findall(text) if w not in _STOPWORDS and not re.fullmatch(r"-?\d+(?:\.\d+)?", w)]
+
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ures", "ure", "ally", "al", "ies", "es", "ed", "s",
+             "ly", "y")
+
+
+def stem(word: str) -> str:
+    """A word without one inflection or derivation suffix, keeping at least four letters ("distortion" -> "distort",
+    "architectural" -> "architectur", "statins" -> "statin"): the prefix an answer's word must start with."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)]
+    return word
+
+
+def same_word(word: str, candidate: str) -> bool:
+    """Whether an answer's word is another form of a gold word: the gold's stem begins it ("distorted" for
+    "distortion", `stem`), or the two share all but the last letter of the shorter one, at least three ("face" and
+    "facial", "loss" and "losing", "tender" and "tenderness")."""
+    if candidate.startswith(stem(word)) or word.startswith(candidate) and len(candidate) >= 4:
+        return True
+    shorter = min(len(word), len(candidate))
+    common = len(os.path.commonprefix([word, candidate]))
+    return shorter >= 4 and common >= max(3, shorter - 1)
+
+
+def _word_in(word: str, answer_words: set[str]) -> bool:
+    """Whether an answer word is `word` or another form of it (`same_word`)."""
+    return word in answer_words or any(same_word(word, candidate) for candidate in answer_words)
+
+
+def _negated_before(text: str, start: int) -> bool:
+    before = text[max(0, start - 16):start]
+    return bool(re.search(r"(?:\bnot|\bno|n't|\bnever|\bnor|不是|没有|并非|而非)\s*(?:\w+\s+)?$", before))
+
+
+def _contains(reading: Reading, form: str) -> int | None:
+    """Where the answer states a name or phrase (spelling-neutral, at word boundaries; Chinese as a substring), not
+    right after a negation ("not metformin"); None when it does not."""
+    haystack, needle = spelling_neutral(reading.text), spelling_neutral(canonical_text(form)).strip(" .。")
+    if not needle:
+        return None
+    if _CJK.search(needle):
+        positions = [m.start() for m in re.finditer(re.escape(needle), haystack)]
+    else:
+        positions = [m.start() for m in re.finditer(rf"(?<![\w+]){re.escape(needle)}(?![\w+]|\.\d)", haystack)]
+    return next((p for p in positions if not _negated_before(haystack, p)), None)
+
+
+def _recall(reading: Reading, text: str) -> tuple[float, int | None]:
+    """Share of the text's content words the answer contains, and where the first of them is."""
+    words = content_words(text)
+    if not words:
+        return 0.0, None
+    if _CJK.search(text):
+        hits = [spelling_neutral(reading.text).find(w) for w in words]
+    else:
+        answer = set(reading.words)
+        hits = [_word_position(reading, w) if _word_in(w, answer) else -1 for w in words]
+    found = [h for h in hits if h >= 0]
+    return len(found) / len(words), (min(found) if found else None)
+
+
+def _word_position(reading: Reading, word: str) -> int:
+    m = re.search(rf"(?<!\w){re.escape(stem(word))}", spelling_neutral(reading.text))
+    return m.start() if m else 0
+
+
+def _numbers_stated(reading: Reading, text: str) -> bool:
+    """Every value a text states is stated by the answer (as a value, in any unit of its kind; a threshold the text
+    names may be named as one)."""
+    values = read_answer(text).values
+    return all(any(_equal(m, g, _decimals(g.text)) for m in reading.values if m.role != "negated") for g in values)
+
+
+def _is_reference(element: str) -> bool:
+    """An element that only names a threshold ("above the 125 pg/mL rule-out threshold"): context, not a result."""
+    values = read_answer(element).values
+    return bool(values) and all(v.role == "reference" for v in values)
+
+
+def _states_name(reading: Reading, fact: Fact) -> int | None:
+    found = [p for p in (_contains(reading, form) for form in fact.forms) if p is not None]
+    if found:
+        return min(found)
+    for form in fact.forms:
+        words = content_words(form)
+        if len(words) >= 3 and _numbers_stated(reading, form):
+            share, position = _recall(reading, form)
+            if share >= NAME_RECALL:
+                return position
+        elif len(words) == 2 and not _CJK.search(form):
+            # two words in one sentence, in any order: "vision was blurred" names "blurred vision"
+            for sentence in _SENTENCES.finditer(reading.text):
+                part = read_answer(sentence.group(0))
+                share, _ = _recall(part, form)
+                if share == 1.0:
+                    return sentence.start()
+    return None
+
+
+def finding_elements(text: str) -> list[str]:
+    """A finding's elements: its clauses, split at commas, semicolons, "and" and "with" ("continuous inflammation
+    from the rectum to the splenic flexure", "Mayo endoscopic subscore 2", "crypt abscesses", ...)."""
+    inner = re.sub(r"\(([^)]*)\)", r", \1", text)
+    return [p for p in _ELEMENT_SPLIT.split(inner) if p and (content_words(p) or re.search(r"\d", p))]
+
+
+_NEGATIVE = re.compile(r"\b(?:no|not|non|without|never|negative|absent|free|normal|clear of|nil)\b|n't|"
+                       r"无|没有|没|未|不|阴性|正常")
+
+
+def _negative(text: str) -> bool:
+    """Whether a finding's element says something is absent ("no red flags", "无压痛")."""
+    return bool(_NEGATIVE.search(spelling_neutral(canonical_text(text))))
+
+
+def _negated_near(reading: Reading, position: int) -> bool:
+    """Whether the answer says its words at `position` are absent or negated (a negation in the 30 characters
+    before, in the same clause, or "-free"/"negative" right after)."""
+    text = spelling_neutral(reading.text)
+    before = _CLAUSE.split(text[max(0, position - 30):position])[-1]
+    after = text[position:position + 30]
+    return bool(_NEGATIVE.search(before)) or bool(re.match(r"\S*\s*(?:-?free|negative|absent|normal|阴性|正常)",
+                                                           after))
+
+
+def _states_element(reading: Reading, element: str) -> int | None:
+    """Where the answer states one element of a finding (its values, its words) with the same sense: "no facial
+    tenderness" is not stated by "still some tenderness", nor "a clear nose" by "the nose hadn't cleared"."""
+    if not _numbers_stated(reading, element):
+        return None
+    words = content_words(element)
+    if not words:
+        values = read_answer(element).values
+        return next((m.start for m in reading.values for g in values if _equal(m, g, _decimals(g.text))), 0)
+    position = _contains(reading, element)
+    if position is None:
+        share, position = _recall(reading, element)
+        if share < (1.0 if len(words) <= 2 else SENTENCE_RECALL):
+            return None
+    assert position is not None
+    return position if _negated_near(reading, _word_position(reading, words[0])) == _negative(element) \
+        or _contains(reading, element) is not None else None
+
+
+def _states_finding(reading: Reading, fact: Fact) -> int | None:
+    for form in fact.forms:
+        elements = [e for e in finding_elements(form) if not _is_reference(e)] or finding_elements(form)
+        found = [p for p in (_states_element(reading, e) for e in elements) if p is not None]
+        if elements and len(found) >= math.ceil(FINDING_SHARE * len(elements)):
+            return min(found)
+    return None
+
+
+def _finding_values(fact: Fact) -> list[Fact]:
+    """A finding's results as values (its thresholds aside): a different value in their place is a rival answer."""
+    return [Fact(m.text, "quantity") for e in finding_elements(fact.text) if not _is_reference(e)
+            for m in read_answer(e).values if m.unit is not DIMENSIONLESS and m.role != "reference"]
+
+
+def _states_gist(reading: Reading, fact: Fact) -> int | None:
+    groups = [[w for w in group.split("|") if w.strip()] for group in fact.aliases]
+    text = spelling_neutral(reading.text)
+
+    def where(word: str) -> int | None:
+        # gists.yaml's rule: a word (or phrase) at a word start, its inflections by prefix; Chinese as a substring;
+        # not where its clause calls it fine ("injections would be fine for you" is no needle phobia)
+        word = spelling_neutral(canonical_text(word)).strip()
+        pattern = re.escape(word) if _CJK.search(word) else rf"(?<![a-z0-9]){re.escape(word)}"
+        for m in re.finditer(pattern, text):
+            if not _ENDORSED.search(_clause_at(text, m.start())):
+                return m.start()
+        return None
+
+    positions = []
+    for group in groups:
+        hits = [p for p in (where(w) for w in group) if p is not None]
+        if not hits:
+            return None
+        positions.append(min(hits))
+    return min(positions) if positions else None
+
+
+_ENDORSED = re.compile(r"\b(?:would be|is|are|will be|should be)\s+(?:fine|ok|okay|no problem|safe)\b|没问题|可以用|"
+                       r"没关系")
+
+
+def _clause_at(text: str, position: int) -> str:
+    left = max((m.end() for m in _CLAUSE.finditer(text, 0, position)), default=0)
+    right = next((m.start() for m in _CLAUSE.finditer(text, position)), len(text))
+    return text[left:right]
+
+
+def _states_sentence(reading: Reading, fact: Fact) -> int | None:
+    for form in fact.forms:
+        position = _contains(reading, form)
+        if position is not None:
+            return position
+        share, position = _recall(reading, form)
+        if _numbers_stated(reading, form) and share >= SENTENCE_RECALL:
+            return position
+    return None
+
+
+def _states_polarity(reading: Reading, fact: Fact) -> int | None:
+    return 0 if polarity(reading.raw) == fact.text.strip().lower() else None
+
+
+_STATED = {"quantity": _states_quantity, "date": _states_date, "name": _states_name, "finding": _states_finding,
+           "gist": _states_gist, "sentence": _states_sentence, "polarity": _states_polarity}
+_CONFLICTS = {"quantity": _quantity_conflicts, "date": _date_conflicts}
+FACT_KINDS = tuple(_STATED)
+
+
+def locate(reading: Reading, fact: Fact) -> int | None:
+    """Where the answer states the fact (its first mention, in `reading.text`), or None when it does not."""
+    if fact.kind not in _STATED:
+        raise ValueError(f"unknown fact kind {fact.kind!r}; known: {', '.join(_STATED)}")
+    return _STATED[fact.kind](reading, fact)
+
+
+def states(reading: Reading, fact: Fact) -> bool:
+    """Whether the answer states the fact (see the module docstring)."""
+    return locate(reading, fact) is not None
+
+
+def conflicts(reading: Reading, facts: list[Fact], named: Reading | None = None) -> list[str]:
+    """What the answer offers in the place of the facts of a kind that has rivals (values, dates) as the answer;
+    `named`: the question read, whose own values are no rivals."""
+    out: list[str] = []
+    facts = [*facts, *(v for f in facts if f.kind == "finding" for v in _finding_values(f))]
+    for kind, find in _CONFLICTS.items():
+        mine = [f for f in facts if f.kind == kind]
+        if mine:
+            out += find(reading, mine, named or read_answer(""))
+    return out
+
+
+@dataclass(frozen=True)
+class FactCheck:
+    """How an answer stands against a question's facts."""
+
+    stated: list[str]
+    missing: list[str]
+    conflicting: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return not self.missing and not self.conflicting
+
+
+def check_facts(reading: Reading, facts: Iterable[Fact], question: str = "") -> FactCheck:
+    """Every required fact (or one of each group) stated, and nothing offered in place of any fact (the values the
+    `question` names are no rivals)."""
+    facts = list(facts)
+    named = read_answer(question)
+    stated, missing, conflicting = [], [], []
+    groups: dict[str, list[Fact]] = {}
+    conflicting = conflicts(reading, facts, named)
+    for fact in facts:
+        if fact.group:
+            groups.setdefault(fact.group, []).append(fact)
+        elif fact.required:
+            (stated if states(reading, fact) else missing).append(fact.text)
+    for members in groups.values():
+        hit = next((f for f in members if states(reading, f)), None)
+        if hit is not None:
+            stated.append(hit.text)
+        elif any(f.required for f in members):
+            missing.append(" or ".join(f.text for f in members))
+    return FactCheck(stated, missing, list(dict.fromkeys(conflicting)))
+
+
+@dataclass(frozen=True)
+class ChainCheck:
+    """How an answer tells a reasoning chain (`check_chain`)."""
+
+    covered: list[int]
+    """Steps the answer tells (0-based), in chain order."""
+    given: list[int]
+    """Steps the question itself names (every one of their facts is in its words): no evidence of memory."""
+    ncr: float
+    """Share of the other steps told."""
+    crc: float
+    """Share of consecutive told steps told in chain order (1.0 with fewer than two)."""
+    conclusion: bool
+    """The last step the question does not give is told."""
+
+    @property
+    def passed(self) -> bool:
+        return self.ncr >= CHAIN_COVERAGE and self.conclusion
+
+
+KEY_GROUP = "key"
+"""A chain step's facts of this group are what the step must be told by (the drug the question asks about)."""
+CHAIN_COVERAGE = 0.75
+"""Share of a chain's steps (those the question does not give) an answer must tell: the paper's NCR threshold."""
+
+
+def check_chain(reading: Reading, steps: list[list[Fact]], question: str) -> ChainCheck:
+    """Which steps of a chain the answer tells (a step is told when any one of its facts is stated).
+
+    Correct (`passed`) when at least `CHAIN_COVERAGE` of the steps the question does not give are told and the last
+    of them (the conclusion) is; the order of telling is measured (`crc`) but not required: a capable answer to
+    "why ...?" often gives the conclusion first and the causes after "because".
+    """
+    asked = read_answer(question)
+    given = [i for i, facts in enumerate(steps) if facts and all(states(asked, f) for f in facts)]
+    positions: dict[int, int] = {}
+    for i, facts in enumerate(steps):
+        if i in given:
+            continue
+        # a step's key facts where it has some the question does not name (what it asks about: the drug given), else
+        # any of its facts the question does not name
+        unnamed = [f for f in facts if not states(asked, f)]
+        needed = [f for f in unnamed if f.group == KEY_GROUP] or unnamed
+        found = [p for p in (locate(reading, f) for f in needed) if p is not None]
+        if found:
+            positions[i] = min(found)
+    open_steps = [i for i in range(len(steps)) if i not in given]
+    covered = sorted(positions)
+    pairs = list(zip(covered, covered[1:], strict=False))
+    crc = sum(positions[a] <= positions[b] for a, b in pairs) / len(pairs) if pairs else 1.0
+    ncr = len(covered) / len(open_steps) if open_steps else 0.0
+    return ChainCheck(covered, given, ncr, crc, bool(open_steps) and open_steps[-1] in positions)

@@ -1,0 +1,121 @@
+"""Gold facts compared as values, names, gists and sides: the answers a capable model writes pass, near misses fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from medmemorybench.scoring._reading import read_answer
+from medmemorybench.scoring.facts import Fact, check_chain, check_facts, finding_elements
+
+FINDING = ("continuous inflammation from the rectum to the splenic flexure, Mayo endoscopic subscore 2; "
+           "crypt abscesses and crypt architectural distortion on histology")
+NEEDLES = Fact("I'm terrified of needles; I faint at the sight of one", "gist", ("needle|injection|jab|shot",))
+
+
+def passes(fact: Fact, answer: str, question: str = "") -> bool:
+    return check_facts(read_answer(answer), [fact], question).passed
+
+
+@pytest.mark.parametrize(("fact", "answer"), [
+    # the issue's verbatim correct answers that the old scorer rejected
+    (Fact("80 mg", "quantity"), "You're on telmisartan 80 mg once a day now; I increased it from 40 mg on 19 August."),
+    (Fact("97 %", "quantity"), "…your oxygen saturation was 97 percent, which is normal."),
+    (Fact("85 bpm", "quantity"), "…your resting heart rate was 85 beats per minute"),
+    (Fact("$60", "quantity"), "You said you could spare about sixty dollars a month for medicines"),
+    (Fact("10 points", "quantity"), "On 9 September 2024 your PHQ-9 … came out at a score of 10."),
+    (Fact(FINDING, "finding"), "Endoscopy showed continuous inflammation from the rectum up to the splenic flexure, "
+                               "Mayo subscore 2, and the biopsies showed crypt abscesses with distorted crypt "
+                               "architecture."),
+    # more of the same: units and numbers spelled out, context values, Chinese forms
+    (Fact("0.19 ×10⁹/L", "quantity"), "Your eosinophils were 0.19 x 10^9 per litre."),
+    (Fact("1582 pg/mL", "quantity"), "Your NT-proBNP came back at 1,582 pg/mL."),
+    (Fact("60 mL/min/1.73m²", "quantity"), "Your eGFR was 60."),
+    (Fact("69 mmHg", "quantity"), "Your blood pressure was 128/69 mmHg."),
+    (Fact("48 U/L", "quantity"), "It went from 52 to 48 U/L."),
+    (Fact("7.2 %", "quantity"), "Your HbA1c was 7.2%, above the target of 7%."),
+    (Fact("500 mg", "quantity"), "0.5 g twice a day."),
+    (Fact("80 mg", "quantity"), "您现在每天八十毫克，之前是四十毫克。"),
+    (Fact("74.5 kg", "quantity"), "二月份您的体重是七十四点五公斤。"),
+    (Fact("97 %", "quantity"), "血氧饱和度是百分之九十七。"),
+    (Fact("2024-04-08", "date"), "You began co-trimoxazole on April 8th, 2024."),
+    (Fact("2024-09-09", "date"), "It was on the ninth of September."),
+    (Fact("2024-03-12", "date"), "是三月十二日开始的。"),
+    (Fact("generalised anxiety disorder", "name"), "It was first put down to generalized anxiety disorder (GAD)."),
+    (Fact("salbutamol (albuterol)", "name", ("salbutamol", "albuterol")), "You were given an albuterol inhaler."),
+    (NEEDLES, "You told me you're scared of injections, so nothing by needle."),
+    (Fact("no", "polarity"), "No — given your sulfa allergy, Bactrim is out."),
+    (Fact("no", "polarity"), "I'd avoid it: it interacts with your warfarin."),
+    (Fact("yes", "polarity"), "Yes. Pravastatin is taken once a day, which fits your shifts."),
+    (Fact("yes", "polarity"), "That should be fine — nothing in your records rules it out."),
+    (Fact("no", "polarity"), "不建议，您对磺胺类药物过敏。"),
+])
+def test_a_correct_answer_in_other_words_passes(fact: Fact, answer: str) -> None:
+    assert passes(fact, answer)
+
+
+@pytest.mark.parametrize(("fact", "answer"), [
+    (Fact("80 mg", "quantity"), "You take 40 mg."),                               # the previous dose
+    (Fact("80 mg", "quantity"), "It's 80 mg or maybe 40 mg."),                    # hedged between two
+    (Fact("61.1 kg", "quantity"), "You weighed 61.4 kg."),                        # a neighbouring value
+    (Fact("7.2 %", "quantity"), "Your HbA1c was 17.2%."),
+    (Fact("25 mg", "quantity"), "125 mg daily."),
+    (Fact("48 U/L", "quantity"), "It went from 48 to 52 U/L."),                   # the earlier value as the latest
+    (Fact("2024-04-08", "date"), "You began on 9 April."),                        # a neighbouring date
+    (Fact("2024-04-08", "date"), "Either 8 April or 18 April."),
+    (Fact("mild non-proliferative diabetic retinopathy", "name"), "You had proliferative diabetic retinopathy."),
+    (Fact("amlodipine", "name"), "You take amlodopine."),                         # one letter off
+    (Fact("metformin", "name"), "Not metformin; it was sitagliptin."),
+    (NEEDLES, "You told me you can't swallow large tablets."),                    # another preference
+    (Fact("no", "polarity"), "Yes, go ahead."),
+    (Fact("yes", "polarity"), "Yes, but I'd avoid it given your kidneys."),
+    (Fact("no", "polarity"), "No problem, you can take it."),
+])
+def test_a_near_miss_fails(fact: Fact, answer: str) -> None:
+    assert not passes(fact, answer)
+
+
+def test_a_value_the_question_names_is_no_rival() -> None:
+    question = "The pharmacy gave me amlodipine 5 mg once a day. Is that my dose?"
+    assert passes(Fact("10 mg", "quantity"), "No, 5 mg was your old dose: you take 10 mg now.", question)
+
+
+def test_a_value_tied_to_another_time_is_context() -> None:
+    assert passes(Fact("74.5 kg", "quantity"), "In February you weighed 74.5 kg; in March it was 73 kg.")
+
+
+def test_a_finding_is_read_as_its_elements() -> None:
+    assert finding_elements(FINDING) == ["continuous inflammation from the rectum to the splenic flexure",
+                                         "Mayo endoscopic subscore 2", "crypt abscesses",
+                                         "crypt architectural distortion on histology"]
+    assert not passes(Fact(FINDING, "finding"), "It showed inflammation, Mayo subscore 3.")
+
+
+def test_facts_of_a_group_are_alternatives_and_a_fact_not_required_only_guards() -> None:
+    allergy = Fact("sulfa", "gist", ("sulfa|bactrim",), group="reason")
+    warfarin = Fact("warfarin", "name", group="reason")
+    both = [Fact("no", "polarity"), allergy, warfarin]
+    assert check_facts(read_answer("No: it interacts with your warfarin."), both).passed
+    assert not check_facts(read_answer("No, it isn't suitable."), both).passed
+    dose = [Fact("yes", "polarity"), Fact("10 mg", "quantity", required=False)]
+    assert check_facts(read_answer("Yes, carry on with it."), dose).passed
+    assert not check_facts(read_answer("Yes, carry on with your 5 mg."), dose).passed
+
+
+def test_a_chain_is_told_by_its_steps_and_conclusion() -> None:
+    steps = [[Fact("polydipsia", "name", ("very thirsty",))], [Fact("9.4 mmol/L", "quantity")],
+             [Fact("metformin", "name")], [Fact("blurred vision", "name")]]
+    question = "Why did I have to come back when my symptoms hadn't settled?"
+    told = read_answer("You came back because your vision was still blurred. It began when you were very thirsty; "
+                       "your fasting sugar was 9.4 mmol/L, so we suspected type 2 diabetes and started metformin.")
+    check = check_chain(told, steps, question)
+    assert check.passed and check.ncr == 1.0 and check.crc < 1.0  # conclusion first: order measured, not required
+    assert not check_chain(read_answer("You were very thirsty and we started metformin."), steps, question).passed
+
+
+def test_a_step_the_question_names_is_given_not_counted() -> None:
+    steps = [[Fact("atorvastatin", "name")], [Fact("statin-associated myopathy", "name", ("muscle pain",))],
+             [Fact("ezetimibe", "name")]]
+    question = "Why did I have to stop atorvastatin and move to ezetimibe?"
+    check = check_chain(read_answer("Because the atorvastatin gave you muscle pain."), steps, question)
+    assert check.given == [0, 2] and check.passed
+    assert not check_chain(read_answer("We changed to ezetimibe after atorvastatin."), steps, question).passed
