@@ -191,6 +191,15 @@ class FactFinder:
                 return phrase[len(article):]
         return phrase
 
+    def told(self, lay) -> str:  # noqa: ANN001
+        """A symptom as the patient told it, put in a question: "that I nod off in meetings", "about a dull headache
+        every morning" (`told` of the phrasing's common.yaml)."""
+        said = self.t(lay)
+        forms = self.phrasing.common("told")
+        if said.lower().startswith(tuple(forms["clause_openings"])):
+            return forms["clause"].format(said=said)
+        return forms["thing"].format(said=said[:1].lower() + said[1:])
+
     def lab_lay(self, lab: str) -> str:
         return self.lay(self.kb.labs[lab].lay)
 
@@ -424,10 +433,14 @@ class FactFinder:
             intolerant={f.drug for _, f in stopped_for_harm}, spending_usd=spending)  # type: ignore[union-attr]
         return self._patients[checkpoint]
 
+    def diagnosis_events(self, checkpoint: int) -> list[Event]:
+        """The visits that confirmed the condition, by the checkpoint."""
+        return [e for e in self.upto(checkpoint)
+                if any(isinstance(f, DiagnosisFact) and f.status == "confirmed" for f in e.facts)]
+
     def diagnosed(self, checkpoint: int) -> bool:
         """Whether the patient's condition was confirmed by the checkpoint."""
-        return any(isinstance(f, DiagnosisFact) and f.status == "confirmed" for e in self.upto(checkpoint)
-                   for f in e.facts)
+        return bool(self.diagnosis_events(checkpoint))
 
     def indicated(self, drug: str, checkpoint: int) -> bool:
         """Whether a care step of the condition that gives the drug applies to the patient after the checkpoint: the

@@ -63,6 +63,10 @@ SET_SHARE = {n: comb(4, n) / 14 for n in (1, 2, 3)}
 patient's questions keep to it so that no size, and so no constant letter set, is over-represented."""
 
 
+SET_LEAD = 1
+"""How many choice questions a patient's count of one size may run ahead of its share (`SET_SHARE`)."""
+
+
 def is_old(draft: Draft, checkpoint: int) -> bool:
     return any(e.index <= checkpoint - OLD_AGE for e in draft.evidence)
 
@@ -145,6 +149,9 @@ class _Schedule:
         """Whether taking the draft would push its sub-kind past the type's cap (a patient's first question may be
         of any kind); for a balanced type, whether its side would lead the other by more than `BALANCE_LEAD`
         (`_trim_unpaired` evens the sides at the end, among questions that look alike)."""
+        if draft.options and self.sizes[len(draft.correct_options)] + 1 > \
+                math.ceil(SET_SHARE[len(draft.correct_options)] * (self.asked[spec.code] + 1)) + SET_LEAD:
+            return True  # (a size past its share of the 14 letter sets would let a constant letter set win)
         side = draft.kind.partition(":")[2]
         if spec.balanced and side:
             drug = _drug_key(draft)
@@ -420,8 +427,12 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
             if (spec.code, checkpoint) not in drafts:
                 states[(spec.code, checkpoint)] = rng.getstate()
                 drafts[(spec.code, checkpoint)] = spec.make(finder, checkpoint, rng)
+            diagnosed = finder.diagnosed(checkpoint)
+            # (a question naming the condition, "given my Alzheimer's", waits for the diagnosis: before it the patient
+            # has not been told what they have)
             candidates = [d for d in drafts[(spec.code, checkpoint)]
-                          if d.fact_key not in schedule.used_facts and d.fact_key not in banned]
+                          if d.fact_key not in schedule.used_facts and d.fact_key not in banned
+                          and (diagnosed or "condition_lay" not in d.fields)]
             rng.shuffle(candidates)
             number = 0
             room = caps.get((spec.code, checkpoint), spec.quota + schedule.asked[spec.code]) - schedule.asked[spec.code]

@@ -72,6 +72,8 @@ _CLAUSE_END = re.compile(r"[.;!?\n。；！？]|\bbut\b|\bhowever\b|\bwhereas\b|
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.^])(?<![a-z]-)(\$\s?)?(-?\d+(?:\.\d+)?)")
 _FREQUENCY = re.compile(r"(?:每日|每天|一天|一日|每周|每晚|每)\s*$")
 """Before a count of times: a frequency ("每日4次"), not a dose of "1 次" (one application)."""
+_SCALE = re.compile(r"(?:out of|满分)\s*$")
+"""Right before a scale's top ("4 out of 10", "满分10分"): the scale, not a value."""
 _MINUS = re.compile(r"\bminus\s+(?=\d)")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SPELLING = ((re.compile(r"(?<=[a-z])is(e|es|ed|ing|ation)\b"), r"iz\1"), (re.compile(r"ae(?=[a-z])"), "e"),
@@ -206,8 +208,9 @@ def read_answer(answer: str) -> Reading:
             unit, unit_end = found
         consumed = unit_end
         clause = _clause_bounds(text, m.start(), unit_end)
-        role = "frequency" if unit.key == "times" and _FREQUENCY.search(text[max(0, m.start() - 6):m.start()]) \
-            else _role(text, m.start(), unit_end, clause, limit)
+        before = text[max(0, m.start() - 8):m.start()]
+        role = "frequency" if unit.key == "times" and _FREQUENCY.search(before) \
+            else "reference" if _SCALE.search(before) else _role(text, m.start(), unit_end, clause, limit)
         reading.values.append(Mention(m.start(), unit_end, role,
                                       _elsewhere(text, m.start(), clause, date_ranges), value=float(m.group(2)),
                                       unit=unit, text=text[m.start():unit_end]))
@@ -215,7 +218,8 @@ def read_answer(answer: str) -> Reading:
     return reading
 
 
-_SHARED_UNIT = re.compile(r"\s*(?:/|-|–|to|or|and|到|至|或者|或|和|、|,|，)\s*(?:\d|\$)")
+_SHARED_UNIT = re.compile(r"\s*(?:/|-|–|~|～|to|or|and|到|至|或者|或|和|、|,|，)\s*(?:\d|\$)")
+_RANGE = re.compile(r"\s*(?:-|–|~|～)\s*")
 
 
 def _pairs(reading: Reading) -> None:
@@ -226,5 +230,10 @@ def _pairs(reading: Reading) -> None:
         first, second = values[i], values[i + 1]
         between = reading.text[first.end:second.start + 1]
         if first.unit is DIMENSIONLESS and second.unit is not DIMENSIONLESS and _SHARED_UNIT.fullmatch(between):
-            values[i] = Mention(first.start, first.end, first.role, first.elsewhere, first.value, second.unit,
+            values[i] = first = Mention(first.start, first.end, first.role, first.elsewhere, first.value, second.unit,
+                                        text=first.text)
+        if _RANGE.fullmatch(reading.text[first.end:second.start]):  # "0-10", "60-100 次/分": a range, not a value
+            values[i] = Mention(first.start, first.end, "reference", first.elsewhere, first.value, first.unit,
                                 text=first.text)
+            values[i + 1] = Mention(second.start, second.end, "reference", second.elsewhere, second.value,
+                                    second.unit, text=second.text)

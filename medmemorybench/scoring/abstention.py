@@ -27,6 +27,10 @@ _PATTERNS = (
     r"|noted|tested|checked|provided|prescribed|started|done|told|come up|came up)\b",
     rf"\b(?:i|we) {_NEG} (?:\w+ )?(?:know|recall|remember|find|see|tell|say|determine|have a record|have any record)\b",
     rf"\b(?:i|we) {_NEG} have (?:any |that |this |the |enough |a )?(?:[\w()/-]+ ){{0,4}}{_RECORD}\b",
+    rf"\b(?:i|we) {_NEG} have anything (?:recorded|on record|on file|noted|documented|written down)\b",
+    r"\bnothing (?:is |was )?(?:recorded|on record|on file|noted|documented|written down)\b",
+    r"\b(?:no|nothing|none|not)\b[^.;!?]{0,80}\b(?:in|on) (?:my|the|your|our) (?:\w+ ){0,3}"
+    r"(?:records?|notes|files?|chart)\b",
     rf"\b(?:my|the|your|our) (?:\w+ )?{_RECORD} (?:\w+ )?{_NEG} (?:show|contain|include|mention|say|record|have|list"
     r"|hold)",
     rf"\b{_NEG} (?:find|locate|determine|tell|confirm|answer|say|see)\b",

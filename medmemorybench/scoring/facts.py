@@ -59,7 +59,7 @@ _ZH_STOP = frozenset("的了在是和与及或把被对从向为于并等就也�
 _WORD = re.compile(r"[^\W_]+(?:['][^\W_]+)*")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SENTENCES = re.compile(r"[^.;!?\n。；！？]+")
-_CLAUSE = re.compile(r"[,.;!?\n，。；！？]|\bbut\b|\bwhile\b|但|而")
+_CLAUSE = re.compile(r"[,.;!?\n，。；！？]|\bbut\b|\bwhile\b|\band\b|\bso\b|但|而")
 _ELEMENT_SPLIT = re.compile(r"\s*(?:[;,，；、]|\band\b|\bwith\b|\bbut\b|和|伴|及|并)\s*")
 
 
@@ -288,16 +288,6 @@ def _negative(text: str) -> bool:
     return bool(_NEGATIVE.search(spelling_neutral(canonical_text(text))))
 
 
-def _negated_near(reading: Reading, position: int) -> bool:
-    """Whether the answer says its words at `position` are absent or negated (a negation in the 30 characters
-    before, in the same clause, or "-free"/"negative" right after)."""
-    text = spelling_neutral(reading.text)
-    before = _CLAUSE.split(text[max(0, position - 30):position])[-1]
-    after = text[position:position + 30]
-    return bool(_NEGATIVE.search(before)) or bool(re.match(r"\S*\s*(?:-?free|negative|absent|normal|阴性|正常)",
-                                                           after))
-
-
 def _states_element(reading: Reading, element: str) -> int | None:
     """Where the answer states one element of a finding (its values, its words) with the same sense: "no facial
     tenderness" is not stated by "still some tenderness", nor "a clear nose" by "the nose hadn't cleared"."""
@@ -307,14 +297,31 @@ def _states_element(reading: Reading, element: str) -> int | None:
     if not words:
         values = read_answer(element).values
         return next((m.start for m in reading.values for g in values if _equal(m, g, _decimals(g.text))), 0)
-    position = _contains(reading, element)
-    if position is None:
-        share, position = _recall(reading, element)
-        if share < (1.0 if len(words) <= 2 else SENTENCE_RECALL):
-            return None
-    assert position is not None
-    return position if _negated_near(reading, _word_position(reading, words[0])) == _negative(element) \
-        or _contains(reading, element) is not None else None
+    if _contains(reading, element) is not None:
+        return _contains(reading, element)
+    share, _ = _recall(reading, element)
+    if share < (1.0 if len(words) <= 2 else SENTENCE_RECALL):
+        return None
+    # its sense read in the sentence that says most of it ("the dipstick was negative" near the end, not the first
+    # "urine" of the answer)
+    start = max(((_recall(read_answer(s.group(0)), element)[0], -s.start()) for s in _SENTENCES.finditer(reading.text)),
+                default=(0.0, 0))[1] * -1
+    text = spelling_neutral(reading.text)
+    end = next((m.end() for m in _SENTENCES.finditer(text, start)), len(text))
+    if _CJK.search(element):
+        found = [p for p in (text.find(w, start, end) for w in words) if p >= 0]
+    else:  # (the answer's own form of each word: "tender" for "tenderness")
+        found = [next((m.start() for m in _WORD.finditer(text, start, end) if same_word(w, m.group(0))), -1)
+                 for w in words]
+    # every word said in the element's sense: "your face was no longer tender" says "no facial tenderness", "the
+    # nose hadn't cleared" does not say "a clear nose"
+    negative = _negative(element)
+    return start if all(_clause_negative(text, p) == negative for p in found if p >= 0) else None
+
+
+def _clause_negative(text: str, position: int) -> bool:
+    """Whether the clause around `position` says something is absent or not so."""
+    return bool(_NEGATIVE.search(_clause_at(text, position)))
 
 
 def _states_finding(reading: Reading, fact: Fact) -> int | None:
@@ -460,9 +467,12 @@ class ChainCheck:
     conclusion: bool
     """The last step the question does not give is told."""
 
+    cause: bool = True
+    """The step before the conclusion is told too (what brought it about: the drug raised before the score fell)."""
+
     @property
     def passed(self) -> bool:
-        return self.ncr >= CHAIN_COVERAGE and self.conclusion
+        return self.ncr >= CHAIN_COVERAGE and self.conclusion and self.cause
 
 
 KEY_GROUP = "key"
@@ -474,9 +484,9 @@ CHAIN_COVERAGE = 0.75
 def check_chain(reading: Reading, steps: list[list[Fact]], question: str) -> ChainCheck:
     """Which steps of a chain the answer tells (a step is told when any one of its facts is stated).
 
-    Correct (`passed`) when at least `CHAIN_COVERAGE` of the steps the question does not give are told and the last
-    of them (the conclusion) is; the order of telling is measured (`crc`) but not required: a capable answer to
-    "why ...?" often gives the conclusion first and the causes after "because".
+    Correct (`passed`) when at least `CHAIN_COVERAGE` of the steps the question does not give are told, and the last
+    two of them (the conclusion and what brought it about) are; the order of telling is measured (`crc`) but not
+    required: a capable answer to "why ...?" often gives the conclusion first and the causes after "because".
     """
     asked = read_answer(question)
     given = [i for i, facts in enumerate(steps) if facts and all(states(asked, f) for f in facts)]
@@ -496,4 +506,5 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str) -> Cha
     pairs = list(zip(covered, covered[1:], strict=False))
     crc = sum(positions[a] <= positions[b] for a, b in pairs) / len(pairs) if pairs else 1.0
     ncr = len(covered) / len(open_steps) if open_steps else 0.0
-    return ChainCheck(covered, given, ncr, crc, bool(open_steps) and open_steps[-1] in positions)
+    return ChainCheck(covered, given, ncr, crc, bool(open_steps) and open_steps[-1] in positions,
+                      len(open_steps) < 2 or open_steps[-2] in positions)

@@ -28,6 +28,7 @@ _JOINERS = {"and", "or", "plus", "as", "well", "&", ",", "，", "/", "+", ";", "
 _CHOICE_FOLLOWERS = {"and", "or", "is", "are", "plus", "only", "as", "would", "should", "could", "can", "seems",
                      "looks", "because", "since", "was", "were", "then", "too", "also", "both", "together"}
 _EXCLUDED = re.compile(r"\b(?:not|avoid|except|excluding|exclude|never|unsafe)\W{0,3}$", re.I)
+_OPENING = re.compile(r"[:：.。;；!！?？\n—–]|\s-\s")
 _STANDALONE = re.compile(r"(?<![A-Za-z0-9])\(?([A-D])\)?(?![A-Za-z0-9])(?:\s+([a-z]+))?")
 
 
@@ -84,6 +85,11 @@ def parse_choices(prediction: str, options: Sequence[str] = ()) -> frozenset[str
     """
     letters = "".join(split_option(o)[0] for o in options) or "ABCD"
     text = _strip_options(prediction or "", options)
+    # an answer that opens with its letters ("A, C and D: simvastatin ...", "B和C可以吃") has chosen them: letters
+    # its explanation names afterwards ("Semaglutide (B) isn't suitable") are not choices
+    opening = _read_run(_OPENING.split(text.strip(), maxsplit=1)[0], letters)
+    if opening:
+        return frozenset(opening)
     for marker in reversed(list(_MARKER.finditer(text))):
         rest = text[marker.end():].lstrip(" \t\n:：*")
         run = _read_run(rest.split("\n", 1)[0], letters)

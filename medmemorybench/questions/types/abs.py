@@ -6,6 +6,7 @@ relative's drug (asked as the patient's), a relative's lab, a date with no visit
 from __future__ import annotations
 
 import random
+import re
 from datetime import date, timedelta
 
 from medmemorybench.questions.facts import Draft, FactFinder
@@ -31,10 +32,11 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     group = finder.condition.group.key
     own_group = sorted({m.lab for c in finder.kb.conditions.values() if c.group.key == group for m in c.monitored}
                        | {lab.lab for r in finder.year.persona.family for lab in r.labs})
+    other_sex = _labs_of_sex(finder, "male" if finder.year.persona.sex == "female" else "female")
     for lab in own_group:
         lay = finder.lab_lay(lab)
-        if lab in measured or not finder.never_said_anywhere(
-                lambda f, lab=lab: (f.t(f.kb.labs[lab].name), f.lab_lay(lab))):
+        if lab in measured or lab in other_sex or _sounds_like_measured(finder, lab, measured) \
+                or not finder.never_said_anywhere(lambda f, lab=lab: (f.t(f.kb.labs[lab].name), f.lab_lay(lab))):
             continue
         absent(rng.choice(LAB_PHRASINGS), {"lab_lay": lay}, lay, f"abs:lab:{lab}", "lab")
     for drug in sorted(d for d in finder.pools if finder.in_pool(d, "abs")):
@@ -50,6 +52,25 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                 iso = day.isoformat()
                 absent("tla.event_on_date", {"date": iso}, iso, f"abs:date:{iso}", "date", names_date=True)
     return drafts
+
+
+def _labs_of_sex(finder: FactFinder, sex: str) -> set[str]:
+    """Labs followed only in conditions of one sex (an egg-reserve hormone is no question for a man)."""
+    conditions = finder.kb.conditions.values()
+    either = {m.lab for c in conditions if c.sex != sex for m in c.monitored}
+    return {m.lab for c in conditions if c.sex == sex for m in c.monitored} - either
+
+
+def _lay_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in ("the", "my", "a", "an", "of", "at", "in")}
+
+
+def _sounds_like_measured(finder: FactFinder, lab: str, measured: set[str]) -> bool:
+    """Whether a patient would call a lab they never had by the name of one they had ("the memory test score" when a
+    thinking-skills test was done): its lay name shares two words with a measured lab's. Read in English, so every
+    language asks the same questions."""
+    words = _lay_words(finder.kb.labs[lab].lay.en)
+    return any(len(words & _lay_words(finder.kb.labs[m].lay.en)) >= 2 for m in measured)
 
 
 register(QuestionType(

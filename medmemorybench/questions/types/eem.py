@@ -5,8 +5,10 @@ reading; only a capped share names the visit's date."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 from medmemorybench.questions.facts import Draft, FactFinder
+from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.simulate.models import AdverseFact, DiagnosisFact, LabFact, MedicationFact, TestFact
 
@@ -44,21 +46,33 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     for trap, event in finder.disclosed(checkpoint):
         if trap.category in DISCLOSED_ASKED:
             detail = finder.trap_detail(trap)
+            facts = [finder.trap_fact(trap)]
+            if trap.category == "disease_history":
+                # "which past illness did I tell you about?": the one a long-standing drug is taken for is right too
+                facts = [finder.trap_fact(trap, group="told"), *_told_indications(finder, checkpoint)]
             drafts.append(Draft("EEM", f"eem.{trap.category}", {}, detail, [event], [detail], f"told:{trap.category}",
-                                kind="disclosed", trap_category=trap.category, facts=[finder.trap_fact(trap)]))
-    for event, fact in finder.facts(checkpoint, DiagnosisFact):
+                                kind="disclosed", trap_category=trap.category, facts=facts))
+    diagnoses = finder.facts(checkpoint, DiagnosisFact)
+    ruled_out = any(f.status == "ruled_out" for _, f in diagnoses)  # type: ignore[union-attr]
+    new_in_month = Counter(finder.month_of(e) for e, f in diagnoses
+                           if f.status in ("confirmed", "complication", "acute"))  # type: ignore[union-attr]
+    for event, fact in diagnoses:
         assert isinstance(fact, DiagnosisFact)
         name = finder.t(fact.name)
-        if fact.status == "suspected":
+        if fact.status == "suspected" and ruled_out:  # ("before it was changed": once it has been)
             drafts.append(Draft("EEM", "eem.first_thought", {}, name, [event], [name], "first_thought",
                                 kind="diagnosis", facts=[finder.diagnosis_fact(fact.name, fact.icd11)]))
-        elif fact.status == "complication":
+        elif fact.status == "complication" and new_in_month[finder.month_of(event)] == 1:  # (one new problem)
             drafts.append(Draft("EEM", "eem.complication_in_month", {"month": finder.month_of(event)}, name, [event],
                                 [name], f"complication:{fact.icd11}:{finder.month_of(event)}", kind="diagnosis",
                                 facts=[finder.diagnosis_fact(fact.name, fact.icd11, coded=False)]))
     drafts += _labs(finder, checkpoint)
-    for event, fact in finder.facts(checkpoint, TestFact):
+    tests = finder.facts(checkpoint, TestFact)
+    done = Counter(f.test for _, f in tests)  # type: ignore[union-attr]
+    for event, fact in tests:
         assert isinstance(fact, TestFact)
+        if done[fact.test] > 1:
+            continue  # ("what did the test show?" names one result only if it was done once)
         finding = finder.t(fact.finding)
         drafts.append(Draft("EEM", "eem.test_finding", {"test": finder.t(fact.name)}, finding, [event], [finding],
                             f"test:{fact.test}", kind="finding", facts=[finder.finding_fact(fact)]))
@@ -75,6 +89,17 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             drafts.append(Draft("EEM", "eem.allergen", {}, agent, [event], [agent], "allergen", kind="allergen",
                                 trap_category="allergy", facts=[finder.trap_fact(trap)]))
     return drafts
+
+
+def _told_indications(finder: FactFinder, checkpoint: int) -> list[GoldFact]:
+    """The past illnesses the patient told as what a long-standing drug is taken for, by the checkpoint."""
+    out = []
+    for trap, _ in finder.disclosed(checkpoint):
+        key = (trap.indication or "").removeprefix("history:")
+        if trap.category == "medication_history" and key in finder.kb.history_conditions:
+            name = finder.t(finder.kb.history_conditions[key].name)
+            out.append(finder.name_fact(name, finder.kb.aliases.history_condition(key, finder.lang), group="told"))
+    return out
 
 
 def _labs(finder: FactFinder, checkpoint: int) -> list[Draft]:

@@ -23,7 +23,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     steps = {s.key: s for s in finder.condition.care_path}
     for trap, event in finder.disclosed(checkpoint):
         detail = finder.trap_detail(trap)
-        for forbidden in trap.forbidden:
+        # (a drug "to lower my blood pressure" is asked about once the patient knows that is what is being treated)
+        for forbidden in trap.forbidden if finder.diagnosed(checkpoint) else []:
             drug = forbidden.drug
             if forbidden.step not in steps or not finder.in_pool(drug, "shared") or drug in ever:
                 continue

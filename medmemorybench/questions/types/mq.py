@@ -12,11 +12,14 @@ from math import comb
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.render.fields import trap_detail
 from medmemorybench.simulate.models import Event, MedicationFact
 from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.timeline import state_on
 
 LETTERS = "ABCD"
+CHEAP_USD = 10
+"""A monthly cost no reader would doubt fits a told budget (a generic at a few dollars a month)."""
 SLOT_CYCLE = 12
 """A multiple of the number of letter sets of each size (4, 6, 4): where a patient's rotation starts."""
 
@@ -73,8 +76,12 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     # function or a drug started); the cohort prior thins the options where the pools allow
     taken_classes = {finder.kb.drugs[d].drug_class for d in finder.patient_at(checkpoint).taking} \
         if finder.upto(checkpoint) else set()
+    budget = next((t.fact.monthly_budget_usd for t, _ in finder.disclosed(checkpoint)
+                   if t.category == "lifestyle_economic"), None)
+    # (under a budget the patient told, a right option is plainly cheap: the records never say what a drug costs)
     safe = [d for d in pool if finder.indicated(d, checkpoint) and finder.kb.drugs[d].drug_class not in taken_classes
-            and finder.ruling(d, checkpoint).permitted]
+            and finder.ruling(d, checkpoint).permitted
+            and (budget is None or finder.kb.drugs[d].monthly_cost_usd <= CHEAP_USD)]
     for trap, event in finder.disclosed(checkpoint):
         if trap.category == "lifestyle_economic" or not finder.diagnosed(checkpoint):
             continue  # (a drug out of budget is dear, not unsafe; "safe for my <condition>" needs the diagnosis)
@@ -84,8 +91,11 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         if picks is None:
             continue
         options, correct = _labelled(finder, picks)
+        # (the diagnosis is why the options are for this patient; the trap is why some are not)
+        evidence = sorted({e.event_id: e for e in (event, *finder.diagnosis_events(checkpoint))}.values(),
+                          key=lambda e: e.index)
         drafts.append(Draft("MQ", "mq.safe_options", {"condition_lay": finder.condition_lay()}, ", ".join(correct),
-                            [event], [finder.trap_detail(trap)], f"mq_safe:{trap.category}:{checkpoint}",
+                            evidence, [finder.trap_detail(trap)], f"mq_safe:{trap.category}:{checkpoint}",
                             kind="safe", trap_category=trap.category, options=options, correct_options=correct))
     upto = finder.upto(checkpoint)
     if upto:
@@ -120,7 +130,10 @@ def _ever_taken(finder: FactFinder, checkpoint: int, rng: random.Random, pool: l
     for event, fact in finder.facts(checkpoint, MedicationFact):
         if fact.action in ("start", "administer") and fact.reason != "long_term":  # type: ignore[union-attr]
             starts.setdefault(fact.drug, event)  # type: ignore[union-attr]
-    wrong = pool[:1] + finder.distractors(given=True)
+    # (not a drug the patient's own words say they once took: "rosuvastatin after atorvastatin had failed")
+    told = " ".join(trap_detail(finder.kb, t, "en") for t in finder.traps).lower()  # (English: one choice for all)
+    wrong = [d for d in pool[:1] + finder.distractors(given=True)
+             if not any(n.lower() in told for n in (finder.kb.drugs[d].name.en, *finder.kb.aliases.drug(d, "en")))]
     picks = _draw(None, rng, sorted(starts), [d for d in dict.fromkeys(wrong) if d not in starts], slot)
     if picks is None:
         return []

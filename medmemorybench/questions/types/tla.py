@@ -22,7 +22,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         first_seen.setdefault(f"lab:{fact.lab}", (event, "tla.first_lab_date", {"lab_lay": finder.lab_lay(fact.lab)}))  # type: ignore[union-attr]
     for event, fact in finder.facts(checkpoint, SymptomFact):
         first_seen.setdefault(f"symptom:{fact.symptom}", (event, "tla.first_symptom_date",  # type: ignore[union-attr]
-                                                          {"symptom": finder.lay(fact.lay)}))  # type: ignore[union-attr]
+                                                          {"symptom_told": finder.told(fact.lay)}))  # type: ignore[union-attr]
     for key, (event, template, fields) in first_seen.items():
         when(template, fields, event, f"first_date:{key}", key.partition(":")[0])
     for event, fact in finder.first_starts(checkpoint):
