@@ -63,7 +63,7 @@ SET_SHARE = {n: comb(4, n) / 14 for n in (1, 2, 3)}
 patient's questions keep to it so that no size, and so no constant letter set, is over-represented."""
 
 
-SET_LEAD = 1
+SET_LEAD = 2
 """How many choice questions a patient's count of one size may run ahead of its share (`SET_SHARE`)."""
 
 
@@ -323,7 +323,10 @@ def _select(year: CareYear, finder: FactFinder, checkpoints: list[int], language
         # a type with candidates to spare gives way to one short of its quota: the question that made a short
         # type's candidate leak is not asked again (another of its own candidates takes the slot)
         short, full = _short_and_full(kept, checkpoints)
-        giving_way = {key for turned_away, blocker, key in blockers if turned_away in short and blocker in full}
+        # (but a question that tests a trap category: the category may have no other)
+        testing = {d.fact_key for _, d, _ in kept if d.trap_category}
+        giving_way = {key for turned_away, blocker, key in blockers
+                      if turned_away in short and blocker in full and key not in testing}
         if not trimmed and not giving_way - banned:
             break
         banned |= trimmed | giving_way  # (asked again, the schedule fills those slots with drafts that stay balanced)
