@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import Illness
+from medmemorybench.knowledge.models import CareStep, Illness
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.phrasing import Phrasing
 from medmemorybench.render.fields import dose_with_unit, format_number, lab_with_unit, text_of, trap_detail
+from medmemorybench.render.models import regular_session_id
 from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -137,6 +138,8 @@ class FactFinder:
         self.traps: list[Trap] = year.persona.traps
         self.patient = patient_of(year.persona)
         self.patient_text = normalize_text(" ".join(session_text.values()))
+        self.session_text = {sid: normalize_text(text) for sid, text in session_text.items()}
+        """Each regular session's text (normalized), by id: what a visit said in this language."""
         self.pools = self._drug_pools()
         self.prior = prior
         """How often each drug is allowed across the cohort, for choice questions to draw options by."""
@@ -312,8 +315,19 @@ class FactFinder:
     def quantity_fact(self, text: str, *, required: bool = True, group: str = "") -> GoldFact:
         return GoldFact(text=text, kind="quantity", required=required, group=group)
 
-    def date_fact(self, iso: str) -> GoldFact:
-        return GoldFact(text=iso, kind="date")
+    def date_fact(self, iso: str, group: str = "") -> GoldFact:
+        return GoldFact(text=iso, kind="date", group=group)
+
+    def start_date_facts(self, event: Event) -> list[GoldFact]:
+        """When a drug was started: the visit's date, or the next day where the visit says it starts "from tomorrow"
+        (the patient then begins it the day after; both are right). Read in every rendering, so every language asks
+        the same."""
+        sid = regular_session_id(event.event_id)
+        if not any(word in f.session_text.get(sid, "") for f in self.renderings
+                   for word in f.phrasing.common("from_tomorrow")):
+            return [self.date_fact(event.date)]
+        next_day = (date.fromisoformat(event.date) + timedelta(days=1)).isoformat()
+        return [self.date_fact(event.date, group="start"), self.date_fact(next_day, group="start")]
 
     def polarity_fact(self, side: str) -> GoldFact:
         return GoldFact(text=side, kind="polarity")
@@ -442,27 +456,25 @@ class FactFinder:
         """Whether the patient's condition was confirmed by the checkpoint."""
         return bool(self.diagnosis_events(checkpoint))
 
-    def indicated(self, drug: str, checkpoint: int) -> bool:
-        """Whether a care step of the condition that gives the drug applies to the patient after the checkpoint: the
-        diagnosis made, and the step's complication found or its lab past its threshold (`Indication`)."""
+    def step_applies(self, step: CareStep, checkpoint: int) -> bool:
+        """Whether a care step of the condition applies to the patient after the checkpoint: the diagnosis made, and
+        the step's complication found or its lab past its threshold (`Indication`): "a drug for the burning pain in
+        my feet" is no question before the neuropathy."""
         if not self.diagnosed(checkpoint):
             return False
         state = state_on(self.year, self.upto(checkpoint)[-1].date)
-        for step in self.condition.care_path:
-            if drug not in step.drug_keys:
-                continue
-            need = step.indication
-            if need.complication is not None:
-                if need.complication in state.complications:
-                    return True
-            elif need.lab is not None:
-                reading = state.labs.get(need.lab)
-                if reading is not None and ((need.above is not None and reading.value > need.above)
-                                            or (need.below is not None and reading.value < need.below)):
-                    return True
-            else:
-                return True
-        return False
+        need = step.indication
+        if need.complication is not None:
+            return need.complication in state.complications
+        if need.lab is not None:
+            reading = state.labs.get(need.lab)
+            return reading is not None and ((need.above is not None and reading.value > need.above)
+                                            or (need.below is not None and reading.value < need.below))
+        return True
+
+    def indicated(self, drug: str, checkpoint: int) -> bool:
+        """Whether some care step that gives the drug applies to the patient after the checkpoint (`step_applies`)."""
+        return any(drug in step.drug_keys and self.step_applies(step, checkpoint) for step in self.condition.care_path)
 
     def ruling(self, drug: str, checkpoint: int, regimen: str | None = None) -> Ruling:
         """Whether the drug may be given after the checkpoint, and what bars it (cached: IG and MQ ask the same)."""

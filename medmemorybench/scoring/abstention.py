@@ -54,7 +54,14 @@ def _find(prediction: str | None, question: str = "", asks_date: bool = False) -
         return None
     text = normalize_text(prediction).replace("\u2019", "'")
     m = _ABSTAIN.search(text)
-    if m is None or _commits(prediction, question, asks_date):
+    if m is None:
+        return None
+    # an answer that opens by saying the records do not hold it is an abstention whatever context it adds in later
+    # sentences ("That is not in my records. (They mention sertraline, started on 2024-02-11.)"); a value in the
+    # refusing sentence itself is an answer all the same ("no record of the exact dose, but probably 50 mcg")
+    first = _SENTENCE_END.split(prediction.strip(), maxsplit=1)[0]
+    opens = _ABSTAIN.search(normalize_text(first).replace("\u2019", "'")) is not None
+    if _commits(first if opens else prediction, question, asks_date):
         return None
     return m.group(0)
 
@@ -81,6 +88,7 @@ def _commits(prediction: str, question: str, asks_date: bool) -> bool:
     return bool(values or dates)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s|[。！？]")
 _CLAUSE_END = re.compile(r"[,:.;!?\n，：。；！？]|\bbut\b|但是|不过|但")
 
 

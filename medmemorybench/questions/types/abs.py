@@ -15,6 +15,8 @@ from medmemorybench.simulate.models import LabFact
 
 LAB_PHRASINGS = ("eem.lab_first", "sua.latest_lab")
 DRUG_PHRASINGS = ("sua.current_dose", "tla.start_date", "eem.start_dose")
+HOSPITAL_FORMS = ("infusion",)
+"""A form given in hospital (a drip): a drug with no other is not asked about as one the patient takes."""
 NO_VISIT_MARGIN_DAYS = 3
 """A date asked about lies at least this many days from any visit."""
 
@@ -40,6 +42,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             continue
         absent(rng.choice(LAB_PHRASINGS), {"lab_lay": lay}, lay, f"abs:lab:{lab}", "lab")
     for drug in sorted(d for d in finder.pools if finder.in_pool(d, "abs")):
+        if all(form.form in HOSPITAL_FORMS for form in finder.kb.drugs[drug].forms):
+            continue  # (nobody asks what dose of a drip they "take")
         name = finder.drug(drug)
         if finder.never_said_anywhere(lambda f, drug=drug: (f.drug(drug),)):
             absent(rng.choice(DRUG_PHRASINGS), {"drug": name}, name, f"abs:drug:{drug}", "drug")

@@ -5,16 +5,18 @@ reading; only a capped share names the visit's date."""
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.simulate.models import AdverseFact, DiagnosisFact, LabFact, MedicationFact, TestFact
+from medmemorybench.simulate.models import AdverseFact, DiagnosisFact, Event, LabFact, MedicationFact, TestFact
 
-DISCLOSED_ASKED = ("disease_history", "lifestyle_economic", "medication_history")
-"""Trap facts asked back as told, where the answer is one entity (the allergy has its own phrasing; a preference
-or a diet habit is a sentence, tested by MQ and IG instead)."""
+DISCLOSED_ASKED = ("disease_history", "lifestyle_economic", "medication_history", "medication_preference",
+                   "diet_preference")
+"""Trap facts asked back as told (the allergy has its own phrasing); a preference or a habit is scored by its gist
+(`gists.yaml`), so "you said you can't swallow big tablets" states "I gag on big pills"."""
 
 
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
@@ -71,7 +73,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     done = Counter(f.test for _, f in tests)  # type: ignore[union-attr]
     for event, fact in tests:
         assert isinstance(fact, TestFact)
-        if done[fact.test] > 1:
+        if done[fact.test] > 1 or _measured_again(finder, fact, event, checkpoint):
             continue  # ("what did the test show?" names one result only if it was done once)
         finding = finder.t(fact.finding)
         drafts.append(Draft("EEM", "eem.test_finding", {"test": finder.t(fact.name)}, finding, [event], [finding],
@@ -89,6 +91,14 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             drafts.append(Draft("EEM", "eem.allergen", {}, agent, [event], [agent], "allergen", kind="allergen",
                                 trap_category="allergy", facts=[finder.trap_fact(trap)]))
     return drafts
+
+
+def _measured_again(finder: FactFinder, fact: TestFact, event: Event, checkpoint: int) -> bool:
+    """Whether a lab the test's finding states was measured at another visit by the checkpoint (TSH-receptor
+    antibodies checked again in August: "what did the test show?" has two answers)."""
+    test = next((t for t in finder.condition.diagnostic_tests if t.key == fact.test), None)
+    labs = set(re.findall(r"\{(?:lab|value|grade):(\w+)\}", test.finding.en)) if test else set()
+    return any(e.event_id != event.event_id and f.lab in labs for e, f in finder.facts(checkpoint, LabFact))
 
 
 def _told_indications(finder: FactFinder, checkpoint: int) -> list[GoldFact]:

@@ -7,6 +7,7 @@ the pharmacy dispensed the patient's dose."""
 from __future__ import annotations
 
 import random
+from datetime import date
 
 from medmemorybench.questions.facts import REMEDY_REGIMEN, Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
@@ -23,10 +24,12 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     steps = {s.key: s for s in finder.condition.care_path}
     for trap, event in finder.disclosed(checkpoint):
         detail = finder.trap_detail(trap)
-        # (a drug "to lower my blood pressure" is asked about once the patient knows that is what is being treated)
-        for forbidden in trap.forbidden if finder.diagnosed(checkpoint) else []:
+        # (a drug "to lower my blood pressure" is asked about once that is what is being treated: the diagnosis made,
+        # and the step's own complication or lab, where it has one)
+        for forbidden in trap.forbidden:
             drug = forbidden.drug
-            if forbidden.step not in steps or not finder.in_pool(drug, "shared") or drug in ever:
+            if forbidden.step not in steps or not finder.in_pool(drug, "shared") or drug in ever \
+                    or not finder.step_applies(steps[forbidden.step], checkpoint):
                 continue
             purpose = finder.step_purpose(forbidden.step)
             fields = {"drug": finder.drug(drug), "purpose": purpose}
@@ -127,6 +130,9 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
     drafts: list[Draft] = []
     state = state_on(finder.year, upto[-1].date)
     for drug, dose in state.medications.items():
+        if dose.until is not None and (date.fromisoformat(dose.until) - date.fromisoformat(upto[-1].date)).days \
+                <= COURSE_ENDING_DAYS:
+            continue  # (a course in its last days: whether it is still to be taken "now" is a quibble)
         value = finder.dose_text(dose.dose, dose.unit)
         answer = finder.say("ig", "carry_on", drug=finder.drug(drug), dose=value,
                             frequency=finder.words.word("frequency", dose.frequency))
@@ -172,6 +178,9 @@ def _finished_courses(finder: FactFinder, checkpoint: int, taking: set[str]) -> 
                             facts=[finder.polarity_fact("no"), over]))
     return drafts
 
+
+COURSE_ENDING_DAYS = 2
+"""A course that ends within this many days of the last visit is not asked about as taken now."""
 
 DISPENSED_FORMS = ("tablet", "capsule")
 """Forms whose box states the strength, so "the pharmacy gave me X 20 mg" makes sense (not an insulin pen dialled

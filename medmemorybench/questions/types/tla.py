@@ -13,9 +13,10 @@ from medmemorybench.simulate.models import DiagnosisFact, LabFact, MedicationFac
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     drafts: list[Draft] = []
 
-    def when(template: str, fields: dict, event, fact_key: str, kind: str) -> None:  # noqa: ANN001
+    def when(template: str, fields: dict, event, fact_key: str, kind: str, facts=None) -> None:  # noqa: ANN001
         drafts.append(Draft("TLA", template, fields, event.date, [event], [event.date], fact_key, kind=kind,
-                            aliases=date_aliases(event.date, finder.phrasing), facts=[finder.date_fact(event.date)]))
+                            aliases=date_aliases(event.date, finder.phrasing),
+                            facts=facts or [finder.date_fact(event.date)]))
 
     first_seen: dict[str, tuple] = {}
     for event, fact in finder.facts(checkpoint, LabFact):
@@ -27,7 +28,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         when(template, fields, event, f"first_date:{key}", key.partition(":")[0])
     for event, fact in finder.first_starts(checkpoint):
         if fact.reason != "long_term":
-            when("tla.start_date", {"drug": finder.drug(fact.drug)}, event, f"start_date:{fact.drug}", "start")
+            when("tla.start_date", {"drug": finder.drug(fact.drug)}, event, f"start_date:{fact.drug}", "start",
+                 facts=finder.start_date_facts(event))
     stops = [(e, f) for e, f in finder.facts(checkpoint, MedicationFact) if f.action == "stop"]  # type: ignore[union-attr]
     stopped_once = [d for d in {f.drug for _, f in stops} if sum(f.drug == d for _, f in stops) == 1]
     for event, fact in stops:
