@@ -179,35 +179,11 @@ def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | Non
             errors.append(f"{path}: key: '{condition.key}' must equal the file name '{path.stem}'")
         conditions.append(condition)
 
-    people_path = data_dir / "people.yaml"
-    people = None
-    raw_people = _read_yaml(people_path, errors)
-    if raw_people is not None:
-        try:
-            people = People.model_validate(raw_people)
-        except ValidationError as exc:
-            errors.extend(_format_validation(people_path, "", exc))
-
+    people = _read_model(data_dir / "people.yaml", People, errors)
     # not records like _SECTIONS: one mapping per kind of disclosed fact, keyed by the records' keys
-    gists_path = data_dir / "gists.yaml"
-    gists = Gists()
-    raw_gists = _read_yaml(gists_path, errors)
-    if raw_gists is not None:
-        try:
-            gists = Gists.model_validate(raw_gists)
-        except ValidationError as exc:
-            errors.extend(_format_validation(gists_path, "", exc))
-
+    gists = _read_model(data_dir / "gists.yaml", Gists, errors) or Gists()
     unit_words = _read_unit_words(data_dir / UNITS_FILE, errors)
-
-    aliases_path = data_dir / "aliases.yaml"
-    aliases = None
-    raw_aliases = _read_yaml(aliases_path, errors)
-    if raw_aliases is not None:
-        try:
-            aliases = Aliases.model_validate(raw_aliases)
-        except ValidationError as exc:
-            errors.extend(_format_validation(aliases_path, "", exc))
+    aliases = _read_model(data_dir / "aliases.yaml", Aliases, errors)
 
     def get(section: str) -> list[Any]:
         return sections.get(section, [])
@@ -244,6 +220,18 @@ def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | Non
     if errors:
         raise KnowledgeError(errors)
     return kb
+
+
+def _read_model(path: Path, model: type[M], errors: list[str]) -> M | None:
+    """A whole-file model (people, gists, aliases), or None with its problems added to `errors`."""
+    raw = _read_yaml(path, errors)
+    if raw is None:
+        return None
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        errors.extend(_format_validation(path, "", exc))
+        return None
 
 
 def _read_unit_words(path: Path, errors: list[str]) -> dict[str, UnitWords]:

@@ -390,7 +390,6 @@ def _states_polarity(reading: Reading, fact: Fact) -> int | None:
 _STATED = {"quantity": _states_quantity, "date": _states_date, "name": _states_name, "finding": _states_finding,
            "gist": _states_gist, "sentence": _states_sentence, "polarity": _states_polarity}
 _CONFLICTS = {"quantity": _quantity_conflicts, "date": _date_conflicts}
-FACT_KINDS = tuple(_STATED)
 
 
 def locate(reading: Reading, fact: Fact) -> int | None:

@@ -119,3 +119,13 @@ def test_a_step_the_question_names_is_given_not_counted() -> None:
     check = check_chain(read_answer("Because the atorvastatin gave you muscle pain."), steps, question)
     assert check.given == [0, 2] and check.passed
     assert not check_chain(read_answer("We changed to ezetimibe after atorvastatin."), steps, question).passed
+
+
+def test_every_fact_kind_the_dataset_declares_is_read():
+    from medmemorybench.questions.models import FACT_KINDS
+    from medmemorybench.scoring.facts import locate
+
+    for kind in FACT_KINDS:
+        locate(read_answer("yes"), Fact("yes", kind))  # raises for a kind it cannot read
+    with pytest.raises(ValueError, match="unknown fact kind"):
+        locate(read_answer("yes"), Fact("yes", "colour"))
