@@ -9,9 +9,11 @@ from __future__ import annotations
 import random
 from datetime import date
 
+from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import REMEDY_REGIMEN, Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.render.models import regular_session_id
 from medmemorybench.simulate.models import Event, MedicationFact, Trap
 from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.timeline import state_on
@@ -144,7 +146,7 @@ def _take_now(finder: FactFinder, checkpoint: int) -> list[Draft]:
     for event, fact in finder.facts(checkpoint, MedicationFact):
         if fact.action != "stop" or fact.drug in state.medications:  # type: ignore[union-attr]
             continue
-        reason = _stop_reason(finder, fact)  # type: ignore[arg-type]
+        reason = _stop_reason(finder, fact, event)  # type: ignore[arg-type]
         if reason is None:
             continue
         why, key, reason_fact = reason
@@ -221,8 +223,9 @@ def _dispensed(finder: FactFinder, checkpoint: int) -> list[Draft]:
     return drafts
 
 
-def _stop_reason(finder: FactFinder, fact: MedicationFact) -> tuple[str, str, GoldFact] | None:
-    """Why a drug was stopped, as the gold says it, the key fact a right answer names, and that fact as a gold fact."""
+def _stop_reason(finder: FactFinder, fact: MedicationFact, event: Event) -> tuple[str, str, GoldFact] | None:
+    """Why a drug was stopped, as the gold says it, the key fact a right answer names (as the visit said it), and that
+    fact as a gold fact."""
     code, _, detail = fact.reason.partition(":")
     if code == "adverse_effect":
         effect = next(e for e in finder.kb.drugs[fact.drug].adverse_effects if e.key == detail)
@@ -232,7 +235,10 @@ def _stop_reason(finder: FactFinder, fact: MedicationFact) -> tuple[str, str, Go
         new = finder.drug(detail)
         return finder.say("ig", "stopped_replaced", drug=new), new, finder.drug_fact(detail)
     if code == "diagnosis_revised":
+        said = finder.session_text.get(regular_session_id(event.event_id), "")
         condition = finder.condition_lay()
+        if normalize_text(condition) not in said:  # (the visit named the diagnosis, not the patient's words for it)
+            condition = finder.t(finder.condition.name)
         return (finder.say("ig", "stopped_diagnosis", condition=condition), condition,
                 finder.diagnosis_fact(finder.condition.name, finder.condition.icd11.code))
     return None
