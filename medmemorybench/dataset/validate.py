@@ -12,6 +12,7 @@ from collections import defaultdict
 from medmemorybench.dataset.build import Rows
 from medmemorybench.dataset.schema import FEATURES, LANGUAGES, PERSONAS_SPLIT, STREAM_CONFIGS, config_name
 from medmemorybench.normalize import normalize_text
+from medmemorybench.questions.models import FACT_KINDS
 from medmemorybench.render.models import Session, session_text
 from medmemorybench.simulate.models import TRAP_CATEGORIES
 
@@ -95,6 +96,11 @@ def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str], con
                     problems.append(f"{where}: abstention question without absent_fact")
                 elif normalize_text(absent) in own_text[q["persona_id"]]:
                     problems.append(f"{where}: abstention fact {absent!r} appears in the patient's own sessions")
+            kinds = {f["kind"] for f in q.get("facts") or []} | {
+                f["kind"] for step in q.get("reasoning_chain") or [] for f in step.get("facts") or []}
+            if kinds - set(FACT_KINDS):
+                problems.append(f"{where}: unknown fact kind(s) {sorted(kinds - set(FACT_KINDS))}; known: "
+                                f"{', '.join(FACT_KINDS)}")
             if q["query_type"] == "MQ":
                 letters = {o.split(".")[0] for o in q["options"]}
                 if len(q["options"]) != 4 or not 1 <= len(q["correct_options"]) <= 3 or \

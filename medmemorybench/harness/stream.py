@@ -36,6 +36,7 @@ from medmemorybench.memory.base import EvidenceQuestion, NativeQuestion
 from medmemorybench.memory.context import Embedder, MemoryContext, MemoryCost, MemoryLLM, Stopwatch
 from medmemorybench.models._daemon_pool import map_each
 from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.questions.models import FACT_KINDS
 from medmemorybench.questions.spec import type_codes
 from medmemorybench.render.models import Session
 from medmemorybench.simulate.rng import rng_for
@@ -113,6 +114,11 @@ def read_rows(folder: Path, task: TaskConfig, split: str, limit: int | None) -> 
             if question["query_type"] not in known:
                 raise InputError(f"{path}: {question['query_id']}: query_type "
                                  f"{question['query_type']!r} is not one of {', '.join(sorted(known))}")
+            kinds = {f["kind"] for f in question.get("facts") or []} | {
+                f["kind"] for step in question.get("reasoning_chain") or [] for f in step.get("facts") or []}
+            if kinds - set(FACT_KINDS):
+                raise InputError(f"{path}: {question['query_id']}: fact kind {sorted(kinds - set(FACT_KINDS))[0]!r} "
+                                 f"is not one of {', '.join(FACT_KINDS)}")
     return first_patients(rows, limit)
 
 

@@ -11,8 +11,11 @@ mention takes a role from the words around it in its clause, the nearest first:
 | future | will, next, plan | "next we will go to 160 mg" |
 | reference | target, normal, range, limit, below, above, under, over, at least | "normal is under 5.7 %" |
 | alternative | or, either, maybe, probably, possibly, might | "80 mg or maybe 40 mg" |
-| negated | not, no longer, isn't | "not 40 mg" |
+| negated | not, no longer, isn't (right before the value) | "not 40 mg" |
+| frequency | a count of times after 每日/每天 | "每日4次" |
 | unmarked | none of these | "You take 80 mg." |
+
+A range ("0-10", "60-100 次/分") and a scale's top ("out of 10", "满分10分") are references too.
 
 A mention is also anchored to something else when its clause names another time (a date or a month) or a relative
 before it; the fact scorers read both (`facts.py`): what is stated may have any role but negated, reference and

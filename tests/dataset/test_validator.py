@@ -80,3 +80,10 @@ def test_missing_trap_category_is_reported(rows):
             if q["persona_id"] == persona and q["trap_category"] == "allergy":
                 q["trap_category"] = None
     assert any(f"{persona}: trap categories never tested: ['allergy']" in p for p in validate_rows(bad))
+
+
+def test_an_unknown_fact_kind_is_reported(rows):
+    bad = copy.deepcopy(rows)
+    q = _first(bad, lambda q: q["facts"])
+    q["facts"][0]["kind"] = "colour"
+    assert any(f"{q['query_id']}: unknown fact kind(s) ['colour']" in p for p in validate_rows(bad))

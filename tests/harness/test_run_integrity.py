@@ -141,3 +141,13 @@ def test_no_planted_secret_reaches_any_file_of_a_run(dataset_dir, tmp_path):
     for path, text in written.items():
         assert not [s for s in secrets if s in text], path
     assert "kept-model-name" in written[config.output_path / "run.json"]  # only secrets are removed
+
+
+def test_a_question_with_an_unknown_fact_kind_is_refused_with_its_file(damaged, tmp_path):
+    path = damaged / "efficient" / "checkpoint_10.parquet"
+    rows = pq.read_table(path).to_pylist()
+    question = next(q for row in rows for q in row["questions"] if q["facts"])
+    question["facts"][0]["kind"] = "colour"
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+    with pytest.raises(InputError, match=r"checkpoint_10.parquet: .*fact kind 'colour' is not one of quantity"):
+        run(run_config(damaged, tmp_path, limit=None))
