@@ -468,14 +468,19 @@ class ChainCheck:
 
     cause: bool = True
     """The step before the conclusion is told too (what brought it about: the drug raised before the score fell)."""
+    reasons: bool = True
+    """Every step that tells why a drug was passed over (`WHY_GROUP`) is told."""
 
     @property
     def passed(self) -> bool:
-        return self.ncr >= CHAIN_COVERAGE and self.conclusion and self.cause
+        return self.ncr >= CHAIN_COVERAGE and self.conclusion and self.cause and self.reasons
 
 
 KEY_GROUP = "key"
 """A chain step's facts of this group are what the step must be told by (the drug the question asks about)."""
+WHY_GROUP = "why"
+"""A chain step with a fact of this group must be told (the fact a drug was passed over for: "why was I given what I
+got?")."""
 CHAIN_COVERAGE = 0.75
 """Share of a chain's steps (those the question does not give) an answer must tell: the paper's NCR threshold."""
 
@@ -483,9 +488,10 @@ CHAIN_COVERAGE = 0.75
 def check_chain(reading: Reading, steps: list[list[Fact]], question: str) -> ChainCheck:
     """Which steps of a chain the answer tells (a step is told when any one of its facts is stated).
 
-    Correct (`passed`) when at least `CHAIN_COVERAGE` of the steps the question does not give are told, and the last
-    two of them (the conclusion and what brought it about) are; the order of telling is measured (`crc`) but not
-    required: a capable answer to "why ...?" often gives the conclusion first and the causes after "because".
+    Correct (`passed`) when at least `CHAIN_COVERAGE` of the steps the question does not give are told, the last
+    two of them (the conclusion and what brought it about) are, and so is every step that tells why a drug was passed
+    over; the order of telling is measured (`crc`) but not required: a capable answer to "why ...?" often gives the
+    conclusion first and the causes after "because".
     """
     asked = read_answer(question)
     given = [i for i, facts in enumerate(steps) if facts and all(states(asked, f) for f in facts)]
@@ -505,5 +511,6 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str) -> Cha
     pairs = list(zip(covered, covered[1:], strict=False))
     crc = sum(positions[a] <= positions[b] for a, b in pairs) / len(pairs) if pairs else 1.0
     ncr = len(covered) / len(open_steps) if open_steps else 0.0
+    why = [i for i in open_steps if any(f.group == WHY_GROUP for f in steps[i])]
     return ChainCheck(covered, given, ncr, crc, bool(open_steps) and open_steps[-1] in positions,
-                      len(open_steps) < 2 or open_steps[-2] in positions)
+                      len(open_steps) < 2 or open_steps[-2] in positions, all(i in positions for i in why))

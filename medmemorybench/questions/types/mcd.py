@@ -11,7 +11,7 @@ from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.sua import switched
-from medmemorybench.scoring.facts import KEY_GROUP
+from medmemorybench.scoring.facts import KEY_GROUP, WHY_GROUP
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -99,7 +99,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         drafts.append(Draft("MCD", template, fields, answer, told_nodes, keys,
                             f"chain:{template}:{sorted(fields.items())}", kind=template,
                             chain=list(zip(steps, told_nodes, strict=True)),
-                            chain_facts=[_step_facts(finder, n, _subject_drug(finder, nodes, template))
+                            chain_facts=[_step_facts(finder, n, _subject_drug(finder, nodes, template),
+                                                     why=_is_reason(finder, n, told_nodes))
                                          for n in told_nodes]))
     return drafts
 
@@ -185,6 +186,15 @@ def _causal_steps(finder: FactFinder, nodes: list[Event], template: str, lab: st
     return told
 
 
+def _is_reason(finder: FactFinder, step: Event, steps: list[Event]) -> bool:
+    """Whether a step only tells facts that a later step passed a drug over for (why this drug and not the usual one:
+    what "why was I given what I got?" asks)."""
+    later = steps[steps.index(step) + 1:]
+    cited = {c for s in later for f in s.facts if isinstance(f, AvoidedFact) for c in f.traps}
+    told = [t for t in finder.traps if t.fact in step.facts]
+    return bool(told) and len(told) == len(step.facts) and all(t.category in cited for t in told)
+
+
 def _with_reasons(finder: FactFinder, steps: list[Event], checkpoint: int) -> list[Event]:
     """The chain with, before the step that passed a drug over, the visits where the facts that barred it were told
     (why this drug and not the usual one), as far as there is room."""
@@ -222,14 +232,15 @@ def _subject_drug(finder: FactFinder, nodes: list[Event], template: str) -> str 
     return None
 
 
-def _step_facts(finder: FactFinder, event: Event, subject: str | None) -> list[GoldFact]:
+def _step_facts(finder: FactFinder, event: Event, subject: str | None, why: bool = False) -> list[GoldFact]:
     """What shows an answer told a step: any one of its facts, each in its own forms; where the step changed the drug
-    the question is about, that drug (`KEY_GROUP`: "what was I given" is not told by the diagnosis alone)."""
+    the question is about, that drug (`KEY_GROUP`: "what was I given" is not told by the diagnosis alone); a step
+    that tells why a drug was passed over is one the answer must tell (`WHY_GROUP`)."""
     out: list[GoldFact] = []
     for fact in event.facts:
         trap = next((t for t in finder.traps if t.fact == fact), None)
         if trap is not None:
-            out.append(finder.trap_fact(trap))
+            out.append(finder.trap_fact(trap, group=WHY_GROUP if why else ""))
         elif isinstance(fact, SymptomFact):
             out.append(finder.symptom_fact(fact))
         elif isinstance(fact, DiagnosisFact):
