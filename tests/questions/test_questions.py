@@ -112,6 +112,31 @@ def test_mcd_steps_tell_causes_not_what_a_visit_happened_to_hold(patients):
     assert checked and told  # (chains do pass visits holding disclosures, and disclosures that matter are told)
 
 
+def test_mcd_a_told_reason_a_drug_was_passed_over_must_be_answered(patients):
+    # "why was I given what I got?" is answered by the disclosure a later step passed the usual drug over for: a step
+    # telling only such disclosures is one an answer must tell (WHY group), and no other step is
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.scoring.facts import WHY_GROUP
+    from medmemorybench.simulate.models import AvoidedFact
+
+    phrasing = load_phrasing("en")
+    lead = {c: "I told you " + phrasing.answer("disclosed", c).split("{detail}")[0] for c in TRAP_CATEGORIES}
+    reasons = 0
+    for patient in patients:
+        events = {regular_session_id(e.event_id): e for e in patient.year.events}
+        for q in (q for q in patient.questions if q.query_type == "MCD"):
+            nodes = [events[n.session_id] for n in q.reasoning_chain]
+            for position, node in enumerate(q.reasoning_chain):
+                cited = {c for later in nodes[position + 1:] for f in later.facts if isinstance(f, AvoidedFact)
+                         for c in f.traps}
+                told = {t.category for t in patient.year.persona.traps if t.fact in nodes[position].facts
+                        and lead[t.category] in node.node}
+                why = bool(told) and len(node.facts) == len(told) and told <= cited  # (the step tells only them)
+                assert any(f.group == WHY_GROUP for f in node.facts) == why, (q.query_id, node.node)
+                reasons += why
+    assert reasons
+
+
 def test_mcd_asks_why_the_patient_came_back_after_the_first_treatment(patients):
     # the first two months hold few chains of a week: the visit a patient came back to when what was first thought
     # and given had not helped ends one (symptoms, the first diagnosis, what was still wrong)

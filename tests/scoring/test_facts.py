@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from medmemorybench.scoring._reading import read_answer
-from medmemorybench.scoring.facts import Fact, check_chain, check_facts, finding_elements
+from medmemorybench.scoring.facts import WHY_GROUP, Fact, check_chain, check_facts, finding_elements
 
 FINDING = ("continuous inflammation from the rectum to the splenic flexure, Mayo endoscopic subscore 2; "
            "crypt abscesses and crypt architectural distortion on histology")
@@ -110,6 +110,20 @@ def test_a_chain_is_told_by_its_steps_and_conclusion() -> None:
     check = check_chain(told, steps, question)
     assert check.passed and check.ncr == 1.0 and check.crc < 1.0  # conclusion first: order measured, not required
     assert not check_chain(read_answer("You were very thirsty and we started metformin."), steps, question).passed
+
+
+def test_a_step_that_tells_why_a_drug_was_passed_over_must_be_told() -> None:
+    # the lithium step is why ibuprofen was not given: three of four steps told is enough coverage, not enough reason
+    steps = [[Fact("lithium carbonate", "name", group=WHY_GROUP)], [Fact("acute low back pain", "name")],
+             [Fact("codeine phosphate", "name")], [Fact("full movement of the back", "name")]]
+    question = "When I had my bad back, what happened from start to finish, and why was I given what I got?"
+    without = read_answer("You had acute low back pain, I gave you codeine phosphate and you got full movement of "
+                          "the back again.")
+    check = check_chain(without, steps, question)
+    assert check.ncr == 0.75 and check.conclusion and check.cause and not check.reasons and not check.passed
+    told = read_answer("You take lithium carbonate, so when you had acute low back pain I gave you codeine phosphate "
+                       "instead of ibuprofen; you got full movement of the back again.")
+    assert check_chain(told, steps, question).passed
 
 
 def test_a_step_the_question_names_is_given_not_counted() -> None:

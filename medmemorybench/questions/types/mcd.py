@@ -183,7 +183,21 @@ def _causal_steps(finder: FactFinder, nodes: list[Event], template: str, lab: st
                     and (not isinstance(f, LabFact) or f.lab == lab)]
         if kept:
             told.append(event.model_copy(update={"facts": kept}))
-    return told
+    return _told_reasons_only(finder, told)
+
+
+def _told_reasons_only(finder: FactFinder, steps: list[Event]) -> list[Event]:
+    """The steps without a disclosure no later step tells a drug was passed over for (a reason for nothing the answer
+    says), but at the visit it was told; a step left with nothing is dropped."""
+    out: list[Event] = []
+    for position, step in enumerate(steps):
+        cited = {c for later in steps[position + 1:] for f in later.facts if isinstance(f, AvoidedFact)
+                 for c in f.traps}
+        kept = [f for f in step.facts if step.kind == "trap_disclosure"
+                or not any(t.fact == f and t.category not in cited for t in finder.traps)]
+        if kept:
+            out.append(step.model_copy(update={"facts": kept}))
+    return out
 
 
 def _is_reason(finder: FactFinder, step: Event, steps: list[Event]) -> bool:
