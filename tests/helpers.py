@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from medmemorybench.knowledge import DATA_DIR
@@ -13,6 +14,25 @@ def copy_knowledge(tmp_path: Path) -> Path:
     target = tmp_path / "knowledge"
     shutil.copytree(DATA_DIR, target)
     return target
+
+
+def knowledge_problems(tmp_path: Path, file: str, change: Callable[[dict], None]) -> str:
+    """Load a copy of the packaged knowledge base whose `file` (e.g. "aliases.yaml") `change` edited in place; the
+    problems the loader reported, joined (it must refuse the copy)."""
+    import pytest
+    import yaml
+
+    from medmemorybench.errors import KnowledgeError
+    from medmemorybench.knowledge import load_knowledge
+
+    data = copy_knowledge(tmp_path)
+    path = data / file
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(doc)
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge(data)
+    return str(info.value)
 
 
 def export_small_dataset(out: Path, personas: int = 2, seed: int = 0) -> Path:

@@ -6,11 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 
-from medmemorybench.errors import KnowledgeError
-from medmemorybench.knowledge import default_knowledge, load_knowledge
-from tests.helpers import copy_knowledge
+from medmemorybench.knowledge import default_knowledge
+from tests.helpers import knowledge_problems
 
 
 @pytest.fixture(scope="module")
@@ -19,15 +17,8 @@ def kb():
 
 
 def _problems_after(tmp_path: Path, change: Callable[[dict], None]) -> str:
-    """Load a copy of the base whose aliases.yaml `change` edited; the problems reported, joined."""
-    data = copy_knowledge(tmp_path)
-    path = data / "aliases.yaml"
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    change(doc)
-    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(KnowledgeError) as info:
-        load_knowledge(data)
-    return str(info.value)
+    """The problems reported for a copy of the base whose aliases.yaml `change` edited, joined."""
+    return knowledge_problems(tmp_path, "aliases.yaml", change)
 
 
 def test_every_drug_lab_and_history_condition_has_an_entry(kb):

@@ -6,12 +6,10 @@ import re
 import unicodedata
 
 import pytest
-import yaml
 
-from medmemorybench.errors import KnowledgeError
-from medmemorybench.knowledge import default_knowledge, load_knowledge
+from medmemorybench.knowledge import default_knowledge
 from medmemorybench.knowledge.models import GIST_KINDS
-from tests.helpers import copy_knowledge
+from tests.helpers import knowledge_problems
 
 LANGUAGES = ("en", "zh")
 
@@ -227,14 +225,7 @@ def test_an_unknown_kind_or_key_is_named(kb):
 
 
 def _break_gists(tmp_path, change):  # noqa: ANN001
-    data = copy_knowledge(tmp_path)
-    path = data / "gists.yaml"
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    change(doc)
-    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(KnowledgeError) as info:
-        load_knowledge(data)
-    return str(info.value)
+    return knowledge_problems(tmp_path, "gists.yaml", change)
 
 
 @pytest.mark.parametrize(("change", "expected"), [
