@@ -104,6 +104,14 @@ class KnowledgeBase:
                 return entry.effect
         return rule.effect
 
+    def contraindication_rule(self, history: str, drug: str, level: str | None = None) -> Contraindication | None:
+        """The drug–disease rule of `history` that names `drug` (itself or its class), at `level` where one is
+        given: the rule of that pair, never another rule of the same history (a caution about NSAIDs after a
+        stroke is not the triptan rule's text)."""
+        rules = [r for r in self.contraindications
+                 if r.history == history and drug in self.expand([*r.classes, *r.drugs])]
+        return next((r for r in rules if level is None or r.level == level), rules[0] if rules else None)
+
     def say_unit(self, unit: str, language: str) -> str:
         """How `unit` is said in `language` ("" for a bare number: a ratio, an index)."""
         words = self.unit_words.get(unit)

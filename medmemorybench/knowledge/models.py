@@ -86,6 +86,15 @@ Toxicity = Literal[
 """Closed vocabulary of harms a drug can do; an adverse effect of one kind makes every drug of that kind avoided
 from then on (a patient whose methotrexate raised their liver enzymes is not switched to leflunomide)."""
 
+OccupationTrait = Literal[
+    "working", "retired", "shift_work", "desk", "outdoor", "rural", "drives_all_day", "operates_machinery",
+    "remote_site", "app_delivery",
+]
+"""What an occupation implies about a patient's days: in work or retired (exactly one), shifts, a desk, outdoor or
+rural work, and what some trap texts say of the job (driving all day, driving or operating machinery, a remote
+site, a delivery app)."""
+
+
 Regimen = Literal["chronic", "course", "one_off"]
 """How a drug is given: taken until stopped, for a fixed course (antibiotics, steroid bursts), or administered once
 (radioiodine, a joint injection)."""
@@ -99,7 +108,7 @@ KNOWN_UNITS: frozenset[str] = frozenset(
         "µmol/L", "µg/L", "U/L", "IU/L", "mIU/L", "IU/mL", "mL/min/1.73m²", "mg/g", "mg/mmol",
         "×10⁹/L", "×10¹²/L", "mm/h", "mmHg", "bpm", "kg", "kg/m²", "cm", "°C", "breaths/min", "L",
         "% predicted", "events/h", "points", "SD", "g/cm²", "ratio", "seconds", "score", "U/mL",
-        "dB/m", "kPa", "µg/g", "mIU/mL", "mU/L",
+        "dB/m", "kPa", "µg/g", "mIU/mL", "mU/L", "ms",
     }
 )
 """Units the knowledge base may use; anything else is a typo until added here on purpose."""
@@ -154,7 +163,7 @@ class Lab(_Record):
     """Identifier used by conditions and relatives."""
     kind: Literal["lab", "vital", "score", "imaging"]
     """What sort of measurement this is."""
-    specimen: Literal["blood", "urine", "stool", "breath", "sleep_study"] = "blood"
+    specimen: Literal["blood", "urine", "stool", "breath", "sleep_study", "ecg"] = "blood"
     """What a `lab` is measured on (a consultation speaks of "the blood test", "the urine sample", "the breathing
     test"); ignored for the other kinds."""
     name: Text
@@ -409,6 +418,8 @@ class AdverseEffect(_Record):
     """What a prescriber does: stop the drug, or lower the dose (stopping only at the lowest dose). None: lower
     it for a dose-related harm (`DOSE_RELATED`: low blood sugar, a slow pulse, low pressure, high potassium,
     drowsiness), stop it otherwise."""
+    advice: str | None = None
+    """Advice key (diet.yaml `advice`) given the day it is acted on (sleep attacks: no driving until they stop)."""
 
     @property
     def is_dose_related(self) -> bool:
@@ -448,6 +459,10 @@ class Monitoring(_Record):
     """Interval between checks in the first year of treatment."""
     on_treatment: tuple[float, float] | None = None
     """The range the drug holds the lab in at a steady dose (warfarin: INR 2-3), where it sets it."""
+    recheck_days: int | None = Field(default=None, ge=1)
+    """Days within which the lab is checked again after anything that moves it: the drug started or its dose
+    changed, an interacting drug started, missed doses, an acute illness or an adverse event, or a result outside
+    `on_treatment` (warfarin: INR within 3-5 days; lithium: a level after 1 week). None: only every `every_days`."""
     source: str
     """Label or guideline."""
 
@@ -569,6 +584,11 @@ class Contraindication(_Record):
     """Forbidden drugs."""
     level: Literal["contraindicated", "caution"] = "contraindicated"
     """A bar (never given) or a caution the doctor weighs and mentions."""
+    monitoring: list[str] = Field(default_factory=list)
+    """For a caution: labs measured the day a drug it names is started and again within `recheck_days` (an ECG
+    before and after a QT-prolonging drug in long QT syndrome)."""
+    recheck_days: int | None = Field(default=None, ge=1)
+    """Days within which the `monitoring` labs are repeated after the start."""
     reason: Text
     """Why."""
     source: str
@@ -610,6 +630,10 @@ class Advice(_Record):
     """Identifier."""
     text: Text
     """The advice."""
+    smokers_only: bool = False
+    """Given only to a patient who smokes now (stopping smoking)."""
+    min_bmi: float | None = None
+    """Given only where the body-mass index on record is at least this (weight loss: overweight, BMI 25+)."""
 
 
 class DietHabit(_Record):
@@ -648,12 +672,17 @@ class MedicationPreference(_Record):
     """Drug or class keys whose way of being taken the patient cannot manage (an oral bisphosphonate's
     half hour upright and fasting)."""
     excludes_toxicities: list[Toxicity] = Field(default_factory=list)
-    """Kinds of effect the patient cannot have (a crane operator: nothing sedating)."""
+    """Kinds of effect the patient cannot have (a machine operator: nothing sedating)."""
     age: tuple[int, int] = (18, 100)
     """Ages of a patient who could say it (a shift worker, a bus driver: working age)."""
     long_term_only: bool = False
     """It binds only drugs taken month after month: a pharmacy's once-a-day blister pack holds the regular
     medicines, and a week's antibiotic is given beside it."""
+    requires: list[OccupationTrait] = Field(default_factory=list)
+    """Traits the patient's occupation must have for the text to be true of them ("I drive all day for work":
+    `drives_all_day`); the occupation is drawn after the traps, among those that have them all."""
+    lives_alone: bool = False
+    """The text says the patient lives on their own: they have no spouse among their relatives."""
 
 
 class EconomicProfile(_Record):
@@ -672,6 +701,8 @@ class EconomicProfile(_Record):
     """A time limit: forms that need a clinic visit to be given (infusions) the patient cannot attend."""
     age: tuple[int, int] = (18, 100)
     """Ages of a patient in this situation (a US pensioner on Medicare is 65+; a gig worker is of working age)."""
+    requires: list[OccupationTrait] = Field(default_factory=list)
+    """Traits the patient's occupation must have for the text to be true of them (a fixed pension: `retired`)."""
     source: str
     """Where the figures come from."""
 
@@ -700,10 +731,13 @@ class PatientRule(_Record):
     """Who it binds."""
     drugs: list[str] = Field(min_length=1)
     """Drug or class keys it is about."""
-    level: Literal["avoid", "caution", "max_dose"]
-    """Never given, given with a warning, or given only up to `max_daily_dose`."""
+    level: Literal["avoid", "caution", "max_dose", "start_dose"]
+    """Never given, given with a warning, given only up to `max_daily_dose`, or started at `start_dose` and
+    titrated from there (warfarin at 80 or over)."""
     max_daily_dose: float | None = None
     """For `max_dose`: most a day, in the drug's dose unit."""
+    start_dose: float | None = Field(default=None, gt=0)
+    """For `start_dose`: the dose per administration a new start begins at, in the drug's dose unit."""
     reason: Text
     """Why."""
     source: str
@@ -735,6 +769,10 @@ class Symptom(_Record):
     """Patient's words."""
     specific: bool = False
     """Points to the true diagnosis (goitre in Graves disease): never reported before the turning point."""
+    red_flag_step: str | None = None
+    """A care step this symptom, told after the diagnosis, calls for at that visit (orthopnoea or 2 kg in a week
+    in heart failure: the diuretic started or raised; ESC 2021 heart-failure guideline): a congestion sign is never
+    just noted."""
 
 
 class Misdiagnosis(_Record):
@@ -985,6 +1023,11 @@ class Stressor(_Record):
     """Identifier."""
     text: Text
     """How the patient describes it."""
+    requires: list[OccupationTrait] = Field(default_factory=list)
+    """Traits the patient's occupation must have for the text to be true of them ("my boss noticed": `working`);
+    a strain whose text does not fit the patient is never brought up."""
+    excludes: list[OccupationTrait] = Field(default_factory=list)
+    """Traits that make the text untrue ("client dinners" for a night-shift guard: `shift_work`)."""
 
 
 class DiseaseGroup(_Record):
@@ -1127,6 +1170,36 @@ class NamesByLanguage(_Record):
     """Chinese names."""
 
 
+class Occupation(_Record):
+    """An occupation a patient can have (people.yaml)."""
+
+    key: str
+    """Identifier."""
+    text: Text
+    """The occupation in a phrase."""
+    age: tuple[int, int]
+    """Ages of a patient who has it (working occupations end near the US state pension age of 67)."""
+    traits: list[OccupationTrait] = Field(min_length=1)
+    """What it implies; exactly one of `working` and `retired`."""
+
+
+class Lifestyle(_Record):
+    """A lifestyle phrase, with whom it fits (people.yaml)."""
+
+    key: str
+    """Identifier."""
+    text: Text
+    """The lifestyle in a phrase."""
+    requires: list[OccupationTrait] = Field(default_factory=list)
+    """Traits the patient's occupation must have ("irregular meals because of shift work": `shift_work`)."""
+    excludes: list[OccupationTrait] = Field(default_factory=list)
+    """Traits the patient's occupation must not have (a farmer does not eat out every lunch: `rural`)."""
+    age: tuple[int, int] = (18, 100)
+    """Ages of a patient it fits (caring for grandchildren: 50+)."""
+    smoker: bool = False
+    """It says the patient smokes now: drawn for smokers only, and every smoker has it."""
+
+
 class People(_Record):
     """What the persona generator draws names, jobs and habits from (people.yaml)."""
 
@@ -1134,10 +1207,18 @@ class People(_Record):
     """Given names by sex."""
     surnames: NamesByLanguage
     """Family names."""
-    occupations: list[Text] = Field(min_length=5)
-    """Occupations."""
-    lifestyles: list[Text] = Field(min_length=5)
-    """Lifestyles in a phrase."""
+    occupations: list[Occupation] = Field(min_length=5)
+    """Occupations, each with the ages and working life it implies."""
+    lifestyles: list[Lifestyle] = Field(min_length=5)
+    """Lifestyles in a phrase, each with the occupations and ages it fits."""
+    height_cm: dict[Literal["female", "male"], tuple[float, float]]
+    """Adult height by sex: (mean, standard deviation) in cm; a patient's height is drawn once from it."""
+    bmi: tuple[float, float]
+    """Range a patient's body-mass index is drawn from where the condition does not set it (kg/m²)."""
+    smoking_prevalence: float = Field(ge=0, le=1)
+    """Share of patients who smoke now (they, and only they, have the lifestyle with `smoker: true`)."""
+    source: str
+    """Where the heights, the BMI range and the smoking prevalence come from."""
 
 
 # --- scoring gists ------------------------------------------------------------------------------

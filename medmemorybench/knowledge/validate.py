@@ -192,6 +192,8 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"{where}: adverse_effects.{effect.key}.lab: unknown lab '{effect.lab}'")
             if (effect.lab is None) != (effect.lab_delta is None):
                 errors.append(f"{where}: adverse_effects.{effect.key}: lab and lab_delta go together")
+            if effect.advice is not None and effect.advice not in kb.advice:
+                errors.append(f"{where}: adverse_effects.{effect.key}.advice: unknown advice '{effect.advice}'")
 
 
 def _check_refs(where: str, field: str, refs: list[str], kb: KnowledgeBase, errors: list[str]) -> None:
@@ -213,6 +215,28 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: history: unknown history condition or condition '{rule.history}'")
         _check_refs(where, "classes", rule.classes, kb, errors)
         _check_refs(where, "drugs", rule.drugs, kb, errors)
+        errors += [f"{where}: monitoring: unknown lab '{lab}'" for lab in rule.monitoring if lab not in kb.labs]
+        if rule.monitoring and rule.level != "caution":
+            errors.append(f"{where}: monitoring goes with a caution (a contraindicated drug is never started)")
+        if bool(rule.monitoring) != (rule.recheck_days is not None):
+            errors.append(f"{where}: monitoring and recheck_days go together")
+    # a rule id names only the history (`contraindication:<history>`): its words are the one rule of that history
+    # naming the drug at that level, so two would leave the text said for the pair undecided
+    first: dict[tuple[str, str, str], int] = {}
+    for index, rule in enumerate(kb.contraindications):
+        for drug in sorted(kb.expand([*rule.classes, *rule.drugs])):
+            seen = first.setdefault((rule.history, rule.level, drug), index)
+            if seen != index:
+                errors.append(f"history.yaml: contraindications[{index}]: '{drug}' already has a {rule.level} rule "
+                              f"for {rule.history} (contraindications[{seen}]); one rule per pair")
+    for condition in kb.conditions.values():
+        steps = {step.key for step in condition.care_path}
+        errors += [f"conditions/{condition.key}.yaml: symptoms.{s.key}.red_flag_step: unknown care step "
+                   f"'{s.red_flag_step}'" for s in condition.symptoms
+                   if s.red_flag_step and s.red_flag_step not in steps]
+        if sum(1 for s in condition.stressors if not s.requires) < 2:
+            errors.append(f"conditions/{condition.key}.yaml: stressors: fewer than two fit every patient (no "
+                          "`requires`): a retired or jobless patient would have nothing to bring up")
     for hist in kb.history_conditions.values():
         where = f"history.yaml: {hist.key}"
         if not ICD11_CODE.match(hist.icd11):
@@ -235,6 +259,8 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"{where}: when.conditions: unknown condition '{key}'")
         if (rule.level == "max_dose") != (rule.max_daily_dose is not None):
             errors.append(f"{where}: max_daily_dose goes with level max_dose, and only with it")
+        if (rule.level == "start_dose") != (rule.start_dose is not None):
+            errors.append(f"{where}: start_dose goes with level start_dose, and only with it")
     for index, rule in enumerate(kb.interactions):
         where = f"interactions.yaml: interactions[{index}]"
         _check_refs(where, "a", rule.a, kb, errors)
@@ -455,6 +481,49 @@ def _check_history_clashes(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"history.yaml: {hist.key}: incompatible: unknown condition or history '{other}'")
 
 
+def _check_people(kb: KnowledgeBase, errors: list[str]) -> None:
+    """Occupations, lifestyles and the trap texts that speak of work fit together: every occupation is either
+    working or retired, every text that `requires` traits has an occupation of an age it allows with them all, and
+    every occupation and age has a lifestyle for a smoker and one for a non-smoker."""
+    people = kb.people
+    seen: set[str] = set()
+    for occupation in people.occupations:
+        where = f"people.yaml: occupations.{occupation.key}"
+        _check_range(where, "age", occupation.age, errors)
+        if occupation.key in seen:
+            errors.append(f"{where}: duplicate key")
+        seen.add(occupation.key)
+        if ("working" in occupation.traits) == ("retired" in occupation.traits):
+            errors.append(f"{where}: traits: exactly one of 'working' and 'retired' is required")
+        for smoker in (False, True):
+            for age in range(occupation.age[0], occupation.age[1] + 1):
+                if not any(set(ls.requires) <= set(occupation.traits) and not set(ls.excludes) & set(occupation.traits)
+                           and ls.age[0] <= age <= ls.age[1] and ls.smoker == smoker for ls in people.lifestyles):
+                    errors.append(f"{where}: no lifestyle fits it at age {age} (smoker: {smoker})")
+                    break
+    keys = [ls.key for ls in people.lifestyles]
+    errors += [f"people.yaml: lifestyles.{k}: duplicate key" for k in sorted({k for k in keys if keys.count(k) > 1})]
+    if sum(ls.smoker for ls in people.lifestyles) != 1:
+        errors.append("people.yaml: lifestyles: exactly one lifestyle says the patient smokes (smoker: true)")
+    for ls in people.lifestyles:
+        where = f"people.yaml: lifestyles.{ls.key}"
+        _check_range(where, "age", ls.age, errors)
+        if not any(set(ls.requires) <= set(o.traits) and not set(ls.excludes) & set(o.traits)
+                   and o.age[0] <= ls.age[1] and ls.age[0] <= o.age[1] for o in people.occupations):
+            errors.append(f"{where}: no occupation has the traits it requires at an age it fits")
+    texts = [(f"preferences.yaml: medication_preferences.{p.key}", p.requires, p.age) for p in kb.preferences.values()]
+    texts += [(f"preferences.yaml: economic_profiles.{p.key}", p.requires, p.age)
+              for p in kb.economic_profiles.values()]
+    for where, requires, age in texts:
+        if not any(set(requires) <= set(o.traits) and o.age[0] <= age[1] and age[0] <= o.age[1]
+                   for o in people.occupations):
+            errors.append(f"{where}: requires: no occupation (people.yaml) has {sorted(requires)} at ages {list(age)}")
+    for sex, (mean, sd) in people.height_cm.items():
+        if not (130 <= mean <= 200 and 0 < sd <= 15):
+            errors.append(f"people.yaml: height_cm.{sex}: mean {mean} / sd {sd} is not an adult height distribution")
+    _check_range("people.yaml", "bmi", people.bmi, errors)
+
+
 def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
     for illness in kb.illnesses.values():
         where = f"intercurrent.yaml: {illness.key}"
@@ -577,6 +646,7 @@ def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     _check_condition(kb, data_dir, errors)
     _check_codes_checked(kb, errors)
     _check_illnesses(kb, errors)
+    _check_people(kb, errors)
     _check_serious_effects(kb, errors)
     _check_history_clashes(kb, errors)
     _check_scores(kb, errors)

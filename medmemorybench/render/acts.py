@@ -87,7 +87,7 @@ SESSION_SLOTS = frozenset({"name", "occupation", "weekday", "month", "relative",
 relative of theirs the visit may mention in passing (in the patient's words, the doctor's, and by name)."""
 
 _KINDS = tuple(EVENT_KINDS)
-_LABS = ("blood", "urine", "stool", "breath", "sleep_study", "imaging", "score", "vital")
+_LABS = ("blood", "urine", "stool", "breath", "sleep_study", "ecg", "imaging", "score", "vital")
 """What a result is measured on or by (`Lab.kind`, and `Lab.specimen` for a lab test)."""
 
 ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
@@ -109,6 +109,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     # --- history taking: the doctor asks, the patient answers --------------------------------------------------
     "hx.onset": (),
     "ans.onset.new": (),
+    "ans.onset.acute": (),
     "ans.onset.since": ("since",),
     "ans.onset.corrected": (),
     "ans.urgent": (),
@@ -155,6 +156,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "explain.high": ("lab_lay", "value", "low", "high", "unit"),
     "explain.low": ("lab_lay", "value", "low", "high", "unit"),
     "explain.normal": ("lab_lay", "value", "low", "high", "unit"),
+    **{f"explain.{status}_target": ("lab_lay", "value", "low", "high", "unit") for status in ("above", "below", "in")},
     # --- the patient reacts, asks, raises what matters ----------------------------------------------------------
     "react.result": ("lab_lay", "value"),
     "ask.side_effects": ("drug",),

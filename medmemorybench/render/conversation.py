@@ -15,6 +15,7 @@ stated verbatim by a fact intent (`fact_acts.py`). Each language's phrasing file
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from datetime import date
 
@@ -27,6 +28,7 @@ from medmemorybench.render.fields import (
     budget_text,
     dose_with_unit,
     format_lab_value,
+    judged_range,
     lab_status,
     lab_with_unit,
     text_of,
@@ -44,6 +46,7 @@ from medmemorybench.simulate.models import (
     Event,
     LabFact,
     MedicationFact,
+    Persona,
     SymptomFact,
     TestFact,
 )
@@ -76,6 +79,29 @@ def _next_bucket(days: int | None) -> str:
         else "months"
 
 
+UNTRUE_TALK = {
+    "work": {"en": r"\b(?:at|from|off|to|for) work\b|\b[Ww]ork(?:'s| is| as| makes| gets| has|, mostly)\b|\bMostly work"
+                   r"|lunch break|\b(?:my|your|night|early|late|long) shifts?\b|shift work|\bboss\b"
+                   r"|\b(?:my|your) job\b|\{occupation\}|office|colleague",
+             "zh": r"上班|下班|午休|倒班|轮班|单位|老板|同事|工作|\{occupation\}"},
+    "needles": {"en": r"[Nn]eedle", "zh": r"针"},
+}
+"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient), and
+needles taken calmly (not said by one whose trap is a needle phobia: the fact is never contradicted later)."""
+
+
+def untrue_of(kb: KnowledgeBase, persona: Persona, lang: str) -> re.Pattern[str] | None:
+    """The phrasings (as written) that would say something untrue of this patient, as one pattern (None: none)."""
+    topics = []
+    occupation = next((o for o in kb.people.occupations if o.key == persona.occupation_key), None)
+    if occupation is not None and "retired" in occupation.traits:
+        topics.append("work")
+    if any(t.category == "medication_preference" and "injection" in kb.preferences[t.option].excludes_forms
+           for t in persona.traps):
+        topics.append("needles")
+    return re.compile("|".join(UNTRUE_TALK[t][lang] for t in topics)) if topics else None
+
+
 class SessionRenderer:
     """Renders the regular sessions of one care year, in order (back references need the earlier ones)."""
 
@@ -91,6 +117,8 @@ class SessionRenderer:
         self._say_rng: random.Random | None = None
         self.stats: Counter = Counter()
         """Patient turns and the stock-filler ones among them (what the variety report counts)."""
+        self.untrue = untrue_of(kb, year.persona, self.lang)
+        """Phrasings not said in this year: what is untrue of this patient (`untrue_of`)."""
 
     # --- planning (language-free) ------------------------------------------------------------------------
 
@@ -192,7 +220,8 @@ class SessionRenderer:
         return Act("patient", f"open.{kind}")
 
     def _lab_kind(self, key: str) -> str:
-        """What a result was measured on or by: blood, urine, stool, breath, sleep_study, imaging, score, vital."""
+        """What a result was measured on or by: blood, urine, stool, breath, sleep_study, ecg, imaging, score,
+        vital."""
         lab = self.kb.labs[key]
         return lab.specimen if lab.kind == "lab" else lab.kind
 
@@ -213,6 +242,8 @@ class SessionRenderer:
                 answer = Act("patient", "ans.urgent")
             elif seen is not None:
                 answer = Act("patient", "ans.onset.since", {"since": Day(seen, "month")})
+            elif "." in symptoms[0].symptom:  # an acute illness's symptom is days old, not weeks
+                answer = Act("patient", "ans.onset.acute")
             elif rng.random() < CORRECTED_ONSET_PROBABILITY:
                 answer = Act("patient", "ans.onset.corrected")
             else:
@@ -372,11 +403,12 @@ class SessionRenderer:
         if v.labs:
             fact = rng.choice(v.labs)
             lab = self.kb.labs[fact.lab]
-            status = lab_status(self.kb, fact.lab, fact.value)
+            status = lab_status(self.kb, fact.lab, fact.value, fact.target)
             unit = self.templates.unit(lab.unit)
+            low, high = judged_range(self.kb, fact.lab, fact.target)
             slots = {"lab_lay": LayName(lab.lay), "value": lab_with_unit(self.kb, fact.lab, fact.value, unit),
-                     "low": format_lab_value(self.kb, fact.lab, lab.reference[0]),
-                     "high": format_lab_value(self.kb, fact.lab, lab.reference[1]), "unit": unit}
+                     "low": format_lab_value(self.kb, fact.lab, low),
+                     "high": format_lab_value(self.kb, fact.lab, high), "unit": unit}
             return Act("patient", "react.result", slots), Act("doctor", f"explain.{status}", slots)
         return None
 
@@ -502,7 +534,7 @@ class SessionRenderer:
             slots = {"detail": trap_detail(self.kb, self.traps[act.key.partition(".")[2]], self.lang)}
         else:
             slots = {k: self._value(v, k) for k, v in act.slots.items()}
-        return self.templates.realize(act.key, rng, {**session, **slots}, used)
+        return self.templates.realize(act.key, rng, {**session, **slots}, used, avoid=self.untrue)
 
     def render(self, event: Event) -> Session:
         """The consultation of one event."""

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Text
 from medmemorybench.render.acts import Act
-from medmemorybench.render.fields import budget_text, format_lab_value, format_number, lab_status, text_of, trap_detail
+from medmemorybench.render.fields import (
+    budget_text,
+    format_lab_value,
+    format_number,
+    lab_status,
+    status_word_key,
+    text_of,
+    trap_detail,
+)
 from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -73,6 +81,20 @@ def caution_is_personal(fact: CautionFact) -> bool:
     """Whether a caution is about one of the patient's facts (a trap, or a drug they take), so it is said with it;
     not a rule on the drug alone (pregnancy, age)."""
     return fact.trap is not None or caution_partner(fact) is not None
+
+
+def adverse_cause(year: CareYear, fact: MedicationFact) -> str | None:
+    """The drug whose adverse effect a medication fact's `adverse_effect:<key>` reason is: the latest drug on record
+    with that effect up to the fact's visit (None where the fact is not the year's, or no such effect is on record)."""
+    effect = fact.reason.partition(":")[2]
+    cause = None
+    for event in year.events:
+        for other in event.facts:
+            if isinstance(other, AdverseFact) and other.effect == effect:
+                cause = other.drug
+        if any(other is fact for other in event.facts):
+            return cause
+    return None
 
 
 def complication_finding(kb: KnowledgeBase, year: CareYear, fact: ComplicationFact) -> Text | None:
@@ -148,6 +170,16 @@ class FactSlots:
         self.lang = templates.language
         self.traps = {t.category: t for t in year.persona.traps}
 
+    def treated(self, lab: str) -> tuple[float, float] | None:
+        """The range treatment holds a marker of the patient's condition in (None for a lab it does not treat)."""
+        monitored = next((m for m in self.kb.conditions[self.year.persona.condition].monitored if m.lab == lab), None)
+        return monitored.treated if monitored is not None else None
+
+    def status_key(self, fact: LabFact) -> str:
+        """The status word a lab result is said with, its severity from the value (`status_word_key`)."""
+        status = lab_status(self.kb, fact.lab, fact.value, fact.target)
+        return status_word_key(self.kb, fact.lab, fact.value, status, self.treated(fact.lab))
+
     def t(self, text) -> str:  # noqa: ANN001
         return text_of(text, self.lang)
 
@@ -164,16 +196,25 @@ class FactSlots:
         phrase = phrase[0].upper() + phrase[1:] if self.lang != "zh" else phrase
         return phrase if phrase.endswith((".", "。", stop.strip())) else phrase + stop
 
-    def rule_phrase(self, rule_id: str) -> str:
-        """Why a rule bars or qualifies a drug, as a full sentence."""
+    def rule_phrase(self, rule_id: str, drug: str | None = None, bars: bool | None = None) -> str:
+        """Why a rule bars (`bars`) or qualifies a drug, as a full sentence: the words of that rule for that drug."""
         kind, _, key = rule_id.partition(":")
         if kind == "toxicity":
             return self.sentence(self.templates.word("toxicity", key))
         if kind == "complication":
             comp = next(c for c in self.kb.conditions[self.year.persona.condition].complications if c.key == key)
             return self.sentence(self.t(comp.name))
-        text = rule_text(self.kb, rule_id)
+        text = rule_text(self.kb, rule_id, drug, bars)
         return self.sentence(self.t(text) if text is not None else rule_id)
+
+    def reason(self, fact: MedicationFact, rng) -> str:  # noqa: ANN001
+        """Why a drug is started, changed or stopped; an adverse effect another drug caused names that drug ("the
+        reaction you've had to enalapril" for the amlodipine that replaces it), never "it"."""
+        kind = fact.reason.partition(":")[0]
+        cause = adverse_cause(self.year, fact) if kind == "adverse_effect" else None
+        if cause is not None and cause != fact.drug:
+            return self.templates.realize("reason.adverse_effect_of", rng, {"cause": self.drug(cause)})
+        return self.templates.word("reason", kind, rng)
 
     def trap_reason(self, category: str, rng) -> str:  # noqa: ANN001
         detail = trap_detail(self.kb, self.traps[category], self.lang)
@@ -189,7 +230,7 @@ class FactSlots:
             return {"lab": t(lab.name), "lab_lay": self.templates.lay(t(lab.lay)),
                     "value": format_lab_value(kb, fact.lab, fact.value),
                     "unit": self.templates.unit(fact.unit),
-                    "status": word("status", lab_status(kb, fact.lab, fact.value), rng)}
+                    "status": word("status", self.status_key(fact), rng)}
         if isinstance(fact, DiagnosisFact):
             lay = t(kb.conditions[self.year.persona.condition].lay) if fact.status == "confirmed" else t(fact.name)
             return {"diagnosis": t(fact.name), "diagnosis_lay": lay}
@@ -199,7 +240,7 @@ class FactSlots:
             out = {"drug": self.drug(fact.drug, fact.release), "dose": format_number(fact.dose),
                    "unit": self.templates.unit(fact.unit),
                    "frequency": word("frequency", fact.frequency),
-                   "reason": word("reason", fact.reason.partition(":")[0], rng),
+                   "reason": self.reason(fact, rng),
                    "previous_dose": format_number(fact.previous_dose or fact.dose), "days": str(fact.course_days)}
             if fact.indication and fact.indication.startswith("history:"):
                 out["condition"] = t(kb.history_conditions[fact.indication.partition(":")[2]].lay)
@@ -214,10 +255,11 @@ class FactSlots:
             if fact.traps:
                 out["trap_reason"] = word("joiner", "and").join(self.trap_reason(c, rng) for c in fact.traps)
             else:
-                out["reason"] = word("joiner", "space").join(self.rule_phrase(r) for r in fact.rules)
+                out["reason"] = word("joiner", "space").join(self.rule_phrase(r, fact.drug, bars=True)
+                                                             for r in fact.rules)
             return out
         if isinstance(fact, CautionFact):
-            out = {"drug": self.drug(fact.drug), "caution": self.rule_phrase(fact.rule)}
+            out = {"drug": self.drug(fact.drug), "caution": self.rule_phrase(fact.rule, fact.drug, bars=False)}
             if fact.trap is not None:  # (the nadolol they take, their history of stroke, their habit)
                 out["reason"] = self.trap_reason(fact.trap, rng)
             elif (partner := caution_partner(fact)) is not None:  # (a drug of the year they take)

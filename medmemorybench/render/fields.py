@@ -22,8 +22,8 @@ from medmemorybench.simulate.models import (
     Trap,
 )
 
-__all__ = ["budget_text", "dose_with_unit", "format_lab_value", "format_number", "full_date", "lab_status",
-           "lab_with_unit", "spoken_date", "text_of", "trap_detail", "with_unit"]
+__all__ = ["budget_text", "dose_with_unit", "format_lab_value", "format_number", "full_date", "judged_range",
+           "lab_status", "lab_with_unit", "spoken_date", "text_of", "trap_detail", "with_unit"]
 
 
 def text_of(text: Text, language: str) -> str:
@@ -43,10 +43,37 @@ def dose_with_unit(dose: float, unit: str) -> str:
     return with_unit(format_number(dose), unit)
 
 
-def lab_status(kb: KnowledgeBase, lab: str, value: float) -> str:
-    """'high', 'low' or 'normal' against the lab's reference range."""
-    low, high = kb.labs[lab].reference
+def judged_range(kb: KnowledgeBase, lab: str, target: tuple[float, float] | None = None) -> tuple[float, float]:
+    """The range a result is compared against: the target a drug sets (`LabFact.target`), else the reference."""
+    return target if target is not None else kb.labs[lab].reference
+
+
+def lab_status(kb: KnowledgeBase, lab: str, value: float, target: tuple[float, float] | None = None) -> str:
+    """'high', 'low' or 'normal' against the lab's reference range; 'above_target', 'below_target' or 'in_target'
+    against the range a drug the patient takes holds it in (an INR of 2.6 on warfarin is on target, not high)."""
+    low, high = judged_range(kb, lab, target)
+    if target is not None:
+        return "above_target" if value > high else "below_target" if value < low else "in_target"
     return "high" if value > high else "low" if value < low else "normal"
+
+
+SLIGHT = 0.10
+"""How far past the limit it crosses (a share of that limit) a value may be and still be called "a little" high or
+low: HbA1c 6.0 % against 5.6 is a little above, 8.0 % is not."""
+
+
+def status_word_key(kb: KnowledgeBase, lab: str, value: float, status: str,
+                    treated: tuple[float, float] | None = None) -> str:
+    """The word-table key a status is said with: a high or low value within `SLIGHT` of the limit it crosses (and,
+    for a marker treatment holds in a range, `treated`, inside that range) is said "a little" off ('high_slight',
+    'low_slight'); every other status as it is. Severity comes from the value, never from a drawn word."""
+    if status not in ("high", "low"):
+        return status
+    low, high = kb.labs[lab].reference
+    limit = high if status == "high" else low
+    near = limit != 0 and abs(value - limit) <= SLIGHT * abs(limit)
+    inside = treated is None or treated[0] <= value <= treated[1]
+    return f"{status}_slight" if near and inside else status
 
 
 def spoken_date(iso: str) -> str:

@@ -19,7 +19,14 @@ from collections import Counter
 from collections.abc import Callable
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.render.fields import budget_text, format_lab_value, format_number, lab_status, text_of
+from medmemorybench.render.fields import (
+    budget_text,
+    format_lab_value,
+    format_number,
+    lab_status,
+    status_word_key,
+    text_of,
+)
 from medmemorybench.render.models import Session, Turn
 from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.models import CareYear, Relative
@@ -174,8 +181,9 @@ class _Family:
         if topic == "meaning":
             return [told, ("family.ask_lab_meaning", {"lab": name})], [
                 ("family.reply.lab_meaning", {"lab": name, "lab_lay": self.templates.lay(self.t(info.lay)),
-                                              "status": self.templates.word("status",
-                                                                            lab_status(self.kb, lab.lab, lab.value))})]
+                                              "status": self.templates.word("status", status_word_key(
+                                                  self.kb, lab.lab, lab.value,
+                                                  lab_status(self.kb, lab.lab, lab.value)))})]
         return [told, ("family.ask_lab", {"lab": name})], [("family.reply.lab", self.lab_reply(lab.lab, lab.value))]
 
     def lab_reply(self, lab_key: str, value: float) -> dict[str, str]:
@@ -183,7 +191,8 @@ class _Family:
         low, high = lab.reference
         return {"lab": self.t(lab.name), "low": format_lab_value(self.kb, lab_key, low),
                 "high": format_lab_value(self.kb, lab_key, high), "unit": self.templates.unit(lab.unit),
-                "status": self.templates.word("status", lab_status(self.kb, lab_key, value))}
+                "status": self.templates.word("status", status_word_key(self.kb, lab_key, value,
+                                                                        lab_status(self.kb, lab_key, value)))}
 
     def watch_topic(self, condition, rng: random.Random) -> tuple[Said, Said]:  # noqa: ANN001
         complication = rng.choice(condition.complications)

@@ -18,6 +18,7 @@ slot the act may not use, a required substring inside a choice, a sub-phrase tha
 from __future__ import annotations
 
 import random
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -40,7 +41,7 @@ from medmemorybench.render.grammar import (
 from medmemorybench.simulate.models import TRAP_CATEGORIES
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-FRAGMENTS = ("trap_reason.",)
+FRAGMENTS = ("trap_reason.", "reason.")
 """Intents said inside another sentence (no capital, no tidying of their own)."""
 MIN_VARIANTS = 5
 """Variants (lines) each fact intent needs."""
@@ -97,6 +98,7 @@ PLACEHOLDERS: dict[str, set[str]] = {
     "ack.adherence": {"drug", "days"},
     "today": {"date"},
     **{f"trap_reason.{category}": {"detail"} for category in TRAP_CATEGORIES},
+    "reason.adverse_effect_of": {"cause"},
     "family.open": {"relative", "name", "age", "condition"},
     "family.drug": {"relative", "drug", "dose", "unit", "frequency"},
     "family.lab": {"relative", "lab", "value", "unit"},
@@ -143,6 +145,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "fact.adherence": ("{drug}", "{days}"),
     "today": ("{date}",),
     **{f"trap_reason.{category}": ("{detail}",) for category in TRAP_CATEGORIES},
+    "reason.adverse_effect_of": ("{cause}",),
     "family.open": ("{relative}", "{condition}"),
     "family.drug": ("{drug}", "{dose} {unit}", "{frequency}"),
     "family.lab": ("{lab}", "{value} {unit}"),
@@ -176,12 +179,16 @@ class Templates:
         return self.raw[key]
 
     def realize(self, key: str, rng: random.Random, slots: dict[str, str],
-                used: set[tuple[str, int]] | None = None) -> str:
+                used: set[tuple[str, int]] | None = None, avoid: re.Pattern[str] | None = None) -> str:
         """One phrasing of an intent or act, drawn with `rng` and filled with `slots` (a fragment, said inside
         another sentence, keeps its lower-case start). `used` holds the variants a session has said: a variant
-        is not drawn twice while another is left (and the one drawn is added)."""
+        is not drawn twice while another is left (and the one drawn is added). `avoid`: variants whose text, as
+        written, it matches are not drawn while another is left (what is untrue of this patient: work talk for
+        a retired one, needles for one who faints at them)."""
         variants = self.parsed[key]
         indices = range(len(variants))
+        if avoid is not None:
+            indices = [i for i in indices if not avoid.search(self.raw[key][i])] or list(indices)
         if used is not None:
             indices = [i for i in indices if (key, i) not in used] or list(indices)
         index = rng.choice(indices)

@@ -90,6 +90,7 @@ _TABLE: tuple[tuple[Unit, tuple[str, ...]], ...] = (
     (Unit("mm/h", "esr", 1.0), (r"mm\s*/\s*h(?:ou)?r?", r"millimet(?:re|er)s?\s*(?:per|an|a)\s*hour",
                                 r"毫米\s*(?:/|每)\s*小时")),
     (Unit("cm", "length", 1.0), (r"cm", r"centimet(?:re|er)s?", r"厘米")),
+    (Unit("ms", "duration_ms", 1.0), (r"ms", r"msecs?", r"millisec(?:ond)?s?", r"毫秒")),
     (Unit("°C", "temperature", 1.0), (r"°\s*c", r"degrees?(?:\s*c(?:elsius)?)?", r"摄氏度", r"度")),
     (Unit("units", "insulin_units", 1.0), (r"units?", r"iu", r"国际单位", r"单位")),
     (Unit("puffs", "puffs", 1.0), (r"puffs?", r"inhalations?", r"喷")),

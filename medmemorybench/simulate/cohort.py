@@ -11,7 +11,16 @@ from medmemorybench.simulate.care_plan import plan_care
 from medmemorybench.simulate.engine import YearBuilder
 from medmemorybench.simulate.family import make_family
 from medmemorybench.simulate.models import CareYear, Persona
-from medmemorybench.simulate.persona import baseline_egfr, make_demographics, persona_id_for
+from medmemorybench.simulate.persona import (
+    applicable_advice,
+    baseline_egfr,
+    choose_lifestyle,
+    choose_occupation,
+    make_demographics,
+    persona_id_for,
+    starting_bmi,
+    trap_requirements,
+)
 from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.safety import Patient
 from medmemorybench.simulate.traps import choose_traps
@@ -51,15 +60,23 @@ def simulate_patient(
         who = make_demographics(kb, condition, rngs["demographics"])
         patient = Patient(who.age, who.sex, condition.key,
                           egfr=baseline_egfr(kb, condition, who.age, rngs["demographics"]))
+        advice = applicable_advice(kb, condition.lifestyle_advice, who.body.smoker, starting_bmi(condition, who.body))
         try:
-            traps, patient = choose_traps(kb, condition, patient, rngs["traps"])
+            traps, patient = choose_traps(kb, condition, patient, rngs["traps"], advice)
             break
         except SimulationError:
             if attempt == PERSONA_ATTEMPTS - 1:
                 raise
+    # the job and the lifestyle fit the age and every trap text about work; a patient who lives alone has no spouse
+    required = [trait for trap in traps for trait in trap_requirements(kb, trap.category, trap.option)]
+    occupation = choose_occupation(kb, who.age, required, rngs["demographics"])
+    lifestyle = choose_lifestyle(kb, occupation, who.age, who.body.smoker, rngs["demographics"])
+    lives_alone = any(kb.preferences[t.option].lives_alone for t in traps if t.category == "medication_preference")
     plan = plan_care(kb, condition, patient)
-    family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"])
-    events = YearBuilder(kb, condition, persona_id, traps, patient, rngs, n_encounters).build()
+    family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"],
+                         patient_name=who.name, lives_alone=lives_alone)
+    events = YearBuilder(kb, condition, persona_id, traps, patient, rngs, n_encounters, body=who.body,
+                         traits=frozenset(occupation.traits)).build()
     persona = Persona(
         persona_id=persona_id,
         condition=condition.key,
@@ -67,8 +84,12 @@ def simulate_patient(
         name=who.name,
         sex=who.sex,  # type: ignore[arg-type]
         age=who.age,
-        occupation=who.occupation,
-        lifestyle=who.lifestyle,
+        occupation=occupation.text,
+        lifestyle=lifestyle.text,
+        occupation_key=occupation.key,
+        lifestyle_key=lifestyle.key,
+        height_cm=who.body.height_cm,
+        smoker=who.body.smoker,
         traps=traps,
         family=family,
     )

@@ -14,14 +14,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import partial
 
 from medmemorybench.errors import InputError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, Complication, Condition, Lab
+from medmemorybench.simulate.body import BodyLabModel
 from medmemorybench.simulate.findings import DrawnValues, StatedFindings
-from medmemorybench.simulate.formulas import convert
+from medmemorybench.simulate.formulas import RELATED, convert
 from medmemorybench.simulate.labs import LabModel, StepEffect
 from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact, Trap
+from medmemorybench.simulate.persona import Body
 from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
 from medmemorybench.simulate.story import ILLNESSES_PER_PHASE, Story, StoryItem, place_items, plan_story
@@ -117,7 +120,8 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
     """Plays one patient's year; `build()` returns the events in date order."""
 
     def __init__(self, kb: KnowledgeBase, condition: Condition, persona_id: str, traps: list[Trap],
-                 patient: Patient, rngs: dict[str, random.Random], n_encounters: int) -> None:
+                 patient: Patient, rngs: dict[str, random.Random], n_encounters: int, body: Body | None = None,
+                 traits: frozenset[str] = frozenset()) -> None:
         if not MIN_ENCOUNTERS <= n_encounters <= MAX_ENCOUNTERS:
             raise InputError(
                 f"--encounters: {n_encounters} is out of range; a year holds "
@@ -130,9 +134,11 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         self.encounters = self._lay_out(rngs["dates"], n_encounters)
         self.story: Story = plan_story(condition, traps, rngs["story"], n_encounters,
                                        choose_illnesses(kb, patient, rngs["illnesses"]))
-        self.labs = LabModel(kb.labs, condition, rngs["labs"], drift_days=rngs["labs"].randint(*phase_bounds(2)),
-                             baselines={"egfr": patient.egfr} if patient.egfr is not None else None,
-                             age=patient.age, female=patient.sex == "female")
+        self.traits = traits  # the occupation's (people.yaml): which strains of work and life are true of them
+        self.body = body  # one height: weight and BMI read through it (`body.py`), and the advice it allows
+        self.labs = (LabModel if body is None else partial(BodyLabModel, body=body))(
+            kb.labs, condition, rngs["labs"], drift_days=rngs["labs"].randint(*phase_bounds(2)),
+            baselines=self._baselines(kb, patient, rngs["labs"]), age=patient.age, female=patient.sex == "female")
         self.state = YearState()
         self.placed: list[tuple[int, StoryItem]] = []
         self.placed_phase = 0
@@ -154,6 +160,18 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
             self.hold_on_treatment(fact.drug, 0)
             for monitored in kb.drugs[fact.drug].monitoring:  # checked once the doctor knows of it
                 self.add_task(Task("monitor", monitored.every_days // 2, lab=monitored.lab, drug=fact.drug))
+
+    @staticmethod
+    def _baselines(kb: KnowledgeBase, patient: Patient, rng: random.Random) -> dict[str, float]:
+        """Values known before the year of labs the condition does not follow: the eGFR from age or a kidney
+        history, and what each history condition sets (a QTc of 465-495 ms with long QT syndrome, an LVEF of
+        25-40 % after heart failure). Creatinine follows the eGFR (`formulas.py`)."""
+        baselines = {} if patient.egfr is None else {"egfr": patient.egfr}
+        for key in sorted(set(patient.conditions) & set(kb.history_conditions)):
+            for typical in kb.history_conditions[key].labs:
+                if typical.lab not in RELATED:
+                    baselines.setdefault(typical.lab, rng.uniform(*typical.range))
+        return baselines
 
     # --- layout ---------------------------------------------------------------------------------
 
@@ -250,6 +268,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         A kidney result that changes what is allowed changes the regimen at the same visit: a drug now barred
         below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
         falls)."""
+        facts = facts + self.rechecks_due_now(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
         event = Event(
@@ -264,6 +283,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         self.events.append(event)
         if handle:
             self.state.handles[handle] = event.event_id
+        self.schedule_rechecks(event)
         return event
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:
@@ -317,7 +337,14 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
             values[derived] = round(value, spec.decimals) if spec.decimals else float(round(value))
         if "egfr" in values:
             self.patient.egfr = values["egfr"]
-        return [LabFact(lab=lab, value=value, unit=self.kb.labs[lab].unit) for lab, value in values.items()]
+        return [LabFact(lab=lab, value=value, unit=self.kb.labs[lab].unit, target=self.target_range(lab))
+                for lab, value in values.items()]
+
+    def target_range(self, lab: str) -> tuple[float, float] | None:
+        """The range a drug the doctor knows the patient takes holds `lab` in (warfarin: INR 2-3), if any: what a
+        result is judged against instead of the reference range."""
+        return next((m.on_treatment for drug in sorted(self.state.active) if self.doctor_knows(drug)
+                     for m in self.kb.drugs[drug].monitoring if m.lab == lab and m.on_treatment), None)
 
     def vitals(self, count: int = 1) -> list[str]:
         """Vitals to take at a visit: the condition's own first, then the routine ones."""

@@ -85,8 +85,15 @@ def make_family(
     patient_age: int,
     patient_drugs: list[str],
     rng: random.Random,
+    patient_name: Text | None = None,
+    lives_alone: bool = False,
 ) -> list[Relative]:
-    """Two to four adult relatives whose own conditions overlap the patient's drug classes or lab names."""
+    """Two to four adult relatives whose own conditions overlap the patient's drug classes or lab names.
+
+    Args:
+        patient_name: the patient's full name: no relative shares their given name, nor another relative's.
+        lives_alone: the patient says they live on their own: no spouse.
+    """
     templates = sorted(kb.relatives.values(), key=lambda t: t.relation)
     rng.shuffle(templates)
     target = rng.randint(2, 4)
@@ -94,11 +101,14 @@ def make_family(
     patient_labs = {m.lab for m in condition.monitored}
     given = kb.people.given_names
     relatives: list[Relative] = []
+    # given names already in the family (the patient's own: "Hannah Kim" and the surname-first "金海燕")
+    taken_en = {patient_name.en.split(" ", 1)[0]} if patient_name is not None else set()
+    taken_zh = {patient_name.zh[1:]} if patient_name is not None else set()
     for template in templates:
         if len(relatives) == target:
             break
         is_spouse = template.relation in SPOUSES
-        if is_spouse and (template.sex == patient_sex or any(r.relation in SPOUSES for r in relatives)):
+        if is_spouse and (lives_alone or template.sex == patient_sex or any(r.relation in SPOUSES for r in relatives)):
             continue
         low = max(ADULT_AGE, patient_age + template.age_offset[0])
         high = min(100, patient_age + template.age_offset[1])
@@ -129,7 +139,10 @@ def make_family(
                                          reaction=rng.choice(group.reactions)))
         relatives.append(Relative(
             relation=template.relation,
-            name=Text(en=rng.choice(given[template.sex].en), zh=rng.choice(given[template.sex].zh)),
+            name=Text(en=rng.choice([n for n in given[template.sex].en if n not in taken_en]),
+                      zh=rng.choice([n for n in given[template.sex].zh if n not in taken_zh])),
             sex=template.sex, age=age, conditions=[own], drugs=drugs, allergies=allergies, labs=labs,
         ))
+        taken_en.add(relatives[-1].name.en)
+        taken_zh.add(relatives[-1].name.zh)
     return relatives

@@ -76,6 +76,9 @@ class LabFact(_Record):
     """Value, rounded to the lab's decimals."""
     unit: str
     """Unit."""
+    target: tuple[float, float] | None = None
+    """The range the result is judged against where a drug the patient takes sets one (INR 2-3 on warfarin,
+    lithium 0.4-1.0 mmol/L); None: the lab's reference range."""
 
 
 class DiagnosisFact(_Record):
@@ -381,6 +384,14 @@ class Persona(_Record):
     """Occupation."""
     lifestyle: Text
     """Lifestyle in a phrase."""
+    occupation_key: str | None = None
+    """Key of the occupation in people.yaml (its ages and traits); None in records made before it was kept."""
+    lifestyle_key: str | None = None
+    """Key of the lifestyle in people.yaml."""
+    height_cm: float | None = None
+    """Height, fixed for the year: every BMI on record is the weight beside it over its square."""
+    smoker: bool | None = None
+    """Smokes now (the lifestyle says so); stopping-smoking advice is given only then."""
     traps: list[Trap]
     """The six trap facts."""
     family: list[Relative]

@@ -59,6 +59,8 @@ def prescribe(kb: KnowledgeBase, drug_key: str, patient: Patient, step: CareStep
     per_day = DOSES_PER_DAY[spec.frequency]
     if result.max_daily_dose is not None and dose * per_day > result.max_daily_dose + 1e-9:
         dose = max(d for d in doses if d <= dose)
+    if result.start_dose is not None and result.start_dose < dose:
+        dose = result.start_dose
     regimen = (candidate.regimen if candidate and candidate.regimen else None) or drug.regimen
     course_days = (candidate.course_days if candidate and candidate.course_days else None) or drug.course_days
     return Prescription(drug_key, step.key if step else None, dose, spec.unit, spec.frequency, regimen,

@@ -89,6 +89,8 @@ class Verdict:
     """The first formulation the patient can take (None: none, which is then one of the blocks)."""
     max_daily_dose: float | None
     """A dose cap from a patient rule (None: none)."""
+    start_dose: float | None = None
+    """A lower dose a new start begins at, from a patient rule (warfarin at 80 or over; None: the ladder's)."""
 
     @property
     def is_allowed(self) -> bool:
@@ -275,12 +277,15 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
             rule_id = _contraindicated(kb, key, level).get(drug_key)
             if rule_id:
                 into.append(Block(rule_id, _trap_of_history(patient, key)))
-    cap = None
+    cap = start = None
     for rule in applicable_rules(kb, patient, drug_key):
         if rule.level == "avoid":
             blocks.append(Block(f"rule:{rule.key}"))
         elif rule.level == "caution":
             cautions.append(Block(f"rule:{rule.key}"))
+        elif rule.level == "start_dose":  # (told as a caution: "at your age we start lower")
+            cautions.append(Block(f"rule:{rule.key}"))
+            start = rule.start_dose if start is None else min(start, rule.start_dose)
         else:
             cap = rule.max_daily_dose if cap is None else min(cap, rule.max_daily_dose)
     for comp_key in sorted(patient.complications):
@@ -292,24 +297,30 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
         blocks.append(Block(f"adverse:{drug_key}"))
     formulation = next((f for f in drug.formulations() if preference is None or _usable(*f, kb, preference, one_off)),
                        None)
-    result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap)
+    result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap, start)
     if result.is_allowed and not result.doses():
         capped = next(rule for rule in applicable_rules(kb, patient, drug_key) if rule.level == "max_dose")
-        return Verdict((Block(f"rule:{capped.key}"),), result.cautions, formulation, cap)
+        return Verdict((Block(f"rule:{capped.key}"),), result.cautions, formulation, cap, start)
     return result
 
 
-def rule_text(kb: KnowledgeBase, rule_id: str) -> Text | None:
+def rule_text(kb: KnowledgeBase, rule_id: str, drug: str | None = None, bars: bool | None = None) -> Text | None:
     """The knowledge base's own words for why a rule id bars or qualifies a drug (None for trap rules the
-    renderer phrases from the trap fact itself)."""
+    renderer phrases from the trap fact itself): the text of the rule that names `drug` (a contraindication id
+    names only the history) and, where `bars` is given, of a bar (True) or a caution (False)."""
     kind, _, key = rule_id.partition(":")
     if kind == "rule":
         return next(r.reason for r in kb.patient_rules if r.key == key)
     if kind == "contraindication":
-        return next((r.reason for r in kb.contraindications if r.history == key), None)
+        level = None if bars is None else "contraindicated" if bars else "caution"
+        rule = kb.contraindication_rule(key, drug, level) if drug is not None else None
+        return rule.reason if rule is not None else next((r.reason for r in kb.contraindications if r.history == key),
+                                                         None)
     if kind == "interaction":
         taken, _, other = key.partition("+")
         rules = [rule for partner, rule in kb.interaction_partners.get(taken, []) if partner == other]
+        action = None if bars is None else "avoid" if bars else "caution"
+        rules = [r for r in rules if r.action == action] or rules
         return kb.interaction_effect(rules[0], taken, other) if rules else None
     if kind == "diet":
         return kb.habits[key].reason

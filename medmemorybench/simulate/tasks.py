@@ -16,6 +16,8 @@ from datetime import date
 from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, Illness
 from medmemorybench.simulate.findings import Episode
 from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdverseFact,
     AvoidedFact,
     DiagnosisFact,
     Event,
@@ -33,6 +35,8 @@ YEAR_START_DATE = date(2024, 1, 1)
 MONITORING_CEILING_DAYS = 90
 MONITORING_JITTER_DAYS = 14
 """Safety monitoring that starts every few weeks settles at about every three months."""
+MONITORING_GRACE_DAYS = 21
+"""A routine check of a level that needs rechecks (INR, lithium) is taken within three weeks of falling due."""
 STEP_SPREAD_DAYS = 21
 """A step indicated by the diagnosis alone starts within this many days of its phase opening."""
 REVIEW_AFTER_COURSE_DAYS = (5, 14)
@@ -115,6 +119,7 @@ class ClinicalTasks:
                         self.add_task(Task("resume", resume_on, deadline=resume_on + 1, step=resumed_step,
                                            drug=running, trigger=event_id, reason=rx.drug))
         facts += rx.facts(reason, indication)
+        facts += self.caution_checks(rx)
         effect = None
         if step is not None and (step.moves or step.targets):
             effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets,
@@ -151,9 +156,20 @@ class ClinicalTasks:
                 self.state.active[partner].partner_of = rx.drug
         return facts
 
+    def caution_checks(self, rx: Prescription) -> list[Fact]:
+        """A drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
+        syndrome): the labs measured today, and a recheck booked within `recheck_days`."""
+        checks = self._caution_checks_of(rx.drug)
+        for lab, within in checks:
+            self._book_recheck(rx.drug, lab, within)
+        return self.measure(list(dict.fromkeys(lab for lab, _ in checks))) if checks else []
+
     def hold_on_treatment(self, drug: str, day: int, regimen: str = "chronic", course_days: int | None = None) -> None:
         """A drug that holds a lab in a range of its own (warfarin: INR 2-3) moves it there while taken."""
-        ranges = {m.lab: m.on_treatment for m in self.kb.drugs[drug].monitoring if m.on_treatment}
+        # (a dose that works holds the level in the middle half of its range: lithium 0.55-0.85 mmol/L, NICE's
+        # 0.6-0.8; INR 2.25-2.75), so a result outside the range is an event that is rechecked, not the rule
+        ranges = {m.lab: (low + (high - low) / 4, high - (high - low) / 4)
+                  for m in self.kb.drugs[drug].monitoring if m.on_treatment for low, high in [m.on_treatment]}
         if ranges:
             effect = self.labs.start_step(f"drug:{drug}", day, "first_line", [], ranges)
             if regimen == "course" and course_days:
@@ -358,20 +374,81 @@ class ClinicalTasks:
         assert task.lab and task.drug
         if task.drug not in self.state.active:
             return False
-        if task.drug not in self.known_drugs() or not self.labs.can_measure(task.lab, self.day):
+        if not self.doctor_knows(task.drug) or not self.labs.can_measure(task.lab, self.day):
             return None
         due = [t for t in self.due_tasks() if t.kind == "monitor" and t.drug in self.state.active
-               and t.drug in self.known_drugs() and t.lab and self.labs.can_measure(t.lab, self.day)]
+               and self.doctor_knows(t.drug) and t.lab and self.labs.can_measure(t.lab, self.day)]
+        for done in due:  # (gone before the results are recorded: a result out of range books its own recheck)
+            if done in self.state.tasks:
+                self.state.tasks.remove(done)
         self.emit("lab_check", self.measure(list(dict.fromkeys(t.lab for t in due))), [], "last_lab")
         for done in due:
-            if done is not task:
-                self.state.tasks.remove(done)
-            if done.drug not in self.state.active:
-                continue  # the result itself stopped it (lithium when the eGFR has fallen)
+            if done.drug not in self.state.active or done.reason == "recheck":
+                continue  # the result itself stopped it (lithium when the eGFR has fallen); a recheck is one-off
             jitter = self.rng.randint(0, MONITORING_JITTER_DAYS)  # a check is booked for a day that suits
-            self.add_task(Task("monitor", self.day + self.next_monitoring_interval(done) + jitter, lab=done.lab,
-                               drug=done.drug))
+            due_on = self.day + self.next_monitoring_interval(done) + jitter
+            # a level that needs rechecks (INR, lithium) is never left to lapse for want of a free visit
+            deadline = due_on + MONITORING_GRACE_DAYS if self._needs_rechecks(done) else None
+            self.add_task(Task("monitor", due_on, deadline=deadline, lab=done.lab, drug=done.drug, yields=True))
         return True
+
+    def schedule_rechecks(self, event: Event) -> None:
+        """A drug whose lab moves with how it is taken is checked again within its `recheck_days` after anything
+        that moves it (`Monitoring.recheck_days`): its start or a dose change, an interacting drug started, missed
+        doses, an acute illness, an adverse event, or a result outside its target range."""
+        known = set(self.known_drugs())
+        for drug in sorted(known):
+            for monitored in self.kb.drugs[drug].monitoring:
+                if monitored.recheck_days and self._moves_level(drug, monitored.lab, monitored.on_treatment, event):
+                    self._book_recheck(drug, monitored.lab, monitored.recheck_days)
+            raised = any(isinstance(f, MedicationFact) and f.drug == drug and f.action == "increase"
+                         for f in event.facts)
+            for lab, within in self._caution_checks_of(drug) if raised else []:
+                self._book_recheck(drug, lab, within)  # (an ECG after a QT-prolonging drug's dose is raised)
+
+    def _caution_checks_of(self, drug: str) -> list[tuple[str, int]]:
+        """(lab, recheck_days) a caution of this patient's histories asks for with `drug` (long QT: the QTc)."""
+        return [(lab, rule.recheck_days) for rule in self.kb.contraindications
+                if rule.level == "caution" and rule.monitoring and rule.recheck_days
+                and rule.history in self.patient.conditions and drug in self.kb.expand(rule.drugs + rule.classes)
+                for lab in rule.monitoring]
+
+    def _moves_level(self, drug: str, lab: str, target: tuple[float, float] | None, event: Event) -> bool:
+        partners = {other for other, _ in self.kb.interaction_partners.get(drug, [])}
+        for fact in event.facts:
+            if isinstance(fact, MedicationFact) and fact.action in ("start", "increase", "decrease") \
+                    and (fact.drug == drug or fact.drug in partners):
+                return True
+            if isinstance(fact, AdherenceFact) and fact.drug == drug or isinstance(fact, AdverseFact):
+                return True
+            if isinstance(fact, DiagnosisFact) and fact.status in ("acute", "complication"):
+                return True
+            if isinstance(fact, LabFact) and fact.lab == lab and target is not None \
+                    and not target[0] <= fact.value <= target[1]:
+                return True
+        return False
+
+    def rechecks_due_now(self, facts: list[Fact]) -> list[Fact]:
+        """Rechecks that have fallen due, taken at whatever visit this is ("while you're here, your INR"): a visit
+        busy with something else must not push a level check past its window."""
+        due = [t for t in self.due_tasks() if t.kind == "monitor" and t.reason == "recheck" and t.lab and t.drug
+               and self.doctor_knows(t.drug) and self.labs.can_measure(t.lab, self.day)
+               and not any(isinstance(f, LabFact) and f.lab == t.lab for f in facts)]
+        for task in due:
+            self.state.tasks.remove(task)
+        return self.measure(list(dict.fromkeys(t.lab for t in due if t.lab))) if due else []
+
+    def _book_recheck(self, drug: str, lab: str, within: int) -> None:
+        if any(t.kind == "monitor" and t.reason == "recheck" and t.drug == drug and t.lab == lab
+               for t in self.state.tasks):
+            return
+        # due once the lab can show the change and inside the window (lithium: day 5, at steady state; INR: day 3);
+        # no deadline: it is taken at the first visit once due, whatever that visit is for (`rechecks_due_now`)
+        due = self.day + max(1, min(self._response_days(lab), within - 1))
+        self.add_task(Task("monitor", due, lab=lab, drug=drug, reason="recheck"))
+
+    def _needs_rechecks(self, task: Task) -> bool:
+        return any(m.lab == task.lab and m.recheck_days for m in self.kb.drugs[task.drug].monitoring)
 
     def next_monitoring_interval(self, task: Task) -> int:
         """Checks are close together at first and spread out later: the label's interval, doubling up to
@@ -395,8 +472,9 @@ class ClinicalTasks:
         self.emit(kind, facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
-    def treat(self, steps: list[CareStep], reason: str, acute: bool) -> list[Fact]:
-        """Facts that treat with these steps today: increase a running drug, else start one."""
+    def treat(self, steps: list[CareStep], reason: str, acute: bool, indication: str | None = None) -> list[Fact]:
+        """Facts that treat with these steps today: increase a running drug, else start one (for `indication`,
+        by default the reason)."""
         facts: list[Fact] = []
         event_id = self.next_event_id()
         for step in steps:
@@ -407,7 +485,7 @@ class ClinicalTasks:
                 continue
             rx = choose_for_step(self.kb, step, self.refresh_patient())
             if rx is not None:
-                facts += self.start(rx, reason, reason, event_id)
+                facts += self.start(rx, reason, indication or reason, event_id)
         return facts
 
     def _task_switch(self, task: Task) -> bool | None:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import replace
 
 from medmemorybench.errors import SimulationError
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.care_plan import StepPlan, plan_care
+from medmemorybench.simulate.formulas import RELATED
 from medmemorybench.simulate.models import (
     TRAP_CATEGORIES,
     AllergyFact,
@@ -27,6 +28,7 @@ from medmemorybench.simulate.models import (
     Trap,
     TrapCategory,
 )
+from medmemorybench.simulate.persona import fitting_occupations, trap_requirements
 from medmemorybench.simulate.safety import (
     Constraint,
     Patient,
@@ -35,6 +37,9 @@ from medmemorybench.simulate.safety import (
     is_long_term,
     verdict,
 )
+
+IMPLIED_MARGIN = 0.2
+"""A history's implied eGFR is drawn from the middle 60 % of its stage's band (CKD stage 4: 17.8-26.2)."""
 
 
 def _care_classes(kb: KnowledgeBase, condition: Condition) -> set[str]:
@@ -46,11 +51,21 @@ def _is_eligible(kb: KnowledgeBase, history: str, patient: Patient) -> bool:
     clash with a condition whose own eGFR course the year follows)."""
     hist = kb.history_conditions[history]
     low, high = hist.age
-    monitors_egfr = any(m.lab == "egfr" for m in kb.conditions[patient.condition].monitored)
+    # (a condition that follows creatinine follows kidney function too: the eGFR is read from it)
+    monitors_egfr = any(m.lab in RELATED for m in kb.conditions[patient.condition].monitored)
     clashes = set(hist.incompatible) & set(patient.conditions) or any(
         history in kb.history_conditions[h].incompatible for h in patient.conditions if h in kb.history_conditions)
     return (hist.sex in ("any", patient.sex) and low <= patient.age <= high and history not in patient.conditions
             and not (hist.egfr is not None and monitors_egfr) and not clashes)
+
+
+def _job_fits(kb: KnowledgeBase, patient: Patient, category: TrapCategory, option: str) -> bool:
+    """Whether some occupation fits the patient's age and the traits every text said of them so far needs with
+    this option's (a bus driver's water tablets and a remote miner's blood tests cannot both be true)."""
+    required = set(trap_requirements(kb, category, option))
+    for constraint in patient.constraints:
+        required.update(trap_requirements(kb, constraint.category, constraint.option))
+    return bool(fitting_occupations(kb, patient.age, required))
 
 
 def _with_constraint(kb: KnowledgeBase, patient: Patient, constraint: Constraint, rng: random.Random) -> Patient:
@@ -58,8 +73,9 @@ def _with_constraint(kb: KnowledgeBase, patient: Patient, constraint: Constraint
     trial = patient.with_constraint(constraint)
     history = constraint.indication or (constraint.option if constraint.category == "disease_history" else None)
     implied = kb.history_conditions[history].egfr if history else None
-    if implied is not None:
-        trial.egfr = round(rng.uniform(*implied))
+    if implied is not None:  # (inside the stage's band, so a measurement's noise does not cross into the next)
+        low, high = implied
+        trial.egfr = round(rng.uniform(low + (high - low) * IMPLIED_MARGIN, high - (high - low) * IMPLIED_MARGIN))
     return trial
 
 
@@ -90,7 +106,7 @@ def _options(
         keys = list(kb.habits)
     else:
         keys = [k for k, p in kb.economic_profiles.items() if p.age[0] <= patient.age <= p.age[1]]
-    keys = sorted(keys)
+    keys = sorted(k for k in keys if _job_fits(kb, patient, category, k))
     rng.shuffle(keys)
     for key in keys:
         if category != "lifestyle_economic":
@@ -194,7 +210,8 @@ def _scarcest_first(kb: KnowledgeBase, condition: Condition, patient: Patient, r
 
 
 def choose_traps(
-    kb: KnowledgeBase, condition: Condition, patient: Patient, rng: random.Random
+    kb: KnowledgeBase, condition: Condition, patient: Patient, rng: random.Random,
+    advice: Collection[str] | None = None,
 ) -> tuple[list[Trap], Patient]:
     """Pick one biting option per trap category.
 
@@ -205,6 +222,8 @@ def choose_traps(
 
     Args:
         patient: who the patient is before any trap (age, sex, baseline kidney function).
+        advice: the condition's advice this patient can be given (no stopping smoking for a non-smoker); a diet
+            habit undermines only these. None: all of it.
 
     Returns:
         The six traps (in category order) and the patient with their constraints.
@@ -235,7 +254,8 @@ def choose_traps(
             undermined = []
             if category == "diet_preference":
                 habit = kb.habits[constraint.option]
-                undermined = [a for a in condition.lifestyle_advice if a in habit.undermines_advice]
+                undermined = [a for a in condition.lifestyle_advice if a in habit.undermines_advice
+                              and (advice is None or a in advice)]
             if not bites and not undermined:
                 continue
             is_strong = any(f.drug in chosen for f in bites) or bool(undermined)

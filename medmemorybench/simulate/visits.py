@@ -28,6 +28,7 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
+from medmemorybench.simulate.persona import advice_applies
 from medmemorybench.simulate.prescribing import choose_for_step, ladder_of, prescribe
 from medmemorybench.simulate.story import StoryItem
 from medmemorybench.simulate.tasks import Task, is_daily
@@ -44,9 +45,9 @@ REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
 """Longest lapse in adherence a patient admits to."""
-ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 1.0,
+ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 0.8,
                                     "medication_review": 1.2}
-ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 0.6, "medication_review": 0.9, "lab_check": 1.1, "lifestyle": 1.5,
+ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 0.6, "medication_review": 0.8, "lab_check": 1.1, "lifestyle": 1.5,
                                    "psychological": 1.3, "symptom_report": 1.5}
 """Relative frequency of routine visit kinds (each patient's own mix varies around it, see `ROUTINE_BIAS`): near
 even, less for the kinds the year's own tasks already bring (follow-ups, lab reviews), so that no visit kind
@@ -379,12 +380,34 @@ class StoryActions:
         active.suspected = True
         self.adverse = (drug, effect)
         if effect.lab is not None and effect.lab_delta is not None:
-            onset = max(self.labs.unchanged_since(effect.lab), self.day - self.rng.randint(1, 5))
+            # (a serious harm is told once it has shown itself: a bleed once the haemoglobin has fallen)
+            earliest = self.day - (self._response_days(effect.lab) if effect.is_serious else self.rng.randint(1, 5))
+            onset = max(self.labs.unchanged_since(effect.lab), earliest)
             delta = self.labs.harm_delta(effect.lab, onset, effect.lab_delta)
             self.labs.add_offset("adverse", effect.lab, onset, delta)
         facts: list[Fact] = [SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay),
                              AdverseFact(drug=drug, effect=effect.key)]
+        if effect.is_serious:  # acted on at this visit, not the next one (held until shown otherwise)
+            if self._lab_shows_it(effect):
+                facts += self.measure([effect.lab])  # (the count that shows it, taken the same day)
+            event = self._act_on_adverse(drug, effect, facts, "adverse_event", [self.handle(f"started:{drug}")],
+                                         "adverse")
+            self.state.handles["adverse_confirm"] = event.event_id
+            self.state.done.add("adverse_confirm")
+            return event
         return self.emit("adverse_event", facts, [self.handle(f"started:{drug}")], "adverse")
+
+    def _lab_shows_it(self, effect: AdverseEffect) -> bool:
+        """Whether a lab test (not a questionnaire) that shows a serious harm can be taken the day it is told and is
+        past its level (black stools on warfarin and a haemoglobin that has fallen). A serious harm is acted on
+        that day either way (sleep attacks, angioedema, a bleed: the drug is not given another day on trust); a
+        nuisance waits for its confirmation (`_adverse_confirm`)."""
+        if effect.lab is None or self.kb.labs[effect.lab].kind == "score":
+            return False
+        offset = self.labs.offsets["adverse"]
+        bound = self.labs.harm_bound(effect.lab, offset.delta)
+        return self.labs.can_measure(effect.lab, self.day) and (
+            bound is None or self.labs.is_past(effect.lab, self.day, bound, offset.delta))
 
     def _ready_adverse_confirm(self, item: StoryItem) -> bool:
         _, effect = self.adverse
@@ -403,6 +426,14 @@ class StoryActions:
             facts += self.measure([effect.lab])
         else:
             facts.append(SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay))
+        return self._act_on_adverse(drug, effect, facts, "lab_check" if effect.lab else "follow_up",
+                                    [self.handle("adverse")], "adverse_confirm")
+
+    def _act_on_adverse(self, drug: str, effect: AdverseEffect, facts: list[Fact], kind: str,
+                        triggers: list[str | None], handle: str) -> Event:
+        """Lower the dose of a dose-related harm, else stop the drug (its step's next drug at the next visit), with
+        the advice the harm calls for."""
+        facts = facts + ([AdviceFact(advice=effect.advice)] if effect.advice else [])
         active = self.state.active.get(drug)  # a complication may have stopped it already
         step = active.step if active else None
         reason = f"adverse_effect:{effect.key}"
@@ -410,7 +441,7 @@ class StoryActions:
         self.labs.resolve("adverse", self.day)
         if reduced is not None:  # a dose-related harm: a lower dose, never raised past it again
             facts.append(reduced)
-            return self.emit("dose_change", facts, [self.handle("adverse")], "adverse_confirm")
+            return self.emit(kind if kind == "adverse_event" else "dose_change", facts, triggers, handle)
         if active is not None:
             facts += self.stop(drug, reason)
         self.patient.intolerant.add(drug)
@@ -418,8 +449,7 @@ class StoryActions:
             # From now on no drug that can do the same harm is started or raised; drugs of that kind already
             # running stay, under their monitoring (stopping an ACE inhibitor for an MRA's hyperkalaemia is not care).
             self.patient.toxicities.add(effect.toxicity)
-        event = self.emit("lab_check" if effect.lab else "follow_up", facts, [self.handle("adverse")],
-                          "adverse_confirm")
+        event = self.emit(kind, facts, triggers, handle)
         if step is not None:  # at the next visit, before anything else (a deadline already passed makes it urgent)
             self.add_task(Task("switch", self.day + 1, deadline=self.day + 1, step=step, drug=drug,
                                trigger=event.event_id, reason=f"adverse_effect:{effect.key}"))
@@ -471,12 +501,17 @@ class StoryActions:
     def _counselling(self, item: StoryItem) -> Event:
         event = self.events[[e.event_id for e in self.events].index(self.handle("lapse"))]
         drug = next(f.drug for f in event.facts if isinstance(f, AdherenceFact))
-        advice = self.condition.counselling_advice or self.condition.lifestyle_advice[-1]
-        facts: list[Fact] = [AdviceFact(advice=advice)]
+        # (advice this patient is given: the condition's counselling advice, else the last of its advice that fits)
+        measured = self._body_on_record()
+        options = [self.condition.counselling_advice] if self.condition.counselling_advice else []
+        options += self.condition.lifestyle_advice[::-1]
+        advice = next((a for a in options if self.gives(a, measured)), None)
+        facts: list[Fact] = [AdviceFact(advice=advice)] if advice else []
+        facts += measured
         if drug in self.state.active and not self.state.active[drug].suspected:
             facts.append(self.continue_fact(drug, "adherence"))
         kind = "psychological" if self.rng.random() < 0.6 else "follow_up"
-        counselled = self.emit(kind, facts, [self.handle("lapse")], "counselling")
+        counselled = self.emit(kind, facts or self.symptoms(1), [self.handle("lapse")], "counselling")
         if self.lapse_lab is not None:
             self.add_task(Task("recovery_check", self.day + self._response_days(self.lapse_lab), lab=self.lapse_lab,
                                trigger=counselled.event_id))
@@ -548,10 +583,14 @@ class StoryActions:
 
     def known_drugs(self) -> list[str]:
         """Long-term drugs the doctor knows about: the patient's own one only once they have mentioned it."""
-        history = self._history_drug()
-        told = self.handle("trap:medication_history") is not None
         return [d for d, a in sorted(self.state.active.items())
-                if a.ends is None and not a.suspected and (d != history or told)]
+                if a.ends is None and not a.suspected and self.doctor_knows(d)]
+
+    def doctor_knows(self, drug: str) -> bool:
+        """Whether `drug` is being taken and the doctor knows it (a course, or one suspected of a side effect,
+        included: its safety checks go on; the patient's own long-term drug only once they have mentioned it)."""
+        told = drug != self._history_drug() or self.handle("trap:medication_history") is not None
+        return drug in self.state.active and told
 
     # --- routine visits -------------------------------------------------------------------------
 
@@ -596,15 +635,77 @@ class StoryActions:
         return self.emit("medication_review", [*facts, *self.measure(self.vitals())], [])
 
     def _routine_advice(self) -> Event:
-        if not self.advice_cycle:
-            self.advice_cycle = list(self.condition.lifestyle_advice)
-            self.rng.shuffle(self.advice_cycle)
-        facts: list[Fact] = [AdviceFact(advice=self.advice_cycle.pop()), *self.measure(self.vitals())]
-        return self.emit("lifestyle", facts, [])
+        """A piece of the condition's advice that fits the patient (each before any comes back): no stopping
+        smoking for a non-smoker, no weight loss below the BMI it is for (`persona.advice_applies`)."""
+        measured = self.measure(self.vitals())
+        measured += self._body_on_record(measured)
+        for _ in range(2):  # the rest of this cycle, then a fresh one
+            if not self.advice_cycle:
+                self.advice_cycle = list(self.condition.lifestyle_advice)
+                self.rng.shuffle(self.advice_cycle)
+            while self.advice_cycle:
+                advice = self.advice_cycle.pop()
+                if self.gives(advice, measured):
+                    return self.emit("lifestyle", [AdviceFact(advice=advice), *measured], [])
+        return self.emit("follow_up", measured or self.symptoms(1), [])
+
+    def known_bmi(self, facts: list[Fact] = ()) -> float | None:  # type: ignore[assignment]
+        """The BMI on record: the latest BMI or weight measured (over the height squared), this visit's `facts`
+        last; None before either is."""
+        if self.body is None:
+            return None
+        value = None
+        for fact in [f for event in self.events for f in event.facts] + list(facts):
+            if isinstance(fact, LabFact) and fact.lab == "bmi":
+                value = fact.value
+            elif isinstance(fact, LabFact) and fact.lab == "weight":
+                value = fact.value / self.body.height_m2
+        return value
+
+    def _body_on_record(self, facts: list[Fact] = ()) -> list[Fact]:  # type: ignore[assignment]
+        """The patient weighed at this visit where advice that depends on their BMI may be given and none is on
+        record yet."""
+        needs = any(self.kb.advice[a].min_bmi is not None for a in self.condition.lifestyle_advice)
+        if self.body is None or not needs or self.known_bmi(facts) is not None:
+            return []
+        return self.measure(["weight"])
+
+    def gives(self, advice: str, facts: list[Fact] = ()) -> bool:  # type: ignore[assignment]
+        """Whether the doctor gives this advice to this patient today (`persona.advice_applies`)."""
+        if self.body is None:
+            return True
+        return advice_applies(self.kb, advice, self.body.smoker, self.known_bmi(facts))
 
     def _routine_symptoms(self) -> Event:
         specific = None if self.handle("turning") else False
-        return self.emit("symptom_report", [*self.symptoms(1, specific), *self.measure(self.vitals())], [])
+        told = self.symptoms(1, specific)
+        acted = self._act_on_red_flags(told)
+        if acted is None:  # (a congestion sign nothing more can be done for today is not drawn: another is)
+            told = [s for s in self.symptoms(len(self.condition.symptoms), specific)
+                    if not self._red_flag_step(s)][:1]
+            acted = []
+        return self.emit("symptom_report", [*told, *acted, *self.measure(self.vitals())], [])
+
+    def _red_flag_step(self, fact: Fact) -> str | None:
+        symptom = next((s for s in self.condition.symptoms if isinstance(fact, SymptomFact) and s.key == fact.symptom),
+                       None)
+        return symptom.red_flag_step if symptom is not None and self.handle("diagnosis") is not None else None
+
+    def _act_on_red_flags(self, told: list[Fact]) -> list[Fact] | None:
+        """What a red-flag symptom told after the diagnosis calls for at this visit: its step's drug raised (at
+        once, not waiting for its titration interval) or started. None: a red flag nothing can answer today."""
+        facts: list[Fact] = []
+        for fact in told:
+            step = self._red_flag_step(fact)
+            if step is None:
+                continue
+            assert isinstance(fact, SymptomFact)
+            answer = self.treat([self.step(step)], f"symptom:{fact.symptom}", acute=True,
+                                indication=self.indication_of(self.step(step)))
+            if not any(isinstance(f, MedicationFact) and f.action in ("start", "increase") for f in answer):
+                return None
+            facts += answer
+        return facts
 
     def _still_unwell(self) -> bool:
         """Whether the disease's main marker is still short of its treated range (symptoms then persist)."""
@@ -618,7 +719,8 @@ class StoryActions:
     def _routine_stressor(self) -> Event:
         """A strain the patient brings up: each of the condition's stressors before any comes back."""
         if not self.stressor_cycle:
-            self.stressor_cycle = [s.key for s in self.condition.stressors]
+            self.stressor_cycle = [s.key for s in self.condition.stressors
+                                   if set(s.requires) <= self.traits and not set(s.excludes) & self.traits]
             self.rng.shuffle(self.stressor_cycle)
         facts: list[Fact] = [StressorFact(stressor=self.stressor_cycle.pop()), *self.measure(self.vitals())]
         return self.emit("psychological", facts, [])

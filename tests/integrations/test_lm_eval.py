@@ -84,7 +84,8 @@ def test_lm_eval_with_smollm2_matches_our_runner_on_a_slice(home, dataset, tmp_p
     ours = {s["query_id"]: s for s in read_samples(tmp_path / "ours" / "samples.jsonl")}
 
     # the same questions, the same prompts (what the model reads), the same answers
-    assert sorted(s["doc"]["query_id"] for s in theirs["samples"]) == sorted(ours) and len(ours) >= 8
+    # (seven on this build: what a first patient's first ten sessions hold to ask about)
+    assert sorted(s["doc"]["query_id"] for s in theirs["samples"]) == sorted(ours) and len(ours) >= 6
     for sample in theirs["samples"]:
         mine = ours[sample["doc"]["query_id"]]
         from medmemorybench.harness.prompting import prompt_hash

@@ -101,3 +101,26 @@ def test_chinese_templates_cover_every_intent_and_act():
     templates = load_templates("zh")
     for key in [*PLACEHOLDERS, *ACTS, *NOISE_ACTS]:
         assert templates.variants(key), key
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_safety_net_never_tells_a_patient_to_stop_a_drug_on_their_own(language):
+    # [safety_net_no_stop] "If you get dyskinesia on the carbidopa/levodopa, stop it and call us" (seed-13 review):
+    # stopping levodopa, a beta-blocker, a steroid or an antidepressant abruptly is itself a harm; the safety net
+    # for any new drug is to ring the same day, and the doctor decides
+    stop = {"en": ("stop it", "stop taking", "stop the"), "zh": ("停药", "别吃了", "停了")}[language]
+    templates = load_templates(language)
+    for variant in templates.variants("safety.new_drug"):
+        assert not any(word in variant for word in stop), variant
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_result_explained_promises_no_treatment(language):
+    # [explain_no_promise] "167 mmHg … so we'll act on it", and nothing was done all year (seed-13 review): the
+    # words that explain a result cannot know whether the record acts on it, so they promise only to follow it
+    promise = {"en": ("act on it", "we need to act", "treatment needs", "we're treating", "work on"),
+               "zh": ("得处理", "治疗得调整", "在治的", "降下来")}[language]
+    templates = load_templates(language)
+    for act in ("explain.high", "explain.low"):
+        for variant in templates.variants(act):
+            assert not any(word in variant for word in promise), variant

@@ -28,6 +28,11 @@ def fail(rule: str, year: CareYear, event: Event | None, detail: str) -> str:
     return f"[{rule}] {where}: {detail}"
 
 
+def check(failures: list[str]) -> None:
+    """Fail with the count and the first fifteen violations (each names its rule, patient and event)."""
+    assert not failures, f"{len(failures)} violations, first ones:\n" + "\n".join(failures[:15])
+
+
 def days_between(a: str, b: str) -> int:
     return (date.fromisoformat(b) - date.fromisoformat(a)).days
 
@@ -50,6 +55,14 @@ def latest_egfr(year: CareYear, event: Event) -> float | None:
             if isinstance(fact, LabFact) and fact.lab == "egfr":
                 value = fact.value
     return value
+
+
+def dose_overrides(kb: KnowledgeBase, drug: str) -> set[float]:
+    """Doses off a drug's ladder that are still right: a care step's own dose for it, and a start-dose rule's
+    (warfarin 2.5 mg at 80 or over)."""
+    steps = {c.dose for cond in kb.conditions.values() for s in cond.care_path for c in s.candidates
+             if c.drug == drug and c.dose}
+    return steps | {r.start_dose for r in kb.patient_rules if r.start_dose and drug in kb.expand(r.drugs)}
 
 
 def histories(year: CareYear) -> list[str]:

@@ -9,9 +9,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from medmemorybench.knowledge import default_knowledge
 from medmemorybench.knowledge.models import DOSES_PER_DAY
-from medmemorybench.simulate import simulate_patient
 from medmemorybench.simulate.family import ADULT_AGE, is_eligible, standard_drugs
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -29,7 +27,9 @@ from medmemorybench.simulate.summary import skeleton_share
 from medmemorybench.simulate.timeline import course_end, state_on
 from tests.simulate.clinical import (
     N_SEEDS,
+    check,
     days_between,
+    dose_overrides,
     fail,
     formulations_given,
     given,
@@ -39,20 +39,6 @@ from tests.simulate.clinical import (
     response_days,
 )
 from tests.simulate.findings_check import finding_value_violations, score_violations, unfilled_violations
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return default_knowledge()
-
-
-@pytest.fixture(scope="module")
-def years(kb):
-    return [simulate_patient(kb, seed, index) for seed in range(N_SEEDS) for index in range(20)]
-
-
-def _check(failures: list[str]) -> None:
-    assert not failures, f"{len(failures)} violations, first ones:\n" + "\n".join(failures[:15])
 
 
 def test_cohort_is_a_thousand_patients_over_every_condition(years):
@@ -82,7 +68,7 @@ def test_lab_kinetics_no_lab_moves_faster_than_it_can(kb, years):
                 if abs(v2 - v1) > bound + 1e-9:
                     failures.append(fail("lab_kinetics", year, e2, f"{lab} {v1} -> {v2} in {gap} days "
                                          f"(at most {bound:.3g} possible)"))
-    _check(failures)
+    check(failures)
 
 
 def test_lab_interval_no_lab_is_measured_more_often_than_realistic(kb, years):
@@ -94,7 +80,7 @@ def test_lab_interval_no_lab_is_measured_more_often_than_realistic(kb, years):
                 if days_between(e1.date, e2.date) < interval:
                     failures.append(fail("lab_interval", year, e2, f"{lab} measured {days_between(e1.date, e2.date)} "
                                          f"days after {e1.event_id} (interval {interval})"))
-    _check(failures)
+    check(failures)
 
 
 # --- regimens -----------------------------------------------------------------------------------
@@ -126,7 +112,7 @@ def test_course_limits_no_course_past_its_end_and_no_one_off_repeated(kb, years)
         for drug, end in ends.items():
             if end < last and drug in state_on(year, last).medications:
                 failures.append(fail("course_limits", year, None, f"{drug} still current after its course"))
-    _check(failures)
+    check(failures)
 
 
 def test_doses_on_ladder_every_dose_is_a_real_dose(kb, years):
@@ -134,13 +120,12 @@ def test_doses_on_ladder_every_dose_is_a_real_dose(kb, years):
     for year in years:
         for event, fact in given(year):
             ladders = [spec.doses() for _, spec in formulations_given(kb, fact)]
-            overrides = {c.dose for cond in kb.conditions.values() for s in cond.care_path for c in s.candidates
-                         if c.drug == fact.drug and c.dose}
+            overrides = dose_overrides(kb, fact.drug)
             dialled = fact.unit == "units" and fact.dose == int(fact.dose)  # insulin: any whole number of units
             if not any(fact.dose in ladder for ladder in ladders) and fact.dose not in overrides and not dialled:
                 failures.append(fail("doses_on_ladder", year, event, f"{fact.drug} {fact.dose} {fact.unit} "
                                      f"{fact.frequency} is no dose of a formulation that exists"))
-    _check(failures)
+    check(failures)
 
 
 # --- safety rules -------------------------------------------------------------------------------
@@ -164,15 +149,15 @@ def _trap_rule(kb, years, category: str, rule: str, exempt_history: bool = True)
 
 
 def test_allergy_rule(kb, years):
-    _check(_trap_rule(kb, years, "allergy", "allergy"))
+    check(_trap_rule(kb, years, "allergy", "allergy"))
 
 
 def test_diet_rule(kb, years):
-    _check(_trap_rule(kb, years, "diet_preference", "diet"))
+    check(_trap_rule(kb, years, "diet_preference", "diet"))
 
 
 def test_budget_rule(kb, years):
-    _check(_trap_rule(kb, years, "lifestyle_economic", "budget"))
+    check(_trap_rule(kb, years, "lifestyle_economic", "budget"))
 
 
 def test_budget_total_long_term_drugs_never_cost_more_together_than_the_patient_can_pay(kb, years):
@@ -189,7 +174,7 @@ def test_budget_total_long_term_drugs_never_cost_more_together_than_the_patient_
             if spend > budget + 1e-9 and fact.drug != history_drug:
                 failures.append(fail("budget_total", year, event, f"{fact.drug} brings long-term drugs to "
                                      f"${spend:.0f} a month over ${budget}"))
-    _check(failures)
+    check(failures)
 
 
 def _is_course(year, drug: str, event) -> bool:  # noqa: ANN001
@@ -204,7 +189,8 @@ def test_titration_interval_no_dose_is_raised_again_before_its_interval(kb, year
     for year in years:
         last_change: dict[str, str] = {}
         for event, fact in given(year):
-            if fact.action == "increase" and not fact.reason.startswith("complication:"):
+            # (a complication or a red-flag symptom is treated at once: congestion gets its diuretic raised)
+            if fact.action == "increase" and not fact.reason.startswith(("complication:", "symptom:")):
                 interval = kb.drugs[fact.drug].dose.titration_days or 0
                 if fact.drug in last_change and days_between(last_change[fact.drug], event.date) < interval:
                     failures.append(fail("titration_interval", year, event, f"{fact.drug} raised "
@@ -212,7 +198,7 @@ def test_titration_interval_no_dose_is_raised_again_before_its_interval(kb, year
                                          f"change (interval {interval})"))
             if fact.action in ("start", "increase", "decrease"):
                 last_change[fact.drug] = event.date
-    _check(failures)
+    check(failures)
 
 
 def test_adverse_no_restart_a_drug_stopped_for_an_adverse_effect_is_never_given_again(years):
@@ -226,7 +212,7 @@ def test_adverse_no_restart_a_drug_stopped_for_an_adverse_effect_is_never_given_
             for fact in event.facts:
                 if isinstance(fact, MedicationFact) and fact.action == "stop" and fact.reason.startswith("adverse_"):
                     stopped.add(fact.drug)
-    _check(failures)
+    check(failures)
 
 
 def test_dose_form_preference_rule_every_drug_given_has_a_form_the_patient_can_take(kb, years):
@@ -246,7 +232,7 @@ def test_dose_form_preference_rule_every_drug_given_has_a_form_the_patient_can_t
             if fact.reason != "long_term" and not usable:
                 failures.append(fail("dose_form_preference", year, event, f"{fact.drug} {fact.frequency} "
                                      f"({fact.release}) breaks '{pref.key}'"))
-    _check(failures)
+    check(failures)
 
 
 def test_contraindication_rule_no_drug_contraindicated_by_a_history_or_the_condition(kb, years):
@@ -261,7 +247,7 @@ def test_contraindication_rule_no_drug_contraindicated_by_a_history_or_the_condi
         for event, fact in given(year):
             if fact.drug in barred and fact.drug != history_drug:
                 failures.append(fail("contraindication", year, event, f"{fact.drug} given with {barred[fact.drug]}"))
-    _check(failures)
+    check(failures)
 
 
 def test_interaction_rule_no_drug_given_beside_one_it_must_not_be_combined_with(kb, years):
@@ -274,7 +260,7 @@ def test_interaction_rule_no_drug_given_beside_one_it_must_not_be_combined_with(
             for other, rule in kb.interaction_partners.get(fact.drug, []):
                 if other in before and rule.action == "avoid":
                     failures.append(fail("interaction", year, event, f"{fact.drug} started beside {other}"))
-    _check(failures)
+    check(failures)
 
 
 def _patient_rule_applies(rule, year, egfr, conditions) -> bool:
@@ -310,7 +296,7 @@ def test_patient_rules_no_drug_an_age_renal_sex_or_disease_rule_forbids(kb, year
                 if rule.level == "avoid" or daily > rule.max_daily_dose + 1e-9:
                     failures.append(fail(f"{rule_kind}_rule", year, event, f"{fact.drug} {fact.dose} {fact.unit} "
                                          f"{fact.frequency} breaks rule:{rule.key} (eGFR {egfr})"))
-    _check(failures)
+    check(failures)
 
 
 def test_complication_rule_nothing_a_complication_forbids_is_given_after_it(kb, years):
@@ -328,7 +314,7 @@ def test_complication_rule_nothing_a_complication_forbids_is_given_after_it(kb, 
                         if comp.key in seen and fact.drug in kb.expand(comp.forbids):
                             failures.append(fail("complication_forbids", year, event,
                                                  f"{fact.drug} given after {comp.key}"))
-    _check(failures)
+    check(failures)
 
 
 def test_adverse_toxicity_rule_no_drug_with_the_harm_already_suffered_is_started_or_raised(kb, years):
@@ -349,7 +335,7 @@ def test_adverse_toxicity_rule_no_drug_with_the_harm_already_suffered_is_started
                                   if e.key == fact.reason.partition(":")[2])
                     if effect.toxicity:
                         harmed.add(effect.toxicity)
-    _check(failures)
+    check(failures)
 
 
 def test_adverse_effect_stops_its_drug_before_anything_else_is_done_with_it(kb, years):
@@ -365,7 +351,7 @@ def test_adverse_effect_stops_its_drug_before_anything_else_is_done_with_it(kb, 
                                          "effect was reported"))
                 if isinstance(fact, MedicationFact) and fact.action in ("stop", "decrease"):
                     suspected.discard(fact.drug)  # stopped, or lowered for a dose-related harm
-    _check(failures)
+    check(failures)
 
 
 def test_adverse_nuisance_a_drug_stopped_for_a_minor_effect_is_replaced_in_its_step(kb, years):
@@ -388,7 +374,7 @@ def test_adverse_nuisance_a_drug_stopped_for_a_minor_effect_is_replaced_in_its_s
             if not replaced:
                 failures.append(fail("adverse_nuisance", year, event, f"{fact.drug} stopped for {key} and nothing "
                                      f"started for {fact.step}"))
-    _check(failures)
+    check(failures)
 
 
 def test_maintenance_after_induction_a_drug_an_induction_course_replaced_comes_back(kb, years):
@@ -419,7 +405,7 @@ def test_maintenance_after_induction_a_drug_an_induction_course_replaced_comes_b
             elif not harmed:
                 failures.append(fail("maintenance_after_induction", year, event,
                                      f"{fact.drug} never resumed after {course.drug}"))
-    _check(failures)
+    check(failures)
     assert resumed >= 10, f"[maintenance_after_induction] only {resumed} resumptions in the cohort"
 
 
@@ -441,7 +427,7 @@ def test_adverse_lab_level_a_harm_acted_on_shows_past_its_level(kb, years):
                 if level is not None and (value > level if effect.lab_delta < 0 else value < level):
                     failures.append(fail("adverse_lab_level", year, event, f"{fact.effect} of {fact.drug} acted "
                                          f"on at {effect.lab} {value} (level {level})"))
-    _check(failures)
+    check(failures)
 
 
 def test_history_clash_no_patient_holds_histories_that_exclude_each_other_or_the_condition(kb, years):
@@ -453,7 +439,7 @@ def test_history_clash_no_patient_holds_histories_that_exclude_each_other_or_the
             clash = set(kb.history_conditions[key].incompatible) & set(held)
             if clash:
                 failures.append(fail("history_clash", year, None, f"{key} beside {sorted(clash)}"))
-    _check(failures)
+    check(failures)
 
 
 # --- the diagnostic story -----------------------------------------------------------------------
@@ -491,7 +477,7 @@ def test_misdiagnosis_phase_shows_nothing_diagnostic_of_the_true_condition(kb, y
         if not any(isinstance(f, DiagnosisFact) and f.status == "ruled_out" and f.icd11 == suspected.icd11
                    for f in diagnosis.facts):
             failures.append(fail("misdiagnosis_phase", year, diagnosis, "misdiagnosis not ruled out"))
-    _check(failures)
+    check(failures)
 
 
 def test_acute_complications_are_treated_within_their_window(kb, years):
@@ -511,7 +497,7 @@ def test_acute_complications_are_treated_within_their_window(kb, years):
             if not treated:
                 failures.append(fail("complication_treated", year, event, f"{comp.key} untreated within "
                                      f"{comp.treat_within_days} days"))
-    _check(failures)
+    check(failures)
 
 
 def test_indication_on_record_every_started_drug(kb, years):
@@ -540,7 +526,7 @@ def test_indication_on_record_every_started_drug(kb, years):
                 ok = False
             if not ok:
                 failures.append(fail("indication_on_record", year, event, f"{fact.drug} started for '{ind}'"))
-    _check(failures)
+    check(failures)
 
 
 def test_mcd_response_time_every_causal_lab_link_is_beyond_the_labs_response_time(kb, years):
@@ -572,7 +558,7 @@ def test_mcd_response_time_every_causal_lab_link_is_beyond_the_labs_response_tim
                     if step and lab in moves[step] and lapse.missed_days < needed:
                         failures.append(fail("mcd_response_time", year, event, f"{lab} shown after {lapse.missed_days} "
                                              f"missed days of {lapse.drug}"))
-    _check(failures)
+    check(failures)
 
 
 # --- relatives and the skeleton -----------------------------------------------------------------
@@ -593,7 +579,7 @@ def test_relatives_are_eligible_adults_on_their_own_standard_drugs(kb, years):
                     failures.append(fail("relatives", year, None, f"{where} takes {drug.drug} for {drug.indication}"))
                 if not any(drug.dose in spec.doses() for _, spec in kb.drugs[drug.drug].formulations()):
                     failures.append(fail("relatives", year, None, f"{where}: {drug.drug} {drug.dose} is no real dose"))
-    _check(failures)
+    check(failures)
 
 
 def test_skeleton_no_session_index_holds_the_same_event_kind_in_over_30_percent_of_patients(years):
@@ -614,7 +600,7 @@ def test_corrections_some_facts_are_corrected_later_and_the_state_keeps_the_late
                          if isinstance(f, MedicationFact) and f.drug == fact.drug]
                 if end is not None and not later and end.dose != fact.dose:
                     failures.append(fail("corrections", year, event, f"state keeps {end.dose}, not {fact.dose}"))
-    _check(failures)
+    check(failures)
     assert corrected >= 200, f"[corrections] only {corrected} of 1,000 years correct a dose"
 
 
@@ -628,7 +614,7 @@ def test_finding_values_no_finding_states_a_range_or_another_value_of_a_lab_its_
     # physician review (issue 26/27): "calprotectin 497 µg/g" beside "above 800 µg/g", "AHI 30-55 events/h" beside
     # an AHI of 30.6; crafted violations in test_findings.py
     failures = [fail("finding_values", year, None, v) for year in years for v in finding_value_violations(kb, year)]
-    _check(failures)
+    check(failures)
     stated = sum(1 for year in years for event in year.events for f in event.facts
                  if isinstance(f, TestFact) and any(c.isdigit() for c in f.finding.en))
     assert stated >= 2000, f"[finding_values] only {stated} findings state a number: the check would prove little"
@@ -636,13 +622,13 @@ def test_finding_values_no_finding_states_a_range_or_another_value_of_a_lab_its_
 
 def test_finding_placeholders_every_finding_is_filled_in_both_languages(years):
     failures = [fail("finding_placeholders", year, None, v) for year in years for v in unfilled_violations(year)]
-    _check(failures)
+    check(failures)
 
 
 def test_finding_scores_crb65_and_feverpain_agree_with_the_patients_age_and_signs(kb, years):
     # "CRB-65 '0' for an 84-year-old is wrong": a score is computed from the patient (age, the vital signs taken)
     failures = [fail("finding_scores", year, None, v) for year in years for v in score_violations(kb, year)]
-    _check(failures)
+    check(failures)
     older = [(year, event) for year in years if year.persona.age >= 65 for event in year.events
              if any(isinstance(f, TestFact) and f.test == "illness:community_pneumonia" for f in event.facts)]
     assert older, "[finding_scores] no pneumonia in a patient aged 65 or more: CRB-65 untested at the age criterion"

@@ -13,7 +13,7 @@ from medmemorybench.simulate.models import TRAP_CATEGORIES, EconomicFact, LabFac
 from medmemorybench.simulate.safety import Constraint, forbidden_by
 from medmemorybench.simulate.summary import causal_chains
 from medmemorybench.simulate.timeline import lab_series, regimen_changes
-from tests.simulate.clinical import formulations_given
+from tests.simulate.clinical import dose_overrides, formulations_given
 
 N_SEEDS_PER_CONDITION = 10
 
@@ -79,8 +79,7 @@ def test_doses_stay_within_the_knowledge_base_range(kb, years):
             for fact in event.facts:
                 if isinstance(fact, MedicationFact):
                     specs = [spec for _, spec in formulations_given(kb, fact)]
-                    overrides = {c.dose for cond in kb.conditions.values() for s in cond.care_path
-                                 for c in s.candidates if c.drug == fact.drug and c.dose}
+                    overrides = dose_overrides(kb, fact.drug)
                     assert any(s.start * 0.75 <= fact.dose <= s.max for s in specs) or fact.dose in overrides, fact
                     assert fact.unit in {s.unit for s in specs}
 

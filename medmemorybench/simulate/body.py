@@ -1,0 +1,70 @@
+"""One body: weight and body-mass index are one measurement read two ways, through the patient's fixed height.
+
+BMI = weight (kg) / height (m)² (WHO). The simulator follows one of the two, as it follows one of eGFR and
+creatinine (`formulas.py`): BMI where the condition monitors it (its course is the condition's), otherwise weight,
+which starts at the patient's own BMI times their height squared; the other is read from it. Measured at one
+visit, the second is computed from the first as reported, so the two on a page always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from medmemorybench.simulate.labs import LabModel
+from medmemorybench.simulate.persona import Body
+
+WEIGHT, BMI = "weight", "bmi"
+
+
+class BodyLabModel(LabModel):
+    """A patient's labs, with weight and BMI tied by their height."""
+
+    def __init__(self, *args: Any, body: Body, **kwargs: Any) -> None:  # noqa: ANN401
+        super().__init__(*args, **kwargs)
+        self.height_m2 = body.height_m2
+        self.body_primary = BMI if BMI in self.courses else WEIGHT
+        self.body_derived = WEIGHT if self.body_primary == BMI else BMI
+        self.courses.pop(self.body_derived, None)
+        if self.body_primary == WEIGHT:
+            self.baselines.setdefault(WEIGHT, body.bmi * self.height_m2)
+        self._reported: dict[str, tuple[int, float]] = {}
+
+    def _read(self, lab: str, value: float) -> float:
+        """The derived lab's value for `lab`'s value."""
+        return value / self.height_m2 if lab == WEIGHT else value * self.height_m2
+
+    def target(self, lab: str, day: float) -> float:
+        if lab == self.body_derived:
+            return self._read(self.body_primary, super().target(self.body_primary, day))
+        return super().target(lab, day)
+
+    def true_value(self, lab: str, day: int) -> float:
+        if lab == self.body_derived:
+            return self._read(self.body_primary, super().true_value(self.body_primary, day))
+        return super().true_value(lab, day)
+
+    def add_offset(self, key: str, lab: str, day: int, delta: float) -> None:
+        """A push on the derived lab is the push on the followed one that gives it (2 kg is 2 kg / h² of BMI)."""
+        if lab == self.body_derived:
+            lab, delta = self.body_primary, self._read(self.body_derived, delta)
+        super().add_offset(key, lab, day, delta)
+
+    def measure(self, lab: str, day: int) -> float:
+        """As `LabModel.measure`; weight and BMI taken on one day are one reading (the second computed from the
+        first as reported)."""
+        if lab not in (WEIGHT, BMI):
+            return super().measure(lab, day)
+        other = BMI if lab == WEIGHT else WEIGHT
+        seen = self._reported.get(other)
+        if seen is not None and seen[0] == day:
+            spec = self.labs[lab]
+            value = self._read(other, seen[1])
+            value = round(value, spec.decimals) if spec.decimals else float(round(value))
+            self.last_measured[lab] = day
+        else:
+            value = super().measure(lab, day)
+        self._reported[lab] = (day, value)
+        return value
+
+    def unchanged_since(self, lab: str) -> int:
+        return super().unchanged_since(self.body_primary if lab == self.body_derived else lab)

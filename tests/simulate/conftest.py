@@ -1,0 +1,20 @@
+"""The 1,000-patient cohort every invariant module reads (every roster condition under 50 seeds), simulated once per
+test session: each module used to simulate it again (about 45 s each on this machine)."""
+
+from __future__ import annotations
+
+import pytest
+
+from medmemorybench.knowledge import default_knowledge
+from medmemorybench.simulate import simulate_patient
+from tests.simulate.clinical import N_SEEDS
+
+
+@pytest.fixture(scope="session")
+def kb():
+    return default_knowledge()
+
+
+@pytest.fixture(scope="session")
+def years(kb):
+    return [simulate_patient(kb, seed, index) for seed in range(N_SEEDS) for index in range(20)]

@@ -1,0 +1,308 @@
+"""Independent readings of a year's monitoring and red flags: what a physician checks when a drug needs its level or
+an ECG, and what a symptom or harm that cannot wait gets.
+
+Each function returns violation messages (empty: the year passes) and reads only the record and the knowledge
+base, never the engine's state. The rules (names as `docs/simulation.md` lists them):
+
+- `monitoring_recheck`: a drug whose monitoring has `recheck_days` (warfarin's INR, lithium's level) has its
+  lab measured within that many days (or at the first visit after them, plus the lab's shortest measuring
+  interval when a result was just taken) after anything that moves it: its start or a dose change, an
+  interacting drug started beside it, or a result outside its target range.
+- `monitoring_due`: while such a drug is taken and known, its lab is never left unmeasured for longer than the
+  label's interval (spread to at most three months) plus a booking margin.
+- `therapeutic_range_used`: a result of a lab a drug holds in a range of its own (INR 2-3 on warfarin) is judged
+  against that range whenever the drug is taken and known.
+- `start_dose_rule`: a new start of a drug a start-dose rule binds (warfarin at 80 or over) is at or below it.
+- `qt_rule`: a drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
+  syndrome, or clarithromycin in heart failure) has them on the day it starts, and again within `recheck_days`
+  (or at the first visit after them) where a visit falls while it is still taken (a 5-day course may end first),
+  and again after each dose increase;
+  and no QTc on record passes 500 ms (the level such a drug is stopped at, which the year never needs).
+- `red_flag_acted_on`: a congestion sign told after the diagnosis (orthopnoea, 2 kg in a week in heart failure)
+  has its step's drug raised or started at that visit.
+- `serious_harm_at_once`: a serious harm (sleep attacks, angioedema, a seizure, a bleed on warfarin, a low white
+  count) is acted on at the visit it is told (the dose lowered or the drug stopped), with the advice it calls for
+  (no driving with sleep attacks); the lab that shows it is in that visit only where it is past its level.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.simulate.models import (
+    AdverseFact,
+    AdviceFact,
+    CareYear,
+    CautionFact,
+    Event,
+    LabFact,
+    MedicationFact,
+    SymptomFact,
+)
+from tests.simulate.clinical import days_between, fail
+
+MONITORING_CEILING_DAYS = 90
+"""Routine monitoring settles at about every three months (the engine's own ceiling, restated as the rule)."""
+BOOKING_MARGIN_DAYS = 45
+"""A routine check is booked within two weeks of falling due and waits for a visit that has room for it."""
+CHANGES = ("start", "increase", "decrease")
+QTC_STOP_MS = 500
+"""The QTc a QT-prolonging drug is stopped at (2017 AHA/ACC/HRS); the simulator has no such action, so none may
+be reached."""
+
+
+def _history_drug(year: CareYear) -> str | None:
+    return next((t.option for t in year.persona.traps if t.category == "medication_history"), None)
+
+
+def _disclosed_on(year: CareYear) -> str | None:
+    """The date the patient told the doctor about their own long-term drug."""
+    drug = _history_drug(year)
+    for event in year.events:
+        if any(isinstance(f, MedicationFact) and f.drug == drug for f in event.facts):
+            return event.date
+    return None
+
+
+def _day_after(day: str, n: int) -> str:
+    return (date.fromisoformat(day) + timedelta(days=n)).isoformat()
+
+
+def taking_spans(year: CareYear) -> dict[str, list[tuple[str, str | None]]]:
+    """drug -> [(first day the doctor knows it is taken, last day or None: still taken at the year's end)]."""
+    spans: dict[str, list[tuple[str, str | None]]] = {}
+    history, disclosed = _history_drug(year), _disclosed_on(year)
+    if history is not None and disclosed is not None:
+        spans[history] = [(disclosed, None)]
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, MedicationFact) or fact.drug == history and fact.reason == "long_term":
+                continue
+            open_spans = spans.setdefault(fact.drug, [])
+            running = bool(open_spans) and open_spans[-1][1] is None
+            if fact.action == "start" and not running:
+                open_spans.append((event.date, _day_after(event.date, fact.course_days) if fact.course_days else None))
+            elif fact.action == "stop" and running:
+                open_spans[-1] = (open_spans[-1][0], event.date)
+    return spans
+
+
+def _taken_on(spans: dict[str, list[tuple[str, str | None]]], drug: str, day: str) -> bool:
+    return any(start <= day and (end is None or day < end) for start, end in spans.get(drug, []))
+
+
+def _measured(year: CareYear, lab: str) -> list[tuple[Event, LabFact]]:
+    return [(e, f) for e in year.events for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
+
+
+def _rechecked(kb: KnowledgeBase) -> dict[str, list[tuple[str, int, tuple[float, float] | None]]]:
+    return {key: [(m.lab, m.recheck_days, m.on_treatment) for m in drug.monitoring if m.recheck_days]
+            for key, drug in kb.drugs.items() if any(m.recheck_days for m in drug.monitoring)}
+
+
+def _check_by(year: CareYear, day: str, within: int, interval: int) -> str | None:
+    """The last day a check due within `within` days of `day` can fall on: the first visit on or after the
+    window's end (no blood is taken between visits), plus the lab's shortest measuring interval (a result just
+    taken stands until then). None: the year ends first."""
+    end = _day_after(day, within)
+    visit = next((e.date for e in year.events if e.date >= end), None)
+    return None if visit is None else _day_after(visit, interval)
+
+
+def _interval(kb: KnowledgeBase, lab: str) -> int:
+    kinetics = kb.labs[lab].kinetics
+    return kinetics.min_interval_days if kinetics else 0
+
+
+def _year_end(year: CareYear) -> str:
+    return year.events[-1].date
+
+
+def recheck_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`monitoring_recheck`."""
+    out = []
+    spans = taking_spans(year)
+    for drug, checks in _rechecked(kb).items():
+        partners = {other for other, _ in kb.interaction_partners.get(drug, [])}
+        for event in year.events:
+            if not _taken_on(spans, drug, event.date):
+                continue
+            moved = [f for f in event.facts if isinstance(f, MedicationFact) and f.action in CHANGES
+                     and (f.drug == drug or f.drug in partners)]
+            moved += [f for f in event.facts if isinstance(f, LabFact) and f.target is not None
+                      and any(f.lab == lab for lab, _, _ in checks) and not f.target[0] <= f.value <= f.target[1]]
+            if not moved:
+                continue
+            for lab, within, _ in checks:
+                last_day = _check_by(year, event.date, within, _interval(kb, lab))
+                if last_day is None:
+                    continue  # (the year ends before the check falls due)
+                window = days_between(event.date, last_day)
+                if any(not _taken_on(spans, drug, _day_after(event.date, d)) for d in range(1, window + 1)):
+                    continue  # (stopped before its check was due)
+                later = [e for e, _ in _measured(year, lab) if 0 <= days_between(event.date, e.date) <= window
+                         and (e is not event or not any(isinstance(f, LabFact) for f in moved))]
+                if not later:
+                    what = ", ".join(f"{f.action} {f.drug}" if isinstance(f, MedicationFact)
+                                     else f"{f.lab} {f.value:g} outside {f.target}" for f in moved)
+                    out.append(fail("monitoring_recheck", year, event, f"{what}: no {lab} by {last_day} "
+                                    f"({window} days) while {drug} is taken"))
+    return out
+
+
+def due_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`monitoring_due`."""
+    out = []
+    spans = taking_spans(year)
+    for drug, checks in _rechecked(kb).items():
+        for start, end in spans.get(drug, []):
+            stop = end or _year_end(year)
+            for lab, _, _ in checks:
+                every = next(m.every_days for m in kb.drugs[drug].monitoring if m.lab == lab)
+                allowed = max(every, MONITORING_CEILING_DAYS) + BOOKING_MARGIN_DAYS
+                days = [start] + [e.date for e, _ in _measured(year, lab) if start <= e.date <= stop] + [stop]
+                for a, b in zip(days, days[1:], strict=False):
+                    if days_between(a, b) > allowed:
+                        out.append(fail("monitoring_due", year, None, f"{drug}: no {lab} from {a} to {b} "
+                                        f"({days_between(a, b)} days; at most {allowed})"))
+    return out
+
+
+def range_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`therapeutic_range_used`."""
+    out = []
+    spans = taking_spans(year)
+    held = {(key, m.lab): m.on_treatment for key, drug in kb.drugs.items() for m in drug.monitoring
+            if m.on_treatment}
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, LabFact):
+                continue
+            targets = [target for (drug, lab), target in held.items()
+                       if lab == fact.lab and _taken_on(spans, drug, event.date)
+                       and not any(isinstance(f, MedicationFact) and f.drug == drug and f.action == "start"
+                                   for f in event.facts)]
+            expected = targets[0] if targets else None
+            if expected is not None and fact.target != expected:
+                out.append(fail("therapeutic_range_used", year, event, f"{fact.lab} {fact.value} judged against "
+                                f"{fact.target or 'the reference range'}, not the target {expected}"))
+    return out
+
+
+def start_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`start_dose_rule`."""
+    out = []
+    rules = [r for r in kb.patient_rules if r.level == "start_dose"]
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, MedicationFact) or fact.action != "start" or fact.reason == "long_term":
+                continue
+            for rule in rules:
+                when = rule.when
+                binds = (when.min_age is None or year.persona.age >= when.min_age) and \
+                    (when.max_age is None or year.persona.age <= when.max_age)
+                if binds and fact.drug in kb.expand(rule.drugs) and fact.dose > rule.start_dose + 1e-9:
+                    out.append(fail("start_dose_rule", year, event, f"{fact.drug} started at {fact.dose} {fact.unit} "
+                                    f"at age {year.persona.age} (rule:{rule.key}: {rule.start_dose})"))
+    return out
+
+
+def qt_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`qt_rule`."""
+    out = [fail("qt_rule", year, event, f"QTc {fact.value:g} ms, past the 500 ms a QT caution stops the drug at, "
+                "and nothing done") for event in year.events for fact in event.facts
+           if isinstance(fact, LabFact) and fact.lab == "qtc" and fact.value > QTC_STOP_MS]
+    checked = {r.history: r for r in kb.contraindications if r.monitoring}
+    cautioned = {}
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, CautionFact) or not fact.rule.startswith("contraindication:"):
+                continue
+            rule = checked.get(fact.rule.partition(":")[2])
+            started = any(isinstance(f, MedicationFact) and f.drug == fact.drug and f.action == "start"
+                          for f in event.facts)
+            if rule is None or not started or fact.drug not in kb.expand(rule.drugs + rule.classes):
+                continue
+            assert rule.recheck_days is not None
+            for lab in rule.monitoring:
+                if not any(isinstance(f, LabFact) and f.lab == lab for f in event.facts):
+                    out.append(fail("qt_rule", year, event, f"{fact.drug} started under {fact.rule} with no {lab} "
+                                    "that day"))
+                last_day = _check_by(year, event.date, rule.recheck_days, _interval(kb, lab))
+                response = kb.labs[lab].kinetics.response_days if kb.labs[lab].kinetics else 1
+                due = _day_after(event.date, max(1, min(int(response), rule.recheck_days - 1)))
+                first_visit = next((e.date for e in year.events if e.date >= due), None)
+                still_taken = first_visit is not None and _taken_on(taking_spans(year), fact.drug, first_visit)
+                if still_taken and last_day is not None and not any(
+                        event.date < e.date <= last_day for e, _ in _measured(year, lab)):
+                    out.append(fail("qt_rule", year, event, f"{fact.drug} started under {fact.rule}: no {lab} "
+                                    f"again by {last_day}"))
+            cautioned[fact.drug] = rule
+    for event in year.events:  # (and after every dose increase)
+        for fact in event.facts:
+            rule = cautioned.get(getattr(fact, "drug", None))
+            if not (isinstance(fact, MedicationFact) and fact.action == "increase" and rule is not None):
+                continue
+            assert rule.recheck_days is not None
+            for lab in rule.monitoring:
+                last_day = _check_by(year, event.date, rule.recheck_days, _interval(kb, lab))
+                if last_day is not None and _taken_on(taking_spans(year), fact.drug, last_day) and not any(
+                        event.date <= e.date <= last_day for e, _ in _measured(year, lab)):
+                    out.append(fail("qt_rule", year, event, f"{fact.drug} raised to {fact.dose:g} {fact.unit} "
+                                    f"under {rule.history}: no {lab} by {last_day}"))
+    return out
+
+
+def serious_harm_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`serious_harm_at_once`."""
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, AdverseFact):
+                continue
+            effect = next(e for e in kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
+            told = any(isinstance(f, SymptomFact) and f.symptom == effect.key for f in event.facts)
+            if not (told and effect.is_serious):
+                continue
+            if not any(isinstance(f, MedicationFact) and f.drug == fact.drug and f.action in ("stop", "decrease")
+                       for f in event.facts):
+                out.append(fail("serious_harm_at_once", year, event, f"{effect.key} of {fact.drug} told, and "
+                                f"{fact.drug} neither lowered nor stopped at that visit"))
+            if effect.advice and not any(isinstance(f, AdviceFact) and f.advice == effect.advice
+                                         for f in event.facts):
+                out.append(fail("serious_harm_at_once", year, event, f"{effect.key} of {fact.drug} acted on "
+                                f"without the advice {effect.advice}"))
+    return out
+
+
+def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`red_flag_acted_on`."""
+    out = []
+    condition = kb.conditions[year.persona.condition]
+    flags = {s.key: s.red_flag_step for s in condition.symptoms if s.red_flag_step}
+    diagnosed = next((e.date for e in year.events if e.kind == "diagnosis"), None)
+    for event in year.events:
+        if diagnosed is None or event.date <= diagnosed or event.kind != "symptom_report":
+            continue
+        for fact in event.facts:
+            if not isinstance(fact, SymptomFact) or fact.symptom not in flags:
+                continue
+            step = next(st for st in condition.care_path if st.key == flags[fact.symptom])
+            if not any(isinstance(f, MedicationFact) and f.action in ("start", "increase") and f.drug in step.drug_keys
+                       for f in event.facts):
+                out.append(fail("red_flag_acted_on", year, event, f"{fact.symptom} told after the diagnosis and no "
+                                f"{step.key} drug raised or started"))
+    return out
+
+
+def out_of_range_share(kb: KnowledgeBase, years: list[CareYear]) -> dict[str, float]:
+    """Per held lab (INR, lithium level): the share of results judged against a target that fall outside it."""
+    counts: dict[str, list[int]] = {}
+    for year in years:
+        for event in year.events:
+            for fact in event.facts:
+                if isinstance(fact, LabFact) and fact.target is not None:
+                    outside = not fact.target[0] <= fact.value <= fact.target[1]
+                    counts.setdefault(fact.lab, [0, 0])[outside] += 1
+    return {lab: out / (inside + out) for lab, (inside, out) in counts.items()}

@@ -1,0 +1,206 @@
+"""Persona checks: each simulated patient is one coherent person (the rules `docs/simulation.md` lists).
+
+Each check reads one care year against the knowledge base and returns its violations, messages starting with the
+rule's name in brackets. They re-read the record (the persona, the facts on record), not the engine's state.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Lifestyle, Occupation
+from medmemorybench.simulate.models import AdviceFact, CareYear, LabFact, MedicationFact
+from tests.simulate.clinical import GIVEN, fail
+
+WORK_TEXT = re.compile(r"\b(?:work|works|working|job|shifts?|lunch|boss|drive|operat\w*)\b", re.IGNORECASE)
+"""Words in a persona text (a trap's, the lifestyle's) that say the patient goes to work."""
+ADULT_HEIGHT_CM = (140.0, 205.0)
+BMI_TOLERANCE = 0.051
+"""A BMI reported beside a weight is that weight over the height squared, rounded to 0.1."""
+SAME_BODY_DAYS = 7
+"""A BMI is compared with a weight on record this many days before it at most."""
+WEIGHT_DRIFT = 0.05
+"""How far (share) the weight a BMI implies may be from a weight up to `SAME_BODY_DAYS` earlier."""
+
+
+def occupation_of(kb: KnowledgeBase, year: CareYear) -> Occupation | None:
+    """The persona's occupation in people.yaml (by key; a record without one, by its English text)."""
+    persona = year.persona
+    for occupation in kb.people.occupations:
+        if occupation.key == persona.occupation_key or (
+                persona.occupation_key is None and occupation.text.en.startswith(persona.occupation.en)):
+            return occupation
+    return None
+
+
+def lifestyle_of(kb: KnowledgeBase, year: CareYear) -> Lifestyle | None:
+    persona = year.persona
+    return next((ls for ls in kb.people.lifestyles if ls.key == persona.lifestyle_key
+                 or (persona.lifestyle_key is None and ls.text.en == persona.lifestyle.en)), None)
+
+
+def is_smoker(kb: KnowledgeBase, year: CareYear) -> bool:
+    """Whether the patient smokes now: the persona's flag, else what their lifestyle says."""
+    if year.persona.smoker is not None:
+        return year.persona.smoker
+    lifestyle = lifestyle_of(kb, year)
+    return lifestyle is not None and lifestyle.smoker
+
+
+def _trap_text(kb: KnowledgeBase, category: str, option: str) -> tuple[str, list[str]]:
+    if category == "medication_preference":
+        return kb.preferences[option].text.en, list(kb.preferences[option].requires)
+    if category == "lifestyle_economic":
+        return kb.economic_profiles[option].text.en, list(kb.economic_profiles[option].requires)
+    return "", []
+
+
+def persona_occupation(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """The job fits the age, the working life, and every text said of the patient that mentions work."""
+    rule, persona = "persona_occupation", year.persona
+    occupation = occupation_of(kb, year)
+    if occupation is None:
+        return [fail(rule, year, None, f"occupation {persona.occupation.en!r} is not in people.yaml")]
+    out = []
+    traits = set(occupation.traits)
+    low, high = occupation.age
+    if not low <= persona.age <= high:
+        out.append(fail(rule, year, None, f"a {occupation.key} aged {persona.age} (the job is for ages {low}-{high})"))
+    texts = [(f"trap {t.option}", *_trap_text(kb, t.category, t.option)) for t in persona.traps]
+    lifestyle = lifestyle_of(kb, year)
+    if lifestyle is None:
+        out.append(fail(rule, year, None, f"lifestyle {persona.lifestyle.en!r} is not in people.yaml"))
+    else:
+        texts.append((f"lifestyle {lifestyle.key}", lifestyle.text.en, list(lifestyle.requires)))
+        if set(lifestyle.excludes) & traits:
+            out.append(fail(rule, year, None, f"a {occupation.key} who {lifestyle.text.en!r}"))
+        if not lifestyle.age[0] <= persona.age <= lifestyle.age[1]:
+            out.append(fail(rule, year, None, f"aged {persona.age}, {lifestyle.text.en!r}"))
+    for what, text, requires in texts:
+        missing = sorted(set(requires) - traits)
+        if missing:
+            out.append(fail(rule, year, None, f"a {occupation.key} says {text!r} ({what} needs {missing})"))
+        elif "retired" in traits and WORK_TEXT.search(text) and "retired" not in requires:
+            out.append(fail(rule, year, None, f"a {occupation.key} says {text!r} ({what} speaks of work)"))
+    return out
+
+
+def relative_names_distinct(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """No two relatives share a given name, and none has the patient's."""
+    rule, persona = "relative_names_distinct", year.persona
+    out = []
+    for lang, own in (("en", persona.name.en.split(" ", 1)[0]), ("zh", persona.name.zh[1:])):
+        seen = {own: "the patient"}
+        for relative in persona.family:
+            name = getattr(relative.name, lang)
+            if name in seen:
+                detail = f"{relative.relation} is called {name!r} ({lang}), as is {seen[name]}"
+                out.append(fail(rule, year, None, detail))
+            seen.setdefault(name, f"the {relative.relation}")
+    return out
+
+
+def bmi_on_record(year: CareYear, upto_index: int) -> float | None:
+    """The latest BMI on record up to and including event `upto_index`: a BMI, or a weight over the height²."""
+    height = year.persona.height_cm
+    value = None
+    for event in year.events:
+        if event.index > upto_index:
+            break
+        for fact in event.facts:
+            if isinstance(fact, LabFact) and fact.lab == "bmi":
+                value = fact.value
+            elif isinstance(fact, LabFact) and fact.lab == "weight" and height:
+                value = fact.value / (height / 100) ** 2
+    return value
+
+
+def lifestyle_advice_gated(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """No stopping-smoking advice to a non-smoker; no weight-loss advice where the BMI on record is under its
+    threshold or unknown."""
+    rule = "lifestyle_advice_gated"
+    smoker = is_smoker(kb, year)
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, AdviceFact) or fact.advice not in kb.advice:
+                continue
+            spec = kb.advice[fact.advice]
+            if spec.smokers_only and not smoker:
+                out.append(fail(rule, year, event, f"{fact.advice} for a non-smoker ({year.persona.lifestyle.en})"))
+            if spec.min_bmi is not None:
+                bmi = bmi_on_record(year, event.index)
+                if bmi is None or bmi < spec.min_bmi:
+                    shown = "unknown" if bmi is None else f"{bmi:.1f}"
+                    out.append(fail(rule, year, event, f"{fact.advice} at a BMI of {shown} (< {spec.min_bmi})"))
+    return out
+
+
+def trap_never_contradicted(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """A needle phobia told as a trap stands all year: no drug given that only comes as an injection or infusion."""
+    rule = "trap_never_contradicted"
+    excluded: set[str] = set()
+    for trap in year.persona.traps:
+        if trap.category == "medication_preference":
+            excluded.update(f for f in kb.preferences[trap.option].excludes_forms if f in ("injection", "infusion"))
+    if not excluded:
+        return []
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if isinstance(fact, MedicationFact) and fact.action in GIVEN and fact.drug in kb.drugs:
+                forms = {form.form for form in kb.drugs[fact.drug].forms}
+                if forms and forms <= excluded:
+                    out.append(fail(rule, year, event, f"{fact.drug} ({sorted(forms)}) given to a patient who "
+                                                       f"refused {sorted(excluded)}"))
+    return out
+
+
+def body_consistent(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """One body: a height fixed for the year; every BMI is the weight beside it over the height², and agrees with
+    the weight on record shortly before it."""
+    rule, height = "body_consistent", year.persona.height_cm
+    out = []
+    if height is None or not ADULT_HEIGHT_CM[0] <= height <= ADULT_HEIGHT_CM[1]:
+        out.append(fail(rule, year, None, f"height {height} cm is not an adult's fixed height"))
+        height = None
+    implied: list[tuple[str, float]] = []
+    last_weight: tuple[str, float] | None = None
+    for event in year.events:
+        labs = {f.lab: f.value for f in event.facts if isinstance(f, LabFact)}
+        if "weight" in labs and "bmi" in labs:
+            implied.append((event.event_id, 100 * (labs["weight"] / labs["bmi"]) ** 0.5))
+            if height is not None and abs(labs["bmi"] - labs["weight"] / (height / 100) ** 2) > BMI_TOLERANCE:
+                out.append(fail(rule, year, event, f"{labs['weight']} kg at {height} cm is not a BMI of {labs['bmi']}"))
+        elif "bmi" in labs and last_weight is not None and height is not None:
+            when, weight = last_weight
+            gap = (_date(event.date) - _date(when)).days
+            expected = labs["bmi"] * (height / 100) ** 2
+            if gap <= SAME_BODY_DAYS and abs(expected - weight) > WEIGHT_DRIFT * weight:
+                out.append(fail(rule, year, event, f"BMI {labs['bmi']} at {height} cm is {expected:.1f} kg, "
+                                                   f"but {weight} kg was recorded {gap} days before"))
+        if "weight" in labs:
+            last_weight = (event.date, labs["weight"])
+    if implied and height is None:  # no fixed height: the weights and BMIs side by side must still imply one
+        heights = [h for _, h in implied]
+        if max(heights) - min(heights) > 2.0 or not all(ADULT_HEIGHT_CM[0] <= h <= ADULT_HEIGHT_CM[1]
+                                                          for h in heights):
+            out.append(fail(rule, year, None, f"weights and BMIs imply heights of {min(heights):.0f}-"
+                                              f"{max(heights):.0f} cm"))
+    return out
+
+
+def _date(iso: str) -> date:
+    return date.fromisoformat(iso)
+
+
+CHECKS = {
+    "persona_occupation": persona_occupation,
+    "relative_names_distinct": relative_names_distinct,
+    "lifestyle_advice_gated": lifestyle_advice_gated,
+    "trap_never_contradicted": trap_never_contradicted,
+    "body_consistent": body_consistent,
+}
+"""Rule name -> its check."""

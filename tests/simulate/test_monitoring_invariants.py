@@ -1,0 +1,158 @@
+"""Monitoring over 1,000 seeded patients (issue 27): rechecks after what moves a level, routine checks never left
+to lapse, results judged against a drug's own target range, age-based starting doses, and ECGs for QT-prolonging
+drugs where a caution asks for them. Each rule also has a crafted violation that its check must catch.
+
+Failure messages start with the rule's name in brackets (the names `docs/simulation.md` lists).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from medmemorybench.simulate.models import AdviceFact, CareYear, CautionFact, Event, LabFact, MedicationFact
+from tests.simulate.clinical import check
+from tests.simulate.monitoring_check import (
+    due_violations,
+    out_of_range_share,
+    qt_violations,
+    range_violations,
+    recheck_violations,
+    red_flag_violations,
+    serious_harm_violations,
+    start_dose_violations,
+)
+
+
+def _first(years: list[CareYear], has) -> tuple[CareYear, Event]:  # noqa: ANN001
+    for year in years:
+        for event in year.events:
+            if has(event):
+                return year, event
+    pytest.skip("no such event among the 1,000 patients")
+
+
+def _without(year: CareYear, drop) -> CareYear:  # noqa: ANN001
+    """The year with every fact `drop` picks removed."""
+    return year.model_copy(update={"events": [e.model_copy(update={"facts": [f for f in e.facts if not drop(e, f)]})
+                                              for e in year.events]})
+
+
+def _starts(drug: str):  # noqa: ANN202
+    return lambda e: any(isinstance(f, MedicationFact) and f.drug == drug and f.action == "start" for f in e.facts)
+
+
+# --- the cohort --------------------------------------------------------------------------------------
+
+
+def test_monitoring_recheck_a_level_is_checked_soon_after_anything_that_moves_it(kb, years):
+    check([v for year in years for v in recheck_violations(kb, year)])
+
+
+def test_held_levels_sit_in_their_target_range_nine_times_in_ten(kb, years):
+    # [therapeutic_range_used] lithium 0.35-0.39 mmol/L at four visits running with no action (seed-13 review): a
+    # working dose holds the level in the middle of its range, and a result outside it is the exception (rechecked)
+    shares = out_of_range_share(kb, years)
+    assert {"inr", "lithium_level"} <= set(shares)
+    assert all(share <= 0.10 for share in shares.values()), shares
+
+
+def test_monitoring_due_a_monitored_level_is_never_left_unchecked(kb, years):
+    check([v for year in years for v in due_violations(kb, year)])
+
+
+def test_therapeutic_range_used_a_held_lab_is_judged_against_the_drugs_target(kb, years):
+    check([v for year in years for v in range_violations(kb, year)])
+
+
+def test_start_dose_rule_an_older_patient_starts_warfarin_low(kb, years):
+    check([v for year in years for v in start_dose_violations(kb, year)])
+    started = [f for y in years if y.persona.age >= 80 for e in y.events for f in e.facts
+               if isinstance(f, MedicationFact) and f.drug == "warfarin" and f.action == "start"]
+    assert started, "no patient of 80 or over started warfarin: the rule is never exercised"
+
+
+def test_qt_rule_a_qt_prolonging_drug_under_a_caution_gets_an_ecg_before_and_after(kb, years):
+    check([v for year in years for v in qt_violations(kb, year)])
+    cautioned = [f for y in years for e in y.events for f in e.facts
+                 if isinstance(f, CautionFact) and f.rule in ("contraindication:long_qt_syndrome",
+                                                              "contraindication:hfpef")]
+    assert cautioned, "no QT caution among 1,000 patients: the rule is never exercised"
+
+
+def test_serious_harm_at_once_sleep_attacks_are_acted_on_the_day_they_are_told(kb, years):
+    check([v for year in years for v in serious_harm_violations(kb, year)])
+    told = [e for y in years for e in y.events if e.kind == "adverse_event"
+            and any(isinstance(f, AdviceFact) and f.advice == "no_driving_sleep_attacks" for f in e.facts)]
+    assert told, "no sleep attacks among 1,000 patients: the rule is never exercised"
+
+
+def test_red_flag_acted_on_congestion_told_after_the_diagnosis_gets_a_diuretic_at_that_visit(kb, years):
+    check([v for year in years for v in red_flag_violations(kb, year)])
+    acted = [f for y in years for e in y.events for f in e.facts
+             if isinstance(f, MedicationFact) and f.reason.startswith("symptom:")]
+    assert acted, "no red flag acted on among 1,000 patients: the rule is never exercised"
+
+
+def test_lithium_and_warfarin_levels_are_measured(years):
+    labs = {f.lab for y in years for e in y.events for f in e.facts if isinstance(f, LabFact)}
+    assert {"lithium_level", "inr", "qtc"} <= labs
+
+
+# --- crafted violations --------------------------------------------------------------------------------
+
+
+def test_a_lithium_start_with_no_level_after_it_is_caught(kb, years):
+    year, event = _first(years, _starts("lithium"))
+    assert not recheck_violations(kb, year)
+    broken = _without(year, lambda e, f: isinstance(f, LabFact) and f.lab == "lithium_level")
+    assert any(v.startswith("[monitoring_recheck]") and event.event_id in v for v in recheck_violations(kb, broken))
+    assert any(v.startswith("[monitoring_due]") for v in due_violations(kb, broken))
+
+
+def test_an_inr_judged_against_the_reference_range_on_warfarin_is_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, LabFact) and f.target for f in e.facts)
+                         and not any(isinstance(f, MedicationFact) and f.action == "start" for f in e.facts))
+    assert not range_violations(kb, year)
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
+        f.model_copy(update={"target": None}) if isinstance(f, LabFact) else f for f in e.facts]})
+        for e in year.events]})
+    assert any(v.startswith("[therapeutic_range_used]") and event.event_id in v
+               for v in range_violations(kb, broken))
+
+
+def test_warfarin_started_at_5_mg_at_84_is_caught(kb, years):
+    year, event = _first([y for y in years if y.persona.age >= 80], _starts("warfarin"))
+    assert not start_dose_violations(kb, year)
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
+        f.model_copy(update={"dose": 5.0}) if isinstance(f, MedicationFact) and f.drug == "warfarin"
+        and f.action == "start" else f for f in e.facts]}) for e in year.events]})
+    assert any(v.startswith("[start_dose_rule]") and event.event_id in v for v in start_dose_violations(kb, broken))
+
+
+def test_a_qt_prolonging_drug_in_long_qt_with_no_ecg_is_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, CautionFact) and f.rule.startswith("contraindication:")
+                                              and kb.labs["qtc"] and any(isinstance(g, LabFact) and g.lab == "qtc"
+                                                                         for g in e.facts) for f in e.facts))
+    assert not qt_violations(kb, year)
+    broken = _without(year, lambda e, f: isinstance(f, LabFact) and f.lab == "qtc")
+    assert any(v.startswith("[qt_rule]") and event.event_id in v and "that day" in v
+               for v in qt_violations(kb, broken))
+
+
+def test_sleep_attacks_left_for_a_later_visit_are_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "no_driving_sleep_attacks"
+                                              for f in e.facts))
+    assert not serious_harm_violations(kb, year)
+    broken = _without(year, lambda e, f: e.event_id == event.event_id and (
+        isinstance(f, AdviceFact) or isinstance(f, MedicationFact) and f.action in ("stop", "decrease")))
+    found = serious_harm_violations(kb, broken)
+    assert any("neither lowered nor stopped" in v and event.event_id in v for v in found), found
+    assert any("without the advice" in v for v in found), found
+
+
+def test_orthopnoea_noted_and_left_is_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, MedicationFact) and f.reason.startswith("symptom:")
+                                              for f in e.facts))
+    assert not red_flag_violations(kb, year)
+    broken = _without(year, lambda e, f: e.event_id == event.event_id and isinstance(f, MedicationFact))
+    assert any(v.startswith("[red_flag_acted_on]") and event.event_id in v for v in red_flag_violations(kb, broken))

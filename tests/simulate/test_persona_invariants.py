@@ -1,0 +1,151 @@
+"""Persona invariants over 1,000 seeded patients: each patient is one coherent person, one test per rule.
+
+Each failure message starts with the rule's name in brackets (the names `docs/simulation.md` lists). Each rule has
+a second test that builds a violation into a simulated year and asserts the check catches it.
+"""
+
+from __future__ import annotations
+
+from medmemorybench.render.conversation import SessionRenderer
+from medmemorybench.render.fields import trap_detail
+from medmemorybench.render.templates import load_templates
+from medmemorybench.simulate.models import AdviceFact, CareYear, Event, LabFact, MedicationFact, Relative, Trap
+from tests.simulate.clinical import check
+from tests.simulate.persona_check import (
+    body_consistent,
+    lifestyle_advice_gated,
+    persona_occupation,
+    relative_names_distinct,
+    trap_never_contradicted,
+)
+
+
+def _run(check, kb, years) -> list[str]:  # noqa: ANN001
+    return [failure for year in years for failure in check(kb, year)]
+
+
+def _edit(year: CareYear, **persona) -> CareYear:  # noqa: ANN003
+    return year.model_copy(update={"persona": year.persona.model_copy(update=persona)})
+
+
+def _with_event(year: CareYear, event: Event, *facts) -> CareYear:  # noqa: ANN002
+    events = [e.model_copy(update={"facts": [*e.facts, *facts]}) if e.event_id == event.event_id else e
+              for e in year.events]
+    return year.model_copy(update={"events": events})
+
+
+# --- persona_occupation ---------------------------------------------------------------------------
+
+
+def test_persona_occupation_job_fits_age_hours_and_every_text_about_work(kb, years):
+    check(_run(persona_occupation, kb, years))
+
+
+def test_persona_occupation_catches_a_crafted_violation(kb, years):
+    year = next(y for y in years if y.persona.age >= 75)  # an old patient given a working-age desk job
+    accountant = next(o for o in kb.people.occupations if o.key == "accountant")
+    failures = persona_occupation(kb, _edit(year, occupation=accountant.text, occupation_key=accountant.key))
+    assert failures and all(f.startswith("[persona_occupation]") for f in failures)
+    # a retired patient whose trap says they operate machinery at work
+    retired = next(y for y in years if "retired" in next(o for o in kb.people.occupations
+                                                         if o.key == y.persona.occupation_key).traits)
+    traps = [t.model_copy(update={"option": "nothing_sedating"}) if t.category == "medication_preference" else t
+             for t in retired.persona.traps]
+    assert any("operates_machinery" in f for f in persona_occupation(kb, _edit(retired, traps=traps)))
+
+
+def test_persona_occupation_rendered_sessions_say_nothing_untrue_of_the_patient(kb, years):
+    """A retired patient does not come 'on their lunch break'; a needle-phobic one does not find 'the needle not
+    too bad this time' (the renderer drops the phrasings `conversation.UNTRUE_TALK` names)."""
+    templates = load_templates("en")
+    chosen = [y for y in years if y.persona.occupation_key and y.persona.occupation_key.startswith("retired")][:4]
+    chosen += [y for y in years if any(t.option == "needle_phobia" for t in y.persona.traps)][:4]
+    failures = []
+    for year in chosen:
+        renderer = SessionRenderer(kb, templates, year)
+        own_words = [trap_detail(kb, trap, "en") for trap in year.persona.traps]  # (the phobia itself, told)
+        for event in year.events:
+            text = " ".join(turn.text for turn in renderer.render(event).turns)
+            for words in own_words:
+                text = text.replace(words, "")
+            if renderer.untrue is not None and renderer.untrue.search(text):
+                failures.append(f"[persona_occupation] {year.persona.persona_id} (seed {year.seed}) {event.event_id}: "
+                                f"{renderer.untrue.search(text).group(0)!r} in {text[:160]!r}")
+    check(failures)
+
+
+# --- relative_names_distinct ----------------------------------------------------------------------
+
+
+def test_relative_names_distinct(kb, years):
+    check(_run(relative_names_distinct, kb, years))
+
+
+def test_relative_names_distinct_catches_a_crafted_violation(kb, years):
+    year = next(y for y in years if y.persona.sex == "female" and
+                any(r.sex == "female" for r in y.persona.family))
+    relative = next(r for r in year.persona.family if r.sex == "female")
+    given = year.persona.name.en.split(" ")[0]
+    family = [r.model_copy(update={"name": r.name.model_copy(update={"en": given})}) if r is relative else r
+              for r in year.persona.family]
+    failures = relative_names_distinct(kb, _edit(year, family=family))
+    assert failures and failures[0].startswith("[relative_names_distinct]") and "the patient" in failures[0]
+    twin: Relative = relative.model_copy(update={"relation": "aunt"})
+    assert relative_names_distinct(kb, _edit(year, family=[*year.persona.family, twin]))
+
+
+# --- lifestyle_advice_gated -----------------------------------------------------------------------
+
+
+def test_lifestyle_advice_gated(kb, years):
+    check(_run(lifestyle_advice_gated, kb, years))
+
+
+def test_lifestyle_advice_gated_catches_a_crafted_violation(kb, years):
+    year = next(y for y in years if not y.persona.smoker and y.events)
+    event = year.events[-1]
+    failures = lifestyle_advice_gated(kb, _with_event(year, event, AdviceFact(advice="smoking_cessation")))
+    assert failures and failures[0].startswith("[lifestyle_advice_gated]") and "non-smoker" in failures[0]
+    # weight loss advised beside a weight that, at this height, is a healthy BMI
+    height = year.persona.height_cm / 100
+    healthy = LabFact(lab="weight", value=round(22.0 * height ** 2, 1), unit="kg")
+    failures = lifestyle_advice_gated(kb, _with_event(year, event, healthy, AdviceFact(advice="weight_loss")))
+    assert any("weight_loss at a BMI of 22.0" in f for f in failures)
+
+
+# --- trap_never_contradicted ----------------------------------------------------------------------
+
+
+def test_trap_never_contradicted(kb, years):
+    check(_run(trap_never_contradicted, kb, years))
+
+
+def test_trap_never_contradicted_catches_a_crafted_violation(kb, years):
+    year = next(y for y in years if any(t.option == "needle_phobia" for t in y.persona.traps))
+    injected = next(d for d in sorted(kb.drugs) if {f.form for f in kb.drugs[d].forms} == {"injection"})
+    fact = MedicationFact(drug=injected, action="start", dose=1.0, unit="mg", frequency="once_weekly",
+                          reason="first_line", indication=year.persona.condition)
+    failures = trap_never_contradicted(kb, _with_event(year, year.events[-1], fact))
+    assert failures and failures[0].startswith("[trap_never_contradicted]") and injected in failures[0]
+    # a patient with the phobia told as their preference, whose record holds an injection
+    other = next(y for y in years if not any(t.option == "needle_phobia" for t in y.persona.traps))
+    traps: list[Trap] = [t.model_copy(update={"option": "needle_phobia"}) if t.category == "medication_preference"
+                         else t for t in other.persona.traps]
+    assert trap_never_contradicted(kb, _with_event(_edit(other, traps=traps), other.events[-1], fact))
+
+
+# --- body_consistent ------------------------------------------------------------------------------
+
+
+def test_body_consistent(kb, years):
+    check(_run(body_consistent, kb, years))
+
+
+def test_body_consistent_catches_a_crafted_violation(kb, years):
+    year = next(y for y in years if y.persona.height_cm)
+    # 52 kg beside a BMI of 30: not one body at any adult height near this patient's
+    crafted = _with_event(year, year.events[-1], LabFact(lab="weight", value=52.0, unit="kg"),
+                          LabFact(lab="bmi", value=30.0, unit="kg/m²"))
+    failures = body_consistent(kb, crafted)
+    assert failures and failures[0].startswith("[body_consistent]")
+    assert body_consistent(kb, _edit(year, height_cm=None))  # no fixed height

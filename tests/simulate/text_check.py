@@ -1,0 +1,251 @@
+"""Independent readings of the texts a year says, as a physician reads them (issue 27, items 3 and 5): a caution is the
+rule of the pair it is said for, a reason names the fact that caused it, a CKD stage and a severity word come from the
+value measured, and an acute illness gets the first-line course of current guidance.
+
+The checks read what the renderer fills a fact's slots with (`FactSlots`) and the year's facts, and judge them against
+the knowledge base's rules and guideline tables written here, never against the code that picks the text.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Text
+from medmemorybench.render.fact_acts import FactSlots
+from medmemorybench.simulate.models import (
+    AdverseFact,
+    AvoidedFact,
+    CareYear,
+    CautionFact,
+    ComplicationFact,
+    DiagnosisFact,
+    Event,
+    HistoryFact,
+    LabFact,
+    MedicationFact,
+    TestFact,
+)
+from tests.simulate.clinical import fail, latest_egfr
+
+RNGS = 6
+"""Draws of a slot's wording checked per fact (a word table holds a few variants; each must be right)."""
+
+
+def _wordings(fill: Callable[[random.Random], str]) -> list[str]:
+    return list(dict.fromkeys(fill(random.Random(seed)) for seed in range(RNGS)))
+
+
+# --- caution_text_matches_pair ------------------------------------------------------------------------------------
+
+
+def texts_of_pair(kb: KnowledgeBase, rule_id: str, drug: str) -> list[Text] | None:
+    """Every text a rule id may be said with for `drug`: the rules of that pair alone (None: a rule phrased from a
+    trap fact or a word table, not a knowledge-base text)."""
+    kind, _, key = rule_id.partition(":")
+    if kind == "contraindication":
+        return [r.reason for r in kb.contraindications
+                if r.history == key and drug in kb.expand([*r.classes, *r.drugs])]
+    if kind == "rule":
+        return [r.reason for r in kb.patient_rules if r.key == key and drug in kb.expand(r.drugs)]
+    if kind == "interaction":
+        taken, _, given_drug = key.partition("+")
+        out: list[Text] = []
+        for rule in kb.interactions:
+            a, b = kb.expand(rule.a), kb.expand(rule.b)
+            if not ((taken in a and given_drug in b) or (taken in b and given_drug in a)):
+                continue
+            named = [e.effect for e in rule.by_partner if {taken, given_drug} & kb.expand(e.partners)]
+            out += named or [rule.effect]
+        return out
+    return None
+
+
+def caution_text_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> list[str]:
+    """[caution_text_matches_pair] the words said for a caution or a bar are the text of a rule naming that drug
+    (and, for an interaction, both drugs), never another rule of the same history or drug."""
+    failures = []
+    for event in year.events:
+        for fact in event.facts:
+            if isinstance(fact, CautionFact):
+                said = [(fact.rule, slots.rule_phrase(fact.rule, fact.drug, bars=False))]
+            elif isinstance(fact, AvoidedFact):
+                said = [(rule, slots.rule_phrase(rule, fact.drug, bars=True)) for rule in fact.rules]
+            else:
+                continue
+            for rule_id, phrase in said:
+                texts = texts_of_pair(kb, rule_id, fact.drug)
+                if texts is None:
+                    continue
+                if phrase not in {slots.sentence(slots.t(text)) for text in texts}:
+                    failures.append(fail("caution_text_matches_pair", year, event,
+                                         f"{fact.drug} ({rule_id}) said as {phrase!r}, no rule of that pair"))
+    return failures
+
+
+# --- reason_names_its_cause ---------------------------------------------------------------------------------------
+
+
+def adverse_causes(year: CareYear) -> dict[int, str]:
+    """id(medication fact) -> the drug whose adverse effect its `adverse_effect:<key>` reason is (the latest drug on
+    record with that effect, up to its visit)."""
+    latest: dict[str, str] = {}
+    out: dict[int, str] = {}
+    for event in year.events:
+        for fact in event.facts:
+            if isinstance(fact, AdverseFact):
+                latest[fact.effect] = fact.drug
+        for fact in event.facts:
+            if isinstance(fact, MedicationFact) and fact.reason.startswith("adverse_effect:"):
+                cause = latest.get(fact.reason.partition(":")[2])
+                if cause is not None:
+                    out[id(fact)] = cause
+    return out
+
+
+def reason_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> list[str]:
+    """[reason_names_its_cause] a drug started, raised or lowered because of another drug's adverse effect names that
+    drug in every wording ("the reaction you've had to enalapril"), never "it" (the new drug)."""
+    failures = []
+    causes = adverse_causes(year)
+    for event in year.events:
+        for fact in event.facts:
+            cause = causes.get(id(fact))
+            if cause is None or cause == fact.drug:
+                continue
+            name = slots.drug(cause)
+            for reason in _wordings(lambda rng, f=fact: slots.slots(f"fact.medication.{f.action}", f, rng)["reason"]):
+                if name not in reason:
+                    failures.append(fail("reason_names_its_cause", year, event,
+                                         f"{fact.drug} {fact.action} for {cause}'s adverse effect said {reason!r}"))
+    return failures
+
+
+# --- stage_from_value ---------------------------------------------------------------------------------------------
+
+KDIGO_G = ((90, "1"), (60, "2"), (45, "3a"), (30, "3b"), (15, "4"), (0, "5"))
+"""KDIGO 2024 GFR categories: the lowest eGFR of each (mL/min/1.73m²)."""
+_STAGE = re.compile(r"\bG(1|2|3a|3b|4|5)\b|\b(?:CKD|chronic kidney disease)(?: stage)? (1|2|3a|3b|4|5)\b"
+                    r"|\bstage (1|2|3a|3b|4|5)\b(?= CKD| chronic kidney)")
+
+
+def kdigo_stage(egfr: float) -> str:
+    return next(stage for low, stage in KDIGO_G if egfr >= low)
+
+
+def stages_named(text: str) -> list[str]:
+    """The CKD G stages an English text states ("CKD G2 A2", "stage G3a", "chronic kidney disease stage 4")."""
+    return [next(g for g in match.groups() if g) for match in _STAGE.finditer(text)]
+
+
+def _visit_texts(kb: KnowledgeBase, year: CareYear, event: Event) -> list[str]:
+    out = []
+    condition = kb.conditions[year.persona.condition]
+    for fact in event.facts:
+        if isinstance(fact, DiagnosisFact):
+            out.append(fact.name.en)
+        elif isinstance(fact, TestFact):
+            out.append(fact.finding.en)
+        elif isinstance(fact, ComplicationFact):
+            comp = next(c for c in condition.complications if c.key == fact.complication)
+            out.append(comp.name.en)
+            if fact.finding is not None:
+                out.append(fact.finding.en)
+        elif isinstance(fact, HistoryFact):
+            out.append(kb.history_conditions[fact.history].name.en)
+    return out
+
+
+def stage_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """[stage_from_value] every CKD stage a visit states is the KDIGO stage of the eGFR measured there (or the latest
+    before it): "progression to G3a" at an eGFR of 68 is a stage no value gave."""
+    failures = []
+    for event in year.events:
+        egfr = latest_egfr(year, event)
+        if egfr is None:
+            continue
+        for text in _visit_texts(kb, year, event):
+            for stage in stages_named(text):
+                if stage != kdigo_stage(egfr):
+                    failures.append(fail("stage_from_value", year, event, f"{text!r} states G{stage} at eGFR {egfr} "
+                                         f"(G{kdigo_stage(egfr)})"))
+    return failures
+
+
+# --- severity_from_value ------------------------------------------------------------------------------------------
+
+SLIGHT_SHARE = 0.10
+"""A value is "a little" high or low only within 10 % of the limit it crosses."""
+MILD_WORDS = ("a little", "slightly", "just above", "just below", "a touch", "a bit", "偏高", "偏低", "略高", "略低",
+              "稍高", "稍低")
+
+
+def severity_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> list[str]:
+    """[severity_from_value] a lab result called "a little" above or below its range is within 10 % of the limit it
+    crosses and, for a marker the condition treats, inside the range treatment holds it in (HbA1c 8.0 % is not "a
+    little above normal"); a value in range is never called high or low."""
+    failures = []
+    condition = kb.conditions[year.persona.condition]
+    treated = {m.lab: m.treated for m in condition.monitored}
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, LabFact):
+                continue
+            low, high = kb.labs[fact.lab].reference
+            if low <= fact.value <= high:
+                continue
+            limit = high if fact.value > high else low
+            near = limit != 0 and abs(fact.value - limit) <= SLIGHT_SHARE * abs(limit)
+            band = treated.get(fact.lab)
+            inside = band is None or band[0] <= fact.value <= band[1]
+            for status in _wordings(lambda rng, f=fact: slots.slots("fact.lab", f, rng)["status"]):
+                if any(word in status for word in MILD_WORDS) and not (near and inside):
+                    failures.append(fail("severity_from_value", year, event,
+                                         f"{fact.lab} {fact.value} (range {low}-{high}, treated {band}) "
+                                         f"said {status!r}"))
+    return failures
+
+
+# --- acute_first_line ---------------------------------------------------------------------------------------------
+
+FIRST_LINE: dict[str, list[tuple[str, tuple[int, int]]]] = {
+    # illness -> (drug, course days allowed) per current guidance, the first-line choice first
+    "cystitis": [("nitrofurantoin", (3, 3)), ("trimethoprim_sulfamethoxazole", (3, 3)), ("cefalexin", (3, 7))],
+    # NICE NG109 (2018): nitrofurantoin MR 100 mg BD 3 days (eGFR >= 45) or trimethoprim 3 days; IDSA/ESCMID 2010
+    "community_pneumonia": [("amoxicillin", (5, 5)), ("doxycycline", (5, 5)), ("clarithromycin", (5, 5))],
+    # NICE NG138 (2019)
+    "strep_throat": [("penicillin_v", (5, 10)), ("clarithromycin", (5, 5))],  # NICE NG84 (2018); IDSA 2012
+    "acute_sinusitis": [("penicillin_v", (5, 5)), ("doxycycline", (5, 5)), ("clarithromycin", (5, 5))],  # NICE NG79
+    "low_back_pain": [("ibuprofen", (1, 14)), ("naproxen", (1, 14)), ("codeine", (1, 14))],  # NICE NG59 (2016)
+    "migraine": [("sumatriptan", (1, 30)), ("ibuprofen", (1, 30)), ("paracetamol", (1, 30))],  # NICE CG150
+    "allergic_rhinitis": [("fluticasone_nasal", (1, 30)), ("cetirizine", (1, 30)), ("loratadine", (1, 30))],  # BSACI
+    "gord": [("omeprazole", (28, 28)), ("pantoprazole", (28, 28))],  # NICE CG184: full-dose PPI for 4 weeks
+}
+EGFR_FLOOR = {"nitrofurantoin": 45.0}
+"""Drugs guidance withholds under an eGFR (NICE NG109: nitrofurantoin not below 45)."""
+
+
+def acute_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """[acute_first_line] every acute illness's course is a drug and length current guidance lists for it (co-amoxiclav
+    for 7 days is no course for simple cystitis), never one guidance withholds at the patient's eGFR."""
+    failures = []
+    for event in year.events:
+        for fact in event.facts:
+            if not (isinstance(fact, MedicationFact) and fact.action == "start" and fact.indication
+                    and fact.indication.startswith("illness:")):
+                continue
+            illness = fact.indication.partition(":")[2]
+            allowed = FIRST_LINE.get(illness)
+            if allowed is None:
+                failures.append(fail("acute_first_line", year, event, f"{illness}: no guideline table"))
+                continue
+            days = dict(allowed).get(fact.drug)
+            if days is None or not days[0] <= (fact.course_days or 0) <= days[1]:
+                failures.append(fail("acute_first_line", year, event, f"{illness}: {fact.drug} for "
+                                     f"{fact.course_days} days is not first-line care"))
+            egfr = latest_egfr(year, event)
+            if fact.drug in EGFR_FLOOR and egfr is not None and egfr < EGFR_FLOOR[fact.drug]:
+                failures.append(fail("acute_first_line", year, event, f"{fact.drug} at eGFR {egfr}"))
+    return failures
