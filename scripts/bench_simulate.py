@@ -20,7 +20,13 @@ from pathlib import Path
 from medmemorybench.errors import SimulationError
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.simulate import iter_cohort, simulate_patient
-from medmemorybench.simulate.persona import baseline_egfr, make_demographics, persona_id_for
+from medmemorybench.simulate.persona import (
+    applicable_advice,
+    baseline_egfr,
+    make_demographics,
+    persona_id_for,
+    starting_bmi,
+)
 from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.safety import Patient
 from medmemorybench.simulate.store import care_year_json, write_cohort
@@ -64,10 +70,11 @@ def cohort_figures(n: int, seed: int) -> None:
         rng = rng_for(y.seed, persona_id_for(index), "demographics")
         condition = kb.conditions[y.persona.condition]
         who = make_demographics(kb, condition, rng)
-        try:
+        advice = applicable_advice(kb, condition.lifestyle_advice, who.body.smoker, starting_bmi(condition, who.body))
+        try:  # (the first attempt of `cohort.simulate_patient`, replayed)
             choose_traps(kb, condition, Patient(who.age, who.sex, condition.key,
                                                 egfr=baseline_egfr(kb, condition, who.age, rng)),
-                         rng_for(y.seed, persona_id_for(index), "traps"))
+                         rng_for(y.seed, persona_id_for(index), "traps"), advice)
         except SimulationError:
             redrawn += 1
     worst = skeleton_share(years[:200])
