@@ -850,6 +850,20 @@ class Indication(_Record):
         return self
 
 
+class Taper(_Record):
+    """A course's dose lowered on a schedule: by `step` every `every_days` from the start (prednisolone 40 mg for
+    8 weeks: 5 mg a week; BSG 2019)."""
+
+    step: float = Field(gt=0)
+    """Dose per administration taken off at each step."""
+    every_days: int = Field(ge=1)
+    """Days between steps."""
+
+    def dose_on(self, start_dose: float, days_in: int) -> float:
+        """The dose `days_in` days after the start (never below one step)."""
+        return max(self.step, start_dose - self.step * (days_in // self.every_days))
+
+
 class Candidate(_Record):
     """A drug a care step may give, with what this use changes about its usual dosing."""
 
@@ -864,6 +878,9 @@ class Candidate(_Record):
     replaces: list[str] = Field(default_factory=list)
     """Drugs or drug classes it takes the place of: started for this step, it stops them (cyclophosphamide for a
     flare on mycophenolate is a switch, never a combination); empty: it is given beside what is running."""
+    taper: Taper | None = None
+    """How a course longer than three weeks is stepped down (BNF: a steroid given for over three weeks is
+    withdrawn gradually)."""
 
 
 def _as_candidates(value: object) -> object:

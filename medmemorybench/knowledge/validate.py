@@ -344,6 +344,8 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                     if gone not in kb.drugs and gone not in kb.classes:
                         errors.append(f"{where}: care_path.{step.key}.candidates.{candidate.drug}.replaces: "
                                       f"unknown drug or class '{gone}'")
+                errors += _taper_problems(f"{where}: care_path.{step.key}.candidates.{candidate.drug}", candidate,
+                                          kb)
         complications = {comp.key for comp in cond.complications}
         for step in cond.care_path:
             at = f"{where}: care_path.{step.key}"
@@ -543,6 +545,29 @@ def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
             elif (candidate.regimen or drug.regimen) != "course" or not (candidate.course_days or drug.course_days):
                 errors.append(f"{where}: candidates.{candidate.drug}: an illness is treated with a course "
                               "(regimen course and course_days)")
+
+
+TAPER_AFTER_DAYS = 21
+"""A steroid course longer than this is stepped down, not stopped (BNF: gradual withdrawal after three weeks)."""
+
+
+def _taper_problems(where: str, candidate, kb: KnowledgeBase) -> list[str]:  # noqa: ANN001
+    """A course over three weeks of a glucocorticoid needs a taper; a taper needs a course, a starting dose, and
+    steps that a tablet can make and that end above zero."""
+    drug = kb.drugs.get(candidate.drug)
+    if drug is None:
+        return []
+    days = candidate.course_days or drug.course_days
+    long_steroid = drug.drug_class == "systemic_corticosteroid" and days and days > TAPER_AFTER_DAYS \
+        and (candidate.regimen or drug.regimen) == "course" and drug.forms[0].form == "tablet"
+    if candidate.taper is None:
+        return [f"{where}: a steroid course of {days} days needs a taper"] if long_steroid else []
+    if not days or not candidate.dose:
+        return [f"{where}: taper: needs a dose and course_days"]
+    strengths = {form.strength for form in drug.forms if form.strength}
+    doses = [candidate.taper.dose_on(candidate.dose, day) for day in range(days)]
+    bad = sorted({d for d in doses if not any(abs(d / s - round(d / s)) < 1e-9 for s in strengths)})
+    return [f"{where}: taper: {d:g} {drug.dose.unit} cannot be made from {sorted(strengths)}" for d in bad]
 
 
 def _check_serious_effects(kb: KnowledgeBase, errors: list[str]) -> None:

@@ -268,7 +268,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         A kidney result that changes what is allowed changes the regimen at the same visit: a drug now barred
         below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
         falls)."""
-        facts = facts + self.rechecks_due_now(facts)
+        facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
         event = Event(

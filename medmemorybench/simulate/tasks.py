@@ -428,6 +428,26 @@ class ClinicalTasks:
                 return True
         return False
 
+    def taper_steps_due(self, facts: list[Fact]) -> list[Fact]:
+        """A tapering course's dose as its schedule has it by today, recorded at whatever visit this is (the
+        patient steps down at home on the written plan; each visit's record shows where they are on it)."""
+        out: list[Fact] = []
+        for drug, active in sorted(self.state.active.items()):
+            candidate = self.step(active.step).candidate(drug) if active.step and active.ends is not None else None
+            if candidate is None or candidate.taper is None or candidate.dose is None \
+                    or any(isinstance(f, MedicationFact) and f.drug == drug for f in facts):
+                continue
+            # (the course's last day is its last step: a visit on the day after it ends takes no further step)
+            days_in = min(self.day, active.ends - 1) - active.started
+            dose = candidate.taper.dose_on(candidate.dose, days_in)
+            if dose < active.dose - 1e-9:
+                previous, active.dose, active.last_change = active.dose, dose, self.day
+                out.append(MedicationFact(drug=drug, action="decrease", dose=dose, unit=active.unit,
+                                          frequency=active.frequency, previous_dose=previous, reason="taper",
+                                          indication=active.indication, step=active.step,
+                                          release=active.release))  # type: ignore[arg-type]
+        return out
+
     def rechecks_due_now(self, facts: list[Fact]) -> list[Fact]:
         """Rechecks that have fallen due, taken at whatever visit this is ("while you're here, your INR"): a visit
         busy with something else must not push a level check past its window."""

@@ -58,10 +58,12 @@ def latest_egfr(year: CareYear, event: Event) -> float | None:
 
 
 def dose_overrides(kb: KnowledgeBase, drug: str) -> set[float]:
-    """Doses off a drug's ladder that are still right: a care step's own dose for it, and a start-dose rule's
-    (warfarin 2.5 mg at 80 or over)."""
-    steps = {c.dose for cond in kb.conditions.values() for s in cond.care_path for c in s.candidates
-             if c.drug == drug and c.dose}
+    """Doses off a drug's ladder that are still right: a care step's own dose for it and the steps of its taper
+    (prednisolone 40, 35 ... 5 mg), and a start-dose rule's (warfarin 2.5 mg at 80 or over)."""
+    candidates = [c for cond in kb.conditions.values() for s in cond.care_path for c in s.candidates
+                  if c.drug == drug and c.dose]
+    steps = {c.dose for c in candidates} | {c.taper.dose_on(c.dose, day) for c in candidates if c.taper
+                                            for day in range(c.course_days or 0)}
     return steps | {r.start_dose for r in kb.patient_rules if r.start_dose and drug in kb.expand(r.drugs)}
 
 

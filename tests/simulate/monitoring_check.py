@@ -20,6 +20,9 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   and no QTc on record passes 500 ms (the level such a drug is stopped at, which the year never needs).
 - `red_flag_acted_on`: a congestion sign told after the diagnosis (orthopnoea, 2 kg in a week in heart failure)
   has its step's drug raised or started at that visit.
+- `steroid_taper`: a systemic steroid course longer than three weeks is stepped down, never stopped from its full
+  dose: the dose on record falls at least once a fortnight after the first week, and reaches its last step before
+  the course ends, where a visit falls then (BNF; BSG 2019: prednisolone 40 mg tapered over 8 weeks).
 - `serious_harm_at_once`: a serious harm (sleep attacks, angioedema, a seizure, a bleed on warfarin, a low white
   count) is acted on at the visit it is told (the dose lowered or the drug stopped), with the advice it calls for
   (no driving with sleep attacks); the lab that shows it is in that visit only where it is past its level.
@@ -306,3 +309,31 @@ def out_of_range_share(kb: KnowledgeBase, years: list[CareYear]) -> dict[str, fl
                     outside = not fact.target[0] <= fact.value <= fact.target[1]
                     counts.setdefault(fact.lab, [0, 0])[outside] += 1
     return {lab: out / (inside + out) for lab, (inside, out) in counts.items()}
+
+
+TAPER_AFTER_DAYS = 21
+"""A systemic steroid course longer than this is tapered (BNF: gradual withdrawal after three weeks)."""
+
+
+def taper_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`steroid_taper`."""
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not (isinstance(fact, MedicationFact) and fact.action == "start" and fact.course_days
+                    and fact.course_days > TAPER_AFTER_DAYS
+                    and kb.drugs[fact.drug].drug_class == "systemic_corticosteroid"):
+                continue
+            end = _day_after(event.date, fact.course_days)
+            doses = [(e.date, f.dose) for e in year.events if event.date <= e.date < end for f in e.facts
+                     if isinstance(f, MedicationFact) and f.drug == fact.drug and f.action in ("start", "decrease")]
+            visits = [e.date for e in year.events if event.date < e.date < end]
+            steps = [day for day, _ in doses[1:]]
+            if any(b > a for (_, a), (_, b) in zip(doses, doses[1:], strict=False)):
+                out.append(fail("steroid_taper", year, event, f"{fact.drug} raised during its taper"))
+            late = [v for v in visits if days_between(event.date, v) > 21
+                    and not any(0 <= days_between(d, v) <= 14 for d in [event.date, *steps])]
+            if late:
+                out.append(fail("steroid_taper", year, event, f"{fact.drug} {fact.dose:g} {fact.unit} for "
+                                f"{fact.course_days} days: no step down in the fortnight before {late[0]}"))
+    return out

@@ -20,6 +20,7 @@ from tests.simulate.monitoring_check import (
     red_flag_violations,
     serious_harm_violations,
     start_dose_violations,
+    taper_violations,
 )
 
 
@@ -93,6 +94,13 @@ def test_red_flag_acted_on_congestion_told_after_the_diagnosis_gets_a_diuretic_a
     assert acted, "no red flag acted on among 1,000 patients: the rule is never exercised"
 
 
+def test_steroid_taper_a_long_steroid_course_is_stepped_down(kb, years):
+    check([v for year in years for v in taper_violations(kb, year)])
+    tapered = [f for y in years for e in y.events for f in e.facts
+               if isinstance(f, MedicationFact) and f.reason == "taper"]
+    assert tapered, "no steroid taper among 1,000 patients: the rule is never exercised"
+
+
 def test_lithium_and_warfarin_levels_are_measured(years):
     labs = {f.lab for y in years for e in y.events for f in e.facts if isinstance(f, LabFact)}
     assert {"lithium_level", "inr", "qtc"} <= labs
@@ -156,3 +164,10 @@ def test_orthopnoea_noted_and_left_is_caught(kb, years):
     assert not red_flag_violations(kb, year)
     broken = _without(year, lambda e, f: e.event_id == event.event_id and isinstance(f, MedicationFact))
     assert any(v.startswith("[red_flag_acted_on]") and event.event_id in v for v in red_flag_violations(kb, broken))
+
+
+def test_prednisolone_40_mg_for_56_days_with_no_taper_is_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, MedicationFact) and f.reason == "taper" for f in e.facts))
+    assert not taper_violations(kb, year)
+    broken = _without(year, lambda e, f: isinstance(f, MedicationFact) and f.reason == "taper")
+    assert any(v.startswith("[steroid_taper]") and "no step down" in v for v in taper_violations(kb, broken))
