@@ -110,6 +110,11 @@ class Verdict:
         return [d for d in spec.doses() if self.max_daily_dose is None or d * per_day <= self.max_daily_dose + 1e-9]
 
 
+def _fits_cap(spec: DoseSpec, cap: float) -> bool:
+    """Whether a formulation has a dose whose daily total is within `cap`."""
+    return any(dose * DOSES_PER_DAY[spec.frequency] <= cap + 1e-9 for dose in spec.doses())
+
+
 def _usable(form: DoseForm, spec: DoseSpec, kb: KnowledgeBase, preference: str, one_off: bool = False) -> bool:
     """Whether a formulation suits a preference (a single dose, `one_off`, is never too frequent)."""
     pref = kb.preferences[preference]
@@ -295,8 +300,10 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     blocks.extend(Block(f"toxicity:{kind}") for kind in drug.toxicities if kind in patient.toxicities)
     if drug_key in patient.intolerant:
         blocks.append(Block(f"adverse:{drug_key}"))
-    formulation = next((f for f in drug.formulations() if preference is None or _usable(*f, kb, preference, one_off)),
-                       None)
+    usable = [f for f in drug.formulations() if preference is None or _usable(*f, kb, preference, one_off)]
+    # (a dose cap chooses the formulation that fits under it, before it bars the drug: amoxicillin 500 mg every
+    # 12 hours below an eGFR of 30, not no amoxicillin)
+    formulation = next((f for f in usable if cap is None or _fits_cap(f[1], cap)), usable[0] if usable else None)
     result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap, start)
     if result.is_allowed and not result.doses():
         capped = next(rule for rule in applicable_rules(kb, patient, drug_key) if rule.level == "max_dose")
