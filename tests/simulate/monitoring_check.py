@@ -23,6 +23,8 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
 - `steroid_taper`: a systemic steroid course longer than three weeks is stepped down, never stopped from its full
   dose: the dose on record falls at least once a fortnight after the first week, and reaches its last step before
   the course ends, where a visit falls then (BNF; BSG 2019: prednisolone 40 mg tapered over 8 weeks).
+- `renal_dose_not_bar`: a dose cap (amoxicillin at most 1 g a day below an eGFR of 30) is never the reason a drug is
+  passed over while one of its formulations the patient can take fits under it (250 mg every 12 hours).
 - `serious_harm_at_once`: a serious harm (sleep attacks, angioedema, a seizure, a bleed on warfarin, a low white
   count) is acted on at the visit it is told (the dose lowered or the drug stopped), with the advice it calls for
   (no driving with sleep attacks); the lab that shows it is in that visit only where it is past its level.
@@ -33,9 +35,11 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import DOSES_PER_DAY
 from medmemorybench.simulate.models import (
     AdverseFact,
     AdviceFact,
+    AvoidedFact,
     CareYear,
     CautionFact,
     Event,
@@ -336,4 +340,32 @@ def taper_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             if late:
                 out.append(fail("steroid_taper", year, event, f"{fact.drug} {fact.dose:g} {fact.unit} for "
                                 f"{fact.course_days} days: no step down in the fortnight before {late[0]}"))
+    return out
+
+
+def _takes(kb: KnowledgeBase, year: CareYear, form, spec) -> bool:  # noqa: ANN001
+    """Whether the patient's medication preference allows this formulation (no gelatin capsules for a vegan)."""
+    option = next((t.option for t in year.persona.traps if t.category == "medication_preference"), None)
+    if option is None:
+        return True
+    pref = kb.preferences[option]
+    return form.form not in pref.excludes_forms and (form.size is None or form.size not in pref.excludes_sizes) and (
+        pref.max_doses_per_day is None or DOSES_PER_DAY[spec.frequency] <= pref.max_doses_per_day
+        or pref.long_term_only)
+
+
+def renal_cap_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`renal_dose_not_bar`."""
+    caps = {f"rule:{r.key}": r.max_daily_dose for r in kb.patient_rules if r.level == "max_dose"}
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, AvoidedFact) or not fact.rules or not all(r in caps for r in fact.rules):
+                continue
+            cap = min(caps[r] for r in fact.rules)
+            fits = [spec for form, spec in kb.drugs[fact.drug].formulations() if _takes(kb, year, form, spec)
+                    and any(d * DOSES_PER_DAY[spec.frequency] <= cap + 1e-9 for d in spec.doses())]
+            if fits:
+                out.append(fail("renal_dose_not_bar", year, event, f"{fact.drug} passed over for {fact.rules} though "
+                                f"{fits[0].frequency} {fits[0].doses()[0]:g} {fits[0].unit} fits the cap {cap:g}"))
     return out

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from medmemorybench.simulate.models import AdviceFact, CareYear, CautionFact, Event, LabFact, MedicationFact
+from medmemorybench.simulate.models import (
+    AdviceFact,
+    AvoidedFact,
+    CareYear,
+    CautionFact,
+    Event,
+    LabFact,
+    MedicationFact,
+)
 from tests.simulate.clinical import check
 from tests.simulate.monitoring_check import (
     due_violations,
@@ -18,6 +26,7 @@ from tests.simulate.monitoring_check import (
     range_violations,
     recheck_violations,
     red_flag_violations,
+    renal_cap_violations,
     serious_harm_violations,
     start_dose_violations,
     taper_violations,
@@ -101,6 +110,14 @@ def test_steroid_taper_a_long_steroid_course_is_stepped_down(kb, years):
     assert tapered, "no steroid taper among 1,000 patients: the rule is never exercised"
 
 
+def test_renal_dose_not_bar_a_dose_cap_chooses_a_formulation_before_it_bars_the_drug(kb, years):
+    # "amoxicillin avoided by quoting a dose-adjustment rule as if it were a bar" (the seed-11 read)
+    check([v for year in years for v in renal_cap_violations(kb, year)])
+    twice = [f for y in years for e in y.events for f in e.facts if isinstance(f, MedicationFact)
+             and f.drug == "amoxicillin" and f.frequency == "twice_daily" and f.dose <= 250]
+    assert twice, "no kidney dose of amoxicillin among 1,000 patients: the rule is never exercised"
+
+
 def test_lithium_and_warfarin_levels_are_measured(years):
     labs = {f.lab for y in years for e in y.events for f in e.facts if isinstance(f, LabFact)}
     assert {"lithium_level", "inr", "qtc"} <= labs
@@ -171,3 +188,14 @@ def test_prednisolone_40_mg_for_56_days_with_no_taper_is_caught(kb, years):
     assert not taper_violations(kb, year)
     broken = _without(year, lambda e, f: isinstance(f, MedicationFact) and f.reason == "taper")
     assert any(v.startswith("[steroid_taper]") and "no step down" in v for v in taper_violations(kb, broken))
+
+
+def test_amoxicillin_passed_over_for_its_own_kidney_dose_rule_is_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "amoxicillin"
+                                              and f.frequency == "twice_daily" and f.dose <= 250 for f in e.facts))
+    assert not renal_cap_violations(kb, year)
+    passed_over = AvoidedFact(drug="amoxicillin", traps=[], rules=["rule:antibiotics_amoxicillin_egfr_30"],
+                              instead="doxycycline")
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [*e.facts, passed_over]})
+                                                if e.event_id == event.event_id else e for e in year.events]})
+    assert any(v.startswith("[renal_dose_not_bar]") for v in renal_cap_violations(kb, broken))
