@@ -164,7 +164,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
     @staticmethod
     def _baselines(kb: KnowledgeBase, patient: Patient, rng: random.Random) -> dict[str, float]:
         """Values known before the year of labs the condition does not follow: the eGFR from age or a kidney
-        history, and what each history condition sets (a QTc of 465-495 ms with long QT syndrome, an LVEF of
+        history, and what each history condition sets (a QTc of 455-475 ms with long QT syndrome, an LVEF of
         25-40 % after heart failure). Creatinine follows the eGFR (`formulas.py`)."""
         baselines = {} if patient.egfr is None else {"egfr": patient.egfr}
         for key in sorted(set(patient.conditions) & set(kb.history_conditions)):

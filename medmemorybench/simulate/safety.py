@@ -301,7 +301,7 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     if drug_key in patient.intolerant:
         blocks.append(Block(f"adverse:{drug_key}"))
     usable = [f for f in drug.formulations() if preference is None or _usable(*f, kb, preference, one_off)]
-    # (a dose cap chooses the formulation that fits under it, before it bars the drug: amoxicillin 500 mg every
+    # (a dose cap chooses the formulation that fits under it, before it bars the drug: amoxicillin 250 mg every
     # 12 hours below an eGFR of 30, not no amoxicillin)
     formulation = next((f for f in usable if cap is None or _fits_cap(f[1], cap)), usable[0] if usable else None)
     result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap, start)

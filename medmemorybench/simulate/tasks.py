@@ -396,8 +396,7 @@ class ClinicalTasks:
         """A drug whose lab moves with how it is taken is checked again within its `recheck_days` after anything
         that moves it (`Monitoring.recheck_days`): its start or a dose change, an interacting drug started, missed
         doses, an acute illness, an adverse event, or a result outside its target range."""
-        known = set(self.known_drugs())
-        for drug in sorted(known):
+        for drug in self.known_drugs():
             for monitored in self.kb.drugs[drug].monitoring:
                 if monitored.recheck_days and self._moves_level(drug, monitored.lab, monitored.on_treatment, event):
                     self._book_recheck(drug, monitored.lab, monitored.recheck_days)
@@ -456,7 +455,7 @@ class ClinicalTasks:
                and not any(isinstance(f, LabFact) and f.lab == t.lab for f in facts)]
         for task in due:
             self.state.tasks.remove(task)
-        return self.measure(list(dict.fromkeys(t.lab for t in due if t.lab))) if due else []
+        return self.measure(list(dict.fromkeys(t.lab for t in due))) if due else []
 
     def _book_recheck(self, drug: str, lab: str, within: int) -> None:
         if any(t.kind == "monitor" and t.reason == "recheck" and t.drug == drug and t.lab == lab

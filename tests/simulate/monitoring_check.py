@@ -36,6 +36,7 @@ from datetime import date, timedelta
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY
+from medmemorybench.knowledge.validate import TAPER_AFTER_DAYS
 from medmemorybench.simulate.models import (
     AdverseFact,
     AdviceFact,
@@ -221,6 +222,7 @@ def qt_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                 "and nothing done") for event in year.events for fact in event.facts
            if isinstance(fact, LabFact) and fact.lab == "qtc" and fact.value > QTC_STOP_MS]
     checked = {r.history: r for r in kb.contraindications if r.monitoring}
+    spans = taking_spans(year)
     cautioned = {}
     for event in year.events:
         for fact in event.facts:
@@ -240,7 +242,7 @@ def qt_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                 response = kb.labs[lab].kinetics.response_days if kb.labs[lab].kinetics else 1
                 due = _day_after(event.date, max(1, min(int(response), rule.recheck_days - 1)))
                 first_visit = next((e.date for e in year.events if e.date >= due), None)
-                still_taken = first_visit is not None and _taken_on(taking_spans(year), fact.drug, first_visit)
+                still_taken = first_visit is not None and _taken_on(spans, fact.drug, first_visit)
                 if still_taken and last_day is not None and not any(
                         event.date < e.date <= last_day for e, _ in _measured(year, lab)):
                     out.append(fail("qt_rule", year, event, f"{fact.drug} started under {fact.rule}: no {lab} "
@@ -254,7 +256,7 @@ def qt_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             assert rule.recheck_days is not None
             for lab in rule.monitoring:
                 last_day = _check_by(year, event.date, rule.recheck_days, _interval(kb, lab))
-                if last_day is not None and _taken_on(taking_spans(year), fact.drug, last_day) and not any(
+                if last_day is not None and _taken_on(spans, fact.drug, last_day) and not any(
                         event.date <= e.date <= last_day for e, _ in _measured(year, lab)):
                     out.append(fail("qt_rule", year, event, f"{fact.drug} raised to {fact.dose:g} {fact.unit} "
                                     f"under {rule.history}: no {lab} by {last_day}"))
@@ -313,10 +315,6 @@ def out_of_range_share(kb: KnowledgeBase, years: list[CareYear]) -> dict[str, fl
                     outside = not fact.target[0] <= fact.value <= fact.target[1]
                     counts.setdefault(fact.lab, [0, 0])[outside] += 1
     return {lab: out / (inside + out) for lab, (inside, out) in counts.items()}
-
-
-TAPER_AFTER_DAYS = 21
-"""A systemic steroid course longer than this is tapered (BNF: gradual withdrawal after three weeks)."""
 
 
 def taper_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
