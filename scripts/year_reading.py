@@ -15,6 +15,7 @@ import argparse
 import io
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pandas as pd
 from rich.console import Console
@@ -27,11 +28,17 @@ WIDTH = 250
 """Console width of the timeline (wide enough that a reader sees each event on few lines)."""
 
 
+def fail(message: str) -> NoReturn:
+    """One line naming the file at fault, exit 2 (bad input), as the CLI does."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def consultations(build: Path, persona: str, config: str) -> list[dict]:
     """Every regular session of `persona` in `config`, in date order (each checkpoint split holds its own window)."""
     files = sorted((build / config).glob("checkpoint_*.parquet"))
     if not files:
-        raise SystemExit(f"error: {build / config}: no checkpoint_*.parquet; give the build's medmemorybench folder")
+        fail(f"{build / config}: no checkpoint_*.parquet; give the build's medmemorybench folder")
     sessions = {}
     for file in files:
         rows = pd.read_parquet(file)
@@ -43,7 +50,7 @@ def consultations(build: Path, persona: str, config: str) -> list[dict]:
 def reading(years: Path, build: Path, persona: str, config: str) -> str:
     year_file = years / f"{persona}.json"
     if not year_file.is_file():
-        raise SystemExit(f"error: {year_file}: no such year; simulate the build's seed into --years")
+        fail(f"{year_file}: no such year; simulate the build's seed into --years")
     buffer = io.StringIO()
     render_timeline(default_knowledge(), read_care_year(year_file), Console(file=buffer, width=WIDTH))
     lines = [buffer.getvalue(), f"\n================ CONSULTATIONS ({config}, in date order) ================\n"]
