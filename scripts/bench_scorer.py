@@ -53,6 +53,26 @@ def failures(slices: dict[str, Agreement], overall: Agreement) -> list[str]:
     return out
 
 
+def with_fresh_rows(panel: list[PanelAnswer], build: Path) -> tuple[list[PanelAnswer], int]:
+    """The panel with each question row replaced by the same question of a fresh build of its seed (today's gold
+    facts and chains) where the question and its gold answer are word for word the same; how many were replaced."""
+    from dataclasses import replace
+
+    from medmemorybench.dataset.load import read_rows
+    from medmemorybench.dataset.schema import config_name
+
+    rows = read_rows(build)
+    fresh = {(row["query_id"], language): row for language in {a.language for a in panel}
+             for split in rows.get(config_name("questions", language), {}).values() for row in split}
+    out, replaced = [], 0
+    for answer in panel:
+        row = fresh.get((answer.question["query_id"], answer.language))
+        same = row is not None and all(row[k] == answer.question[k] for k in ("question", "answer", "query_type"))
+        out.append(replace(answer, question=row) if same else answer)
+        replaced += same
+    return out, replaced
+
+
 def rule_verdicts(panel: list[PanelAnswer]) -> list[tuple[PanelAnswer, bool, str]]:
     out = []
     for answer in panel:
@@ -114,9 +134,14 @@ def main() -> int:
     parser.add_argument("--judge_args", "--judge-args", default="")
     parser.add_argument("--show-misses", "--show_misses", action="store_true")
     parser.add_argument("--output", type=Path, help="write the figures as JSON here")
+    parser.add_argument("--rows", type=Path, help="a fresh build of the panel's seed (<out>/medmemorybench): score "
+                                                  "with its question rows where the question and gold are unchanged")
     args = parser.parse_args()
     try:
         panel = load_panel(args.panel)
+        if args.rows:
+            panel, replaced = with_fresh_rows(panel, args.rows)
+            print(f"question rows of {args.rows}: {replaced} of {len(panel)} answers rescored with today's rows")
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

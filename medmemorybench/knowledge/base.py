@@ -128,6 +128,16 @@ class KnowledgeBase:
         """Conditions in default-roster order."""
         return sorted(self.conditions.values(), key=lambda c: c.roster)
 
+    def symptom_keys(self) -> dict[str, list[str]]:
+        """Every symptom key of a condition or an intercurrent illness, with the conditions and illnesses that have it
+        (`illness:<key>`; a symptom's gist is one per key)."""
+        owners: dict[str, list[str]] = {}
+        for owner, symptoms in [*((c.key, c.symptoms) for c in self.conditions.values()),
+                                *((f"illness:{i.key}", i.symptoms) for i in self.illnesses.values())]:
+            for symptom in symptoms:
+                owners.setdefault(symptom.key, []).append(owner)
+        return owners
+
     def condition(self, key: str) -> Condition:
         """The condition `key`; raises KeyError naming the known ones."""
         try:

@@ -1240,8 +1240,9 @@ class People(_Record):
 
 # --- scoring gists ------------------------------------------------------------------------------
 
-GistKind = Literal["allergy_groups", "medication_preferences", "habits", "economic_profiles"]
-"""The kinds of fact a patient discloses in their own words, named as the sections their keys come from."""
+GistKind = Literal["allergy_groups", "medication_preferences", "habits", "economic_profiles", "symptoms"]
+"""The kinds of fact a patient tells in their own words, named as the sections their keys come from (symptoms: a
+condition's or an intercurrent illness's symptom key)."""
 GIST_KINDS: tuple[str, ...] = get_args(GistKind)
 
 
@@ -1266,13 +1267,15 @@ class Gists(_Record):
     """By diet-habit key."""
     economic_profiles: dict[str, Gist] = Field(default_factory=dict)
     """By economic-profile key."""
+    symptoms: dict[str, Gist] = Field(default_factory=dict)
+    """By symptom key of a condition or an intercurrent illness ("getting up at night to pee" states nocturia)."""
 
     def of(self, kind: GistKind, key: str, language: Literal["en", "zh"]) -> list[list[str]]:
         """The concept groups an answer must each touch to state a fact.
 
         Args:
             kind: The section the fact's key comes from (one of `GIST_KINDS`).
-            key: The allergy group, medication preference, habit or economic profile.
+            key: The allergy group, medication preference, habit, economic profile or symptom.
             language: `en` or `zh`.
 
         Returns:

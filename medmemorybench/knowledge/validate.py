@@ -577,12 +577,13 @@ def _check_serious_effects(kb: KnowledgeBase, errors: list[str]) -> None:
 
 
 _GIST_SOURCES = {"allergy_groups": "allergies.yaml", "medication_preferences": "preferences.yaml",
-                 "habits": "diet.yaml", "economic_profiles": "preferences.yaml"}
+                 "habits": "diet.yaml", "economic_profiles": "preferences.yaml",
+                 "symptoms": "conditions/ and intercurrent.yaml"}
 
 
 def _check_gists(kb: KnowledgeBase, errors: list[str]) -> None:
     disclosed = {"allergy_groups": kb.allergy_groups, "medication_preferences": kb.preferences,
-                 "habits": kb.habits, "economic_profiles": kb.economic_profiles}
+                 "habits": kb.habits, "economic_profiles": kb.economic_profiles, "symptoms": kb.symptom_keys()}
     for kind, records in disclosed.items():
         entries = getattr(kb.gists, kind)
         for key in sorted(set(entries) - set(records)):

@@ -353,6 +353,11 @@ class FactFinder:
         return self.name_fact(self.t(effect.name), [self.t(effect.lay)])
 
     def symptom_fact(self, fact: SymptomFact) -> GoldFact:
+        """A symptom by its gist where it has one (a condition's or an illness's symptom: "getting up at night to pee"
+        states nocturia), else (an adverse effect, a complication) by its clinical and lay names."""
+        key = fact.symptom.rpartition(".")[2]
+        if key in self.kb.gists.symptoms:
+            return GoldFact(text=self.t(fact.name), kind="gist", aliases=self.gist("symptoms", key))
         return self.name_fact(self.t(fact.name), [self.lay(fact.lay)])
 
     def lab_fact(self, fact: LabFact) -> GoldFact:

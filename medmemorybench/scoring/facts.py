@@ -340,26 +340,39 @@ def _finding_values(fact: Fact) -> list[Fact]:
 
 
 def _states_gist(reading: Reading, fact: Fact) -> int | None:
+    """Where every concept group of the gist has a word, all in one sentence when there are several (a chest X-ray and
+    a blood pressure elsewhere in the answer are no chest pressure)."""
     groups = [[w for w in group.split("|") if w.strip()] for group in fact.aliases]
-    text = spelling_neutral(reading.text)
+    # both spellings: a word's prefix is neutralised alone ("toe"), the answer's word in full ("toes" -> "tes")
+    for text, fold in ((spelling_neutral(reading.text), spelling_neutral), (reading.text, lambda t: t)):
+        position = _gist_in(text, [[fold(canonical_text(w)).strip() for w in group] for group in groups])
+        if position is not None:
+            return position
+    return None
 
-    def where(word: str) -> int | None:
+
+def _gist_in(text: str, groups: list[list[str]]) -> int | None:
+    def where(word: str, start: int, end: int) -> int | None:
         # gists.yaml's rule: a word (or phrase) at a word start, its inflections by prefix; Chinese as a substring;
         # not where its clause calls it fine ("injections would be fine for you" is no needle phobia)
-        word = spelling_neutral(canonical_text(word)).strip()
         pattern = re.escape(word) if _CJK.search(word) else rf"(?<![a-z0-9]){re.escape(word)}"
-        for m in re.finditer(pattern, text):
+        for m in re.compile(pattern).finditer(text, start, end):
             if not _ENDORSED.search(_clause_at(text, m.start())):
                 return m.start()
         return None
 
-    positions = []
-    for group in groups:
-        hits = [p for p in (where(w) for w in group) if p is not None]
-        if not hits:
-            return None
-        positions.append(min(hits))
-    return min(positions) if positions else None
+    spans = [(0, len(text))] if len(groups) < 2 else [m.span() for m in _SENTENCES.finditer(text)]
+    for start, end in spans:
+        positions = []
+        for group in groups:
+            hits = [p for p in (where(w, start, end) for w in group) if p is not None]
+            if not hits:
+                break
+            positions.append(min(hits))
+        else:
+            if positions:
+                return min(positions)
+    return None
 
 
 _ENDORSED = re.compile(r"\b(?:would be|is|are|will be|should be)\s+(?:fine|ok|okay|no problem|safe)\b|没问题|可以用|"
@@ -470,10 +483,12 @@ class ChainCheck:
     """The step before the conclusion is told too (what brought it about: the drug raised before the score fell)."""
     reasons: bool = True
     """Every step that tells why a drug was passed over (`WHY_GROUP`) is told."""
+    rivals: tuple[str, ...] = ()
+    """Other drugs the answer tells as given in the place of the chain's (`RIVAL_GROUP`)."""
 
     @property
     def passed(self) -> bool:
-        return self.ncr >= CHAIN_COVERAGE and self.conclusion and self.cause and self.reasons
+        return self.ncr >= CHAIN_COVERAGE and self.conclusion and self.cause and self.reasons and not self.rivals
 
 
 KEY_GROUP = "key"
@@ -481,20 +496,35 @@ KEY_GROUP = "key"
 WHY_GROUP = "why"
 """A chain step with a fact of this group must be told (the fact a drug was passed over for: "why was I given what I
 got?")."""
+RIVAL_GROUP = "rival"
+"""A chain step's facts of this group are no part of the step: they are the other drugs the guideline offered for what
+the question's drug was given for, none of them ever taken by the patient; an answer that tells one as given (not as
+passed over: "rather than naproxen", "没有用") tells another treatment."""
 CHAIN_COVERAGE = 0.75
 """Share of a chain's steps (those the question does not give) an answer must tell: the paper's NCR threshold."""
 
 
-def check_chain(reading: Reading, steps: list[list[Fact]], question: str) -> ChainCheck:
+def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
+                told: list[str] | None = None) -> ChainCheck:
     """Which steps of a chain the answer tells (a step is told when any one of its facts is stated).
 
     Correct (`passed`) when at least `CHAIN_COVERAGE` of the steps the question does not give are told, the last
     two of them (the conclusion and what brought it about) are, and so is every step that tells why a drug was passed
     over; the order of telling is measured (`crc`) but not required: a capable answer to "why ...?" often gives the
-    conclusion first and the causes after "because".
+    conclusion first and the causes after "because". The question gives a step when it names every fact the step's
+    own sentence (`told`, the gold's step) states ("what tests found my anxiety?" gives "I was worrying all the
+    time"), or, without the sentences, every fact of the step.
     """
     asked = read_answer(question)
-    given = [i for i, facts in enumerate(steps) if facts and all(states(asked, f) for f in facts)]
+    rivals = tuple(f.text for facts in steps for f in facts if f.group == RIVAL_GROUP and offers(reading, f))
+    steps = [[f for f in facts if f.group != RIVAL_GROUP] for facts in steps]
+    sentences = [read_answer(t) for t in told] if told and len(told) == len(steps) else None
+
+    def is_given(i: int, facts: list[Fact]) -> bool:
+        shown = [f for f in facts if sentences is None or states(sentences[i], f)] or facts
+        return bool(facts) and all(states(asked, f) for f in shown)
+
+    given = [i for i, facts in enumerate(steps) if is_given(i, facts)]
     positions: dict[int, int] = {}
     for i, facts in enumerate(steps):
         if i in given:
@@ -513,4 +543,29 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str) -> Cha
     ncr = len(covered) / len(open_steps) if open_steps else 0.0
     why = [i for i in open_steps if any(f.group == WHY_GROUP for f in steps[i])]
     return ChainCheck(covered, given, ncr, crc, bool(open_steps) and open_steps[-1] in positions,
-                      len(open_steps) < 2 or open_steps[-2] in positions, all(i in positions for i in why))
+                      len(open_steps) < 2 or open_steps[-2] in positions, all(i in positions for i in why), rivals)
+
+
+_TELLING = re.compile(r"[.;!?\n。；！？，]|(?<=[\u3400-\u9fff]),|,(?=[\u3400-\u9fff])|"
+                      r"\b(?:but|so|because|then|while|whereas|which)\b|但|所以|然后|于是|改用|改开|改为|换成")
+"""Where a clause that could pass a drug over ends (a Chinese comma does; an English list's commas do not: "rather
+than ibuprofen, naproxen or aspirin")."""
+_PASSED_OVER = re.compile(r"\b(?:not|no|never|nor|rather than|instead of|in place of|other than|avoid\w*|without|"
+                          r"except|unsafe|can't|cannot|couldn't|wouldn't|shouldn't|didn't|don't|won't)\b|n't\b|"
+                          r"不|没|未|非|避免|代替|除了")
+
+
+def offers(reading: Reading, fact: Fact) -> bool:
+    """Whether the answer tells a drug as given: it names it (any form) in a clause that does not pass it over ("not",
+    "rather than", "avoided", "没有用", "不能用" before it in its clause)."""
+    text = spelling_neutral(reading.text)
+    for form in fact.forms:
+        needle = spelling_neutral(canonical_text(form)).strip(" .。")
+        if not needle:
+            continue
+        pattern = re.escape(needle) if _CJK.search(needle) else rf"(?<![\w+]){re.escape(needle)}(?![\w+])"
+        for m in re.finditer(pattern, text):
+            left = max((c.end() for c in _TELLING.finditer(text, 0, m.start())), default=0)
+            if not _PASSED_OVER.search(text[left:m.start()]):
+                return True
+    return False

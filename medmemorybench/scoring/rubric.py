@@ -102,12 +102,18 @@ def score_facts(question: Question, prediction: str) -> Score:
 
 def score_chain(question: Question, prediction: str) -> Score:
     """An MCD answer: correct when it tells enough of the chain's steps and its conclusion (`facts.check_chain`)."""
-    steps = [[Fact.of(f) for f in node.get("facts") or []] for node in question.get("reasoning_chain") or []]
-    check = check_chain(read_answer(prediction or ""), steps, question.get("question") or "")
+    chain = question.get("reasoning_chain") or []
+    steps = [[Fact.of(f) for f in node.get("facts") or []] for node in chain]
+    check = check_chain(read_answer(prediction or ""), steps, question.get("question") or "",
+                        [node.get("node") or "" for node in chain])
     metadata = {"ncr": check.ncr, "crc": check.crc, "covered": check.covered, "given": check.given,
                 "conclusion": check.conclusion}
+    if check.rivals:
+        metadata["rivals"] = list(check.rivals)
     if not check.passed:
-        why = "the conclusion is not told" if not check.conclusion else f"tells {check.ncr:.0%} of the steps"
+        why = ("the conclusion is not told" if not check.conclusion else
+               f"tells {', '.join(check.rivals)} as given in the place of the chain's drug" if check.rivals else
+               f"tells {check.ncr:.0%} of the steps")
         return Score(0.0, explanation=why, metadata=metadata)
     return Score(1.0, explanation=f"tells {check.ncr:.0%} of the steps and the conclusion", metadata=metadata)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -37,8 +39,16 @@ def kb():
     return default_knowledge()
 
 
+def _symptoms(kb, key: str) -> list:  # noqa: ANN001
+    """Every symptom with this key (conditions and illnesses word one symptom their own way)."""
+    return [s for owner in [*kb.conditions.values(), *kb.illnesses.values()] for s in owner.symptoms if s.key == key]
+
+
 def disclosed(kb, kind: str, key: str, language: str) -> list[str]:  # noqa: ANN001
-    """The patient's own words for a fact: an allergy group's name and each agent, else the record's text."""
+    """The patient's own words for a fact: an allergy group's name and each agent, a symptom's clinical and lay names
+    wherever it is told, else the record's text."""
+    if kind == "symptoms":
+        return list(dict.fromkeys(getattr(text, language) for s in _symptoms(kb, key) for text in (s.name, s.lay)))
     if kind == "allergy_groups":
         group = kb.allergy_groups[key]
         return [getattr(group.name, language), *(getattr(agent, language) for agent in group.agents)]
@@ -59,9 +69,24 @@ def test_every_disclosed_text_states_its_own_gist(kb):
     assert missing == []
 
 
+def rivals(kb, kind: str, key: str) -> list[str]:  # noqa: ANN001
+    """The facts a gist must not be stated by: every other of its kind; for a symptom, the other symptoms of the
+    conditions and illnesses that have it (what an answer about this patient could tell instead)."""
+    if kind != "symptoms":
+        return [other for other in getattr(kb.gists, kind) if other != key]
+    owners = set(kb.symptom_keys()[key])
+    told = [*((c.key, c.symptoms) for c in kb.conditions.values()),
+            *((f"illness:{i.key}", i.symptoms) for i in kb.illnesses.values())]
+    return sorted({s.key for owner, symptoms in told if owner in owners for s in symptoms if s.key != key})
+
+
+SUBSUMED = {("symptoms", "loose_stools", "bloody_diarrhoea")}
+"""A fact the other's words do tell ("loose stools with blood and mucus" are loose stools)."""
+
+
 def test_no_other_fact_of_the_same_kind_states_a_gist(kb):
     clashes = [(kind, key, other, text) for kind, key in _facts(kb) for language in LANGUAGES
-               for other in getattr(kb.gists, kind) if other != key
+               for other in rivals(kb, kind, key) if (kind, key, other) not in SUBSUMED
                for text in disclosed(kb, kind, other, language)
                if states(text, kb.gists.of(kind, key, language), language)]
     assert clashes == []
@@ -182,8 +207,7 @@ PARAPHRASES = [
                          ids=[f"{key}-{language}-{n}" for n, (_, key, language, _) in enumerate(PARAPHRASES)])
 def test_a_paraphrase_states_its_fact_and_no_other(kb, kind, key, language, answer):
     assert states(answer, kb.gists.of(kind, key, language), language)
-    others = [other for other in getattr(kb.gists, kind)
-              if other != key and states(answer, kb.gists.of(kind, other, language), language)]
+    others = [other for other in rivals(kb, kind, key) if states(answer, kb.gists.of(kind, other, language), language)]
     assert others == []
 
 
@@ -244,3 +268,21 @@ def _break_gists(tmp_path, change):  # noqa: ANN001
 ], ids=["unknown_key", "missing_entry", "missing_language", "empty_group", "blank_word", "unknown_field"])
 def test_a_broken_gist_is_reported_with_file_and_key(tmp_path, change, expected):
     assert expected in _break_gists(tmp_path, change)
+
+
+SYMPTOM_PANEL = Path(__file__).with_name("symptom_paraphrases.jsonl")
+"""How a capable model recalls each symptom (2 English and 2 Chinese per symptom written blind to the gists, 3 and 3
+by the gists' writers) and a near miss per symptom and language (another symptom the patient could have told)."""
+
+
+def test_every_symptom_paraphrase_states_its_gist_and_no_near_miss_does():
+    from medmemorybench.scoring._reading import read_answer
+    from medmemorybench.scoring.facts import Fact
+    from medmemorybench.scoring.facts import states as scorer_states
+
+    kb = default_knowledge()
+    rows = [json.loads(line) for line in SYMPTOM_PANEL.read_text(encoding="utf-8").splitlines()]
+    assert {r["key"] for r in rows} == set(kb.gists.symptoms)
+    wrong = [r for r in rows if scorer_states(read_answer(r["text"]), Fact(
+        r["key"], "gist", tuple("|".join(g) for g in kb.gists.of("symptoms", r["key"], r["language"])))) != r["states"]]
+    assert wrong == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from medmemorybench.scoring._reading import read_answer
-from medmemorybench.scoring.facts import WHY_GROUP, Fact, check_chain, check_facts, finding_elements
+from medmemorybench.scoring.facts import RIVAL_GROUP, WHY_GROUP, Fact, check_chain, check_facts, finding_elements
 
 FINDING = ("continuous inflammation from the rectum to the splenic flexure, Mayo endoscopic subscore 2; "
            "crypt abscesses and crypt architectural distortion on histology")
@@ -124,6 +124,43 @@ def test_a_step_that_tells_why_a_drug_was_passed_over_must_be_told() -> None:
     told = read_answer("You take lithium carbonate, so when you had acute low back pain I gave you codeine phosphate "
                        "instead of ibuprofen; you got full movement of the back again.")
     assert check_chain(told, steps, question).passed
+
+
+BACK_PAIN = [[Fact("acute low back pain", "name")],
+             [Fact("codeine phosphate", "name"), Fact("ibuprofen", "name", ("Advil", "布洛芬"), group=RIVAL_GROUP),
+              Fact("naproxen", "name", ("萘普生",), group=RIVAL_GROUP)],
+             [Fact("full movement of the back", "name")]]
+
+
+@pytest.mark.parametrize("answer", [
+    # the panel's near misses: every step's data, and another drug given in the chain's place
+    "You hurt your back lifting: acute low back pain. I prescribed ibuprofen 400 mg three times a day because an "
+    "anti-inflammatory works best for a muscle strain; codeine phosphate was too sedating. You got full movement of "
+    "the back again.",
+    "你腰扭伤了，急性腰痛，因为对可待因过敏没用它，改开了布洛芬，后来腰部活动完全恢复（full movement of the back）。",
+])
+def test_a_chain_told_with_another_drug_given_is_wrong(answer: str) -> None:
+    check = check_chain(read_answer(answer), BACK_PAIN, "Why was I given what I got for my back?")
+    assert check.rivals and not check.passed
+
+
+@pytest.mark.parametrize("answer", [
+    "For your acute low back pain I gave you codeine phosphate rather than ibuprofen or naproxen, and you got full "
+    "movement of the back again.",
+    "You couldn't take ibuprofen, so for the acute low back pain I gave you codeine phosphate; you got full movement "
+    "of the back again.",
+    "急性腰痛（acute low back pain）时没有给你用布洛芬和萘普生，开的是 codeine phosphate，"
+    "后来 full movement of the back。",
+])
+def test_a_rival_named_as_passed_over_is_no_rival(answer: str) -> None:
+    check = check_chain(read_answer(answer), BACK_PAIN, "Why was I given what I got for my back?")
+    assert check.rivals == () and check.passed
+
+
+def test_a_rival_is_no_step() -> None:
+    # naming only the rivals covers nothing: the step is told by the drug given
+    check = check_chain(read_answer("Acute low back pain; full movement of the back."), BACK_PAIN, "")
+    assert check.covered == [0, 2]
 
 
 def test_a_step_the_question_names_is_given_not_counted() -> None:

@@ -11,7 +11,7 @@ from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.sua import switched
-from medmemorybench.scoring.facts import KEY_GROUP, WHY_GROUP
+from medmemorybench.scoring.facts import KEY_GROUP, RIVAL_GROUP, WHY_GROUP
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -99,10 +99,32 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         drafts.append(Draft("MCD", template, fields, answer, told_nodes, keys,
                             f"chain:{template}:{sorted(fields.items())}", kind=template,
                             chain=list(zip(steps, told_nodes, strict=True)),
-                            chain_facts=[_step_facts(finder, n, _subject_drug(finder, nodes, template),
-                                                     why=_is_reason(finder, n, told_nodes))
-                                         for n in told_nodes]))
+                            chain_facts=_with_rivals(finder, told_nodes, _subject_drug(finder, nodes, template),
+                                                     checkpoint)))
     return drafts
+
+
+def _with_rivals(finder: FactFinder, nodes: list[Event], subject: str | None, checkpoint: int) -> list[list[GoldFact]]:
+    """Each step's facts (`_step_facts`); the step that started the question's drug also holds its rivals
+    (`RIVAL_GROUP`): the other candidates of the care step or illness course it was chosen from, except any drug the
+    patient ever took by then, so that an answer telling another treatment as given is not a told chain."""
+    facts = [_step_facts(finder, n, subject, why=_is_reason(finder, n, nodes)) for n in nodes]
+    taken = {f.drug for _, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
+    named = {f.drug for n in nodes for f in n.facts if isinstance(f, (MedicationFact, AvoidedFact, AdverseFact))}
+    for position, node in enumerate(nodes):
+        start = next((f for f in node.facts if isinstance(f, MedicationFact) and f.drug == subject
+                      and f.action in ("start", "administer")), None)
+        if start is not None:
+            facts[position] += [finder.drug_fact(d, group=RIVAL_GROUP)
+                                for d in _candidates(finder, start.step) if d not in taken | named]
+    return facts
+
+
+def _candidates(finder: FactFinder, step: str | None) -> list[str]:
+    """The drugs a care step (or an illness's course, `illness:<key>`) offers."""
+    if step and step.startswith("illness:"):
+        return finder.kb.illnesses[step.split(":", 1)[1]].step.drug_keys
+    return next((s.drug_keys for s in finder.condition.care_path if s.key == step), [])
 
 
 _DIAGNOSES = ("suspected", "confirmed", "acute", "complication")
