@@ -1,8 +1,8 @@
 """Dates written in an answer, in whatever form: "2024-03-04", "4 March 2024", "March 4th", "2024年3月4日".
 
 A date without a year matches on month and day: the sessions themselves say "4 March" (a care year
-lies within one calendar year), so an answer that repeats them is right. Purely numeric day/month
-forms such as "04/03/2024" are ambiguous and are not read.
+lies within one calendar year), so an answer that repeats them is right. A numeric day/month form is read
+where only one order is a date ("26/5/2024", "5/26/2024"); "04/03/2024" is ambiguous and is not read.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ _DAY_MONTH = re.compile(_DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s*" + _YEAR +
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\s+(?:the\s+)?" + _DAY + r"(?:,?\s*" + _YEAR + ")?")
 _WORD_DAY_MONTH = re.compile(r"\b(?:the\s+)?" + _ORDINAL + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s*" + _YEAR + ")?")
 _MONTH_WORD_DAY = re.compile(r"\b" + _MONTH + r"\s+(?:the\s+)?" + _ORDINAL + r"\b(?:,?\s*" + _YEAR + ")?")
+_NUMERIC = re.compile(r"(?<![\d/.])(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?![\d/])")
 _ZH_DATE_NUMERAL = re.compile(r"([零〇一二两三四五六七八九十]+)(?=\s*[年月日号])")
 
 
@@ -76,6 +77,10 @@ def date_spans(text: str) -> list[DateSpan]:
         add(m.group(1), int(m.group(2)), int(m.group(3)), m)
     for m in _CHINESE.finditer(text):
         add(m.group(1), int(m.group(2)), int(m.group(3)), m)
+    for m in _NUMERIC.finditer(text):
+        first, second = int(m.group(1)), int(m.group(2))
+        if (first > 12) != (second > 12):  # one order only: day/month or month/day
+            add(m.group(3), min(first, second), max(first, second), m)
     for m in _DAY_MONTH.finditer(text):
         add(m.group(3), _MONTHS[m.group(2)], int(m.group(1)), m)
     for m in _MONTH_DAY.finditer(text):

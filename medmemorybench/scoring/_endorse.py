@@ -110,10 +110,19 @@ def declines(prediction: str, subject: str) -> bool:
     for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
         before = re.findall(r"[a-z']+", _CLAUSE.split(text[:m.start()])[-1])[-3:]
         after = re.findall(r"[a-z']+", _CLAUSE.split(text[m.end():], maxsplit=1)[0])[:6]
-        # a window, not the whole clause: "X would be suitable: your allergy does not rule it out" declines nothing
-        if any(w in _DECLINE or w.endswith("n't") for w in before + after):
+        # a window, not the whole clause: "X would be suitable: your allergy does not rule it out" declines nothing;
+        # a negated harm declines nothing either ("X doesn't need a kidney dose", "won't interact with")
+        window = before + after
+        if any(w in _DECLINE or w.endswith("n't") and (i + 1 == len(window) or window[i + 1] not in _HARMLESS)
+               for i, w in enumerate(window)):
             return True
     return False
+
+
+_HARMLESS = frozenset(("need", "needs", "require", "requires", "interact", "interacts", "affect", "affects", "matter",
+                       "cause", "causes", "raise", "raises", "worsen", "bar", "bars", "rule", "rules", "conflict",
+                       "clash", "harm", "prolong", "prolongs", "change", "mix", "count"))
+"""Words after a "n't" that make it say no harm ("doesn't need", "won't interact")."""
 
 
 def endorses_wrong_answer(question: Question, prediction: str) -> bool:

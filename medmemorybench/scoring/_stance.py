@@ -17,14 +17,16 @@ _NO_OPENINGS = re.compile(
     r"|it isn't|that isn't|it wouldn't|that wouldn't|it would not|it's best to avoid|it is best to avoid"
     r"|i'd hold off|i would hold off|hold off|not now|not any more|not anymore|no need|there's no need"
     r"|there is no need|you don't need|you do not need|you no longer need|that's not right|that isn't right"
-    r"|that's not your dose|that is not your dose"
+    r"|that's not your dose|that is not your dose|i'd steer clear|i would steer clear|steer clear|best to steer clear"
+    r"|i'd stay away|i would stay away|stay away|i'd rather you didn't|i would rather you didn't|i'd recommend against"
+    r"|i would recommend against|i recommend against|i'd suggest avoiding|i would suggest avoiding|best avoided"
     r"|不可以|不能|不行|不用|不需要|没必要|不必|不对|不是这个|先别|暂时别|不建议|不宜|不适合|不要|不推荐|最好不要|最好别|别|不是|恐怕不|不太合适|不合适|不应该)")
 _YES_OPENINGS = re.compile(
     r"^(?:yes\b|yeah\b|yep\b|sure\b|absolutely\b|definitely\b|certainly\b|of course\b|go ahead|by all means"
     r"|no problem|that's fine|that is fine|that should be fine|it's fine|it is fine|it should be fine|that's right"
     r"|that is right|correct\b|right\b|you can\b|you may\b|you could\b|it's safe|it is safe|that's safe|it's okay"
     r"|it's ok|that's okay|that's ok|that's correct|it's correct|fine\b|okay\b|ok\b"
-    r"|可以|能|是的|没问题|当然|行|对|没错|是)")
+    r"|可以|能|是的|没问题|当然|行|对|没错|是|需要|要接着|要继续|继续|接着|照常)")
 _HEDGE = re.compile(r"\b(?:but|however|although|though|unless|provided|as long as|only if)\b|但是|不过|但|然而|除非")
 _NEGATION = re.compile(r"\b(?:not|never|no|avoid|unsafe|n't)\b|n't|不|别|没")
 _SENTENCE = re.compile(r"[.;!?\n。；！？]")

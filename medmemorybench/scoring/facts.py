@@ -279,8 +279,9 @@ def finding_elements(text: str) -> list[str]:
     return [p for p in _ELEMENT_SPLIT.split(inner) if p and (content_words(p) or re.search(r"\d", p))]
 
 
-_NEGATIVE = re.compile(r"\b(?:no|not|non|without|never|negative|absent|free|normal|clear of|nil)\b|n't|"
-                       r"无|没有|没|未|不|阴性|正常")
+_NEGATIVE = re.compile(r"\b(?:no|not|non|without|never|negative|absent|free|normal|clear of|nil|gone|resolved|"
+                       r"disappeared|went away|settled|subsided|eased off|cleared up)\b|n't|"
+                       r"无|没有|没|未|不|阴性|正常|消失")
 
 
 def _negative(text: str) -> bool:
@@ -291,17 +292,24 @@ def _negative(text: str) -> bool:
 def _states_element(reading: Reading, element: str) -> int | None:
     """Where the answer states one element of a finding (its values, its words) with the same sense: "no facial
     tenderness" is not stated by "still some tenderness", nor "a clear nose" by "the nose hadn't cleared"."""
+    return _read_element(reading, element)[0]
+
+
+def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
+    """Where the answer states an element of a finding (`_states_element`), and whether it says its words in the
+    opposite sense instead ("still some tenderness" against "no facial tenderness")."""
     if not _numbers_stated(reading, element):
-        return None
+        return None, False
     words = content_words(element)
     if not words:
         values = read_answer(element).values
-        return next((m.start for m in reading.values for g in values if _equal(m, g, _decimals(g.text))), 0)
+        return next((m.start for m in reading.values for g in values if _equal(m, g, _decimals(g.text))), 0), False
     if _contains(reading, element) is not None:
-        return _contains(reading, element)
+        return _contains(reading, element), False
     share, _ = _recall(reading, element)
-    if share < (1.0 if len(words) <= 2 else SENTENCE_RECALL):
-        return None
+    if not share:
+        return None, False
+    enough = share >= (1.0 if len(words) <= 2 else SENTENCE_RECALL)
     # its sense read in the sentence that says most of it ("the dipstick was negative" near the end, not the first
     # "urine" of the answer)
     start = max(((_recall(read_answer(s.group(0)), element)[0], -s.start()) for s in _SENTENCES.finditer(reading.text)),
@@ -316,7 +324,16 @@ def _states_element(reading: Reading, element: str) -> int | None:
     # every word said in the element's sense: "your face was no longer tender" says "no facial tenderness", "the
     # nose hadn't cleared" does not say "a clear nose"
     negative = _negative(element)
-    return start if all(_clause_negative(text, p) == negative for p in found if p >= 0) else None
+    senses = [_clause_negative(text, p) == negative for p in found if p >= 0]
+    if enough and all(senses):
+        return start, False
+    # said the other way round: every mention of its words, anywhere in the answer, in the opposite sense
+    # (English only: Chinese says "gone" in too many ways, 全消了, 没了, 好了, to read the sense of a bare word)
+    if _CJK.search(element):
+        return None, False
+    everywhere = [_clause_negative(text, m.start()) == negative for w in words for m in _WORD.finditer(text)
+                  if same_word(w, m.group(0))]
+    return None, share >= 1 / 2 and bool(everywhere) and not any(everywhere)
 
 
 def _clause_negative(text: str, position: int) -> bool:
@@ -327,8 +344,10 @@ def _clause_negative(text: str, position: int) -> bool:
 def _states_finding(reading: Reading, fact: Fact) -> int | None:
     for form in fact.forms:
         elements = [e for e in finding_elements(form) if not _is_reference(e)] or finding_elements(form)
-        found = [p for p in (_states_element(reading, e) for e in elements) if p is not None]
-        if elements and len(found) >= math.ceil(FINDING_SHARE * len(elements)):
+        read = [_read_element(reading, e) for e in elements]
+        found = [p for p, _ in read if p is not None]
+        # (an element said the other way round contradicts the finding, however much else is told)
+        if elements and len(found) >= math.ceil(FINDING_SHARE * len(elements)) and not any(c for _, c in read):
             return min(found)
     return None
 

@@ -3,7 +3,8 @@
 Parsing, in order: (1) if the answer restates every option ("A. x ... D. w"), drop that block; (2) blank
 out the option texts, so "B) metformin" leaves "B)" and "vitamin D" as an option leaves no stray D;
 (3) after the last answer marker ("answer is", "Answer:", "correct options are", "I'd pick", "答案")
-that is followed by letters, read the run of letters joined by "and", ",", "/", "&"; (4) with no such
+that is followed by letters, read the run of letters joined by "and", ",", "/", "&" (an opening that says which is the
+"only" one: the letters after "only" in the first sentence); (4) with no such
 marker, take every standalone capital A-D except one right after "not", "avoid" or "except". "A"
 followed by an ordinary word ("A good choice") is an article, and letters inside words ("Avoid",
 "HbA1c", "B12") never count. Beyond these, negation is not understood: "C is unsafe" still reads C.
@@ -29,6 +30,8 @@ _CHOICE_FOLLOWERS = {"and", "or", "is", "are", "plus", "only", "as", "would", "s
                      "looks", "because", "since", "was", "were", "then", "too", "also", "both", "together"}
 _EXCLUDED = re.compile(r"\b(?:not|avoid|except|excluding|exclude|never|unsafe)\W{0,3}$", re.I)
 _OPENING = re.compile(r"[:：.。;；!！?？\n—–]|\s-\s")
+_ONLY = re.compile(r"\b(?:only|just)\b|只有|只能选|只能用|只能")
+_FIRST_SENTENCE = re.compile(r"[.。;；!！?？\n]")
 _STANDALONE = re.compile(r"(?<![A-Za-z0-9])\(?([A-D])\)?(?![A-Za-z0-9])(?:\s+([a-z]+))?")
 
 
@@ -90,6 +93,12 @@ def parse_choices(prediction: str, options: Sequence[str] = ()) -> frozenset[str
     opening = _read_run(_OPENING.split(text.strip(), maxsplit=1)[0], letters)
     if opening:
         return frozenset(opening)
+    # "Of those four, only B, buspirone. Hydroxyzine (A) is out ...", "只有B氯沙坦适合您": the first sentence's "only"
+    first = _FIRST_SENTENCE.split(text.strip(), maxsplit=1)[0]
+    for only in _ONLY.finditer(first):
+        run = _read_run(first[only.end():], letters)
+        if run:
+            return frozenset(run)
     for marker in reversed(list(_MARKER.finditer(text))):
         rest = text[marker.end():].lstrip(" \t\n:：*")
         run = _read_run(rest.split("\n", 1)[0], letters)

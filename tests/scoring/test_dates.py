@@ -61,3 +61,10 @@ def test_find_dates_keeps_missing_year_as_none():
 def test_parse_iso_rejects_non_dates():
     assert parse_iso("2024-03-04") == DAY
     assert parse_iso("500 mg") is None
+
+
+def test_a_numeric_date_is_read_where_only_one_order_is_a_date():
+    # the seed-21 panel's "26/5/2024" and "14/2/2024"
+    assert find_dates("26/5/2024 and 5/26/2024") == [DateMention(2024, 5, 26)] * 2
+    assert states_date("diagnosed on Valentine's Day, 14/2/2024", date(2024, 2, 14))
+    assert not states_date("on 15/2/2024", date(2024, 2, 14))
