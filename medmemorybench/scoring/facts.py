@@ -207,17 +207,20 @@ def _negated_before(text: str, start: int) -> bool:
     return bool(re.search(r"(?:\bnot|\bno|n't|\bnever|\bnor|不是|没有|并非|而非)\s*(?:\w+\s+)?$", before))
 
 
-def _contains(reading: Reading, form: str) -> int | None:
-    """Where the answer states a name or phrase (spelling-neutral, at word boundaries; Chinese as a substring), not
-    right after a negation ("not metformin"); None when it does not."""
-    haystack, needle = spelling_neutral(reading.text), spelling_neutral(canonical_text(form)).strip(" .。")
+def _mentions(haystack: str, form: str) -> list[int]:
+    """Where a spelling-neutral text names a name or phrase (at word boundaries; Chinese as a substring)."""
+    needle = spelling_neutral(canonical_text(form)).strip(" .。")
     if not needle:
-        return None
-    if _CJK.search(needle):
-        positions = [m.start() for m in re.finditer(re.escape(needle), haystack)]
-    else:
-        positions = [m.start() for m in re.finditer(rf"(?<![\w+]){re.escape(needle)}(?![\w+]|\.\d)", haystack)]
-    return next((p for p in positions if not _negated_before(haystack, p)), None)
+        return []
+    pattern = re.escape(needle) if _CJK.search(needle) else rf"(?<![\w+]){re.escape(needle)}(?![\w+]|\.\d)"
+    return [m.start() for m in re.finditer(pattern, haystack)]
+
+
+def _contains(reading: Reading, form: str) -> int | None:
+    """Where the answer states a name or phrase (`_mentions`), not right after a negation ("not metformin"); None when
+    it does not."""
+    haystack = spelling_neutral(reading.text)
+    return next((p for p in _mentions(haystack, form) if not _negated_before(haystack, p)), None)
 
 
 def _recall(reading: Reading, text: str) -> tuple[float, int | None]:
@@ -579,12 +582,8 @@ def offers(reading: Reading, fact: Fact) -> bool:
     "rather than", "avoided", "没有用", "不能用" before it in its clause)."""
     text = spelling_neutral(reading.text)
     for form in fact.forms:
-        needle = spelling_neutral(canonical_text(form)).strip(" .。")
-        if not needle:
-            continue
-        pattern = re.escape(needle) if _CJK.search(needle) else rf"(?<![\w+]){re.escape(needle)}(?![\w+])"
-        for m in re.finditer(pattern, text):
-            left = max((c.end() for c in _TELLING.finditer(text, 0, m.start())), default=0)
-            if not _PASSED_OVER.search(text[left:m.start()]):
+        for start in _mentions(text, form):
+            left = max((c.end() for c in _TELLING.finditer(text, 0, start)), default=0)
+            if not _PASSED_OVER.search(text[left:start]):
                 return True
     return False

@@ -74,10 +74,8 @@ def rivals(kb, kind: str, key: str) -> list[str]:  # noqa: ANN001
     conditions and illnesses that have it (what an answer about this patient could tell instead)."""
     if kind != "symptoms":
         return [other for other in getattr(kb.gists, kind) if other != key]
-    owners = set(kb.symptom_keys()[key])
-    told = [*((c.key, c.symptoms) for c in kb.conditions.values()),
-            *((f"illness:{i.key}", i.symptoms) for i in kb.illnesses.values())]
-    return sorted({s.key for owner, symptoms in told if owner in owners for s in symptoms if s.key != key})
+    owners = kb.symptom_keys()
+    return sorted(other for other, theirs in owners.items() if other != key and set(theirs) & set(owners[key]))
 
 
 SUBSUMED = {("symptoms", "loose_stools", "bloody_diarrhoea")}
