@@ -20,7 +20,7 @@ from pathlib import Path
 from medmemorybench.errors import InputError
 from medmemorybench.questions.spec import judged_codes, type_codes
 from medmemorybench.scoring import score_answer, score_answers
-from medmemorybench.scoring.panel import Agreement, PanelAnswer, agreement, by_slice, load_panel
+from medmemorybench.scoring.panel import Agreement, PanelAnswer, agreement, by_slice, load_panel, with_fresh_rows
 
 DEFAULT_PANEL = Path(__file__).resolve().parents[1] / "panels" / "answers.jsonl"
 BARS = {"false_reject": 0.03, "false_accept": 0.02, "kappa": 0.9}
@@ -51,26 +51,6 @@ def failures(slices: dict[str, Agreement], overall: Agreement) -> list[str]:
     if overall.kappa is not None and overall.kappa < BARS["kappa"]:
         out.append(f"kappa {overall.kappa:.3f}")
     return out
-
-
-def with_fresh_rows(panel: list[PanelAnswer], build: Path) -> tuple[list[PanelAnswer], int]:
-    """The panel with each question row replaced by the same question of a fresh build of its seed (today's gold
-    facts and chains) where the question and its gold answer are word for word the same; how many were replaced."""
-    from dataclasses import replace
-
-    from medmemorybench.dataset.load import read_rows
-    from medmemorybench.dataset.schema import config_name
-
-    rows = read_rows(build)
-    fresh = {(row["query_id"], language): row for language in {a.language for a in panel}
-             for split in rows.get(config_name("questions", language), {}).values() for row in split}
-    out, replaced = [], 0
-    for answer in panel:
-        row = fresh.get((answer.question["query_id"], answer.language))
-        same = row is not None and all(row[k] == answer.question[k] for k in ("question", "answer", "query_type"))
-        out.append(replace(answer, question=row) if same else answer)
-        replaced += same
-    return out, replaced
 
 
 def rule_verdicts(panel: list[PanelAnswer]) -> list[tuple[PanelAnswer, bool, str]]:

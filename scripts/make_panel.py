@@ -13,11 +13,14 @@
    gold and the record, as JSON lines {answer_id, label, note}.
 5. `assemble`: join questions, answers and labels into the panel file (the labels are what the rates are measured
    against; the writer's intent is kept as `intent`).
+6. `refresh` (when the generator changes the structured gold but not the questions): replace each question row by
+   a fresh build's where the question and its gold answer are word for word the same.
 
 Run: .venv/bin/python scripts/make_panel.py tasks --build out/medmemorybench --per_type en=35 zh=15 --chunks 7 \
          --output panel_work
      .venv/bin/python scripts/make_panel.py review --work panel_work
      .venv/bin/python scripts/make_panel.py assemble --work panel_work --output panels/answers.jsonl
+     .venv/bin/python scripts/make_panel.py refresh --panel panels/answers.jsonl --build <seed-5 build>/medmemorybench
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ import pandas as pd
 from rich.console import Console
 
 from medmemorybench.dataset.schema import config_name
+from medmemorybench.errors import InputError
 from medmemorybench.knowledge import default_knowledge
+from medmemorybench.scoring.panel import load_panel, with_fresh_rows, write_panel
 from medmemorybench.simulate.models import CareYear
 from medmemorybench.simulate.show import render_timeline
 
@@ -163,6 +168,18 @@ def assemble(args: argparse.Namespace) -> None:
     print(f"{len(out)} labelled answers -> {args.output} ({overruled} where the reviewer overruled the writer)")
 
 
+def refresh(args: argparse.Namespace) -> None:
+    """The panel's question rows replaced by a fresh build's where the question and gold are unchanged (its labels
+    hold for them), written back in place: the scorer's tests then read today's rows."""
+    path = Path(args.panel)
+    try:
+        panel, replaced = with_fresh_rows(load_panel(path), Path(args.build))
+    except InputError as exc:
+        sys.exit(f"error: {exc}")
+    write_panel(panel, path)
+    print(f"{replaced} of {len(panel)} question rows of {path} replaced by {args.build}'s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -178,8 +195,11 @@ def main() -> None:
     join = sub.add_parser("assemble")
     join.add_argument("--work", required=True)
     join.add_argument("--output", required=True)
+    fresh = sub.add_parser("refresh")
+    fresh.add_argument("--panel", required=True)
+    fresh.add_argument("--build", required=True, help="a fresh build of the panel's seed (<out>/medmemorybench)")
     args = parser.parse_args()
-    {"tasks": tasks, "review": review, "assemble": assemble}[args.command](args)
+    {"tasks": tasks, "review": review, "assemble": assemble, "refresh": refresh}[args.command](args)
 
 
 if __name__ == "__main__":

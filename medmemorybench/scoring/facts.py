@@ -131,19 +131,36 @@ def _paired(reading: Reading, mention: Mention) -> bool:
     return text[mention.end:mention.end + 1] == "/" or text[max(0, mention.start - 1):mention.start] == "/"
 
 
-def _quantity_conflicts(reading: Reading, facts: list[Fact], named: Reading) -> list[str]:
+def _quantity_conflicts(reading: Reading, facts: list[Fact], named: Reading, dated: bool = False) -> list[str]:
     """Values offered as the answer that equal none of the question's gold values of their kind (a visit that started
-    two drugs has two right doses)."""
+    two drugs has two right doses); `dated`: a value tied to another time is offered too (a story told visit by
+    visit dates every value)."""
     golds = [g for fact in facts for g in _gold_values(fact)]
     out = []
     for m in reading.values:
-        if m.role not in ANSWER_ROLES or m.elsewhere or m.unit is DIMENSIONLESS or _paired(reading, m):
+        if m.role not in ANSWER_ROLES or (m.elsewhere and not dated) or m.unit is DIMENSIONLESS \
+                or _paired(reading, m):
             continue
         if any(_equal(m, n, _decimals(n.text)) for n in named.values if n.unit is not DIMENSIONLESS):
             continue  # (a value the question names: "the pharmacy gave me 5 mg" is not the answer's rival)
         rivals = [g for g, _ in golds if g.unit is not DIMENSIONLESS and same_kind(m.unit, g.unit)]
         if rivals and not any(_equal(m, g, d) for g, d in golds):
             out.append(m.text)
+    return out
+
+
+def _chain_conflicts(reading: Reading, values: list[Fact], record: list[Fact], named: Reading) -> list[str]:
+    """Values a chain's telling offers that the chain never had: one the record never had either, or a value the
+    record has at another visit told where none of the chain's values of its kind is ("NT-proBNP 436" from June told
+    as the diagnostic 911). A story told visit by visit dates every value, so a dated value is offered too."""
+    golds = [g for fact in values for g in _gold_values(fact)]
+    stated = [m for m in reading.values if any(_equal(m, g, d) for g, d in golds)]
+    out = []
+    for text in _quantity_conflicts(reading, values, named, dated=True):
+        mention = next(m for m in reading.values if m.text == text)
+        known = any(_equal(mention, g, d) for fact in record for g, d in _gold_values(fact))
+        if not known or not any(same_kind(mention.unit, m.unit) for m in stated):
+            out.append(text)
     return out
 
 
@@ -207,13 +224,17 @@ def _negated_before(text: str, start: int) -> bool:
     return bool(re.search(r"(?:\bnot|\bno|n't|\bnever|\bnor|不是|没有|并非|而非)\s*(?:\w+\s+)?$", before))
 
 
-def _mentions(haystack: str, form: str) -> list[int]:
+def _mention_spans(haystack: str, form: str) -> list[tuple[int, int]]:
     """Where a spelling-neutral text names a name or phrase (at word boundaries; Chinese as a substring)."""
     needle = spelling_neutral(canonical_text(form)).strip(" .。")
     if not needle:
         return []
     pattern = re.escape(needle) if _CJK.search(needle) else rf"(?<![\w+]){re.escape(needle)}(?![\w+]|\.\d)"
-    return [m.start() for m in re.finditer(pattern, haystack)]
+    return [m.span() for m in re.finditer(pattern, haystack)]
+
+
+def _mentions(haystack: str, form: str) -> list[int]:
+    return [start for start, _ in _mention_spans(haystack, form)]
 
 
 def _contains(reading: Reading, form: str) -> int | None:
@@ -439,11 +460,15 @@ def states(reading: Reading, fact: Fact) -> bool:
     return locate(reading, fact) is not None
 
 
+def _with_values(facts: list[Fact]) -> list[Fact]:
+    return [*facts, *(v for f in facts if f.kind == "finding" for v in _finding_values(f))]
+
+
 def conflicts(reading: Reading, facts: list[Fact], named: Reading | None = None) -> list[str]:
     """What the answer offers in the place of the facts of a kind that has rivals (values, dates) as the answer;
     `named`: the question read, whose own values are no rivals."""
     out: list[str] = []
-    facts = [*facts, *(v for f in facts if f.kind == "finding" for v in _finding_values(f))]
+    facts = _with_values(facts)
     for kind, find in _CONFLICTS.items():
         mine = [f for f in facts if f.kind == kind]
         if mine:
@@ -507,10 +532,14 @@ class ChainCheck:
     """Every step that tells why a drug was passed over (`WHY_GROUP`) is told."""
     rivals: tuple[str, ...] = ()
     """Other drugs the answer tells as given in the place of the chain's (`RIVAL_GROUP`)."""
+    conflicting: tuple[str, ...] = ()
+    """Values the answer offers that equal none of the chain's values of their kind ("NT-proBNP 436 pg/mL" where the
+    record measured 911): a step told with the wrong value is another patient's story."""
 
     @property
     def passed(self) -> bool:
-        return self.ncr >= CHAIN_COVERAGE and self.conclusion and self.cause and self.reasons and not self.rivals
+        return (self.ncr >= CHAIN_COVERAGE and self.conclusion and self.cause and self.reasons and not self.rivals
+                and not self.conflicting)
 
 
 KEY_GROUP = "key"
@@ -518,6 +547,10 @@ KEY_GROUP = "key"
 WHY_GROUP = "why"
 """A chain step with a fact of this group must be told (the fact a drug was passed over for: "why was I given what I
 got?")."""
+RECORD_GROUP = "record"
+"""A chain's facts of this group are no part of any step: they are the values the patient's record has (up to the
+checkpoint) in the units the chain's visits measured; an answer quoting one tells another true visit, not a wrong
+value."""
 RIVAL_GROUP = "rival"
 """A chain step's facts of this group are no part of the step: they are the other drugs the guideline offered for what
 the question's drug was given for, none of them ever taken by the patient; an answer that tells one as given (not as
@@ -528,18 +561,26 @@ CHAIN_COVERAGE = 0.75
 
 def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
                 told: list[str] | None = None) -> ChainCheck:
-    """Which steps of a chain the answer tells (a step is told when any one of its facts is stated).
+    """Which steps of a chain the answer tells (a step is told when any one of its facts is stated), and which values
+    it offers that the chain and the record (`RECORD_GROUP`) never had.
 
     Correct (`passed`) when at least `CHAIN_COVERAGE` of the steps the question does not give are told, the last
     two of them (the conclusion and what brought it about) are, and so is every step that tells why a drug was passed
-    over; the order of telling is measured (`crc`) but not required: a capable answer to "why ...?" often gives the
+    over, and no value of a chain's kind is one the chain and the record never had ("NT-proBNP 436" where it was
+    911). The order of telling is measured (`crc`) but not required: a capable answer to "why ...?" often gives the
     conclusion first and the causes after "because". The question gives a step when it names every fact the step's
     own sentence (`told`, the gold's step) states ("what tests found my anxiety?" gives "I was worrying all the
     time"), or, without the sentences, every fact of the step.
     """
     asked = read_answer(question)
-    rivals = tuple(f.text for facts in steps for f in facts if f.group == RIVAL_GROUP and offers(reading, f))
-    steps = [[f for f in facts if f.group != RIVAL_GROUP] for facts in steps]
+    given = [f for facts in steps for f in facts if f.group != RIVAL_GROUP and f.kind == "name"]
+    rivals = tuple(f.text for facts in steps for f in facts if f.group == RIVAL_GROUP and offers(reading, f, given))
+    record = [f for facts in steps for f in facts if f.group == RECORD_GROUP]
+    steps = [[f for f in facts if f.group not in (RIVAL_GROUP, RECORD_GROUP)] for facts in steps]
+    values = [f for f in _with_values([f for facts in steps for f in facts]) if f.kind == "quantity"]
+    # (a chain with values holds its record's too, its own among them; a row of an older build holds none, and a
+    # value there cannot be told from another true visit)
+    conflicting = tuple(dict.fromkeys(_chain_conflicts(reading, values, record, asked))) if record else ()
     sentences = [read_answer(t) for t in told] if told and len(told) == len(steps) else None
 
     def is_given(i: int, facts: list[Fact]) -> bool:
@@ -565,7 +606,8 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
     ncr = len(covered) / len(open_steps) if open_steps else 0.0
     why = [i for i in open_steps if any(f.group == WHY_GROUP for f in steps[i])]
     return ChainCheck(covered, given, ncr, crc, bool(open_steps) and open_steps[-1] in positions,
-                      len(open_steps) < 2 or open_steps[-2] in positions, all(i in positions for i in why), rivals)
+                      len(open_steps) < 2 or open_steps[-2] in positions, all(i in positions for i in why), rivals,
+                      conflicting)
 
 
 _TELLING = re.compile(r"[.;!?\n。；！？，]|(?<=[\u3400-\u9fff]),|,(?=[\u3400-\u9fff])|"
@@ -577,10 +619,15 @@ _PASSED_OVER = re.compile(r"\b(?:not|no|never|nor|rather than|instead of|in plac
                           r"不|没|未|非|避免|代替|除了")
 
 
-def offers(reading: Reading, fact: Fact) -> bool:
+def offers(reading: Reading, fact: Fact, besides: Iterable[Fact] = ()) -> bool:
     """Whether the answer tells a drug as given: it names it (any form) in a clause that does not pass it over ("not",
-    "rather than", "avoided", "没有用", "不能用" before it in its clause)."""
+    "rather than", "avoided", "没有用", "不能用" before it in its clause); a mention inside a name of `besides` (the
+    drugs the chain did give) is none: 泼尼松 (prednisone) in 泼尼松龙 (prednisolone)."""
     text = spelling_neutral(reading.text)
+    for other in besides:
+        for form in sorted(other.forms, key=len, reverse=True):
+            for start, end in _mention_spans(text, form):
+                text = text[:start] + " " * (end - start) + text[end:]
     for form in fact.forms:
         for start in _mentions(text, form):
             left = max((c.end() for c in _TELLING.finditer(text, 0, start)), default=0)

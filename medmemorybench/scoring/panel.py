@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,32 @@ def load_panel(path: Path) -> list[PanelAnswer]:
         out.append(PanelAnswer(row["id"], row["language"], row["question"], row["answer"], row["intent"],
                                row["label"], row.get("near_miss") or "", row.get("note") or ""))
     return out
+
+
+def write_panel(panel: list[PanelAnswer], path: Path) -> None:
+    """A panel file, one answer a line (what `load_panel` reads)."""
+    rows = [{"id": a.id, "language": a.language, "question": a.question, "answer": a.answer, "intent": a.intent,
+             "near_miss": a.near_miss, "label": a.label, "note": a.note} for a in panel]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
+
+
+def with_fresh_rows(panel: list[PanelAnswer], build: Path) -> tuple[list[PanelAnswer], int]:
+    """The panel with each question row replaced by the same question of a fresh build of its seed (today's gold
+    facts and chains) where the question and its gold answer are word for word the same: a label judges the answer
+    against the question and its gold, so it holds for the fresh row; how many were replaced."""
+    from medmemorybench.dataset.load import read_rows
+    from medmemorybench.dataset.schema import config_name
+
+    rows = read_rows(build)
+    fresh = {(row["query_id"], language): row for language in {a.language for a in panel}
+             for split in rows.get(config_name("questions", language), {}).values() for row in split}
+    out, replaced = [], 0
+    for answer in panel:
+        row = fresh.get((answer.question["query_id"], answer.language))
+        same = row is not None and all(row[k] == answer.question[k] for k in ("question", "answer", "query_type"))
+        out.append(replace(answer, question=row) if same else answer)
+        replaced += same
+    return out, replaced
 
 
 @dataclass(frozen=True)

@@ -77,11 +77,23 @@ def is_fact_stated(prediction: str, fact: str, aliases: list[str] | None = None)
     return found / len(words) >= LONG_FACT_RECALL
 
 
+def _without(prediction: str, subject: str | None) -> str:
+    """The answer with the drug asked about named as "the drug": its own name states no reason ("ramipril" is no
+    past ACE-inhibitor reaction, though it ends in "-pril")."""
+    if not subject:
+        return prediction
+    return re.sub(re.escape(subject), "该药" if re.search(r"[\u3400-\u9fff]", subject) else "the drug", prediction,
+                  flags=re.IGNORECASE)
+
+
 def score_facts(question: Question, prediction: str) -> Score:
     """1.0 when the answer states every gold fact of the question (`facts`) and offers nothing in their place; for IG,
     a "yes" that declines the drug in its reasons invents a bar, and an answer that takes the common wrong answer's
     side is wrong whatever it states."""
-    reading = read_answer(prediction or "")
+    subject = question.get("subject") if question.get("query_type") == "IG" else None
+    if subject and any(subject.lower() in form.lower() for f in facts_of(question) for form in f.forms):
+        subject = None  # (the reason is the drug itself: "the reaction you had to doxycycline for acne")
+    reading = read_answer(_without(prediction or "", subject))
     check = check_facts(reading, facts_of(question), question.get("question") or "")
     metadata: dict = {"stated": check.stated, "missing": check.missing}
     if check.conflicting:
@@ -110,9 +122,12 @@ def score_chain(question: Question, prediction: str) -> Score:
                 "conclusion": check.conclusion}
     if check.rivals:
         metadata["rivals"] = list(check.rivals)
+    if check.conflicting:
+        metadata["conflicting"] = list(check.conflicting)
     if not check.passed:
         why = ("the conclusion is not told" if not check.conclusion else
                f"tells {', '.join(check.rivals)} as given in the place of the chain's drug" if check.rivals else
+               f"offers {', '.join(check.conflicting)} where the record has another value" if check.conflicting else
                f"tells {check.ncr:.0%} of the steps")
         return Score(0.0, explanation=why, metadata=metadata)
     return Score(1.0, explanation=f"tells {check.ncr:.0%} of the steps and the conclusion", metadata=metadata)

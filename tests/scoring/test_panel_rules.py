@@ -1,14 +1,15 @@
-"""The rules the seed-21 panel's first reading asked for (docs/benchmarks.md): each with the answer that showed it."""
+"""The rules the seed-21 panel asked for (docs/benchmarks.md): each with the answer that showed it."""
 
 from __future__ import annotations
 
 import pytest
 
+from medmemorybench.scoring import score_answer
 from medmemorybench.scoring._endorse import declines
 from medmemorybench.scoring._reading import read_answer
 from medmemorybench.scoring._stance import polarity
 from medmemorybench.scoring.abstention import is_abstention
-from medmemorybench.scoring.facts import Fact, states
+from medmemorybench.scoring.facts import RECORD_GROUP, RIVAL_GROUP, Fact, check_chain, states
 from medmemorybench.scoring.multiple_choice import parse_choices
 
 
@@ -57,3 +58,59 @@ def test_a_negated_harm_declines_nothing() -> None:
 ])
 def test_a_finding_said_the_other_way_round_is_not_told(answer: str, told: bool) -> None:
     assert states(read_answer(answer), Fact("no facial tenderness and a clear nose", "finding")) is told
+
+
+HFPEF = [[Fact("obesity with deconditioning", "name")],
+         [Fact("exertional dyspnoea", "name", ("breathless on the stairs",))],
+         [Fact("911 pg/mL, above the 125 pg/mL rule-out threshold", "finding"), Fact("911 pg/mL", "quantity")],
+         [Fact("heart failure with preserved ejection fraction", "name"),
+          Fact("640 pg/mL", "quantity", group=RECORD_GROUP)]]
+
+
+@pytest.mark.parametrize(("answer", "passed"), [
+    # the panel's near miss: every step told, one value the record never had
+    ("It was first put down to obesity with deconditioning. You were breathless on the stairs, and the tests on 20 "
+     "March showed an NT-proBNP of 436 pg/mL, so it was diagnosed as heart failure with preserved ejection "
+     "fraction.", False),
+    ("It was first put down to obesity with deconditioning. You were breathless on the stairs, and on 20 March "
+     "your NT-proBNP was 911 pg/mL, so it was diagnosed as heart failure with preserved ejection fraction.", True),
+    # a value the record has at another visit is context, not a rival
+    ("It was first put down to obesity with deconditioning. You were breathless on the stairs; your NT-proBNP was "
+     "911 pg/mL in March and 640 pg/mL in June: heart failure with preserved ejection fraction.", True),
+])
+def test_a_chain_step_told_with_a_value_the_record_never_had_is_wrong(answer: str, passed: bool) -> None:
+    check = check_chain(read_answer(answer), HFPEF, "Walk me through how we got to the diagnosis of my heart.")
+    assert check.passed is passed and bool(check.conflicting) is not passed
+
+
+def test_the_drug_asked_about_states_no_reason_by_its_own_name() -> None:
+    # "雷米普利" (ramipril) ends in the ACE-inhibitor suffix of the reason's gist; it is the drug asked about
+    row = {"query_type": "IG", "subject": "雷米普利", "question": "能不能加上雷米普利来减少肾脏漏蛋白？",
+           "answer": "不可以，雷米普利不适合您，因为您对以前吃的降压药赖诺普利有过不良反应。",
+           "facts": [{"text": "no", "kind": "polarity"},
+                     {"text": "以前吃的降压药赖诺普利", "kind": "gist",
+                      "aliases": ["普利|ace抑制剂|血管紧张素转换酶抑制剂"], "group": "reason"}]}
+    wrong = "不建议加雷米普利。您在长期吃非布司他，合用会让尿酸波动。"
+    right = "不行，雷米普利不能用：您以前吃赖诺普利出过不良反应，它们是同一类药。"
+    assert score_answer(row, wrong)["correct"].value == 0.0
+    assert score_answer(row, right)["correct"].value == 1.0
+    assert score_answer({**row, "subject": "ramipril", "question": "Can I add ramipril?",
+                         "facts": [row["facts"][0], {"text": "lisinopril", "kind": "gist",
+                                                     "aliases": ["pril|ace inhibitor"], "group": "reason"}]},
+                        "No, I wouldn't add ramipril: it would clash with your febuxostat.")["correct"].value == 0.0
+
+
+def test_a_rival_inside_the_name_of_the_drug_given_is_no_rival() -> None:
+    # prednisone (泼尼松) is a rival of prednisolone (泼尼松龙) for a COPD flare: the gold names the one given
+    steps = [[Fact("慢阻肺急性加重", "name"), Fact("泼尼松龙", "name"), Fact("泼尼松", "name", group=RIVAL_GROUP)]]
+    assert check_chain(read_answer("发现了慢阻肺急性加重，开始用泼尼松龙 40 mg。"), steps, "").rivals == ()
+    assert check_chain(read_answer("发现了慢阻肺急性加重，开始用泼尼松 40 mg。"), steps, "").rivals == ("泼尼松",)
+
+
+def test_the_drug_asked_about_is_a_reason_where_the_reaction_was_to_it() -> None:
+    row = {"query_type": "IG", "subject": "doxycycline", "question": "Could I be given doxycycline for it?",
+           "facts": [{"text": "no", "kind": "polarity"},
+                     {"text": "doxycycline for acne", "kind": "gist",
+                      "aliases": ["tetracycline|doxycycline|vibramycin|minocycline"], "group": "reason"}]}
+    assert score_answer(row, "No, doxycycline is not suitable because of the reaction you had to doxycycline for "
+                             "acne.")["correct"].value == 1.0

@@ -11,7 +11,7 @@ from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.sua import switched
-from medmemorybench.scoring.facts import KEY_GROUP, RIVAL_GROUP, WHY_GROUP
+from medmemorybench.scoring.facts import KEY_GROUP, RECORD_GROUP, RIVAL_GROUP, WHY_GROUP
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -105,19 +105,29 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
 
 
 def _with_rivals(finder: FactFinder, nodes: list[Event], subject: str | None, checkpoint: int) -> list[list[GoldFact]]:
-    """Each step's facts (`_step_facts`); the step that started the question's drug also holds its rivals
-    (`RIVAL_GROUP`): the other candidates of the care step or illness course it was chosen from, except any drug the
-    patient ever took by then, so that an answer telling another treatment as given is not a told chain."""
+    """Each step's facts (`_step_facts`); a step that started a drug also holds its rivals (`RIVAL_GROUP`): the other
+    candidates of the care step or illness course it was chosen from, except any drug the patient ever took by then,
+    so that an answer telling another treatment as given is not a told chain; the last step
+    also holds the record's values in the chain's units (`_record_values`)."""
     facts = [_step_facts(finder, n, subject, why=_is_reason(finder, n, nodes)) for n in nodes]
     taken = {f.drug for _, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
     named = {f.drug for n in nodes for f in n.facts if isinstance(f, (MedicationFact, AvoidedFact, AdverseFact))}
     for position, node in enumerate(nodes):
-        start = next((f for f in node.facts if isinstance(f, MedicationFact) and f.drug == subject
-                      and f.action in ("start", "administer")), None)
-        if start is not None:
-            facts[position] += [finder.drug_fact(d, group=RIVAL_GROUP)
-                                for d in _candidates(finder, start.step) if d not in taken | named]
+        starts = [f for f in node.facts if isinstance(f, MedicationFact) and f.action in ("start", "administer")]
+        rivals = dict.fromkeys(d for f in starts for d in _candidates(finder, f.step) if d not in taken | named)
+        facts[position] += [finder.drug_fact(d, group=RIVAL_GROUP) for d in rivals]
+    facts[-1] += _record_values(finder, nodes, checkpoint)
     return facts
+
+
+def _record_values(finder: FactFinder, nodes: list[Event], checkpoint: int) -> list[GoldFact]:
+    """Every value the record has by the checkpoint in the units the chain's visits measured (`RECORD_GROUP`; a
+    finding states its visit's values): an answer that also tells the score at diagnosis quotes the record, one that
+    tells a value never measured does not. Chosen from the structured values, so every language holds the same."""
+    units = {f.unit for n in nodes for f in n.facts if isinstance(f, LabFact)}
+    measured = [f for _, f in finder.facts(checkpoint, LabFact)]
+    values = {(f.lab, f.value, f.unit): f for f in measured if f.unit in units}  # type: ignore[union-attr]
+    return [finder.quantity_fact(finder.lab_value(f), group=RECORD_GROUP) for f in values.values()]
 
 
 def _candidates(finder: FactFinder, step: str | None) -> list[str]:
