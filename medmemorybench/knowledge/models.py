@@ -964,6 +964,9 @@ class Complication(_Record):
     """Days after the first treatment when escalation is given."""
     forbids: list[str] = Field(default_factory=list)
     """Drug or class keys unsafe from then on (acute kidney injury: NSAIDs)."""
+    advice: str | None = None
+    """Advice key (diet.yaml `advice`) given the day it is found (suicidal thoughts: a safety plan and the crisis
+    team the same day)."""
     only_if: Indication | None = None
     """A result that must be on record for it to happen (thyrotoxic atrial fibrillation: free T4 still high)."""
 
@@ -1098,6 +1101,9 @@ class Condition(_Record):
     """Psychological/social strains."""
     counselling_advice: str | None = None
     """Advice key the doctor gives after a lapse in adherence (default: the last of `lifestyle_advice`)."""
+    diagnosis_advice: str | None = None
+    """Advice key the doctor gives at the diagnosis visit, whatever else is done (Parkinson's: driving and the
+    licensing authority, NICE NG71)."""
     source: str
     """Guideline(s) the condition follows."""
 

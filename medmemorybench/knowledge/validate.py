@@ -381,9 +381,12 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                     errors.append(f"{where}: misdiagnoses.findings: '{finding.lab}' is diagnostic of the true "
                                   "condition, so it cannot support the misdiagnosis")
                 _check_range(where, f"misdiagnoses.findings.{finding.lab}", finding.range, errors)
-        for advice in [*cond.lifestyle_advice, *([cond.counselling_advice] if cond.counselling_advice else [])]:
+        for advice in [*cond.lifestyle_advice, *([cond.counselling_advice] if cond.counselling_advice else []),
+                       *([cond.diagnosis_advice] if cond.diagnosis_advice else [])]:
             if advice not in kb.advice:
                 errors.append(f"{where}: lifestyle_advice: unknown advice '{advice}'")
+        errors += [f"{where}: complications.{c.key}.advice: unknown advice '{c.advice}'" for c in cond.complications
+                   if c.advice is not None and c.advice not in kb.advice]
 
 
 SPLITTABLE_FORMS = frozenset({"tablet"})

@@ -96,13 +96,16 @@ def plan_story(condition: Condition, traps: list[Trap], rng: random.Random, n_en
         else:
             items.append(StoryItem("disclose", 1, True, arg=category))
     merged = rng.random() < MERGE_FIRST_LINE_PROBABILITY
+    # once the turning point is told, the work-up, the diagnosis on its results and the first treatment follow at
+    # the next visits: congestion told at the turning point is not left for weeks (the seed-19 read: orthopnoea on
+    # 29 Feb, the echo on 27 Apr, furosemide on 9 Jun)
     items += [
         StoryItem("turning_point", 2, True, ("misdiagnosis",)),
-        StoryItem("diagnostic_test", 2, True, ("turning_point",)),
-        StoryItem("diagnosis", 2, True, ("diagnostic_test",)),
+        StoryItem("diagnostic_test", 2, True, ("turning_point",), promptly=True),
+        StoryItem("diagnosis", 2, True, ("diagnostic_test",), promptly=True),
     ]
     if not merged:
-        items.append(StoryItem("start_first_line", 2, True, ("diagnosis",)))
+        items.append(StoryItem("start_first_line", 2, True, ("diagnosis",), promptly=True))
     first_line = "diagnosis" if merged else "start_first_line"
     items += [StoryItem("complication", 3, True, (first_line,)),
               StoryItem("adverse_onset", 3, False, (first_line,)),

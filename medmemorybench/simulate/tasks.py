@@ -286,7 +286,13 @@ class ClinicalTasks:
         facts: list[Fact] = []
         event_id = self.next_event_id()
         for step in steps:
-            if step.key in self.state.started_steps and any(a.step == step.key for a in self.state.active.values()):
+            running = next((a for a in self.state.active.values() if a.step == step.key), None)
+            if running is not None and (running.indication or "").startswith("symptom:"):
+                # a red flag's drug, started before the diagnosis, goes on as the step's (indication now on record)
+                running.indication = indication_of(step)
+                facts.append(self.continue_fact(running.drug, reason_of(step)))
+                continue
+            if step.key in self.state.started_steps and running is not None:
                 continue
             rx = choose_for_step(self.kb, step, self.refresh_patient())
             if rx is None:
@@ -510,11 +516,18 @@ class ClinicalTasks:
     def _task_switch(self, task: Task) -> bool | None:
         """After an adverse effect: the step's next drug, of another class (not a look-alike of the culprit)."""
         assert task.step and task.reason and task.drug
-        rx = choose_for_step(self.kb, self.step(task.step), self.refresh_patient(), exclude=self.look_alikes(task.drug))
+        step = self.step(task.step)
+        rx = choose_for_step(self.kb, step, self.refresh_patient(), exclude=self.look_alikes(task.drug))
         if rx is None:
+            # nothing else in its step: the disease it controlled is checked at once, and still active it is taken to
+            # the next step (colitis left six months untreated after sulfasalazine stopped, seed-17 and -19 reads)
+            lab = step.titrate_on or (step.moves[0] if step.moves else None)
+            if lab is not None and step.role in ("first_line", "step_up"):
+                self.add_task(Task("response_check", self.day + 1, deadline=self.day + 1, step=step.key, lab=lab,
+                                   drug=task.drug, trigger=task.trigger))
             return False
         event_id = self.next_event_id()
-        facts = self.start(rx, task.reason, self.indication_of(self.step(task.step)), event_id)
+        facts = self.start(rx, task.reason, self.indication_of(step), event_id)
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 

@@ -156,7 +156,11 @@ class StoryActions:
     def _turning_point(self, item: StoryItem) -> Event:
         """Signs that point at last to the true disease: the patient comes back about them, or they are
         noticed at a follow-up of the misdiagnosis."""
-        facts = [*self.symptoms(2, specific=True), *self.symptoms(1), *self.measure(self.vitals())]
+        told = [*self.symptoms(2, specific=True), *self.symptoms(1)]
+        # congestion told here is treated here, before the work-up confirms what causes it (NICE NG106 1.1: a
+        # diuretic for fluid overload while the echo is awaited)
+        acted = self._act_on_red_flags(told, turning=True) or []
+        facts = [*told, *acted, *self.measure(self.vitals())]
         trigger = self.handle("persist") or self.handle("misdiagnosis")
         kind = "symptom_report" if self.rng.random() < 0.5 else "follow_up"
         return self.emit(kind, facts, [trigger], "turning")
@@ -188,6 +192,8 @@ class StoryActions:
             if active is not None and active.indication == f"misdiagnosis:{mis.icd11}":
                 facts += self.stop(drug, "diagnosis_revised")
         facts += self.measure(self.monitored_now())
+        if cond.diagnosis_advice is not None and self.gives(cond.diagnosis_advice, facts):
+            facts.append(AdviceFact(advice=cond.diagnosis_advice))
         triggers = [self.handle("tests"), self.handle("turning")]
         if self.story.first_line_at_diagnosis:
             self.state.handles["diagnosis"] = self.next_event_id()
@@ -282,6 +288,8 @@ class StoryActions:
         facts.insert(2, ComplicationFact(complication=comp.key, finding=finding))
         if comp.setting != "outpatient":
             facts.append(SettingFact(setting=comp.setting, reason=reason))
+        if comp.advice is not None:
+            facts.append(AdviceFact(advice=comp.advice))
         self.patient.complications.add(comp.key)
         for drug in [d for d in self.state.active if not self.allowed_drug(d)]:
             if drug in self.state.active:  # (a partner may have gone with the drug before it)
@@ -686,22 +694,28 @@ class StoryActions:
             acted = []
         return self.emit("symptom_report", [*told, *acted, *self.measure(self.vitals())], [])
 
-    def _red_flag_step(self, fact: Fact) -> str | None:
+    def _red_flag_step(self, fact: Fact, turning: bool = False) -> str | None:
+        """The care step a red-flag symptom calls for, once the misdiagnosis has given way (from the turning point
+        on: congestion is treated whatever the work-up later names)."""
         symptom = next((s for s in self.condition.symptoms if isinstance(fact, SymptomFact) and s.key == fact.symptom),
                        None)
-        return symptom.red_flag_step if symptom is not None and self.handle("diagnosis") is not None else None
+        known = turning or self.handle("turning") is not None or self.handle("diagnosis") is not None
+        return symptom.red_flag_step if symptom is not None and known else None
 
-    def _act_on_red_flags(self, told: list[Fact]) -> list[Fact] | None:
-        """What a red-flag symptom told after the diagnosis calls for at this visit: its step's drug raised (at
-        once, not waiting for its titration interval) or started. None: a red flag nothing can answer today."""
+    def _act_on_red_flags(self, told: list[Fact], turning: bool = False) -> list[Fact] | None:
+        """What a red-flag symptom told from the turning point on calls for at this visit: its step's drug raised
+        (at once, not waiting for its titration interval) or started. None: a red flag nothing can answer today."""
         facts: list[Fact] = []
+        answered: set[str] = set()
         for fact in told:
-            step = self._red_flag_step(fact)
-            if step is None:
+            step = self._red_flag_step(fact, turning)
+            if step is None or step in answered:  # (orthopnoea and 2 kg in a week: one start, not a start and a rise)
                 continue
+            answered.add(step)
             assert isinstance(fact, SymptomFact)
-            answer = self.treat([self.step(step)], f"symptom:{fact.symptom}", acute=True,
-                                indication=self.indication_of(self.step(step)))
+            # (before the diagnosis the drug is for what was told: the condition is not on record yet)
+            indication = self.indication_of(self.step(step)) if self.handle("diagnosis") else f"symptom:{fact.symptom}"
+            answer = self.treat([self.step(step)], f"symptom:{fact.symptom}", acute=True, indication=indication)
             if not any(isinstance(f, MedicationFact) and f.action in ("start", "increase") for f in answer):
                 return None
             facts += answer

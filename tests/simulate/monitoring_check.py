@@ -18,8 +18,18 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   (or at the first visit after them) where a visit falls while it is still taken (a 5-day course may end first),
   and again after each dose increase;
   and no QTc on record passes 500 ms (the level such a drug is stopped at, which the year never needs).
-- `red_flag_acted_on`: a congestion sign told after the diagnosis (orthopnoea, 2 kg in a week in heart failure)
-  has its step's drug raised or started at that visit.
+- `red_flag_acted_on`: a congestion sign told from the turning point on (orthopnoea, 2 kg in a week in heart
+  failure), before the diagnosis too, has its step's drug raised or started at that visit.
+- `workup_promptly`: once the turning point is told, the work-up, the diagnosis on its results and the first
+  treatment each come within `WORKUP_ENCOUNTERS` encounters of what they wait for (the seed-19 read: orthopnoea on
+  29 Feb, the echo on 27 Apr, furosemide on 9 Jun).
+- `rechecked_after_stop`: a disease-control drug (a first-line or step-up drug of the condition) stopped for a harm
+  with nothing of its step to replace it has the disease's marker checked within `RECHECK_AFTER_STOP_DAYS` (or
+  two weeks after the lab can be repeated), so
+  that a disease still active is taken to the next step (colitis left untreated for months after sulfasalazine
+  stopped, the seed-17 and seed-19 reads).
+- `advice_given`: a complication and a diagnosis that call for advice get it at their visit (suicidal thoughts: a
+  safety plan and the crisis team that day; Parkinson's: driving and the licensing authority).
 - `steroid_taper`: a systemic steroid course longer than three weeks is stepped down, never stopped from its full
   dose: the dose on record falls at least once a fortnight after the first week, and reaches its last step before
   the course ends, where a visit falls then (BNF; BSG 2019: prednisolone 40 mg tapered over 8 weeks).
@@ -43,6 +53,7 @@ from medmemorybench.simulate.models import (
     AvoidedFact,
     CareYear,
     CautionFact,
+    ComplicationFact,
     Event,
     LabFact,
     MedicationFact,
@@ -50,6 +61,11 @@ from medmemorybench.simulate.models import (
 )
 from tests.simulate.clinical import days_between, fail
 
+WORKUP_ENCOUNTERS = 4
+"""A prompt story item runs at the first encounter it can; an acute illness's visit or a due lab may take one or two
+first."""
+RECHECK_AFTER_STOP_DAYS = 30
+"""A response check is booked for the next visit; the marker may not be measurable again for a couple of weeks."""
 MONITORING_CEILING_DAYS = 90
 """Routine monitoring settles at about every three months (the engine's own ceiling, restated as the rule)."""
 BOOKING_MARGIN_DAYS = 45
@@ -290,9 +306,13 @@ def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     out = []
     condition = kb.conditions[year.persona.condition]
     flags = {s.key: s.red_flag_step for s in condition.symptoms if s.red_flag_step}
-    diagnosed = next((e.date for e in year.events if e.kind == "diagnosis"), None)
+    specific = {s.key for s in condition.symptoms if s.specific}
+    # from the turning point on (the first specific symptom past the misdiagnosis) congestion is treated at the
+    # visit it is told, before the work-up names its cause
+    turning = next((e for e in year.events if e.phase >= 2 and any(isinstance(f, SymptomFact) and f.symptom in specific
+                                                                   for f in e.facts)), None)
     for event in year.events:
-        if diagnosed is None or event.date <= diagnosed or event.kind != "symptom_report":
+        if turning is None or event.date < turning.date or (event.kind != "symptom_report" and event is not turning):
             continue
         for fact in event.facts:
             if not isinstance(fact, SymptomFact) or fact.symptom not in flags:
@@ -300,8 +320,8 @@ def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             step = next(st for st in condition.care_path if st.key == flags[fact.symptom])
             if not any(isinstance(f, MedicationFact) and f.action in ("start", "increase") and f.drug in step.drug_keys
                        for f in event.facts):
-                out.append(fail("red_flag_acted_on", year, event, f"{fact.symptom} told after the diagnosis and no "
-                                f"{step.key} drug raised or started"))
+                out.append(fail("red_flag_acted_on", year, event, f"{fact.symptom} told from the turning point on "
+                                f"and no {step.key} drug raised or started"))
     return out
 
 
@@ -366,4 +386,71 @@ def renal_cap_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             if fits:
                 out.append(fail("renal_dose_not_bar", year, event, f"{fact.drug} passed over for {fact.rules} though "
                                 f"{fits[0].frequency} {fits[0].doses()[0]:g} {fits[0].unit} fits the cap {cap:g}"))
+    return out
+
+
+def _turning_point(kb: KnowledgeBase, year: CareYear) -> Event | None:
+    """The first visit past the misdiagnosis that tells a symptom specific to the true condition."""
+    specific = {s.key for s in kb.conditions[year.persona.condition].symptoms if s.specific}
+    return next((e for e in year.events if e.phase >= 2 and any(isinstance(f, SymptomFact) and f.symptom in specific
+                                                               for f in e.facts)), None)
+
+
+def workup_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`workup_promptly`."""
+    turning = _turning_point(kb, year)
+    tests = next((e for e in year.events if e.kind == "diagnostic_test"), None)
+    diagnosis = next((e for e in year.events if e.kind == "diagnosis"), None)
+    if turning is None or tests is None or diagnosis is None:
+        return [fail("workup_promptly", year, None, "no turning point, work-up or diagnosis")]
+    first = next((e for e in year.events if e.index >= diagnosis.index and any(
+        isinstance(f, MedicationFact) and f.reason == "first_line" for f in e.facts)), None)
+    out = []
+    for before, after, what in ((turning, tests, "work-up"), (tests, diagnosis, "diagnosis"),
+                                (diagnosis, first, "first treatment")):
+        if after is not None and after.index - before.index > WORKUP_ENCOUNTERS:
+            out.append(fail("workup_promptly", year, after, f"the {what} {after.index - before.index} encounters "
+                            f"({days_between(before.date, after.date)} days) after {before.event_id}"))
+    return out
+
+
+def advice_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`advice_given`."""
+    condition = kb.conditions[year.persona.condition]
+    wanted = {c.key: c.advice for c in condition.complications if c.advice}
+    out = []
+    for event in year.events:
+        advice = {f.advice for f in event.facts if isinstance(f, AdviceFact)}
+        for fact in event.facts:
+            if isinstance(fact, ComplicationFact) and wanted.get(fact.complication) not in (None, *advice):
+                out.append(fail("advice_given", year, event, f"{fact.complication} found without the advice "
+                                f"{wanted[fact.complication]}"))
+        if event.kind == "diagnosis" and condition.diagnosis_advice and condition.diagnosis_advice not in advice:
+            out.append(fail("advice_given", year, event, f"diagnosed without the advice {condition.diagnosis_advice}"))
+    return out
+
+
+def stop_recheck_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`rechecked_after_stop`."""
+    condition = kb.conditions[year.persona.condition]
+    control = {s.key: s for s in condition.care_path if s.role in ("first_line", "step_up")}
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not (isinstance(fact, MedicationFact) and fact.action == "stop" and fact.step in control
+                    and fact.reason.startswith("adverse_effect:")):
+                continue
+            step = control[fact.step]
+            lab = step.titrate_on or (step.moves[0] if step.moves else None)
+            later = [e for e in year.events if e.index > event.index]
+            replaced = any(isinstance(f, MedicationFact) and f.action == "start" and f.step == step.key
+                           for e in later[:3] for f in e.facts)
+            if lab is None:
+                continue
+            within = max(RECHECK_AFTER_STOP_DAYS, _interval(kb, lab) + 14)  # (not before it can be measured again)
+            checked = any(isinstance(f, LabFact) and f.lab == lab for e in later
+                          if days_between(event.date, e.date) <= within for f in e.facts)
+            if not replaced and not checked and later and days_between(event.date, later[-1].date) > within:
+                out.append(fail("rechecked_after_stop", year, event, f"{fact.drug} stopped, nothing of {step.key} "
+                                f"in its place and no {lab} within {within} days"))
     return out

@@ -517,6 +517,8 @@ def test_indication_on_record_every_started_drug(kb, years):
                 ok = any(isinstance(f, LabFact) and f.lab == key for e in upto for f in e.facts)
             elif kind == "misdiagnosis":
                 ok = any(isinstance(f, DiagnosisFact) and f.icd11 == key for e in upto for f in e.facts)
+            elif kind == "symptom":  # a red flag treated before the work-up names its cause
+                ok = any(isinstance(f, SymptomFact) and f.symptom == key for e in upto for f in e.facts)
             elif kind == "with":
                 ok = any(isinstance(f, MedicationFact) and f.drug == key and f.action == "start" for f in event.facts)
             elif kind == "illness":  # diagnosed at the visit that gives the course
@@ -540,8 +542,11 @@ def test_mcd_response_time_every_causal_lab_link_is_beyond_the_labs_response_tim
             for cause_id in event.triggered_by:
                 cause = by_id[cause_id]
                 for fact in cause.facts:
+                    # (a red flag treated at the turning point is no cause of the work-up's results: the tests that
+                    # follow look for what brought the congestion on, not at the diuretic's effect)
                     changed = isinstance(fact, MedicationFact) and fact.step and \
-                        (fact.action in ("start", "increase", "administer") or fact.reason == "adherence")
+                        (fact.action in ("start", "increase", "administer") or fact.reason == "adherence") and \
+                        not (fact.reason.startswith("symptom:") and event.kind in ("diagnostic_test", "diagnosis"))
                     if not changed:
                         continue
                     for lab in labs:

@@ -20,6 +20,8 @@ from medmemorybench.simulate.models import (
 )
 from tests.simulate.clinical import check
 from tests.simulate.monitoring_check import (
+    WORKUP_ENCOUNTERS,
+    advice_violations,
     due_violations,
     out_of_range_share,
     qt_violations,
@@ -29,7 +31,9 @@ from tests.simulate.monitoring_check import (
     renal_cap_violations,
     serious_harm_violations,
     start_dose_violations,
+    stop_recheck_violations,
     taper_violations,
+    workup_violations,
 )
 
 
@@ -96,11 +100,26 @@ def test_serious_harm_at_once_sleep_attacks_are_acted_on_the_day_they_are_told(k
     assert told, "no sleep attacks among 1,000 patients: the rule is never exercised"
 
 
-def test_red_flag_acted_on_congestion_told_after_the_diagnosis_gets_a_diuretic_at_that_visit(kb, years):
+def test_red_flag_acted_on_congestion_told_from_the_turning_point_gets_a_diuretic_at_that_visit(kb, years):
     check([v for year in years for v in red_flag_violations(kb, year)])
     acted = [f for y in years for e in y.events for f in e.facts
              if isinstance(f, MedicationFact) and f.reason.startswith("symptom:")]
     assert acted, "no red flag acted on among 1,000 patients: the rule is never exercised"
+
+
+def test_workup_promptly_the_tests_diagnosis_and_first_treatment_follow_the_turning_point(kb, years):
+    check([v for year in years for v in workup_violations(kb, year)])
+
+
+def test_advice_given_a_safety_plan_for_suicidal_thoughts_and_driving_advice_at_a_parkinsons_diagnosis(kb, years):
+    check([v for year in years for v in advice_violations(kb, year)])
+    given = {f.advice for y in years for e in y.events for f in e.facts if isinstance(f, AdviceFact)}
+    assert {"safety_plan_crisis", "driving_parkinsons", "no_driving_after_seizure"} <= given, \
+        "a piece of advice a harm or a diagnosis calls for is never given among 1,000 patients"
+
+
+def test_rechecked_after_stop_a_disease_left_without_its_drug_is_checked_and_stepped_up(kb, years):
+    check([v for year in years for v in stop_recheck_violations(kb, year)])
 
 
 def test_steroid_taper_a_long_steroid_course_is_stepped_down(kb, years):
@@ -199,3 +218,41 @@ def test_amoxicillin_passed_over_for_its_own_kidney_dose_rule_is_caught(kb, year
     broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [*e.facts, passed_over]})
                                                 if e.event_id == event.event_id else e for e in year.events]})
     assert any(v.startswith("[renal_dose_not_bar]") for v in renal_cap_violations(kb, broken))
+
+
+def test_a_work_up_left_for_weeks_after_the_turning_point_is_caught(kb, years):
+    year = years[0]
+    assert not workup_violations(kb, year)
+    tests = next(e for e in year.events if e.kind == "diagnostic_test")
+    late = [e.model_copy(update={"index": e.index + WORKUP_ENCOUNTERS + 5}) if e.index >= tests.index else e
+            for e in year.events]
+    assert any(v.startswith("[workup_promptly]") and "work-up" in v
+               for v in workup_violations(kb, year.model_copy(update={"events": late})))
+
+
+def test_suicidal_thoughts_found_with_no_safety_plan_are_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "safety_plan_crisis"
+                                              for f in e.facts))
+    assert not advice_violations(kb, year)
+    broken = _without(year, lambda e, f: isinstance(f, AdviceFact) and f.advice == "safety_plan_crisis")
+    assert any(v.startswith("[advice_given]") and event.event_id in v for v in advice_violations(kb, broken))
+
+
+def test_congestion_at_the_turning_point_left_untreated_is_caught(kb, years):
+    year, event = _first(years, lambda e: e.kind != "symptom_report" and any(
+        isinstance(f, MedicationFact) and f.reason.startswith("symptom:") and f.indication.startswith("symptom:")
+        for f in e.facts))
+    assert not red_flag_violations(kb, year)
+    broken = _without(year, lambda e, f: e.event_id == event.event_id and isinstance(f, MedicationFact))
+    assert any(v.startswith("[red_flag_acted_on]") and event.event_id in v for v in red_flag_violations(kb, broken))
+
+
+def test_colitis_left_unchecked_after_its_drug_stopped_is_caught(kb, years):
+    def unreplaced_stop(e: Event) -> bool:
+        return any(isinstance(f, MedicationFact) and f.action == "stop" and f.reason.startswith("adverse_effect:")
+                   and f.step and kb.conditions["ulcerative_colitis"].care_path[0].key == f.step for f in e.facts)
+
+    year, event = _first([y for y in years if y.persona.condition == "ulcerative_colitis"], unreplaced_stop)
+    assert not stop_recheck_violations(kb, year)
+    broken = _without(year, lambda e, f: e.index > event.index and isinstance(f, LabFact) and f.lab == "mayo_score")
+    assert any(v.startswith("[rechecked_after_stop]") for v in stop_recheck_violations(kb, broken))
