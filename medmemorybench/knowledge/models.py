@@ -738,6 +738,9 @@ class PatientRule(_Record):
     """For `max_dose`: most a day, in the drug's dose unit."""
     start_dose: float | None = Field(default=None, gt=0)
     """For `start_dose`: the dose per administration a new start begins at, in the drug's dose unit."""
+    release: Literal["immediate", "extended"] | None = None
+    """For `avoid`: only this release of the drug (pramipexole's extended-release tablet below eGFR 30; the
+    immediate-release one is given under the dose cap); the drug is barred only where no other form is usable."""
     reason: Text
     """Why."""
     source: str
@@ -770,9 +773,12 @@ class Symptom(_Record):
     specific: bool = False
     """Points to the true diagnosis (goitre in Graves disease): never reported before the turning point."""
     red_flag_step: str | None = None
-    """A care step this symptom, told after the diagnosis, calls for at that visit (orthopnoea or 2 kg in a week
-    in heart failure: the diuretic started or raised; ESC 2021 heart-failure guideline): a congestion sign is never
-    just noted."""
+    """A care step this symptom, told from the turning point on, calls for at that visit (orthopnoea or 2 kg in a
+    week in heart failure: the diuretic started or raised; ESC 2021 heart-failure guideline): a congestion sign is
+    never just noted."""
+    at_examination: bool = False
+    """(An intercurrent illness's.) Told only at the visit that examines and treats the illness, never at the first
+    one that tries self-care: fever with pain on breathing in is not sent home with cough advice (NICE NG120)."""
 
 
 class Misdiagnosis(_Record):
@@ -1048,6 +1054,9 @@ class Stressor(_Record):
     a strain whose text does not fit the patient is never brought up."""
     excludes: list[OccupationTrait] = Field(default_factory=list)
     """Traits that make the text untrue ("client dinners" for a night-shift guard: `shift_work`)."""
+    family: list[str] = Field(default_factory=list)
+    """Relations (`relatives.yaml`) of which the patient must have one for the text to be true of them ("my partner
+    has dementia": a wife or a husband)."""
 
 
 class DiseaseGroup(_Record):

@@ -234,7 +234,9 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         errors += [f"conditions/{condition.key}.yaml: symptoms.{s.key}.red_flag_step: unknown care step "
                    f"'{s.red_flag_step}'" for s in condition.symptoms
                    if s.red_flag_step and s.red_flag_step not in steps]
-        if sum(1 for s in condition.stressors if not s.requires) < 2:
+        errors += [f"conditions/{condition.key}.yaml: stressors.{s.key}.family: unknown relation '{r}'"
+                   for s in condition.stressors for r in s.family if r not in kb.relatives]
+        if sum(1 for s in condition.stressors if not s.requires and not s.family) < 2:
             errors.append(f"conditions/{condition.key}.yaml: stressors: fewer than two fit every patient (no "
                           "`requires`): a retired or jobless patient would have nothing to bring up")
     for hist in kb.history_conditions.values():
@@ -261,6 +263,10 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: max_daily_dose goes with level max_dose, and only with it")
         if (rule.level == "start_dose") != (rule.start_dose is not None):
             errors.append(f"{where}: start_dose goes with level start_dose, and only with it")
+        if rule.release is not None and (rule.level != "avoid" or not all(
+                any(f.release == rule.release for f in kb.drugs[d].forms) for d in kb.expand(rule.drugs)
+                if d in kb.drugs)):
+            errors.append(f"{where}: release goes with level avoid, on drugs that have a form of that release")
     for index, rule in enumerate(kb.interactions):
         where = f"interactions.yaml: interactions[{index}]"
         _check_refs(where, "a", rule.a, kb, errors)
@@ -534,6 +540,8 @@ def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
         where = f"intercurrent.yaml: {illness.key}"
         if not ICD11_CODE.match(illness.icd11):
             errors.append(f"{where}: icd11: '{illness.icd11}' is not an ICD-11 code")
+        if all(s.at_examination for s in illness.symptoms):
+            errors.append(f"{where}: symptoms: at least one must be told at the first visit (not at_examination)")
         if illness.self_care not in kb.advice:
             errors.append(f"{where}: self_care: unknown advice '{illness.self_care}'")
         _check_range(where, "age", illness.age, errors)

@@ -85,9 +85,20 @@ UNTRUE_TALK = {
                    r"|\b(?:my|your) job\b|\{occupation\}|office|colleague",
              "zh": r"上班|下班|午休|倒班|轮班|单位|老板|同事|工作|\{occupation\}"},
     "needles": {"en": r"[Nn]eedle", "zh": r"针"},
+    "wife": {"en": r"\b[Ww]ife\b", "zh": r"老婆|妻子|媳妇"},
+    "husband": {"en": r"\b[Hh]usband\b", "zh": r"老公|丈夫"},
+    "spouse": {"en": r"\b[Pp]artner\b", "zh": r"爱人(?!的(?:母亲|父亲))|对象|老伴"},  # (an in-law outlives a marriage)
+    "daughter": {"en": r"\b[Dd]aughter", "zh": r"闺女|女儿"},
+    "son": {"en": r"\b[Ss]on\b|\b[Ss]on's\b", "zh": r"儿子"},
+    "children": {"en": r"\b(?:[Kk]ids|[Cc]hildren)\b", "zh": r"孩子"},
 }
-"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient), and
-needles taken calmly (not said by one whose trap is a needle phobia: the fact is never contradicted later)."""
+"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient), needles
+taken calmly (not said by one whose trap is a needle phobia: the fact is never contradicted later), and family the
+patient does not have (a husband for a man whose family has a wife, a partner for one who lives alone, a daughter
+where there is none: the seed-19 and seed-23 reads)."""
+FAMILY_TALK = {"wife": ("wife",), "husband": ("husband",), "spouse": ("wife", "husband"), "daughter": ("daughter",),
+               "son": ("son",), "children": ("son", "daughter")}
+"""Family talk and the relations (any one of them) that make it true."""
 
 
 def untrue_of(kb: KnowledgeBase, persona: Persona, lang: str) -> re.Pattern[str] | None:
@@ -99,6 +110,8 @@ def untrue_of(kb: KnowledgeBase, persona: Persona, lang: str) -> re.Pattern[str]
     if any(t.category == "medication_preference" and "injection" in kb.preferences[t.option].excludes_forms
            for t in persona.traps):
         topics.append("needles")
+    relations = {r.relation for r in persona.family}
+    topics += [topic for topic, makes_true in FAMILY_TALK.items() if not relations & set(makes_true)]
     return re.compile("|".join(UNTRUE_TALK[t][lang] for t in topics)) if topics else None
 
 

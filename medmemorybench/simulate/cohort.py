@@ -76,7 +76,7 @@ def simulate_patient(
     family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"],
                          patient_name=who.name, lives_alone=lives_alone)
     events = YearBuilder(kb, condition, persona_id, traps, patient, rngs, n_encounters, body=who.body,
-                         traits=frozenset(occupation.traits)).build()
+                         traits=frozenset(occupation.traits), relations=frozenset(r.relation for r in family)).build()
     persona = Persona(
         persona_id=persona_id,
         condition=condition.key,

@@ -283,8 +283,11 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
             if rule_id:
                 into.append(Block(rule_id, _trap_of_history(patient, key)))
     cap = start = None
+    form_rules: dict[str, str] = {}  # release -> the rule that bars that form only
     for rule in applicable_rules(kb, patient, drug_key):
-        if rule.level == "avoid":
+        if rule.level == "avoid" and rule.release is not None:
+            form_rules.setdefault(rule.release, rule.key)
+        elif rule.level == "avoid":
             blocks.append(Block(f"rule:{rule.key}"))
         elif rule.level == "caution":
             cautions.append(Block(f"rule:{rule.key}"))
@@ -301,6 +304,11 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     if drug_key in patient.intolerant:
         blocks.append(Block(f"adverse:{drug_key}"))
     usable = [f for f in drug.formulations() if preference is None or _usable(*f, kb, preference, one_off)]
+    if form_rules:  # (a form a rule bars leaves the others; with none of them usable the rule bars the drug)
+        kept = [f for f in usable if f[0].release not in form_rules]
+        if usable and not kept:
+            blocks.extend(Block(f"rule:{key}") for key in dict.fromkeys(form_rules[f[0].release] for f in usable))
+        usable = kept
     # (a dose cap chooses the formulation that fits under it, before it bars the drug: amoxicillin 250 mg every
     # 12 hours below an eGFR of 30, not no amoxicillin)
     formulation = next((f for f in usable if cap is None or _fits_cap(f[1], cap)), usable[0] if usable else None)

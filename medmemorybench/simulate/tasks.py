@@ -589,7 +589,9 @@ class ClinicalTasks:
         labs = self.measure(self.vitals())
         finding, measured = self.state_finding(illness.finding, reason, illness.drawn, labs,
                                                episode=self.episode(illness, task.trigger))
-        facts: list[Fact] = [TestFact(test=reason, name=illness.test, finding=finding),
+        worse = [SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in illness.symptoms
+                 if s.at_examination]  # (what brought the patient back, examined now)
+        facts: list[Fact] = [*worse, TestFact(test=reason, name=illness.test, finding=finding),
                              DiagnosisFact(name=illness.name, icd11=illness.icd11, status="acute"),
                              *self.start(rx, reason, reason, self.next_event_id()),
                              *labs, *measured]

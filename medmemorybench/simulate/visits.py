@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from medmemorybench.knowledge.models import AdverseEffect, Complication, Indication
+from medmemorybench.knowledge.models import AdverseEffect, Complication, Indication, Stressor
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -465,8 +465,14 @@ class StoryActions:
 
     # --- phase 4: strain and adherence ----------------------------------------------------------
 
+    def _true_stressors(self) -> list[Stressor]:
+        """The condition's strains that can be true of this patient: the job's traits, and family they have ("my
+        partner has dementia" only with a spouse)."""
+        return [s for s in self.condition.stressors if set(s.requires) <= self.traits
+                and not set(s.excludes) & self.traits and (not s.family or self.relations & set(s.family))]
+
     def _stressor(self, item: StoryItem) -> Event:
-        stressor = self.rng.choice(self.condition.stressors)
+        stressor = self.rng.choice(self._true_stressors() or list(self.condition.stressors))
         facts: list[Fact] = [StressorFact(stressor=stressor.key), *self.measure(self.vitals())]
         return self.emit("psychological", facts, [], "stressor")
 
@@ -542,7 +548,8 @@ class StoryActions:
         """An acute illness begins: its symptoms, and the self-care to try first (the course comes at the next
         visit if it has not settled: `_task_illness_treat`)."""
         illness = self.kb.illnesses[item.arg]
-        told = illness.symptoms[:self.rng.randint(1, len(illness.symptoms))]  # (the presenting one always)
+        first = [s for s in illness.symptoms if not s.at_examination]  # (a red flag is examined, not self-cared)
+        told = first[:self.rng.randint(1, len(first))]  # (the presenting one always)
         facts: list[Fact] = [*(SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in told),
                              AdviceFact(advice=illness.self_care), *self.measure(self.vitals())]
         # (brought in for it, or raised at a check-up: new symptoms come up both ways)
@@ -733,9 +740,10 @@ class StoryActions:
     def _routine_stressor(self) -> Event:
         """A strain the patient brings up: each of the condition's stressors before any comes back."""
         if not self.stressor_cycle:
-            self.stressor_cycle = [s.key for s in self.condition.stressors
-                                   if set(s.requires) <= self.traits and not set(s.excludes) & self.traits]
+            self.stressor_cycle = [s.key for s in self._true_stressors()]
             self.rng.shuffle(self.stressor_cycle)
+        if not self.stressor_cycle:  # (no strain of the condition is true of this patient)
+            return self._routine_follow_up()
         facts: list[Fact] = [StressorFact(stressor=self.stressor_cycle.pop()), *self.measure(self.vitals())]
         return self.emit("psychological", facts, [])
 

@@ -28,6 +28,9 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   two weeks after the lab can be repeated), so
   that a disease still active is taken to the next step (colitis left untreated for months after sulfasalazine
   stopped, the seed-17 and seed-19 reads).
+- `red_flag_examined`: an acute illness's sign marked `at_examination` (fever with pain on breathing in) is never told
+  at a visit that sends the patient home with self-care: it is told at the visit that examines and treats (the
+  seed-19 and seed-23 reads: pneumonia's fever and pleuritic pain got cough advice).
 - `advice_given`: a complication and a diagnosis that call for advice get it at their visit (suicidal thoughts: a
   safety plan and the crisis team that day; Parkinson's: driving and the licensing authority).
 - `steroid_taper`: a systemic steroid course longer than three weeks is stepped down, never stopped from its full
@@ -453,4 +456,18 @@ def stop_recheck_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             if not replaced and not checked and later and days_between(event.date, later[-1].date) > within:
                 out.append(fail("rechecked_after_stop", year, event, f"{fact.drug} stopped, nothing of {step.key} "
                                 f"in its place and no {lab} within {within} days"))
+    return out
+
+
+def red_flag_examined_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`red_flag_examined`."""
+    flagged = {f"{i.key}.{s.key}": i for i in kb.illnesses.values() for s in i.symptoms if s.at_examination}
+    out = []
+    for event in year.events:
+        advice = {f.advice for f in event.facts if isinstance(f, AdviceFact)}
+        for fact in event.facts:
+            illness = flagged.get(fact.symptom) if isinstance(fact, SymptomFact) else None
+            if illness is not None and illness.self_care in advice:
+                out.append(fail("red_flag_examined", year, event, f"{fact.symptom} told and sent home with "
+                                f"{illness.self_care}"))
     return out

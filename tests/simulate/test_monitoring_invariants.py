@@ -17,6 +17,7 @@ from medmemorybench.simulate.models import (
     Event,
     LabFact,
     MedicationFact,
+    SymptomFact,
 )
 from tests.simulate.clinical import check
 from tests.simulate.monitoring_check import (
@@ -27,6 +28,7 @@ from tests.simulate.monitoring_check import (
     qt_violations,
     range_violations,
     recheck_violations,
+    red_flag_examined_violations,
     red_flag_violations,
     renal_cap_violations,
     serious_harm_violations,
@@ -120,6 +122,13 @@ def test_advice_given_a_safety_plan_for_suicidal_thoughts_and_driving_advice_at_
 
 def test_rechecked_after_stop_a_disease_left_without_its_drug_is_checked_and_stepped_up(kb, years):
     check([v for year in years for v in stop_recheck_violations(kb, year)])
+
+
+def test_red_flag_examined_fever_with_pleuritic_pain_is_examined_not_sent_home(kb, years):
+    check([v for year in years for v in red_flag_examined_violations(kb, year)])
+    examined = [f for y in years for e in y.events if e.kind == "acute_illness" for f in e.facts
+                if isinstance(f, SymptomFact) and f.symptom == "community_pneumonia.pleuritic_pain"]
+    assert examined, "no pneumonia examined among 1,000 patients: the rule is never exercised"
 
 
 def test_steroid_taper_a_long_steroid_course_is_stepped_down(kb, years):
@@ -256,3 +265,14 @@ def test_colitis_left_unchecked_after_its_drug_stopped_is_caught(kb, years):
     assert not stop_recheck_violations(kb, year)
     broken = _without(year, lambda e, f: e.index > event.index and isinstance(f, LabFact) and f.lab == "mayo_score")
     assert any(v.startswith("[rechecked_after_stop]") for v in stop_recheck_violations(kb, broken))
+
+
+def test_pleuritic_pain_sent_home_with_cough_advice_is_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "self_care_cough"
+                                              for f in e.facts))
+    assert not red_flag_examined_violations(kb, year)
+    sign = next(s for s in kb.illnesses["community_pneumonia"].symptoms if s.at_examination)
+    told = SymptomFact(symptom=f"community_pneumonia.{sign.key}", name=sign.name, lay=sign.lay)
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [*e.facts, told]})
+                                                if e.event_id == event.event_id else e for e in year.events]})
+    assert any(v.startswith("[red_flag_examined]") for v in red_flag_examined_violations(kb, broken))

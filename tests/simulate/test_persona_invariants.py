@@ -56,14 +56,18 @@ def test_persona_occupation_catches_a_crafted_violation(kb, years):
 
 def test_persona_occupation_rendered_sessions_say_nothing_untrue_of_the_patient(kb, years):
     """A retired patient does not come 'on their lunch break'; a needle-phobic one does not find 'the needle not
-    too bad this time' (the renderer drops the phrasings `conversation.UNTRUE_TALK` names)."""
+    too bad this time'; one with no spouse has no 'partner' and one with no children no 'kids' (the renderer drops
+    the phrasings `conversation.UNTRUE_TALK` names, and a strain needs the family it speaks of)."""
     templates = load_templates("en")
     chosen = [y for y in years if y.persona.occupation_key and y.persona.occupation_key.startswith("retired")][:4]
     chosen += [y for y in years if any(t.option == "needle_phobia" for t in y.persona.traps)][:4]
+    chosen += [y for y in years if not {"wife", "husband"} & {r.relation for r in y.persona.family}][:4]
     failures = []
     for year in chosen:
         renderer = SessionRenderer(kb, templates, year)
         own_words = [trap_detail(kb, trap, "en") for trap in year.persona.traps]  # (the phobia itself, told)
+        # (a symptom's own lay words still name family: "my daughter says I ask the same question", open)
+        own_words += [s.lay.en for s in kb.conditions[year.persona.condition].symptoms]
         for event in year.events:
             text = " ".join(turn.text for turn in renderer.render(event).turns)
             for words in own_words:
