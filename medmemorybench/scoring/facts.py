@@ -574,7 +574,10 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
     """
     asked = read_answer(question)
     given = [f for facts in steps for f in facts if f.group != RIVAL_GROUP and f.kind == "name"]
-    rivals = tuple(f.text for facts in steps for f in facts if f.group == RIVAL_GROUP and offers(reading, f, given))
+    # (a rival the gold's own telling names, as a test's name, "the levodopa challenge test", tells nothing apart)
+    gold = read_answer(" ".join(told or []))
+    rivals = tuple(f.text for facts in steps for f in facts if f.group == RIVAL_GROUP
+                   and offers(reading, f, given) and not offers(gold, f, given))
     record = [f for facts in steps for f in facts if f.group == RECORD_GROUP]
     steps = [[f for f in facts if f.group not in (RIVAL_GROUP, RECORD_GROUP)] for facts in steps]
     values = [f for f in _with_values([f for facts in steps for f in facts]) if f.kind == "quantity"]

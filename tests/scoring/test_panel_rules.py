@@ -114,3 +114,13 @@ def test_the_drug_asked_about_is_a_reason_where_the_reaction_was_to_it() -> None
                       "aliases": ["tetracycline|doxycycline|vibramycin|minocycline"], "group": "reason"}]}
     assert score_answer(row, "No, doxycycline is not suitable because of the reaction you had to doxycycline for "
                              "acne.")["correct"].value == 1.0
+
+
+def test_a_rival_the_gold_itself_names_is_no_rival() -> None:
+    # "the levodopa challenge test" names levodopa, a rival of ropinirole: the gold's own words cannot fail it
+    steps = [[Fact("MDS-UPDRS part III 25 before the test dose, improving by 34% after it", "finding")],
+             [Fact("ropinirole", "name"), Fact("carbidopa/levodopa", "name", ("levodopa",), group=RIVAL_GROUP)]]
+    told = ["the levodopa challenge test showed MDS-UPDRS part III 25 before the test dose, improving by 34% after it",
+            "ropinirole 2 mg once a day was started"]
+    answer = "The levodopa challenge test improved your score by 34%, and ropinirole was started."
+    assert check_chain(read_answer(answer), steps, "", told).rivals == ()
