@@ -39,6 +39,9 @@ MONITORING_GRACE_DAYS = 21
 """A routine check of a level that needs rechecks (INR, lithium) is taken within three weeks of falling due."""
 STEP_SPREAD_DAYS = 21
 """A step indicated by the diagnosis alone starts within this many days of its phase opening."""
+PARTNER_MIN_DAYS = 28
+"""A course shorter than this brings no partner drugs: bone protection goes with four weeks or more of a steroid, not
+with a five-day burst."""
 REVIEW_AFTER_COURSE_DAYS = (5, 14)
 """An intercurrent illness is reviewed from the first to the second of these days after its course ends."""
 
@@ -148,9 +151,12 @@ class ClinicalTasks:
                 # next step up is due (advanced therapy for colitis that steroids did not settle)
                 due = self.day + max(rx.course_days, self._response_days(lab))
                 self.add_task(Task("response_check", due, step=step.key, lab=lab, drug=rx.drug, trigger=event_id))
-        for partner in self.kb.drugs[rx.drug].co_prescribe:
+        short_course = rx.regimen == "course" and (rx.course_days or 0) < PARTNER_MIN_DAYS
+        for partner in [] if short_course else self.kb.drugs[rx.drug].co_prescribe:
             partner_rx = prescribe(self.kb, partner, self.refresh_patient())
-            if partner not in self.state.active and partner_rx is not None:
+            group = self.kb.therapy_group(partner)  # (iron already taken: no calcium beside it, the same group)
+            if partner not in self.state.active and partner_rx is not None \
+                    and not any(self.kb.therapy_group(d) == group for d in self.state.active):
                 facts += partner_rx.facts("co_prescription", f"with:{rx.drug}")
                 self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
                 self.state.active[partner].partner_of = rx.drug

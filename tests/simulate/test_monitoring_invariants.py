@@ -276,3 +276,31 @@ def test_pleuritic_pain_sent_home_with_cough_advice_is_caught(kb, years):
     broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [*e.facts, told]})
                                                 if e.event_id == event.event_id else e for e in year.events]})
     assert any(v.startswith("[red_flag_examined]") for v in red_flag_examined_violations(kb, broken))
+
+
+def test_steroid_bone_protection_a_long_course_brings_calcium_and_vitamin_d_a_burst_does_not(kb, years):
+    # [steroid_bone_protection] "no calcium or vitamin D" beside prednisolone 40 mg for 8 weeks (seeds 19, 23, 29)
+    long_courses, protected = 0, 0
+    for year in years:
+        for event in year.events:
+            for fact in event.facts:
+                if not (isinstance(fact, MedicationFact) and fact.drug == "prednisolone" and fact.action == "start"):
+                    continue
+                partners = {f.drug for f in event.facts if isinstance(f, MedicationFact)
+                            and f.indication == "with:prednisolone"}
+                if (fact.course_days or 0) < 28:
+                    assert not partners, f"{event.event_id}: a {fact.course_days}-day burst with {partners}"
+                else:
+                    long_courses += 1
+                    protected += "cholecalciferol" in partners
+    assert long_courses and protected >= 0.8 * long_courses, (protected, long_courses)
+
+
+def test_latent_tb_is_weighed_at_every_prednisolone_start(kb, years):
+    # [latent_tb_caution] prednisolone started with latent TB on record and no word of it (seeds 19, 23, 29)
+    starts = [(y, e) for y in years if "latent_tuberculosis" in y.persona.histories for e in y.events
+              if any(isinstance(f, MedicationFact) and f.drug == "prednisolone" and f.action == "start"
+                     for f in e.facts)]
+    assert starts, "no prednisolone started with latent TB among 1,000 patients: the rule is never exercised"
+    assert all(any(isinstance(f, CautionFact) and f.rule == "contraindication:latent_tuberculosis" for f in e.facts)
+               for _, e in starts)
