@@ -738,6 +738,11 @@ class PatientRule(_Record):
     """For `max_dose`: most a day, in the drug's dose unit."""
     start_dose: float | None = Field(default=None, gt=0)
     """For `start_dose`: the dose per administration a new start begins at, in the drug's dose unit."""
+    monitoring: list[str] = Field(default_factory=list)
+    """For a `caution`: labs measured the day a drug it names is started and again within `recheck_days`, and after
+    each dose increase (sodium with a diuretic or an SSRI at 65 or over: the Beers caution says so)."""
+    recheck_days: int | None = Field(default=None, ge=1)
+    """Days within which the `monitoring` labs are repeated."""
     release: Literal["immediate", "extended"] | None = None
     """For `avoid`: only this release of the drug (pramipexole's extended-release tablet below eGFR 30; the
     immediate-release one is given under the dose cap); the drug is barred only where no other form is usable."""

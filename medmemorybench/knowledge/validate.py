@@ -263,6 +263,9 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: max_daily_dose goes with level max_dose, and only with it")
         if (rule.level == "start_dose") != (rule.start_dose is not None):
             errors.append(f"{where}: start_dose goes with level start_dose, and only with it")
+        if bool(rule.monitoring) != (rule.recheck_days is not None) or (rule.monitoring and rule.level != "caution"):
+            errors.append(f"{where}: monitoring and recheck_days go together, with level caution")
+        errors += [f"{where}: monitoring: unknown lab '{lab}'" for lab in rule.monitoring if lab not in kb.labs]
         if rule.release is not None and (rule.level != "avoid" or not all(
                 any(f.release == rule.release for f in kb.drugs[d].forms) for d in kb.expand(rule.drugs)
                 if d in kb.drugs)):

@@ -28,7 +28,7 @@ from medmemorybench.simulate.models import (
     TestFact,
 )
 from medmemorybench.simulate.prescribing import Prescription, choose_for_step, ladder_of, next_dose, prescribe
-from medmemorybench.simulate.safety import verdict
+from medmemorybench.simulate.safety import applicable_rules, verdict
 
 YEAR_START_DATE = date(2024, 1, 1)
 """Day 0 of the year (the engine's `YEAR_START`; repeated here to keep this module free of an import cycle)."""
@@ -418,11 +418,15 @@ class ClinicalTasks:
                 self._book_recheck(drug, lab, within)  # (an ECG after a QT-prolonging drug's dose is raised)
 
     def _caution_checks_of(self, drug: str) -> list[tuple[str, int]]:
-        """(lab, recheck_days) a caution of this patient's histories asks for with `drug` (long QT: the QTc)."""
-        return [(lab, rule.recheck_days) for rule in self.kb.contraindications
-                if rule.level == "caution" and rule.monitoring and rule.recheck_days
-                and rule.history in self.patient.conditions and drug in self.kb.expand(rule.drugs + rule.classes)
-                for lab in rule.monitoring]
+        """(lab, recheck_days) a caution of this patient's histories or a patient rule asks for with `drug` (long QT:
+        the QTc; a diuretic at 65 or over: the sodium)."""
+        history = [(lab, rule.recheck_days) for rule in self.kb.contraindications
+                   if rule.level == "caution" and rule.monitoring and rule.recheck_days
+                   and rule.history in self.patient.conditions and drug in self.kb.expand(rule.drugs + rule.classes)
+                   for lab in rule.monitoring]
+        patient = [(lab, rule.recheck_days) for rule in applicable_rules(self.kb, self.refresh_patient(), drug)
+                   if rule.level == "caution" and rule.recheck_days for lab in rule.monitoring]
+        return history + patient
 
     def _moves_level(self, drug: str, lab: str, target: tuple[float, float] | None, event: Event) -> bool:
         partners = {other for other, _ in self.kb.interaction_partners.get(drug, [])}

@@ -17,7 +17,9 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   syndrome, or clarithromycin in heart failure) has them on the day it starts, and again within `recheck_days`
   (or at the first visit after them) where a visit falls while it is still taken (a 5-day course may end first),
   and again after each dose increase;
-  and no QTc on record passes 500 ms (the level such a drug is stopped at, which the year never needs).
+  and no QTc on record passes 500 ms (the level such a drug is stopped at, which the year never needs). A patient
+  rule's caution that asks for checks is held to the same (sodium with a diuretic, an SSRI or tramadol at 65 or over,
+  Beers 2023: the seed-19, -23 and -29 reads found none measured all year on lithium with furosemide).
 - `red_flag_acted_on`: a congestion sign told from the turning point on (orthopnoea, 2 kg in a week in heart
   failure), before the diagnosis too, has its step's drug raised or started at that visit.
 - `workup_promptly`: once the turning point is told, the work-up, the diagnosis on its results and the first
@@ -240,21 +242,26 @@ def qt_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     out = [fail("qt_rule", year, event, f"QTc {fact.value:g} ms, past the 500 ms a QT caution stops the drug at, "
                 "and nothing done") for event in year.events for fact in event.facts
            if isinstance(fact, LabFact) and fact.lab == "qtc" and fact.value > QTC_STOP_MS]
-    checked = {r.history: r for r in kb.contraindications if r.monitoring}
+    # a history's caution (long QT: the QTc) or a patient rule's (a diuretic at 65 or over: the sodium)
+    checked = {**{f"contraindication:{r.history}": r for r in kb.contraindications if r.monitoring},
+               **{f"rule:{r.key}": r for r in kb.patient_rules if r.monitoring}}
     spans = taking_spans(year)
     cautioned = {}
     for event in year.events:
         for fact in event.facts:
-            if not isinstance(fact, CautionFact) or not fact.rule.startswith("contraindication:"):
+            if not isinstance(fact, CautionFact):
                 continue
-            rule = checked.get(fact.rule.partition(":")[2])
+            rule = checked.get(fact.rule)
             started = any(isinstance(f, MedicationFact) and f.drug == fact.drug and f.action == "start"
                           for f in event.facts)
-            if rule is None or not started or fact.drug not in kb.expand(rule.drugs + rule.classes):
+            if rule is None or not started or fact.drug not in kb.expand(rule.drugs + getattr(rule, "classes", [])):
                 continue
             assert rule.recheck_days is not None
             for lab in rule.monitoring:
-                if not any(isinstance(f, LabFact) and f.lab == lab for f in event.facts):
+                # (a baseline taken within the lab's shortest interval stands: sodium is not repeated within a week)
+                recent = any(0 <= days_between(e.date, event.date) < _interval(kb, lab)
+                             for e, _ in _measured(year, lab))
+                if not recent and not any(isinstance(f, LabFact) and f.lab == lab for f in event.facts):
                     out.append(fail("qt_rule", year, event, f"{fact.drug} started under {fact.rule} with no {lab} "
                                     "that day"))
                 last_day = _check_by(year, event.date, rule.recheck_days, _interval(kb, lab))
@@ -278,7 +285,7 @@ def qt_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                 if last_day is not None and _taken_on(spans, fact.drug, last_day) and not any(
                         event.date <= e.date <= last_day for e, _ in _measured(year, lab)):
                     out.append(fail("qt_rule", year, event, f"{fact.drug} raised to {fact.dose:g} {fact.unit} "
-                                    f"under {rule.history}: no {lab} by {last_day}"))
+                                    f"under a caution: no {lab} by {last_day}"))
     return out
 
 

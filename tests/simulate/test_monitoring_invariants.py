@@ -304,3 +304,16 @@ def test_latent_tb_is_weighed_at_every_prednisolone_start(kb, years):
     assert starts, "no prednisolone started with latent TB among 1,000 patients: the rule is never exercised"
     assert all(any(isinstance(f, CautionFact) and f.rule == "contraindication:latent_tuberculosis" for f in e.facts)
                for _, e in starts)
+
+
+def test_a_diuretic_at_65_started_with_no_sodium_is_caught(kb, years):
+    # [qt_rule] the Beers hyponatraemia caution asks for a sodium: "check sodium when starting" said, and none
+    # measured all year on lithium with furosemide (the seed-19, -23 and -29 reads)
+    def cautioned_start(e: Event) -> bool:
+        return any(isinstance(f, CautionFact) and f.rule == "rule:beers_hyponatraemia" for f in e.facts) and \
+            any(isinstance(f, LabFact) and f.lab == "sodium" for f in e.facts)
+
+    year, event = _first(years, cautioned_start)
+    assert not qt_violations(kb, year)
+    broken = _without(year, lambda e, f: isinstance(f, LabFact) and f.lab == "sodium")
+    assert any(v.startswith("[qt_rule]") and "sodium" in v and event.event_id in v for v in qt_violations(kb, broken))
