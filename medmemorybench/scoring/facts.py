@@ -131,10 +131,15 @@ def _paired(reading: Reading, mention: Mention) -> bool:
     return text[mention.end:mention.end + 1] == "/" or text[max(0, mention.start - 1):mention.start] == "/"
 
 
-def _quantity_conflicts(reading: Reading, facts: list[Fact], named: Reading, dated: bool = False) -> list[str]:
+def _quantity_conflicts(reading: Reading, facts: list[Fact], named: Reading) -> list[str]:
     """Values offered as the answer that equal none of the question's gold values of their kind (a visit that started
-    two drugs has two right doses); `dated`: a value tied to another time is offered too (a story told visit by
-    visit dates every value)."""
+    two drugs has two right doses)."""
+    return [m.text for m in _rival_values(reading, facts, named)]
+
+
+def _rival_values(reading: Reading, facts: list[Fact], named: Reading, dated: bool = False) -> list[Mention]:
+    """The mentions `_quantity_conflicts` names; `dated`: a value tied to another time is offered too (a story told
+    visit by visit dates every value)."""
     golds = [g for fact in facts for g in _gold_values(fact)]
     out = []
     for m in reading.values:
@@ -145,7 +150,7 @@ def _quantity_conflicts(reading: Reading, facts: list[Fact], named: Reading, dat
             continue  # (a value the question names: "the pharmacy gave me 5 mg" is not the answer's rival)
         rivals = [g for g, _ in golds if g.unit is not DIMENSIONLESS and same_kind(m.unit, g.unit)]
         if rivals and not any(_equal(m, g, d) for g, d in golds):
-            out.append(m.text)
+            out.append(m)
     return out
 
 
@@ -155,13 +160,9 @@ def _chain_conflicts(reading: Reading, values: list[Fact], record: list[Fact], n
     as the diagnostic 911). A story told visit by visit dates every value, so a dated value is offered too."""
     golds = [g for fact in values for g in _gold_values(fact)]
     stated = [m for m in reading.values if any(_equal(m, g, d) for g, d in golds)]
-    out = []
-    for text in _quantity_conflicts(reading, values, named, dated=True):
-        mention = next(m for m in reading.values if m.text == text)
-        known = any(_equal(mention, g, d) for fact in record for g, d in _gold_values(fact))
-        if not known or not any(same_kind(mention.unit, m.unit) for m in stated):
-            out.append(text)
-    return out
+    seen = [g for fact in record for g in _gold_values(fact)]
+    return [m.text for m in _rival_values(reading, values, named, dated=True)
+            if not any(_equal(m, g, d) for g, d in seen) or not any(same_kind(m.unit, s.unit) for s in stated)]
 
 
 def _states_date(reading: Reading, fact: Fact) -> int | None:
@@ -573,11 +574,11 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
     time"), or, without the sentences, every fact of the step.
     """
     asked = read_answer(question)
-    given = [f for facts in steps for f in facts if f.group != RIVAL_GROUP and f.kind == "name"]
+    drugs_given = [f for facts in steps for f in facts if f.group != RIVAL_GROUP and f.kind == "name"]
     # (a rival the gold's own telling names, as a test's name, "the levodopa challenge test", tells nothing apart)
     gold = read_answer(" ".join(told or []))
     rivals = tuple(f.text for facts in steps for f in facts if f.group == RIVAL_GROUP
-                   and offers(reading, f, given) and not offers(gold, f, given))
+                   and offers(reading, f, drugs_given) and not offers(gold, f, drugs_given))
     record = [f for facts in steps for f in facts if f.group == RECORD_GROUP]
     steps = [[f for f in facts if f.group not in (RIVAL_GROUP, RECORD_GROUP)] for facts in steps]
     values = [f for f in _with_values([f for facts in steps for f in facts]) if f.kind == "quantity"]

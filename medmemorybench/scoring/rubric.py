@@ -23,6 +23,7 @@ from medmemorybench.scoring._reading import read_answer
 from medmemorybench.scoring.base import Question, Score, scorer
 from medmemorybench.scoring.exact_match import conflicting, gold_strings
 from medmemorybench.scoring.facts import Fact, check_chain, check_facts, facts_of
+from medmemorybench.segment import has_cjk
 
 LONG_FACT_WORDS = 6
 """A key fact with at least this many content words is matched by word recall, not verbatim."""
@@ -82,8 +83,7 @@ def _without(prediction: str, subject: str | None) -> str:
     past ACE-inhibitor reaction, though it ends in "-pril")."""
     if not subject:
         return prediction
-    return re.sub(re.escape(subject), "该药" if re.search(r"[\u3400-\u9fff]", subject) else "the drug", prediction,
-                  flags=re.IGNORECASE)
+    return re.sub(re.escape(subject), "该药" if has_cjk(subject) else "the drug", prediction, flags=re.IGNORECASE)
 
 
 def score_facts(question: Question, prediction: str) -> Score:

@@ -72,6 +72,7 @@ def proximate_chain(by_id: dict[str, Event], event: Event) -> list[Event]:
 
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     by_id = {e.event_id: e for e in finder.events}
+    record = _Record(finder, checkpoint)
     drafts = []
     for end in finder.upto(checkpoint):
         nodes = proximate_chain(by_id, end)
@@ -99,34 +100,42 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         drafts.append(Draft("MCD", template, fields, answer, told_nodes, keys,
                             f"chain:{template}:{sorted(fields.items())}", kind=template,
                             chain=list(zip(steps, told_nodes, strict=True)),
-                            chain_facts=_with_rivals(finder, told_nodes, _subject_drug(finder, nodes, template),
-                                                     checkpoint)))
+                            chain_facts=_chain_facts(finder, told_nodes, _subject_drug(finder, nodes, template),
+                                                     record)))
     return drafts
 
 
-def _with_rivals(finder: FactFinder, nodes: list[Event], subject: str | None, checkpoint: int) -> list[list[GoldFact]]:
+class _Record:
+    """What the patient's record holds by the checkpoint, read once for all its chains: the drugs ever taken and the
+    values measured."""
+
+    def __init__(self, finder: FactFinder, checkpoint: int) -> None:
+        self.taken = {f.drug for _, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
+        self.measured: list[LabFact] = [f for _, f in finder.facts(checkpoint, LabFact)]  # type: ignore[misc]
+
+
+def _chain_facts(finder: FactFinder, nodes: list[Event], subject: str | None, record: _Record) -> list[list[GoldFact]]:
     """Each step's facts (`_step_facts`); a step that started a drug also holds its rivals (`RIVAL_GROUP`): the other
     candidates of the care step or illness course it was chosen from, except any drug the patient ever took by then,
-    so that an answer telling another treatment as given is not a told chain; the last step
-    also holds the record's values in the chain's units (`_record_values`)."""
+    so that an answer telling another treatment as given is not a told chain; the last step also holds the record's
+    values in the chain's units (`_record_values`)."""
     facts = [_step_facts(finder, n, subject, why=_is_reason(finder, n, nodes)) for n in nodes]
-    taken = {f.drug for _, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
     named = {f.drug for n in nodes for f in n.facts if isinstance(f, (MedicationFact, AvoidedFact, AdverseFact))}
     for position, node in enumerate(nodes):
         starts = [f for f in node.facts if isinstance(f, MedicationFact) and f.action in ("start", "administer")]
-        rivals = dict.fromkeys(d for f in starts for d in _candidates(finder, f.step) if d not in taken | named)
+        rivals = dict.fromkeys(d for f in starts for d in _candidates(finder, f.step)
+                               if d not in record.taken | named)
         facts[position] += [finder.drug_fact(d, group=RIVAL_GROUP) for d in rivals]
-    facts[-1] += _record_values(finder, nodes, checkpoint)
+    facts[-1] += _record_values(finder, nodes, record)
     return facts
 
 
-def _record_values(finder: FactFinder, nodes: list[Event], checkpoint: int) -> list[GoldFact]:
+def _record_values(finder: FactFinder, nodes: list[Event], record: _Record) -> list[GoldFact]:
     """Every value the record has by the checkpoint in the units the chain's visits measured (`RECORD_GROUP`; a
     finding states its visit's values): an answer that also tells the score at diagnosis quotes the record, one that
     tells a value never measured does not. Chosen from the structured values, so every language holds the same."""
     units = {f.unit for n in nodes for f in n.facts if isinstance(f, LabFact)}
-    measured = [f for _, f in finder.facts(checkpoint, LabFact)]
-    values = {(f.lab, f.value, f.unit): f for f in measured if f.unit in units}  # type: ignore[union-attr]
+    values = {(f.lab, f.value, f.unit): f for f in record.measured if f.unit in units}
     return [finder.quantity_fact(finder.lab_value(f), group=RECORD_GROUP) for f in values.values()]
 
 
