@@ -175,7 +175,8 @@ def refresh(args: argparse.Namespace) -> None:
     try:
         panel, replaced = with_fresh_rows(load_panel(path), Path(args.build))
     except InputError as exc:
-        sys.exit(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
     write_panel(panel, path)
     print(f"{replaced} of {len(panel)} question rows of {path} replaced by {args.build}'s")
 
