@@ -32,7 +32,7 @@ from typing import Any
 from medmemorybench.scoring._dates import parse_iso
 from medmemorybench.scoring._reading import Mention, Reading, canonical_text, read_answer, spelling_neutral
 from medmemorybench.scoring._stance import polarity
-from medmemorybench.scoring._units import DIMENSIONLESS, in_unit, same_kind
+from medmemorybench.scoring._units import DIMENSIONLESS, in_unit, same_kind, unit_of
 
 FINDING_SHARE = 1 / 2
 """Share of a finding's elements (its thresholds aside) an answer must state: a capable summary keeps the main ones
@@ -558,6 +558,13 @@ the question's drug was given for, none of them ever taken by the patient; an an
 passed over: "rather than naproxen", "没有用") tells another treatment."""
 CHAIN_COVERAGE = 0.75
 """Share of a chain's steps (those the question does not give) an answer must tell: the paper's NCR threshold."""
+
+
+def unit_kind(spelling: str) -> str:
+    """The kind of quantity a unit spelling measures, as values are compared ("%" and "% predicted": a percentage);
+    the spelling itself where it is no known unit."""
+    unit = unit_of(spelling)
+    return unit.kind if unit else spelling
 
 
 def check_chain(reading: Reading, steps: list[list[Fact]], question: str,

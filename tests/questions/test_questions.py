@@ -264,3 +264,23 @@ def test_a_remedy_dose_is_not_barred_by_a_once_a_day_routine_or_a_budget(kb):
     phobic = Patient(age=40, sex="female", condition="knee_osteoarthritis",
                      constraints=[Constraint("medication_preference", needles[0])])
     assert not verdict(kb, injected[0], phobic, "one_off").is_allowed
+
+
+def test_a_chain_holds_the_record_values_of_its_units_kind_not_only_its_spelling(kb, patients):
+    """The scorer compares a chain's values by the unit's kind, so a chain measured in "% predicted" (FEV1) holds the
+    record's SpO2 in "%" too: a true "SpO2 94 %" told beside it was scored a value the record never had
+    (P0005-C060-MCD1); a value of another kind (pg/mL) is no part of it."""
+    from types import SimpleNamespace
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types.mcd import _record_values
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.simulate.models import LabFact
+
+    finder = FactFinder(kb, patients[0].year, load_phrasing("en"), load_templates("en"), {})
+    chain = [SimpleNamespace(facts=[LabFact(lab="fev1_percent", value=62, unit="% predicted")])]
+    measured = [LabFact(lab="fev1_percent", value=62, unit="% predicted"), LabFact(lab="spo2", value=94, unit="%"),
+                LabFact(lab="nt_probnp", value=911, unit="pg/mL")]
+    held = [f.text for f in _record_values(finder, chain, SimpleNamespace(measured=measured))]
+    assert held == [finder.lab_value(measured[0]), finder.lab_value(measured[1])]

@@ -11,7 +11,7 @@ from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.sua import switched
-from medmemorybench.scoring.facts import KEY_GROUP, RECORD_GROUP, RIVAL_GROUP, WHY_GROUP
+from medmemorybench.scoring.facts import KEY_GROUP, RECORD_GROUP, RIVAL_GROUP, WHY_GROUP, unit_kind
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -131,11 +131,12 @@ def _chain_facts(finder: FactFinder, nodes: list[Event], subject: str | None, re
 
 
 def _record_values(finder: FactFinder, nodes: list[Event], record: _Record) -> list[GoldFact]:
-    """Every value the record has by the checkpoint in the units the chain's visits measured (`RECORD_GROUP`; a
+    """Every value the record has by the checkpoint of the kinds the chain's visits measured (`RECORD_GROUP`; a
     finding states its visit's values): an answer that also tells the score at diagnosis quotes the record, one that
-    tells a value never measured does not. Chosen from the structured values, so every language holds the same."""
-    units = {f.unit for n in nodes for f in n.facts if isinstance(f, LabFact)}
-    values = {(f.lab, f.value, f.unit): f for f in record.measured if f.unit in units}
+    tells a value never measured does not. Chosen from the structured values, so every language holds the same; by
+    the unit's kind, as the scorer compares them (a chain in "% predicted" holds the SpO2's "%" too)."""
+    kinds = {unit_kind(f.unit) for n in nodes for f in n.facts if isinstance(f, LabFact)}
+    values = {(f.lab, f.value, f.unit): f for f in record.measured if unit_kind(f.unit) in kinds}
     return [finder.quantity_fact(finder.lab_value(f), group=RECORD_GROUP) for f in values.values()]
 
 
