@@ -158,7 +158,7 @@ def simulate_cmd(
         def on_written(_path: Path) -> None:
             nonlocal written
             written += 1
-            progress.patient(written, personas)
+            progress.step("writing care year", written, personas)
 
         with StageProgress("simulate") as progress:
             paths = write_cohort(
@@ -329,7 +329,9 @@ def audit_cmd(
         failed = []
         for language in languages:
             questions = [q for split in rows[config_name("questions", language)].values() for q in split]
-            results = audit_folder(questions, folder, retrieval, language)
+            with StageProgress("audit") as progress:  # (the probes, and BM25 over both modes, take minutes)
+                progress.step(f"probing the questions in '{language}'", 0, 1)
+                results = audit_folder(questions, folder, retrieval, language)
             console.print(f"questions in '{language}':", highlight=False)
             console.print(format_table(results), markup=False, highlight=False)
             console.print(f"questions {len(questions)} (six paper types {six_type_count(questions)}); evidence age "

@@ -6,6 +6,7 @@ callbacks and return values.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,9 +49,10 @@ def rate(count: float, seconds: float) -> str:
 
 class StageProgress:
     """Progress of one stage (a build, a run): a rich bar on a terminal; in a log, a dated line per checkpoint done
-    and at most every `LINE_INTERVAL_S` between, with the stage, task, checkpoint, patient, rate and ETA.
+    and at most every `LINE_INTERVAL_S` between, with the stage, task, checkpoint, patient, rate and ETA, and where a
+    step gives no news for that long (one slow batch, a phase with no count), a line saying what it is still doing.
 
-    Use as a context manager; pass `run` to `run_evaluation` and `patient` to `build_dataset`.
+    Use as a context manager; pass `run` to `run_evaluation` and `step` to `build_dataset`.
     """
 
     def __init__(self, stage: str, out: Console | None = None, *, interval_s: float = LINE_INTERVAL_S,
@@ -62,6 +64,12 @@ class StageProgress:
         self.last_line = float("-inf")
         self.task = ""
         self.sessions = self.answers = 0
+        self.phase, self.phase_started = "", self.started
+        self.doing = ""  # what the stage is doing now, for the line a silent step gets
+        self._lock = threading.Lock()
+        self._wall_start = self._quiet_since = time.monotonic()  # (the wall clock: `now` may be a test's)
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def __enter__(self) -> StageProgress:
         if self.is_terminal:
@@ -69,17 +77,36 @@ class StageProgress:
                            console=self.out, transient=False)
             self.bar.start()
             self.bar_id = self.bar.add_task(self.stage, total=None)
+        elif self.interval_s > 0:
+            self._beat = threading.Thread(target=self._heartbeat, name=f"{self.stage}-progress", daemon=True)
+            self._beat.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
         if self.bar is not None:
             self.bar.stop()
 
-    def _line(self, text: str, force: bool) -> None:
-        now = self.now()
-        if force or now - self.last_line >= self.interval_s:
-            self.last_line = now
-            say(f"[{time.strftime('%H:%M:%S')}] {self.stage}: {text}", self.out)
+    def _heartbeat(self) -> None:
+        """In a log, a line whenever `interval_s` passed without one while the stage still works."""
+        while not self._stop.wait(self.interval_s / 4):
+            with self._lock:
+                if self.doing and time.monotonic() - self._quiet_since >= self.interval_s:
+                    self._say(f"still {self.doing} · elapsed {clock(time.monotonic() - self._wall_start)}")
+
+    def _say(self, text: str) -> None:
+        say(f"[{time.strftime('%H:%M:%S')}] {self.stage}: {text}", self.out)
+        self._quiet_since = time.monotonic()
+
+    def _line(self, text: str, force: bool, doing: str) -> None:
+        with self._lock:
+            self.doing = doing
+            now = self.now()
+            if force or now - self.last_line >= self.interval_s:
+                self.last_line = now
+                self._say(text)
 
     def run(self, progress: Progress) -> None:
         """`run_evaluation`'s progress callback."""
@@ -91,29 +118,43 @@ class StageProgress:
         self.answers += progress.answers
         if self.bar is not None:
             self.bar.update(self.bar_id, description=f"{self.stage}: {progress.task} {progress.split}",
-                            completed=progress.checkpoint - (progress.step == "ingest"), total=progress.checkpoints)
+                            completed=progress.checkpoint - (progress.step != "answer"), total=progress.checkpoints)
             return
         elapsed = now - self.task_started
         where = f"{progress.task} {progress.split} ({progress.checkpoint}/{progress.checkpoints})"
-        where += f" · patient {progress.patients_done}/{progress.patients}" if progress.step == "ingest" else " done"
+        if progress.step == "ingest":
+            where += f" · patient {progress.patients_done}/{progress.patients}"
+        elif progress.step == "answering":
+            where += f" · answering {progress.answered}/{progress.to_answer}"
+        doing = where
+        if progress.step == "answer":
+            where += " done"
+            doing = f"{progress.task}: on to the next checkpoint"
         rates = [f"{self.sessions} sessions ({rate(self.sessions, elapsed)}/s)"]
         if self.answers:  # (answered, or only retrieved for in a retrieval-only run)
             rates.append(f"{self.answers} questions ({rate(60 * self.answers, elapsed)}/min)")
         fraction = progress.fraction
         eta = f"ETA ~{clock(elapsed / fraction * (1 - fraction))}" if fraction > 0 else "ETA -"
         self._line(f"{where} · {', '.join(rates)} · elapsed {clock(elapsed)} · {eta}",
-                   force=progress.step == "answer")
+                   force=progress.step == "answer", doing=doing)
 
-    def patient(self, done: int, total: int) -> None:
-        """A per-patient callback (`build_dataset`'s `on_patient` counted by the caller)."""
+    def step(self, phase: str, done: int, total: int) -> None:
+        """A step of a phase ("rendering patient", 3, 20): `build_dataset`'s `on_step`. A counted phase (total > 1)
+        has its own rate and ETA; its first and last steps, and any phase of one step, always print."""
         if self.bar is not None:
-            self.bar.update(self.bar_id, description=self.stage, completed=done, total=total)
+            self.bar.update(self.bar_id, description=f"{self.stage}: {phase}", completed=done, total=total)
             return
-        elapsed = self.now() - self.started
-        eta = clock(elapsed / done * (total - done)) if done else "-"
-        self._line(f"patient {done}/{total} · {rate(60 * done, elapsed)} patients/min · elapsed "
-                   f"{clock(elapsed)} · ETA ~{eta}", force=done in (1, total))
-
+        now = self.now()
+        if phase != self.phase:
+            self.phase, self.phase_started = phase, now
+        elapsed, since_start = now - self.phase_started, clock(now - self.started)
+        if total > 1:
+            eta = clock(elapsed / done * (total - done)) if done else "-"
+            pace = f" · {rate(60 * done, elapsed)}/min" if done and elapsed >= 1 else ""
+            self._line(f"{phase} {done}/{total}{pace} · elapsed {since_start} · ETA ~{eta}",
+                       force=done in (0, 1, total), doing=f"{phase} {min(done + 1, total)}/{total}")
+        else:
+            self._line(f"{phase}{' done' if done else ''} · elapsed {since_start}", force=True, doing=phase)
 
 def build_with_progress(out: Path, options: Any, overwrite: bool, backbone: Any = None,
                         allow_audit_failures: bool = False, register: bool = True) -> Path:
@@ -121,16 +162,9 @@ def build_with_progress(out: Path, options: Any, overwrite: bool, backbone: Any 
     the summary, and register the build under the bare name; returns the dataset folder."""
     from medmemorybench.dataset.pipeline import build_and_export
 
-    done = 0
-
-    def on_patient(_persona_id: str) -> None:
-        nonlocal done
-        done += 1
-        progress.patient(done, options.personas)
-
     with StageProgress("build") as progress:
         folder, built = build_and_export(out, options, overwrite=overwrite, backbone=backbone,
-                                         allow_audit_failures=allow_audit_failures, on_patient=on_patient)
+                                         allow_audit_failures=allow_audit_failures, on_step=progress.step)
     for failure in built.stats["audit_failures"]:
         say(f"audit: FAIL {failure} (see the card's audit table)", err_console)
     print_build_summary(folder, built)

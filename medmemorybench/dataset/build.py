@@ -146,9 +146,11 @@ def ask_questions(kb: KnowledgeBase, year: CareYear, rendered: Rendered,
             for lang, (regular, mixed, counts) in rendered.items()}
 
 
-def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]],
-                     prior: CohortPrior) -> tuple[list[dict[str, PatientBuild]], int]:
-    """Every patient's questions, and the number of draws of the prior's coins it took.
+def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]], prior: CohortPrior,
+                     on_step: Callable[[str, int, int], None] | None = None,
+                     ) -> tuple[list[dict[str, PatientBuild]], int]:
+    """Every patient's questions, and the number of draws of the prior's coins it took (`on_step`: each patient
+    asked, as `build_dataset`'s).
 
     The cohort prior thins each drug's commoner answer by coin (`questions.cohort`); a draw can still, by chance,
     leave the other patients' answers for a drug (or their opposite) predicting a patient's beyond the audit's
@@ -160,7 +162,14 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
     kept: tuple[list[dict[str, PatientBuild]], int] | None = None
     for draw in range(PRIOR_DRAWS):
         prior.draw = draw
-        builds = [ask_questions(kb, year, sessions, prior) for year, sessions in rendered]
+        phase = "asking questions, patient" if draw == 0 else f"asking again (coin draw {draw + 1}), patient"
+        builds = []
+        if on_step:
+            on_step(phase, 0, len(rendered))
+        for year, sessions in rendered:
+            builds.append(ask_questions(kb, year, sessions, prior))
+            if on_step:
+                on_step(phase, len(builds), len(rendered))
         first = [q.model_dump() for build in builds for q in next(iter(build.values())).questions]
         language = next(iter(builds[0])) if builds else "en"
         failed = {r.scope: not r.passed for r in cohort_prior_probe(first, language)}
@@ -239,7 +248,7 @@ def build_dataset(
     kb: KnowledgeBase,
     templates: Templates | None,
     options: BuildOptions,
-    on_patient: Callable[[str], None] | None = None,
+    on_step: Callable[[str, int, int], None] | None = None,
     backbone: Backbone | None = None,
 ) -> BuiltDataset:
     """Build every config's rows for the cohort (in memory; `export` writes them), in each language of
@@ -248,8 +257,8 @@ def build_dataset(
 
     Args:
         templates: the phrasing of one language's sessions (None: each language's own templates).
-        on_patient: called with each patient's id once its sessions are rendered (the questions of the whole
-            cohort are asked after the last one: `cohort_questions`).
+        on_step: called as the build moves, with a phase and its steps done of total ("rendering patient", 3, 20;
+            then the questions of the whole cohort are asked, `cohort_questions`, and each language audited).
         backbone: when given, regular sessions are written by LLM agents through it (with template
             fallback per session); otherwise by the template renderer.
     """
@@ -266,12 +275,13 @@ def build_dataset(
     turn_counts: dict[str, Counter] = {lang: Counter() for lang in languages}
     years = list(iter_cohort(kb, options.seed, options.personas, options.encounters))
     prior = cohort_prior(kb, years, options)
+    step = on_step or (lambda _phase, _done, _total: None)
     rendered = []
+    step("rendering patient", 0, len(years))
     for year in years:
         rendered.append((year, render_patient(kb, phrasing, year, options, backbone)))
-        if on_patient:
-            on_patient(year.persona.persona_id)
-    builds, prior_draws = cohort_questions(kb, rendered, prior)
+        step("rendering patient", len(rendered), len(years))
+    builds, prior_draws = cohort_questions(kb, rendered, prior, step)
     for year, renderings in zip(years, builds, strict=True):
         for lang, patient in renderings.items():
             renderers.update(s.renderer for s in patient.regular)
@@ -301,7 +311,8 @@ def build_dataset(
         "prior_draws": prior_draws,
         "variety": {}, "filler_share": {}, "variety_table": {}, "audit_table": {}, "audit_failures": [],
     }
-    for lang in languages:
+    for done, lang in enumerate(languages):
+        step("measuring variety and auditing, language", done, len(languages))
         streams = [config_name(c, lang) for c in ("efficient", "mixed")]
         variety = {c: stream_variety([r for split in rows[c].values() for r in split], lang) for c in streams}
         share = turn_counts[lang]["filler_turns"] / max(turn_counts[lang]["patient_turns"], 1)
@@ -315,6 +326,7 @@ def build_dataset(
                                     for r in audit if r.blocks]
         if lang == languages[0]:
             stats["evidence_age"] = age_distribution(questions)
+    step("measuring variety and auditing, language", len(languages), len(languages))
     built = BuiltDataset(options, rows, stats)
     built.fingerprint = fingerprint_rows(rows)
     return built

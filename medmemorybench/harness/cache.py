@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from medmemorybench.errors import InputError, OutputError
@@ -93,19 +93,26 @@ class ResponseCache:
 
 
 def generate_cached(
-    backbone: Backbone, requests: Sequence[ChatRequest], cache: ResponseCache | None
+    backbone: Backbone, requests: Sequence[ChatRequest], cache: ResponseCache | None,
+    on_answered: Callable[[int], None] | None = None,
 ) -> list[Completion]:
-    """`backbone.generate` for the requests the cache does not hold; cached ones are marked `cache_hit`."""
+    """`backbone.generate` for the requests the cache does not hold; cached ones are marked `cache_hit`.
+    `on_answered(n)`: n more answers are back (the cached ones at once, the others as they arrive)."""
+    counted = on_answered or (lambda _n: None)
     if cache is None:
-        return backbone.generate(requests)
+        return backbone.generate_each(requests, lambda _index, _completion: counted(1))
     identity = backbone.identity()
     keys = [cache_key(identity, r) for r in requests]
     cached = cache.get_many(keys)
     missing = [i for i, k in enumerate(keys) if k not in cached]
-    # each answer is stored as it arrives, not when the whole batch is back
-    fresh = backbone.generate_each([requests[i] for i in missing],
-                                   lambda index, completion: cache.put(keys[missing[index]], completion)) \
-        if missing else []
+    if len(missing) < len(requests):
+        counted(len(requests) - len(missing))
+
+    def keep(index: int, completion: Completion) -> None:  # each answer is stored as it arrives, not per batch
+        cache.put(keys[missing[index]], completion)
+        counted(1)
+
+    fresh = backbone.generate_each([requests[i] for i in missing], keep) if missing else []
     out: list[Completion] = []
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     for i, key in enumerate(keys):

@@ -25,7 +25,7 @@ from medmemorybench.harness.progress import Progress
 from medmemorybench.harness.prompting import prompt_hash
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SampleWriter, read_samples
 from medmemorybench.harness.samples import answer_echo, make_record
-from medmemorybench.harness.stream import Asked, Models, TaskStream, checkpoint_of, new_memory
+from medmemorybench.harness.stream import Asked, Checkpoint, Models, TaskStream, checkpoint_of, new_memory
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import TaskConfig, resolve_tasks
 from medmemorybench.memory import MemorySystem
@@ -203,11 +203,23 @@ class Runner:
                             answer_mode=self.answer_mode, prompts=self.backbone is not None, done=self.done,
                             on_progress=self.on_progress)
         for point in stream.checkpoints():
-            self._answer(task, point.asked, writer, cache)
             patients = len({a.question["persona_id"] for a in point.asked})
+            self._answer(task, point.asked, writer, cache, self._counting(task.task, point, patients))
             self.on_progress(Progress(task.task, "answer", point.split, point.index, point.total, patients, patients,
                                       answers=len(point.asked)))
         self.expected[task.task] = stream.expected
+
+    def _counting(self, task: str, point: Checkpoint, patients: int) -> Callable[[int], None]:
+        """`_answer`'s `on_answered` for one checkpoint: each answer back is reported as an `answering` step (a slow
+        model's checkpoint takes minutes; its progress lines count the answers)."""
+        answered = 0
+
+        def on_answered(count: int) -> None:
+            nonlocal answered
+            answered += count
+            self.on_progress(Progress(task, "answering", point.split, point.index, point.total, patients, patients,
+                                      answered=answered, to_answer=len(point.asked)))
+        return on_answered
 
     def _new_memory(self, task: TaskConfig, persona_id: str, cost: MemoryCost) -> MemorySystem:
         """A fresh memory for one patient of one task (`stream.new_memory` with this run's models)."""
@@ -215,13 +227,16 @@ class Runner:
         return new_memory(self.config, task, persona_id, cost, models, self.answer_mode)
 
     def _answer(self, task: TaskConfig, pending: list[Asked], writer: SampleWriter,
-                cache: ResponseCache | None) -> None:
+                cache: ResponseCache | None, on_answered: Callable[[int], None]) -> None:
+        """Answer (a memory that answers natively has already), judge and write one checkpoint's questions;
+        `on_answered(n)`: n more of the shared model's answers are back."""
         if not pending:
             return
         completions: list[Completion | None] = [p.completion for p in pending]
         shared = [i for i, p in enumerate(pending) if p.completion is None]
         if self.backbone is not None and shared:
-            answered = generate_cached(self.backbone, [pending[i].request for i in shared], cache)  # type: ignore[misc]
+            answered = generate_cached(self.backbone, [pending[i].request for i in shared], cache,  # type: ignore[misc]
+                                       on_answered)
             for i, completion in zip(shared, answered, strict=True):
                 completions[i] = completion
         # Decided once per answer: the judge skips echoes and every measure gets the same flag.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 
 from rich.console import Console
 
@@ -56,16 +57,57 @@ def test_a_new_task_restarts_its_rate_and_eta():
     assert "100 sessions (10/s)" in last and "elapsed 0:10" in last and "ETA ~1:30" in last
 
 
-def test_build_lines_count_patients():
+def test_build_lines_count_each_phase_with_its_own_rate():
     out, buffer = log_console()
     now = Clock()
     with StageProgress("build", out, interval_s=5, now=now) as progress:
+        progress.step("rendering patient", 0, 4)
         for done in range(1, 5):
             now.now = 2.0 * done
-            progress.patient(done, 4)
+            progress.step("rendering patient", done, 4)
+        progress.step("asking questions, patient", 0, 4)
+        now.now = 20.0
+        progress.step("asking questions, patient", 1, 4)
+        progress.step("writing the dataset", 0, 1)
     lines = buffer.getvalue().splitlines()
-    assert len(lines) == 2 and "patient 1/4" in lines[0] and "ETA ~0:06" in lines[0]
-    assert "patient 4/4 · 30 patients/min · elapsed 0:08 · ETA ~0:00" in lines[1]
+    assert len(lines) == 6, lines
+    assert "rendering patient 0/4 · elapsed 0:00 · ETA ~-" in lines[0]
+    assert "rendering patient 1/4 · 30/min · elapsed 0:02 · ETA ~0:06" in lines[1]
+    assert "rendering patient 4/4 · 30/min · elapsed 0:08 · ETA ~0:00" in lines[2]
+    # the next phase's rate and ETA start where it began (12 s per patient), not at the build's start
+    assert "asking questions, patient 1/4 · 5.0/min · elapsed 0:20 · ETA ~0:36" in lines[4]
+    assert lines[5].endswith("build: writing the dataset · elapsed 0:20")
+
+
+def test_a_step_with_no_news_for_the_interval_gets_a_line_saying_what_it_still_does():
+    out, buffer = log_console()
+    with StageProgress("run", out, interval_s=0.2) as progress:
+        progress.run(Progress("medmemorybench_efficient", "answering", "checkpoint_10", 1, 10, 20, 20, answered=3,
+                              to_answer=40))
+        time.sleep(0.7)  # one slow batch: nothing reports
+    lines = buffer.getvalue().splitlines()
+    assert "answering 3/40" in lines[0]
+    doing = "still medmemorybench_efficient checkpoint_10 (1/10) · answering 3/40"
+    still = [line for line in lines[1:] if doing in line]
+    assert len(still) >= 2 and len(still) == len(lines) - 1, lines
+    # the heartbeat ends with the stage
+    count = len(buffer.getvalue().splitlines())
+    time.sleep(0.3)
+    assert len(buffer.getvalue().splitlines()) == count
+
+
+def test_answers_coming_back_move_the_line_and_the_eta():
+    out, buffer = log_console()
+    now = Clock()
+    with StageProgress("smollm2", out, interval_s=0, now=now) as progress:
+        now.now = 50
+        progress.run(Progress("medmemorybench_efficient", "ingest", "checkpoint_10", 1, 1, 1, 1, sessions=10))
+        now.now = 100
+        progress.run(Progress("medmemorybench_efficient", "answering", "checkpoint_10", 1, 1, 1, 1, answered=10,
+                              to_answer=20))
+    last = buffer.getvalue().splitlines()[-1]
+    # half the reading (1 of 2 parts) and half the answers: 3/4 done in 100 s
+    assert "checkpoint_10 (1/1) · answering 10/20 · 10 sessions (0.1/s) · elapsed 1:40 · ETA ~0:33" in last
 
 
 def test_clock():
@@ -74,8 +116,14 @@ def test_clock():
 
 def test_a_run_writing_to_a_log_prints_progress_lines(tmp_path):
     out = tmp_path / "out"
-    assert run_cli("build", "--seed", "0", "--output_path", str(out), "--personas", "2", "--health_sessions", "5",
-                   "--family_sessions", "5", "--no-register").returncode == 0
+    built = run_cli("build", "--seed", "0", "--output_path", str(out), "--personas", "2", "--health_sessions", "5",
+                    "--family_sessions", "5", "--no-register")
+    assert built.returncode == 0, built.stderr
+    # every phase of a build says when it starts, not only the rendering (minutes passed unannounced after it)
+    for phase in ("rendering patient 0/2", "rendering patient 2/2", "asking questions, patient 2/2",
+                  "measuring variety and auditing, language 2/2", "validating the rows",
+                  "writing the dataset done"):
+        assert f"build: {phase}" in built.stderr, (phase, built.stderr)
     result = run_cli("run", "--tasks", "medmemorybench_efficient", "--memory", "bm25", "--checkpoints", "10,20",
                      "--dataset_path", str(out / "medmemorybench"), "--output_path", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr

@@ -29,6 +29,7 @@ def _samples(run):  # noqa: ANN001, ANN202
     return [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow  # (about 90 s: a real SmolLM2 run killed and resumed; `make test-all`)
 def test_killed_run_resumes_without_repeating_or_double_counting(data, tmp_path):
     run = tmp_path / "run"
     args = [sys.executable, "-m", "medmemorybench.cli", "run", "--tasks", "medmemorybench_efficient",

@@ -72,6 +72,7 @@ def lm_eval_run(home, dataset, out, *args: str) -> dict:
             "samples": [json.loads(line) for line in samples.read_text().splitlines()]}
 
 
+@pytest.mark.slow  # (about 100 s: SmolLM2 answers the slice twice; `make test-all`)
 def test_lm_eval_with_smollm2_matches_our_runner_on_a_slice(home, dataset, tmp_path, monkeypatch):
     model = embedded_model_path()
     theirs = lm_eval_run(home, dataset, tmp_path / "lm-eval", "--model", "hf", "--model_args",

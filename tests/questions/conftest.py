@@ -9,6 +9,7 @@ from medmemorybench.knowledge import default_knowledge
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
+from tests.once import made_once
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +28,6 @@ def build_cohort(kb: KnowledgeBase, seed: int, size: int = 20) -> list[PatientBu
 
 
 @pytest.fixture(scope="session")
-def cohort(kb: KnowledgeBase) -> list[PatientBuild]:
+def cohort(kb: KnowledgeBase, tmp_path_factory: pytest.TempPathFactory) -> list[PatientBuild]:
     """One default-shaped cohort (seed 3) shared by the question tests: building it is the slow part."""
-    return build_cohort(kb, 3)
+    return made_once(tmp_path_factory, "question-cohort", lambda: build_cohort(kb, 3))

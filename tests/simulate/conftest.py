@@ -1,5 +1,5 @@
 """The 1,000-patient cohort every invariant module reads (every roster condition under 50 seeds), simulated once per
-test session: each module used to simulate it again (about 45 s each on this machine)."""
+test run (`tests/once.py`): each module used to simulate it again (about 45 s each on this machine)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.simulate import simulate_patient
+from tests.once import made_once
 from tests.simulate.clinical import N_SEEDS
 
 
@@ -16,5 +17,6 @@ def kb():
 
 
 @pytest.fixture(scope="session")
-def years(kb):
-    return [simulate_patient(kb, seed, index) for seed in range(N_SEEDS) for index in range(20)]
+def years(kb, tmp_path_factory):
+    return made_once(tmp_path_factory, "years", lambda: [simulate_patient(kb, seed, index) for seed in range(N_SEEDS)
+                                                         for index in range(20)])

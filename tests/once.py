@@ -1,0 +1,28 @@
+"""Session fixtures made once per test run, not once per pytest-xdist worker (`make test` runs two)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable
+from typing import TypeVar
+
+import pytest
+from filelock import FileLock
+
+T = TypeVar("T")
+
+
+def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[], T]) -> T:
+    """`make()`, made by the first worker that asks and read back (pickled) by the others. Each worker would
+    otherwise make it again: the 1,000-patient cohort takes about 45 s, and the question cohort about a minute. The
+    file lies in the run's own temporary folder (shared by its workers, never by another run)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return make()
+    path = factory.getbasetemp().parent / f"{name}.pickle"
+    with FileLock(f"{path}.lock"):
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        value = make()
+        path.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        return value
