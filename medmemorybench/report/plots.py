@@ -4,7 +4,7 @@ checkpoint and per question type, every point with its 95 % interval.
 A run's headline measure is accuracy when it answered, else Recall@k (a retrieval-only run has no accuracy). The
 gap's interval combines the two modes' intervals by MOVER (Zou & Donner 2008; Newcombe's method for Wilson
 intervals), which treats the modes as independent samples: conservative, since both ask the same questions.
-Saturation shows as a gap that grows with the checkpoint.
+Saturation would show as a gap that grows with the checkpoint; the titles state what is drawn, not that.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from medmemorybench.files import atomic_path  # noqa: E402
 from medmemorybench.questions.spec import type_codes  # noqa: E402
+from medmemorybench.render.stream import CHECKPOINT_EVERY  # noqa: E402
 from medmemorybench.report.tables import run_label  # noqa: E402
 
 MEASURES = {"correct": "accuracy", "recall_at_k": "Recall@k"}
@@ -81,9 +82,31 @@ def _gaps(summary: dict[str, Any], metric: str, table: str, key: str) -> list[Po
     return [gap(modes["efficient"][x], modes["mixed"][x]) for x in modes["efficient"] if x in modes["mixed"]]
 
 
+def _neighbours(points: list[Point]) -> list[list[Point]]:
+    """Points (sorted by checkpoint) split where checkpoints were skipped: a line joins only neighbouring checkpoints,
+    so a run asked at checkpoints 10 and 100 shows two points, not a trend between them it never measured."""
+    runs: list[list[Point]] = []
+    for point in points:
+        if runs and point.x - runs[-1][-1].x == CHECKPOINT_EVERY:
+            runs[-1].append(point)
+        else:
+            runs.append([point])
+    return runs
+
+
+def _fit_intervals(axis: Any, points: list[Point]) -> None:
+    """Y limits holding every point and the whole of its interval (with a margin), never cutting a bar off."""
+    ends = [v for p in points for v in (p.mean, p.low, p.high) if v is not None]
+    if ends:
+        low, high = min(ends + [0.0]), max(ends + [0.0])
+        margin = max(2.0, 0.08 * (high - low))
+        axis.set_ylim(low - margin, high + margin)
+
+
 def _errorbars(points: list[Point]) -> list[list[float]]:
-    return [[p.mean - p.low if p.low is not None else 0.0 for p in points],
-            [p.high - p.mean if p.high is not None else 0.0 for p in points]]
+    # (clamped at 0: an interval ending at the mean, 0 % of 12, can differ from it by a rounding error)
+    return [[max(0.0, p.mean - p.low) if p.low is not None else 0.0 for p in points],
+            [max(0.0, p.high - p.mean) if p.high is not None else 0.0 for p in points]]
 
 
 def saturation_plot(summaries: list[dict[str, Any]], out: Path) -> Path:
@@ -129,17 +152,18 @@ def _draw_by_checkpoint(axis: Any, summaries: list[dict[str, Any]], metric: str,
         if metric == "recall_at_k" and retrieval_only and headline(summary) != metric:
             continue  # (a run that answered is on the accuracy panel; its recall is in the tables)
         for mode, points in _by_mode(summary, metric, "by_checkpoint", "checkpoint").items():
-            series = sorted(points.values(), key=lambda p: p.x)
             color = colors[index % len(colors)]
-            axis.plot([p.x for p in series], [p.mean for p in series], STYLES.get(mode, "-"), marker="o",
-                      color=color, label=f"{run_label(summary)} [{mode}]")
-            if len(series) > 1:
-                axis.fill_between([p.x for p in series], [p.low if p.low is not None else p.mean for p in series],
-                                  [p.high if p.high is not None else p.mean for p in series], color=color, alpha=0.1)
-            else:  # (a band needs two points)
-                axis.errorbar([p.x for p in series], [p.mean for p in series], yerr=_errorbars(series), capsize=3,
-                              color=color)
-    axis.set_title(f"{MEASURES[metric]} by checkpoint (bands: 95 % intervals)")
+            for part, series in enumerate(_neighbours(sorted(points.values(), key=lambda p: p.x))):
+                axis.plot([p.x for p in series], [p.mean for p in series], STYLES.get(mode, "-"), marker="o",
+                          color=color, label=f"{run_label(summary)} [{mode}]" if part == 0 else None)
+                if len(series) > 1:
+                    axis.fill_between([p.x for p in series], [p.low if p.low is not None else p.mean for p in series],
+                                      [p.high if p.high is not None else p.mean for p in series], color=color,
+                                      alpha=0.1)
+                else:  # (a band needs two neighbouring points)
+                    axis.errorbar([p.x for p in series], [p.mean for p in series], yerr=_errorbars(series),
+                                  capsize=3, color=color, linestyle="none")
+    axis.set_title(f"{MEASURES[metric]} by checkpoint (95 % intervals)")
     axis.set_xlabel("checkpoint (regular sessions read)")
     axis.set_ylabel(f"{MEASURES[metric]} (%)")
     axis.set_ylim(0, 100)
@@ -148,22 +172,24 @@ def _draw_by_checkpoint(axis: Any, summaries: list[dict[str, Any]], metric: str,
 
 
 def _draw_gap_by_checkpoint(axis: Any, summaries: list[dict[str, Any]], colors: list[str]) -> None:
-    drawn = False
+    drawn: list[Point] = []
     for index, summary in enumerate(summaries):
         metric = headline(summary)
         points = sorted(_gaps(summary, metric, "by_checkpoint", "checkpoint"), key=lambda p: p.x)
-        if not points:
-            continue
         shift = (index - (len(summaries) - 1) / 2) * DODGE  # (runs side by side, their bars apart)
-        axis.errorbar([p.x + shift for p in points], [p.mean for p in points], yerr=_errorbars(points), marker="o",
-                      capsize=3, color=colors[index % len(colors)], label=_label(summary, metric))
-        drawn = True
+        for part, series in enumerate(_neighbours(points)):
+            axis.errorbar([p.x + shift for p in series], [p.mean for p in series], yerr=_errorbars(series),
+                          marker="o", capsize=3, color=colors[index % len(colors)],
+                          label=_label(summary, metric) if part == 0 else None)
+        drawn += points
     axis.axhline(0, color="grey", linewidth=0.8)
-    axis.set_title("efficient - mixed by checkpoint (saturation: a gap that grows)")
+    _fit_intervals(axis, drawn)
+    # (what the gap means, saturation where it grows, is the reader's to judge: the title states no conclusion)
+    axis.set_title("efficient - mixed by checkpoint (95 % intervals)")
     axis.set_xlabel("checkpoint (regular sessions read)")
     axis.set_ylabel("efficient - mixed (percentage points)")
     axis.grid(alpha=0.3)
-    _legend_or_note(axis, drawn)
+    _legend_or_note(axis, bool(drawn))
 
 
 def _draw_gap_by_type(axis: Any, summaries: list[dict[str, Any]], colors: list[str]) -> None:
@@ -178,6 +204,7 @@ def _draw_gap_by_type(axis: Any, summaries: list[dict[str, Any]], colors: list[s
         axis.bar(xs, [p.mean for p in series], width=width, yerr=_errorbars(series), capsize=3,
                  color=colors[index % len(colors)], label=_label(summary, headline(summary)))
     axis.axhline(0, color="grey", linewidth=0.8)
+    _fit_intervals(axis, [p for _, _, points in runs for p in points])
     axis.set_xticks(range(len(order)), order)
     axis.set_title("efficient - mixed by question type, all checkpoints (95 % intervals)")
     axis.set_xlabel("question type")

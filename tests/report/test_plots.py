@@ -11,12 +11,13 @@ from medmemorybench.report.plots import Point, gap, saturation_figure, saturatio
 TYPES = ("EEM", "MQ")
 
 
-def summary(memory: str, *, answered: bool, modes=("efficient", "mixed"), memory_args=None) -> dict:
+def summary(memory: str, *, answered: bool, modes=("efficient", "mixed"), memory_args=None,
+            checkpoints=(10, 20, 30)) -> dict:
     """A run's summary from samples whose recall falls with the checkpoint in mixed mode only."""
     tasks = {}
     for mode in modes:
         samples = []
-        for checkpoint in (10, 20, 30):
+        for checkpoint in checkpoints:
             for i in range(12):
                 drop = (checkpoint // 10) * 2 if mode == "mixed" else 0
                 hit = float(i % 12 >= drop + 3)
@@ -37,7 +38,7 @@ def test_a_retrieval_only_run_plots_recall_not_an_empty_accuracy_panel():
     panels = titles_and_labels(fig)
     plt.close(fig)
     assert not any("accuracy" in title for title, _, _ in panels)
-    assert panels[0] == ("Recall@k by checkpoint (bands: 95 % intervals)", "checkpoint (regular sessions read)",
+    assert panels[0] == ("Recall@k by checkpoint (95 % intervals)", "checkpoint (regular sessions read)",
                          "Recall@k (%)")
     assert all(x and y for _, x, y in panels)  # every axis says what it shows, with its unit
     assert panels[1][2] == panels[2][2] == "efficient - mixed (percentage points)"
@@ -62,6 +63,29 @@ def test_gap_grows_with_the_checkpoint_when_mixed_saturates():
     plt.close(fig)
     ys = list(line.get_ydata())
     assert ys == sorted(ys) and ys[-1] > ys[0] > 0
+
+
+def test_skipped_checkpoints_are_points_not_a_line_and_titles_state_no_conclusion():
+    # a run asked at 10, 20 and 100: 10-20 joined, 100 alone (no trend drawn over the 70 sessions never measured)
+    fig = saturation_figure([summary("bm25", answered=False, checkpoints=(10, 20, 100))])
+    recall, gap_axis = fig.axes[0], fig.axes[1]
+    joined = [list(line.get_xdata()) for line in recall.get_lines() if len(line.get_xdata()) > 1]
+    gap_lines = [list(line.get_xdata()) for line in gap_axis.get_lines() if line.get_marker() == "o"]
+    titles = [a.get_title() for a in fig.axes]
+    plt.close(fig)
+    assert joined == [[10, 20], [10, 20]]  # efficient and mixed
+    assert sorted(map(len, gap_lines)) == [1, 2]
+    assert not any("grow" in title or "saturation" in title for title in titles)
+
+
+def test_every_interval_lies_inside_its_axes():
+    fig = saturation_figure([summary("bm25", answered=False), summary("dense", answered=False)])
+    for axis in fig.axes[1:]:
+        low, high = axis.get_ylim()
+        for collection in axis.collections:  # the error bars
+            for segment in getattr(collection, "get_segments", lambda: [])():
+                assert all(low <= y <= high for _, y in segment), axis.get_title()
+    plt.close(fig)
 
 
 def test_gap_interval_combines_both_modes_and_stays_in_range():
