@@ -177,17 +177,17 @@ def run_rows(bundles: list[tuple[str, dict, SystemDescription, Manifest, str]]) 
 
 
 def reference_rows() -> list[BoardRow]:
-    """The paper's reported average accuracy per system, labelled as such."""
+    """The paper's reported accuracy per system, per type and mode, labelled as such."""
     systems = load_systems()
     rows = []
     for system in systems.systems:
         if system.reported is None:
             continue
-        means = [system.reported[mode] for mode in MODES if mode in system.reported]
+        means = [system.reported[mode]["mean"] for mode in MODES if mode in system.reported]
         rows.append(BoardRow(
             id=f"paper/{system.memory}", kind="paper", system=system.name, memory=system.memory,
             paradigm=system.paradigm, backbone=systems.paper.backbone,
-            main={mode: {"mean": system.reported.get(mode)} for mode in MODES}, mean=sum(means) / len(means),
+            main={mode: dict(system.reported.get(mode, {})) for mode in MODES}, mean=sum(means) / len(means),
             coverage=systems.paper.note,
             provenance={"source": systems.paper.title, "link": systems.paper.url, "note": systems.paper.note}))
     return rows

@@ -6,7 +6,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from medmemorybench.questions.spec import paper_codes
 
 SYSTEMS_FILE = Path(__file__).parent / "systems.yaml"
 
@@ -33,8 +35,20 @@ class KnownSystem(BaseModel):
     """Display name, as the paper writes it."""
     paradigm: str
     """A key of `paradigms`."""
-    reported: dict[str, float] | None = None
-    """The paper's average accuracy (%) per mode (efficient, mixed), on its own data; None: not in the paper."""
+    reported: dict[str, dict[str, float]] | None = None
+    """The paper's accuracy (%) per mode (efficient, mixed), per question type and their mean (`mean`), on its own
+    data; None: not in the paper."""
+
+    @field_validator("reported")
+    @classmethod
+    def _paper_columns(cls, reported: dict[str, dict[str, float]] | None) -> dict[str, dict[str, float]] | None:
+        for mode, figures in (reported or {}).items():
+            if mode not in ("efficient", "mixed"):
+                raise ValueError(f"reported: '{mode}' is not a mode (efficient, mixed)")
+            unknown = set(figures) - {*paper_codes(), "mean"}
+            if unknown or "mean" not in figures:
+                raise ValueError(f"reported.{mode}: the paper's types and 'mean' ({', '.join(sorted(unknown))})")
+        return reported
 
 
 class SystemsFile(BaseModel):

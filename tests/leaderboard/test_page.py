@@ -113,10 +113,27 @@ def test_filters_by_paradigm_backbone_paper_rows_and_completeness(page, site):
     assert str(site["evil"].path) not in page.evaluate(f"{ROWS}.map(r => r.dataset.id)")
 
 
+def test_the_sorted_mean_is_on_screen_beside_the_names_and_the_paper_rows_have_every_type(page):
+    reset(page)
+    heads = page.evaluate("[...document.querySelectorAll('#main-table th')].map(t => t.dataset.key)")
+    assert heads[:6] == ["system", "paradigm", "backbone", "mean", "efficient:mean", "mixed:mean"]
+    right = page.evaluate("document.querySelector('#main-table th[data-key=mean]').getBoundingClientRect().right")
+    assert right < page.evaluate("window.innerWidth")
+    row = "document.querySelector('#main-table tr[data-id=\"paper/letta\"]')"
+    letta = dict(zip(heads, page.evaluate(f"[...{row}.children].map(td => td.textContent)"), strict=True))
+    assert letta["mixed:MCD"] == "14.0" and letta["mean"] == "46.4"
+    assert all(letta[f"{mode}:{code}"] != "-" for mode in ("efficient", "mixed")
+               for code in ("EEM", "TLA", "SUA", "MQ", "IG", "MCD", "mean"))  # (ABS is not in the paper)
+
+
 def test_columns_sort_both_ways(page):
     reset(page)
     column = "document.querySelector('#main-table th[data-key=mean]')"
-    values = f"{ROWS}.map(r => r.lastChild.textContent).filter(t => t !== '-').map(Number)"
+    values = (f"{ROWS}.map(r => r.children[[...{column}.parentNode.children].indexOf({column})].textContent)"
+              ".filter(t => t !== '-').map(Number)")
+    # sorted by the mean at first, highest first
+    assert page.evaluate(f"{column}.getAttribute('aria-sort')") == "descending"
+    assert page.evaluate(values) == sorted(page.evaluate(values), reverse=True)
     page.evaluate(f"{column}.click()")
     assert page.evaluate(f"{column}.getAttribute('aria-sort')") == "ascending"
     ascending = page.evaluate(values)

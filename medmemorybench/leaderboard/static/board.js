@@ -103,7 +103,8 @@
     const table = document.getElementById(id);
     table.replaceChildren();
     const head = el("tr");
-    const sort = state.sort[id] || {key: columns[columns.length - 1][0], dir: "descending"};
+    const sort = state.sort[id] || {key: (columns.find((c) => c[0] === "mean") || columns[columns.length - 1])[0],
+                                    dir: "descending"};
     for (const [key, title] of columns) {
       const th = el("th", {"data-key": key, scope: "col"}, title);
       if (key === "system" || key === "paradigm" || key === "backbone") th.classList.add("text");
@@ -153,15 +154,16 @@
                        ["paradigm", "paradigm", (r) => board.paradigms[r.paradigm] || r.paradigm],
                        ["backbone", "answering model", (r) => r.backbone]];
 
+  // The means come first, beside the names: the column the table is sorted by is on screen at any width, and the
+  // per-type figures follow, mode by mode.
   function mainColumns() {
     const columns = textColumns.slice();
-    for (const mode of MODES) {
-      for (const code of board.types.concat(["mean"])) {
-        columns.push([mode + ":" + code, code + " " + mode.slice(0, 3),
-                      (r) => (r.main[mode] || {})[code], (v) => fmt(v)]);
-      }
-    }
+    const cell = (mode, code, title) => [mode + ":" + code, title, (r) => (r.main[mode] || {})[code], (v) => fmt(v)];
     columns.push(["mean", "mean", (r) => r.mean, (v) => fmt(v)]);
+    for (const mode of MODES) columns.push(cell(mode, "mean", "mean " + mode.slice(0, 3)));
+    for (const mode of MODES) {
+      for (const code of board.types) columns.push(cell(mode, code, code + " " + mode.slice(0, 3)));
+    }
     return columns;
   }
   function qualityColumns() {
