@@ -752,20 +752,32 @@ def review_cmd(
                       f"reading copy: {sheet.markdown_path}", highlight=False)
 
 
+LISTS = ("tasks", "memories", "models", "scorers", "registration")
+"""What `ls` lists."""
+
+
 @app.command("ls")
 def ls_cmd(
-    what: Annotated[str, typer.Argument(help="tasks, memories, models or scorers")],
+    what: Annotated[str | None, typer.Argument(help=f"{', '.join(LISTS)}; none: every list")] = None,
 ) -> None:
-    """List what can be named on the command line.
+    """List what can be named on the command line, and the build registered under the bare name.
 
     \b
     Example:
       medmemorybench ls tasks
+      medmemorybench ls
     """
+    if what is None:
+        for name in LISTS:
+            console.print(f"{name}:", highlight=False, style="bold")
+            ls_cmd(name)
+        return
     from medmemorybench.errors import InputError
 
     with _user_errors():
-        if what == "tasks":
+        if what == "registration":
+            _print_registration()
+        elif what == "tasks":
             from medmemorybench.harness.tasks import GroupConfig, load_registry
 
             for name, config in load_registry().items():
@@ -788,7 +800,22 @@ def ls_cmd(
             for name, info in sorted(SCORERS.items()):
                 console.print(f"{name}: {info.description}", highlight=False)
         else:
-            raise InputError(f"ls: unknown list '{what}'; choose tasks, memories, models or scorers")
+            raise InputError(f"ls: unknown list '{what}'; choose {', '.join(LISTS)} (or none: all of them)")
+
+
+def _print_registration() -> None:
+    from medmemorybench.dataset.register import folder_state, registered
+
+    registration = registered()
+    if registration is None:
+        say("no build is registered under 'medmemorybench' (`medmemorybench register FOLDER` registers one)")
+        return
+    state = {"here": "", "gone": " (that folder is gone)", "changed": " (that folder holds another build now)"}
+    say(f"load_dataset('medmemorybench', ...) gives build {registration.fingerprint[:12]} from "
+        f"{registration.folder}{state[folder_state(registration)]}; prepared in {registration.cache}")
+    if registration.previous:
+        say(f"it replaced build {registration.previous['fingerprint'][:12]} from {registration.previous['folder']}; "
+            f"`medmemorybench register {registration.previous['folder']}` points the name back")
 
 
 @app.command("serve")

@@ -181,6 +181,13 @@ def register_with_message(folder: Path) -> None:
     replaced = f"; replaced {len(registration.replaced)} other copies" if registration.replaced else ""
     say(f"registered: load_dataset('medmemorybench', 'mixed') loads this build offline from any folder but a "
         f"MedMemoryBench checkout (revision {registration.revision}, in {registration.cache}{replaced})")
+    previous = registration.previous
+    if previous:  # (one name, one build: never replace another's registration without saying how to go back)
+        back = f"`medmemorybench register {previous['folder']}`" if Path(previous["folder"]).exists() else \
+            f"its folder {previous['folder']} is gone"
+        say(f"registered: this replaced the registration of build {previous['fingerprint'][:12]} from "
+            f"{previous['folder']}; to point the name back: {back} (`medmemorybench ls registration` shows the "
+            "active one; `build --no-register` leaves it alone)")
 
 
 def run_with_progress(config: Any, stage: str) -> Path:

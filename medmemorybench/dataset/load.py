@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
@@ -22,8 +21,6 @@ HUB_ID = "medmemorybench/MedMemoryBench"
 DATASET_DIRNAME = "medmemorybench"
 ENV_VAR = "MEDMEMORYBENCH_DATA"
 
-logger = logging.getLogger(__name__)
-
 
 def find_local(path: str | Path | None = None) -> Path | None:
     """The dataset folder to use: `path`, $MEDMEMORYBENCH_DATA, ./medmemorybench, ./out/medmemorybench, then the
@@ -37,17 +34,18 @@ def find_local(path: str | Path | None = None) -> Path | None:
     candidates += [Path.cwd() / DATASET_DIRNAME, Path.cwd() / "out" / DATASET_DIRNAME]
     for candidate in candidates:
         for folder in (candidate, candidate / DATASET_DIRNAME):
-            if _is_build(folder):
+            if is_build(folder):
                 return folder
     if path is None:
         registration = registered()
-        if registration is not None and _is_build(Path(registration.folder)) \
+        if registration is not None and is_build(Path(registration.folder)) \
                 and _fingerprint(Path(registration.folder)) == registration.fingerprint:
             return Path(registration.folder)
     return None
 
 
-def _is_build(folder: Path) -> bool:
+def is_build(folder: Path) -> bool:
+    """Whether `folder` holds a build (its card and its personas)."""
     # (personas/, not efficient/: a Chinese-only build has efficient_zh/ only)
     return (folder / "README.md").is_file() and (folder / "personas").is_dir()
 
@@ -79,61 +77,68 @@ def check_config_split(config: str, split: str | None, folder: Path | None = Non
 def load(config: str = "efficient", split: str | None = None, path: str | Path | None = None):  # noqa: ANN201
     """Load a config (and split) of MedMemoryBench with `datasets`.
 
-    Uses a local build when one is found (see `find_local`), else the build registered under the bare name
-    (exactly the registered one, even when something else was prepared under that name since), else the Hub id
-    `HUB_ID`.
+    Uses a local build when one is found (see `find_local`; the registered build's own folder among them), else the
+    Hub id `HUB_ID`. A registration whose folder is gone, or holds another build now, is an error naming that
+    folder, never a silent load of a copy nobody can look at (a temporary build's, often) or of another build.
 
     Raises:
-        InputError: for an unknown config or split, or when no build is found and the Hub cannot be reached.
+        InputError: for an unknown config or split, a registered build whose folder is gone, or when no build is
+            found and the Hub cannot be reached.
     """
     from datasets import load_dataset
 
     from medmemorybench.dataset.register import registered
 
     folder = find_local(path)
+    if folder is None and path is None:
+        registration = registered()
+        if registration is not None:
+            _check_still_there(registration)
     check_config_split(config, split, folder)
     if folder is not None:
         # (a cache of its own: `datasets` names a folder's cache after the folder, which would shadow the bare name)
         return load_dataset(str(folder), config, split=split, cache_dir=str(_folder_cache()))
-    registration = registered()
-    if registration is not None and path is None:
-        return _load_registered(registration, config, split)
     try:
         return load_dataset(HUB_ID, config, split=split)
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds when offline
         raise InputError(
-            f"no local build found (looked in {path or '-'}, ${ENV_VAR}, ./{DATASET_DIRNAME}, ./out/{DATASET_DIRNAME}, "
-            f"the registered build) and the Hub dataset {HUB_ID} could not be loaded ({exc.__class__.__name__}); "
+            f"no local build found (looked in {looked_in(path)}) and the Hub dataset {HUB_ID} could not be loaded "
+            f"({exc.__class__.__name__}); "
             "run `medmemorybench build --output_path out` first"
         ) from None
+
+
+def _check_still_there(registration) -> None:  # noqa: ANN001
+    """A registration whose build folder is gone, or holds another build now, is an error naming that folder: the
+    name would otherwise give a copy of a build nobody can look at any more (a temporary build's, often)."""
+    from medmemorybench.dataset.register import folder_state
+
+    state = folder_state(registration)
+    if state != "here":
+        what = "is gone" if state == "gone" else "holds another build now"
+        raise InputError(f"the build registered under 'medmemorybench' (fingerprint {registration.fingerprint[:12]}) "
+                         f"came from {registration.folder}, which {what}; register the build you mean with "
+                         "`medmemorybench register FOLDER`, or pass its folder (path=...)")
+
+
+def looked_in(path: str | Path | None) -> str:
+    """Where `find_local` looked, for a message when it found nothing (the registered build's folder named, and
+    whether it is gone)."""
+    from medmemorybench.dataset.register import folder_state, registered
+
+    places = [str(path) if path else None, f"${ENV_VAR}" if os.environ.get(ENV_VAR) else None,
+              f"./{DATASET_DIRNAME}", f"./out/{DATASET_DIRNAME}"]
+    registration = registered() if path is None else None
+    if registration is not None:
+        state = folder_state(registration)
+        places.append(f"the registered build {registration.folder}" + ("" if state == "here" else f" ({state})"))
+    return ", ".join(p for p in places if p)
 
 
 def _folder_cache() -> Path:
     import datasets.config
 
     return Path(datasets.config.HF_DATASETS_CACHE).expanduser() / "medmemorybench_folders"
-
-
-def _load_registered(registration, config: str, split: str | None):  # noqa: ANN001, ANN202
-    """The registered build's prepared copy, by its revision; warns when the bare name now gives another copy."""
-    from datasets.packaged_modules.cache.cache import Cache
-
-    from medmemorybench.dataset.register import DATASET_NAME, prepared_revisions
-
-    newest = prepared_revisions(config)
-    if newest and newest[-1] != registration.revision:
-        logger.warning("load_dataset(%r, %r) now returns the copy %s, prepared after the registered build %s "
-                       "(from %s); `medmemorybench register FOLDER` points the name back", DATASET_NAME, config,
-                       newest[-1], registration.revision, registration.folder)
-    if registration.revision not in newest:
-        raise InputError(f"{registration.cache}: the registered build {registration.revision} is no longer prepared "
-                         f"there for config '{config}'; run `medmemorybench register {registration.folder}`")
-    builder = Cache(cache_dir=str(Path(registration.cache).parent), dataset_name=DATASET_NAME, repo_id=DATASET_NAME,
-                    config_name=config, version="0.0.0", hash=registration.revision)
-    if split is not None and split not in (builder.info.splits or {}):
-        raise InputError(f"unknown split '{split}' for config '{config}'; valid splits: "
-                         f"{', '.join(builder.info.splits or {})}")
-    return builder.as_dataset(split=split)
 
 
 def read_split(file: Path, config: str) -> list[dict]:

@@ -6,9 +6,9 @@ the Arrow files a download prepares, the newest one winning). Registering prepar
 there, with `datasets`' own builder, under the hash of the build's *revision* (the first 40 hex digits of its
 fingerprint, where a download would use the commit sha), and removes every other prepared copy of that name: right
 after a build, the bare name gives exactly that build. A `registered.json` beside the configs records what was
-registered, so `medmemorybench.load` can tell when something else has been prepared under the name since (loading
-another folder named `medmemorybench` by path does that: `datasets` names a folder's cache after the folder).
-`docs/dataset.md` has the whole story.
+registered (and what it replaced), so `register` says which build it displaced and how to point the name back,
+`ls registration` shows the active one, and `medmemorybench.load` refuses a registration whose folder is gone or
+holds another build now instead of loading a copy nobody can look at. `docs/dataset.md` has the whole story.
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ class Registration:
     """`<HF_DATASETS_CACHE>/medmemorybench`."""
     replaced: tuple[str, ...] = ()
     """Hash folders of other copies that were removed."""
+    previous: dict | None = None
+    """The registration this one replaced (its fields), when it was of another build: `register` names it, and how
+    to point the name back at it."""
 
 
 def revision_of(fingerprint: str) -> str:
@@ -93,8 +96,11 @@ def register_build(folder: Path, cache_dir: str | Path | None = None) -> Registr
                                     hash=revision, **kwargs)
             builder.info.description = f"MedMemoryBench build {fingerprint} (registered from {folder})"
             builder.download_and_prepare()
+        before = registered(cache_dir)
+        previous = {k: v for k, v in asdict(before).items() if k != "previous"} \
+            if before is not None and before.fingerprint != fingerprint else None
         replaced = _remove_others(root, revision)
-        registration = Registration(revision, fingerprint, str(folder), str(root), tuple(replaced))
+        registration = Registration(revision, fingerprint, str(folder), str(root), tuple(replaced), previous)
         (root / MARKER).write_text(json.dumps(asdict(registration), indent=1) + "\n", encoding="utf-8")
     except OSError as exc:
         raise OutputError(f"{root}: cannot register the build there ({exc.strerror or exc}); set HF_DATASETS_CACHE "
@@ -112,17 +118,24 @@ def _remove_others(root: Path, revision: str) -> list[str]:
     return sorted(set(removed))
 
 
+def folder_state(registration: Registration) -> str:
+    """Whether the registered build's folder still holds it: "here", "gone" or "changed" (another build there)."""
+    from medmemorybench.dataset.load import is_build
+
+    folder = Path(registration.folder)
+    if not is_build(folder):
+        return "gone"
+    try:
+        return "here" if fingerprint_of(folder) == registration.fingerprint else "changed"
+    except InputError:
+        return "changed"
+
+
 def registered(cache_dir: str | Path | None = None) -> Registration | None:
     """The registration recorded in the cache, or None."""
     path = cache_root(cache_dir) / MARKER
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return Registration(**{**data, "replaced": tuple(data.get("replaced", ()))})
+        return Registration(**{**data, "replaced": tuple(data.get("replaced", ()))})  # (no "previous": older file)
     except (OSError, json.JSONDecodeError, TypeError):
         return None
-
-
-def prepared_revisions(config: str, cache_dir: str | Path | None = None) -> list[str]:
-    """The hash folders prepared under the bare name for `config`, newest last (the one `load_dataset` picks)."""
-    paths = [p for p in cache_root(cache_dir).glob(f"{config}/*/*") if p.is_dir()]
-    return [p.name for p in sorted(paths, key=lambda p: p.stat().st_mtime)]

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from medmemorybench.dataset.load import find_local
+from medmemorybench.dataset.load import find_local, looked_in
 from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError, RunFailedError
 from medmemorybench.files import write_atomic
@@ -108,8 +108,8 @@ class Runner:
         self.tasks = resolve_tasks(config.tasks)
         folder = find_local(config.dataset_path)
         if folder is None:
-            raise InputError(f"--dataset_path: no MedMemoryBench build found at {config.dataset_path or './out'}; "
-                             "run `medmemorybench build --output_path out` first")
+            raise InputError(f"--dataset_path: no MedMemoryBench build found (looked in "
+                             f"{looked_in(config.dataset_path)}); run `medmemorybench build --output_path out` first")
         self.folder = folder
         self.splits = dataset_splits(folder, self.tasks, config.checkpoints)
         resolve_embedder(config.embedder)  # (checked now; the embedder itself loads when a memory first embeds)

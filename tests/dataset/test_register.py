@@ -4,7 +4,6 @@ bare name loads it offline from any folder, and never another build without sayi
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -66,6 +65,13 @@ def test_the_used_by_line_runs_offline_from_a_temporary_folder_after_a_build(tmp
     assert used_by_line(elsewhere)["rows"] == rows_of(folder_a)
 
 
+def cli_in(cache_root, *args: str) -> subprocess.CompletedProcess:
+    """The CLI in a fresh process from `cache_root`, with the datasets cache `own_cache` gave this test."""
+    env = {k: v for k, v in os.environ.items() if k != "MEDMEMORYBENCH_DATA"}
+    return subprocess.run([sys.executable, "-m", "medmemorybench.cli", *args], capture_output=True, text=True,
+                          cwd=cache_root, env={**env, "HF_DATASETS_CACHE": str(cache_root / "hf-datasets")})
+
+
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
@@ -80,23 +86,51 @@ def _build(out, seed):
     return export_dataset(built, out)
 
 
-def test_package_loader_returns_the_registered_build_and_warns_when_the_name_is_shadowed(own_cache, caplog):
+def test_package_loader_returns_the_registered_build_even_when_the_name_is_shadowed(own_cache):
     folder_a, folder_b = _build(own_cache / "a", 4), _build(own_cache / "b", 5)
     register_build(folder_a)
-    expected = rows_of(folder_a)
-    shutil.rmtree(folder_a)  # the prepared copy stands alone, as a download does
     # loading another folder named `medmemorybench` by path prepares it under the same name, and newer
     datasets.load_dataset(str(folder_b), "mixed", split="checkpoint_30")
-    with caplog.at_level(logging.WARNING):
-        rows = json.loads(json.dumps(medmemorybench.load("mixed", "checkpoint_30").to_list(), default=str))
-    assert rows == expected
-    assert "prepared after the registered build" in caplog.text and "medmemorybench register" in caplog.text
+    rows = json.loads(json.dumps(medmemorybench.load("mixed", "checkpoint_30").to_list(), default=str))
+    assert rows == rows_of(folder_a)
+
+
+def test_a_registration_whose_folder_is_gone_is_an_error_naming_it_never_another_build(own_cache):
+    folder_a, folder_b = _build(own_cache / "a", 4), _build(own_cache / "tmp" / "b", 5)
+    register_build(folder_a)
+    # a side build in a temporary folder takes the name, then the folder is deleted
+    registration = register_build(folder_b)
+    assert registration.previous["folder"] == str(folder_a.resolve())
+    shutil.rmtree(own_cache / "tmp")
+    with pytest.raises(InputError, match=f"came from {folder_b.resolve()}, which is gone; register the build"):
+        medmemorybench.load("mixed", "checkpoint_30")
+    shown = cli_in(own_cache, "ls", "registration")
+    assert f"from {folder_b.resolve()} (that folder is gone)" in shown.stdout
+    assert f"`medmemorybench register {folder_a.resolve()}` points the name back" in shown.stdout
+    # `run` names where it looked, the gone folder among them
+    ran = cli_in(own_cache, "run", "--tasks", "medmemorybench_efficient", "--memory", "bm25", "--output_path",
+                 str(own_cache / "run"))
+    assert ran.returncode == 2 and f"the registered build {folder_b.resolve()} (gone)" in ran.stderr, ran.stderr
+    # a build put back in the folder is not the registered one either
+    _build(own_cache / "tmp" / "b", 6)
+    with pytest.raises(InputError, match="which holds another build now"):
+        medmemorybench.load("mixed", "checkpoint_30")
+
+
+def test_registering_another_build_says_which_it_replaced_and_how_to_go_back(own_cache):
+    folder_a, folder_b = _build(own_cache / "a", 4), _build(own_cache / "b", 5)
+    assert cli_in(own_cache, "register", str(folder_a)).returncode == 0
+    replaced = cli_in(own_cache, "register", str(folder_b))
+    assert replaced.returncode == 0, replaced.stderr
+    assert (f"this replaced the registration of build {fingerprint_of(folder_a)[:12]} from {folder_a.resolve()}; "
+            f"to point the name back: `medmemorybench register {folder_a.resolve()}`") in replaced.stdout
+    # registering the same build again replaces nothing worth naming
+    assert "this replaced" not in cli_in(own_cache, "register", str(folder_b)).stdout
 
 
 def test_package_loader_names_configs_and_splits_of_a_registered_build(own_cache):
     folder = _build(own_cache / "a", 4)
     register_build(folder)
-    shutil.rmtree(folder)
     with pytest.raises(InputError, match="unknown split 'checkpoint_5' for config 'mixed'; valid splits: "):
         medmemorybench.load("mixed", "checkpoint_5")
     with pytest.raises(InputError, match="unknown config 'mixd'"):
