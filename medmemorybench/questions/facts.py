@@ -42,7 +42,7 @@ from medmemorybench.simulate.models import (
 )
 from medmemorybench.simulate.rng import rng_for
 from medmemorybench.simulate.safety import Patient, is_long_term, patient_of, verdict
-from medmemorybench.simulate.timeline import Dose, state_on
+from medmemorybench.simulate.timeline import Dose, PatientState, state_on
 
 if TYPE_CHECKING:
     from medmemorybench.questions.cohort import CohortPrior
@@ -148,6 +148,8 @@ class FactFinder:
         self._own_and_relatives = {d for step in self.condition.care_path for d in step.drug_keys} | \
             {d.drug for r in year.persona.family for d in r.drugs}
         self._patients: dict[int, Patient] = {}
+        self._states: dict[int, PatientState] = {}  # (read thousands of times per patient: replayed once each)
+        self._diagnosis_events: dict[int, list[Event]] = {}
         self.renderings: list[FactFinder] = [self]
         """The finders of every language the questions are rendered in (this one among them): a fact is never said
         only when none of them says it, so every language asks the same abstention questions."""
@@ -437,8 +439,7 @@ class FactFinder:
         "yes, that is fine" gold needs all of it: a drug the persona alone allows may be barred by a fall in eGFR."""
         if checkpoint in self._patients:
             return self._patients[checkpoint]
-        upto = self.upto(checkpoint)
-        state = state_on(self.year, upto[-1].date)
+        state = self.state_at(checkpoint)
         taking = set(state.medications)
         stopped_for_harm = [(e, f) for e, f in self.facts(checkpoint, MedicationFact)
                             if f.action == "stop" and f.reason.startswith("adverse_effect:")]  # type: ignore[union-attr]
@@ -452,10 +453,19 @@ class FactFinder:
             intolerant={f.drug for _, f in stopped_for_harm}, spending_usd=spending)  # type: ignore[union-attr]
         return self._patients[checkpoint]
 
+    def state_at(self, checkpoint: int) -> PatientState:
+        """`state_on` the checkpoint's last visit, replayed once per checkpoint (read it, never change it)."""
+        if checkpoint not in self._states:
+            self._states[checkpoint] = state_on(self.year, self.upto(checkpoint)[-1].date)
+        return self._states[checkpoint]
+
     def diagnosis_events(self, checkpoint: int) -> list[Event]:
         """The visits that confirmed the condition, by the checkpoint."""
-        return [e for e in self.upto(checkpoint)
+        if checkpoint not in self._diagnosis_events:
+            self._diagnosis_events[checkpoint] = [
+                e for e in self.upto(checkpoint)
                 if any(isinstance(f, DiagnosisFact) and f.status == "confirmed" for f in e.facts)]
+        return list(self._diagnosis_events[checkpoint])
 
     def diagnosed(self, checkpoint: int) -> bool:
         """Whether the patient's condition was confirmed by the checkpoint."""
@@ -467,7 +477,7 @@ class FactFinder:
         my feet" is no question before the neuropathy."""
         if not self.diagnosed(checkpoint):
             return False
-        state = state_on(self.year, self.upto(checkpoint)[-1].date)
+        state = self.state_at(checkpoint)
         need = step.indication
         if need.complication is not None:
             return need.complication in state.complications

@@ -93,6 +93,7 @@ class _Schedule:
         self.choices: list[tuple[list[str], set[str]]] = []  # MQ: normalized option names, the correct ones
         self.items: list[tuple[Draft, str]] = []  # what was taken, in order, with `_named_text`
         self._strata_of: tuple[tuple, dict] = ((), {})  # ((len(items), type) when counted, _strata of that type)
+        self.named: list[_Named] = []  # per choice: its options the questions taken name (`_Named`)
         self.with_evidence = 0
         self.new_only = 0
         self.blockers: set[tuple[str, str, str]] = set()
@@ -136,10 +137,17 @@ class _Schedule:
                 return True
         if draft.options:
             return _named_set_reveals(_option_names(draft), self.texts_by_type)
-        texts = {**self.texts_by_type, draft.query_type: [*self.texts_by_type.get(draft.query_type, []), mine]}
-        # (only a reveal this text would make: one already made, by a trap category's only question, is not its doing)
-        return any(_named_set_reveals(choice, texts) and not _named_set_reveals(choice, self.texts_by_type)
-                   for choice in self.choices)
+        # (only a reveal this text would make: one already made, by a trap category's only question, is not its doing;
+        # the text changes only its own type's group and the group of all types)
+        for (names, right), named in zip(self.choices, self.named, strict=True):
+            wrong = set(names) - right
+            if named.reveals(right, wrong):
+                continue
+            here = {name for name in names if name in mine}
+            for group in (named.by_type.get(draft.query_type, set()) | here, named.anywhere | here):
+                if group and group in (right, wrong):
+                    return True
+        return False
 
     def over_date_cap(self, spec: QuestionType, draft: Draft) -> bool:
         """Whether the draft names a date and the type's share of such questions would pass its cap."""
@@ -172,9 +180,14 @@ class _Schedule:
         self.items.append((draft, _named_text(draft, text)))
         self.picked.append((normalize_text(text), [normalize_text(f) for f in draft.key_facts]))
         if draft.options:
-            self.choices.append(_option_names(draft))
+            choice = _option_names(draft)
+            self.choices.append(choice)
+            self.named.append(_Named.of(choice[0], self.texts_by_type))
         else:
-            self.texts_by_type.setdefault(draft.query_type, []).append(normalize_text(text))
+            mine = normalize_text(text)
+            self.texts_by_type.setdefault(draft.query_type, []).append(mine)
+            for (names, _), named in zip(self.choices, self.named, strict=True):
+                named.add(draft.query_type, {name for name in names if name in mine})
         self.asked[spec.code] += 1
         self.dated[spec.code] += int(draft.names_date)
         self.kinds[(spec.code, draft.kind)] += 1
@@ -186,6 +199,27 @@ class _Schedule:
         if draft.evidence:
             self.with_evidence += 1
             self.new_only += int(is_new_only(draft, checkpoint))
+
+
+class _Named:
+    """What the questions taken name of one choice question's options, by type and over all types, kept up to date
+    question by question (`_named_set_reveals` counts the same from the texts)."""
+
+    def __init__(self, by_type: dict[str, set[str]]) -> None:
+        self.by_type = by_type
+        self.anywhere: set[str] = set().union(*by_type.values())
+
+    @classmethod
+    def of(cls, names: list[str], texts_by_type: dict[str, list[str]]) -> _Named:
+        return cls({code: {n for n in names if any(n in t for t in texts)} for code, texts in texts_by_type.items()})
+
+    def add(self, code: str, named: set[str]) -> None:
+        self.by_type.setdefault(code, set()).update(named)
+        self.anywhere |= named
+
+    def reveals(self, right: set[str], wrong: set[str]) -> bool:
+        """Whether some group names exactly the right options, or exactly the wrong ones."""
+        return any(group and group in (right, wrong) for group in [*self.by_type.values(), self.anywhere])
 
 
 def _option_names(draft: Draft) -> tuple[list[str], set[str]]:
@@ -439,8 +473,13 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
             rng.shuffle(candidates)
             number = 0
             room = caps.get((spec.code, checkpoint), spec.quota + schedule.asked[spec.code]) - schedule.asked[spec.code]
+            ordered = False
             while number < min(spec.quota, room) and candidates:
-                candidates.sort(key=schedule.ranker(spec, checkpoint, at_checkpoint))
+                # (the ranks change only when a question is taken: a turned-away draft leaves the rest in order, so
+                # the list is sorted again only then; the same order as sorting before every pick, far fewer sorts)
+                if not ordered:
+                    candidates.sort(key=schedule.ranker(spec, checkpoint, at_checkpoint))
+                    ordered = True
                 draft = candidates.pop(0)
                 if draft.fact_key in schedule.used_facts or schedule.over_kind_cap(spec, draft) \
                         or schedule.over_date_cap(spec, draft):
@@ -452,6 +491,7 @@ def _schedule(year: CareYear, finder: FactFinder, phrasing: Phrasing, checkpoint
                 if text is None or (schedule.leaks(draft, text) and not untested):
                     continue
                 number += 1
+                ordered = False
                 schedule.take(spec, draft, checkpoint, text)
                 schedule.texts.add(identity(text, draft))
                 at_checkpoint.append(draft)

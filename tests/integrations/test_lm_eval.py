@@ -109,6 +109,18 @@ def test_lm_eval_with_smollm2_matches_our_runner_on_a_slice(home, dataset, tmp_p
     assert str(results.get("alias")) == "medmemorybench_ci_slice"
 
 
+def test_a_mistake_under_the_lm_eval_command_is_one_line_not_a_traceback(home, tmp_path):
+    env = {**{k: v for k, v in os.environ.items() if k != "MEDMEMORYBENCH_DATA"}, HOME_ENV: str(home),
+           "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "hf")}  # (no build anywhere, none registered)
+    result = subprocess.run([sys.executable, "-m", "lm_eval", "run", "--tasks", "medmemorybench_ci_slice",
+                             "--include_path", str(home / "tasks"), "--model", "dummy"],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert "dataset_path: no MedMemoryBench build found" in line
+
+
 def test_runtime_metadata_is_checked(home):
     source = str(home / "tasks" / "medmemorybench_ci_slice.yaml")
     with pytest.raises(InputError, match=r"metadata.memory: 'mem0' needs an LLM"):
