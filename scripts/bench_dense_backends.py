@@ -42,7 +42,7 @@ def chunks_and_questions(dataset: Path, patients: int) -> tuple[list[str], list[
             if row["persona_id"] not in keep:
                 continue
             for session in row["sessions"]:
-                observed = ObservedSession(session_id=session["session_id"], date=session["date"],
+                observed = ObservedSession(session_id=session["session_id"], date=session["date"] or "",
                                            turns=session["turns"])
                 chunks.update(dict.fromkeys(chunk_session(observed, options)))
             questions += [q["question"] for q in row["questions"]]

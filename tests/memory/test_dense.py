@@ -104,3 +104,22 @@ def test_threads_option_sets_torch_threads(monkeypatch, tmp_path):
 def test_missing_model_folder_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match=r"--memory_args for 'dense'.*not a local sentence-transformers folder"):
         load_memory("dense", {"model": str(tmp_path / "nowhere"), "cache_dir": str(tmp_path)})
+
+
+def test_the_bf16_backend_ranks_as_float32_does_within_its_tolerance_and_is_cached_apart(stream, tmp_path):
+    exact = DenseMemory(cache_dir=str(tmp_path))
+    fast = DenseMemory(cache_dir=str(tmp_path), backend="torch-bf16")
+    assert fast.model_id == f"{exact.model_id}#torch-bf16"  # (its vectors never stand in for float32's)
+    for memory in (exact, fast):
+        memory.ingest(stream)
+    ranked = [memory.retrieve(QUESTIONS, k=5) for memory in (exact, fast)]
+    for a, b in zip(*ranked, strict=True):
+        # the documented tolerance: scores within 0.005 of float32's, the top-5 overlapping by at least four of five
+        assert max(abs(x.score - y.score) for x, y in zip(a.items, b.items, strict=True)) < 0.005
+        assert len({i.text for i in a.items} & {i.text for i in b.items}) >= 4
+    assert FACT_SESSION_ID in {sid for item in ranked[1][0].items for sid in item.session_ids}
+
+
+def test_an_unknown_backend_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match=r"backend must be one of torch, torch-bf16, not 'onnx'"):
+        load_memory("dense", {"backend": "onnx", "cache_dir": str(tmp_path)})
