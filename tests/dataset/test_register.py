@@ -80,13 +80,27 @@ def own_cache(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _build(out, seed):
-    built = build_dataset(default_knowledge(), load_templates("en"),
-                          BuildOptions(seed=seed, personas=2, health_sessions=5, family_sessions=5))
-    return export_dataset(built, out)
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    """Small builds of seeds 4, 5 and 6, made once for the module; `_build` copies one where a test wants it."""
+    root = tmp_path_factory.mktemp("builds")
+    options = {"personas": 2, "health_sessions": 5, "family_sessions": 5}
+    return {seed: export_dataset(build_dataset(default_knowledge(), load_templates("en"),
+                                               BuildOptions(seed=seed, **options)), root / str(seed))
+            for seed in (4, 5, 6)}
 
 
-def test_package_loader_returns_the_registered_build_even_when_the_name_is_shadowed(own_cache):
+@pytest.fixture
+def _build(builds):
+    def copy(out, seed):
+        target = out / "medmemorybench"
+        shutil.copytree(builds[seed], target)
+        return target
+
+    return copy
+
+
+def test_package_loader_returns_the_registered_build_even_when_the_name_is_shadowed(own_cache, _build):
     folder_a, folder_b = _build(own_cache / "a", 4), _build(own_cache / "b", 5)
     register_build(folder_a)
     # loading another folder named `medmemorybench` by path prepares it under the same name, and newer
@@ -95,7 +109,7 @@ def test_package_loader_returns_the_registered_build_even_when_the_name_is_shado
     assert rows == rows_of(folder_a)
 
 
-def test_a_registration_whose_folder_is_gone_is_an_error_naming_it_never_another_build(own_cache):
+def test_a_registration_whose_folder_is_gone_is_an_error_naming_it_never_another_build(own_cache, _build):
     folder_a, folder_b = _build(own_cache / "a", 4), _build(own_cache / "tmp" / "b", 5)
     register_build(folder_a)
     # a side build in a temporary folder takes the name, then the folder is deleted
@@ -117,7 +131,7 @@ def test_a_registration_whose_folder_is_gone_is_an_error_naming_it_never_another
         medmemorybench.load("mixed", "checkpoint_30")
 
 
-def test_registering_another_build_says_which_it_replaced_and_how_to_go_back(own_cache):
+def test_registering_another_build_says_which_it_replaced_and_how_to_go_back(own_cache, _build):
     folder_a, folder_b = _build(own_cache / "a", 4), _build(own_cache / "b", 5)
     assert cli_in(own_cache, "register", str(folder_a)).returncode == 0
     replaced = cli_in(own_cache, "register", str(folder_b))
@@ -128,7 +142,7 @@ def test_registering_another_build_says_which_it_replaced_and_how_to_go_back(own
     assert "this replaced" not in cli_in(own_cache, "register", str(folder_b)).stdout
 
 
-def test_package_loader_names_configs_and_splits_of_a_registered_build(own_cache):
+def test_package_loader_names_configs_and_splits_of_a_registered_build(own_cache, _build):
     folder = _build(own_cache / "a", 4)
     register_build(folder)
     with pytest.raises(InputError, match="unknown split 'checkpoint_5' for config 'mixed'; valid splits: "):
