@@ -8,17 +8,22 @@ review sheet), `--out` kept as its old spelling. `_option` declares both spellin
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
-from rich.table import Table
+if not sys.stderr.isatty():  # a log gets our dated lines, not progress bars redrawn as lines (tqdm reads its
+    os.environ.setdefault("TQDM_DISABLE", "1")  # TQDM_ defaults when imported: set before any library loads it)
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-from medmemorybench import __version__
-from medmemorybench.console import (
+import typer  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from medmemorybench import __version__  # noqa: E402
+from medmemorybench.console import (  # noqa: E402
     StageProgress,
     build_with_progress,
     console,
@@ -28,7 +33,7 @@ from medmemorybench.console import (
     run_with_progress,
     say,
 )
-from medmemorybench.errors import MedMemoryBenchError, RunFailedError
+from medmemorybench.errors import MedMemoryBenchError, RunFailedError  # noqa: E402
 
 app = typer.Typer(
     name="medmemorybench",

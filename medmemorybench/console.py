@@ -21,6 +21,8 @@ from medmemorybench.harness.progress import Progress
 
 LOG_WIDTH = 200
 """Columns of tables written to a file or pipe (rich's 80 would fold a report's wide tables beyond reading)."""
+HEARTBEAT_SHARE = 0.9
+"""A stage with no news prints its "still ..." line after this share of `LINE_INTERVAL_S` without a line."""
 LINE_INTERVAL_S = 10.0
 """In a log, the most seconds between two progress lines while a stage moves (a checkpoint done always prints)."""
 
@@ -65,7 +67,7 @@ class StageProgress:
         self.task = ""
         self.sessions = self.answers = 0
         self.phase, self.phase_started = "", self.started
-        self.doing = ""  # what the stage is doing now, for the line a silent step gets
+        self.doing = "starting (loading data and models)"  # what the stage does now, for a silent step's line
         self._lock = threading.Lock()
         self._wall_start = self._quiet_since = time.monotonic()  # (the wall clock: `now` may be a test's)
         self._stop = threading.Event()
@@ -90,11 +92,17 @@ class StageProgress:
             self.bar.stop()
 
     def _heartbeat(self) -> None:
-        """In a log, a line whenever `interval_s` passed without one while the stage still works."""
-        while not self._stop.wait(self.interval_s / 4):
+        """In a log, a line before `interval_s` passes without one while the stage still works (woken when it is due,
+        at 90 % of the interval: the log's gaps stay under it whatever the printing costs)."""
+        due = HEARTBEAT_SHARE * self.interval_s
+        wait = due
+        while not self._stop.wait(wait):
             with self._lock:
-                if self.doing and time.monotonic() - self._quiet_since >= self.interval_s:
+                quiet = time.monotonic() - self._quiet_since
+                if quiet >= due:
                     self._say(f"still {self.doing} · elapsed {clock(time.monotonic() - self._wall_start)}")
+                    quiet = 0.0
+            wait = max(due - quiet, 0.05)
 
     def _say(self, text: str) -> None:
         say(f"[{time.strftime('%H:%M:%S')}] {self.stage}: {text}", self.out)

@@ -129,3 +129,23 @@ def test_a_run_writing_to_a_log_prints_progress_lines(tmp_path):
     assert result.returncode == 0, result.stderr
     assert re.search(r"run: medmemorybench_efficient checkpoint_20 \(2/2\) done · \d+ sessions .* ETA ~0:00",
                      result.stderr)
+
+
+def test_a_stage_says_it_is_starting_before_its_first_news():
+    out, buffer = log_console()
+    with StageProgress("smollm2", out, interval_s=0.2):
+        time.sleep(0.45)  # (loading a model: no progress yet)
+    lines = buffer.getvalue().splitlines()
+    assert lines and all("smollm2: still starting (loading data and models)" in line for line in lines)
+
+
+def test_progress_bars_of_libraries_are_off_when_the_command_writes_to_a_log():
+    import os
+    import subprocess
+    import sys
+
+    names = ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS")
+    code = f"import os, medmemorybench.cli; print(*(os.environ.get(n) for n in {names!r}))"
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)  # (stderr: a pipe)
+    assert result.stdout.split() == ["1", "1"], result.stderr
