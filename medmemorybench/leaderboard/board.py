@@ -25,6 +25,7 @@ from medmemorybench.leaderboard.bundle import (
     sha256,
 )
 from medmemorybench.leaderboard.systems import load_systems
+from medmemorybench.render.stream import CHECKPOINT_EVERY
 from medmemorybench.report import MODES, is_ceiling, paper_rows, table_mean
 
 QUALITY_METRICS = ("correct", "recall_at_k", "token_f1", "rouge_l", "hallucinated", "trap_safe", "selective")
@@ -70,6 +71,8 @@ class Board:
     left_out: list[str]
     """Bundles refused, each with its reason."""
     paper: dict[str, str]
+    checkpoint_every: int = CHECKPOINT_EVERY
+    """Sessions between two checkpoints: the plot joins only neighbouring checkpoints."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""

@@ -190,3 +190,29 @@ def test_the_page_fits_a_screenshot(page, tmp_path):
     reset(page)
     shot = page.screenshot(tmp_path / "board.png")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_skipped_checkpoints_are_points_with_their_intervals_not_a_line(tmp_path):
+    from medmemorybench.leaderboard.board import Board, BoardRow
+
+    # a run asked at checkpoints 10, 20 and 100: 10-20 is a line, 100 a point with its interval
+    points = [[10, 0.5, 0.4, 0.6], [20, 0.6, 0.5, 0.7], [100, 0.4, 0.3, 0.5]]
+    row = BoardRow(id="sparse", kind="run", system="BM25 RAG", memory="bm25", paradigm="unstructured",
+                   backbone="none", curves={"efficient": {"recall_at_k": points}})
+    write_site(Board(types=["EEM"], rows=[row], paradigms={"unstructured": "unstructured"}, left_out=[],
+                     paper={"title": "t", "url": "https://example.org", "backbone": "b", "note": "n"}),
+               tmp_path / "board", "results")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with Browser() as browser:
+            browser.open(f"http://127.0.0.1:{server.server_address[1]}/board/index.html")
+            set_control(browser, "#curve", "recall_at_k")
+            lines = browser.evaluate("[...document.querySelectorAll('#saturation polyline.curve')]"
+                                     ".map(c => c.getAttribute('points').split(' ').length)")
+            intervals = browser.evaluate("document.querySelectorAll('#saturation line.interval').length")
+            dots = browser.evaluate("document.querySelectorAll('#saturation circle').length")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert sorted(lines) == [1, 2] and intervals == 1 and dots == 3

@@ -220,20 +220,33 @@
       return;
     }
     for (const s of series) {
-      const band = s.points.filter((p) => p[2] !== null && p[3] !== null);
-      if (band.length > 1) {
-        const upper = band.map((p) => x(p[0]) + "," + y(Math.min(1, p[3])));
-        const lower = band.slice().reverse().map((p) => x(p[0]) + "," + y(Math.max(0, p[2])));
-        plot.appendChild(svg("polygon", {points: upper.concat(lower).join(" "), fill: s.color, opacity: 0.06}));
+      // a line joins neighbouring checkpoints only: a run asked at 20 and 100 is two points with their intervals,
+      // not a trend over the checkpoints it never measured
+      const runs = [];
+      for (const p of s.points) {
+        const last = runs.length ? runs[runs.length - 1] : null;
+        if (last && p[0] - last[last.length - 1][0] === board.checkpoint_every) last.push(p); else runs.push([p]);
       }
-      const path = svg("polyline", {points: s.points.map((p) => x(p[0]) + "," + y(p[1])).join(" "), fill: "none",
-                                    stroke: s.color, "stroke-width": 2, "data-id": s.row.id, "data-mode": s.mode,
-                                    class: "curve"});
-      if (s.mode === "mixed") path.setAttribute("stroke-dasharray", "6 4");
-      const title = svg("title");
-      title.textContent = label(s.row) + " [" + s.mode + "]";
-      path.appendChild(title);
-      plot.appendChild(path);
+      for (const part of runs) {
+        const band = part.filter((p) => p[2] !== null && p[3] !== null);
+        if (band.length > 1) {
+          const upper = band.map((p) => x(p[0]) + "," + y(Math.min(1, p[3])));
+          const lower = band.slice().reverse().map((p) => x(p[0]) + "," + y(Math.max(0, p[2])));
+          plot.appendChild(svg("polygon", {points: upper.concat(lower).join(" "), fill: s.color, opacity: 0.06}));
+        } else if (band.length === 1) {
+          const p = band[0];
+          plot.appendChild(svg("line", {x1: x(p[0]), x2: x(p[0]), y1: y(Math.min(1, p[3])), y2: y(Math.max(0, p[2])),
+                                        stroke: s.color, "stroke-width": 1.5, opacity: 0.5, class: "interval"}));
+        }
+        const path = svg("polyline", {points: part.map((p) => x(p[0]) + "," + y(p[1])).join(" "), fill: "none",
+                                      stroke: s.color, "stroke-width": 2, "data-id": s.row.id, "data-mode": s.mode,
+                                      class: "curve"});
+        if (s.mode === "mixed") path.setAttribute("stroke-dasharray", "6 4");
+        const title = svg("title");
+        title.textContent = label(s.row) + " [" + s.mode + "]";
+        path.appendChild(title);
+        plot.appendChild(path);
+      }
       for (const p of s.points) plot.appendChild(svg("circle", {cx: x(p[0]), cy: y(p[1]), r: 2.5, fill: s.color}));
       const li = el("li");
       const swatch = el("span", {class: "swatch"});
