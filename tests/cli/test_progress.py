@@ -45,15 +45,21 @@ def test_lines_name_stage_task_checkpoint_patient_rate_and_eta():
             "ETA ~9:00") in lines[1]
 
 
-def test_a_new_task_restarts_its_rate_and_eta():
+def last_line(stage: str, steps: list[tuple[float, Progress]]) -> str:
+    """The last log line of a stage given each progress step at its (fake) time, every step printed."""
     out, buffer = log_console()
     now = Clock()
-    with StageProgress("bm25", out, interval_s=0, now=now) as progress:
-        now.now = 100
-        progress.run(Progress("medmemorybench_efficient", "answer", "checkpoint_100", 10, 10, 20, 20, sessions=200))
-        now.now = 110
-        progress.run(Progress("medmemorybench_mixed", "answer", "checkpoint_10", 1, 10, 20, 20, sessions=100))
-    last = buffer.getvalue().splitlines()[-1]
+    with StageProgress(stage, out, interval_s=0, now=now) as progress:
+        for at, step in steps:
+            now.now = at
+            progress.run(step)
+    return buffer.getvalue().splitlines()[-1]
+
+
+def test_a_new_task_restarts_its_rate_and_eta():
+    last = last_line("bm25", [
+        (100, Progress("medmemorybench_efficient", "answer", "checkpoint_100", 10, 10, 20, 20, sessions=200)),
+        (110, Progress("medmemorybench_mixed", "answer", "checkpoint_10", 1, 10, 20, 20, sessions=100))])
     assert "100 sessions (10/s)" in last and "elapsed 0:10" in last and "ETA ~1:30" in last
 
 
@@ -97,15 +103,10 @@ def test_a_step_with_no_news_for_the_interval_gets_a_line_saying_what_it_still_d
 
 
 def test_answers_coming_back_move_the_line_and_the_eta():
-    out, buffer = log_console()
-    now = Clock()
-    with StageProgress("smollm2", out, interval_s=0, now=now) as progress:
-        now.now = 50
-        progress.run(Progress("medmemorybench_efficient", "ingest", "checkpoint_10", 1, 1, 1, 1, sessions=10))
-        now.now = 100
-        progress.run(Progress("medmemorybench_efficient", "answering", "checkpoint_10", 1, 1, 1, 1, answered=10,
-                              to_answer=20))
-    last = buffer.getvalue().splitlines()[-1]
+    last = last_line("smollm2", [
+        (50, Progress("medmemorybench_efficient", "ingest", "checkpoint_10", 1, 1, 1, 1, sessions=10)),
+        (100, Progress("medmemorybench_efficient", "answering", "checkpoint_10", 1, 1, 1, 1, answered=10,
+                       to_answer=20))])
     # half the reading (1 of 2 parts) and half the answers: 3/4 done in 100 s
     assert "checkpoint_10 (1/1) · answering 10/20 · 10 sessions (0.1/s) · elapsed 1:40 · ETA ~0:33" in last
 
