@@ -32,8 +32,19 @@ _NEGATION = re.compile(r"\b(?:not|never|no|avoid|unsafe|n't)\b|n't|不|别|没")
 _SENTENCE = re.compile(r"[.;!?\n。；！？]")
 
 
+_ZH_LEAD = re.compile(r"^(?:(?:现在|目前|眼下|暂时|这段时间|以后|今后|您|你|还|也)\s*)+(?=不|别|没|可以|能)")
+"""Words a Chinese answer puts before its side ("现在不用天天喷了", "您可以继续用", "目前还不需要"): time and person,
+read past only where a negation or a "can" follows at once."""
+
+
+_REASSURANCE = re.compile(r"^(?:don't worry|do not worry|not to worry"
+                          r"|(?:您|你)?(?:不用|别|不要|无需)太?(?:担心|着急|紧张|害怕))[\s\W_]*")
+"""A reassurance before the side ("Don't worry, you can take it", "不用担心，可以吃"): no "no"."""
+
+
 def _opening(text: str) -> str:
-    return re.sub(r"^[\s\W_]+", "", canonical_text(text))
+    opening = re.sub(r"^[\s\W_]+", "", canonical_text(text))
+    return _ZH_LEAD.sub("", _REASSURANCE.sub("", opening))
 
 
 def polarity(text: str) -> str | None:

@@ -37,8 +37,15 @@ def test_chinese_dates_are_read_with_and_without_a_year():
     assert [(d.month, d.day) for d in find_dates("3月12号")] == [(3, 12)]
 
 
-@pytest.mark.parametrize(("answer", "side"), [("可以，您可以用。", "yes"), ("不可以，您对它过敏。", "no"),
-                                              ("不建议您用。", "no"), ("可以，但是要查肝功能。", None)])
+@pytest.mark.parametrize(("answer", "side"), [
+    ("可以，您可以用。", "yes"), ("不可以，您对它过敏。", "no"), ("不建议您用。", "no"),
+    ("可以，但是要查肝功能。", None),
+    # a time or person word before the side (a capable reader's "now you no longer need to spray it daily")
+    ("现在不用天天喷了。疗程30天已经用完了。", "no"), ("目前还不需要加药。", "no"), ("您可以继续用。", "yes"),
+    ("现在可以，但是要查肝功能。", None), ("现在要继续每天喷。", None),
+    # a reassurance first is no "no"
+    ("不用担心，可以吃。", "yes"), ("您别担心，您可以继续用。", "yes"), ("Don't worry, you can take it.", "yes"),
+    ("Don't take it: you are allergic.", "no")])
 def test_chinese_yes_and_no_openings(answer, side):
     assert polarity(answer) == side
 
