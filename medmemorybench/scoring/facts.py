@@ -371,10 +371,49 @@ def _states_finding(reading: Reading, fact: Fact) -> int | None:
         elements = [e for e in finding_elements(form) if not _is_reference(e)] or finding_elements(form)
         read = [_read_element(reading, e) for e in elements]
         found = [p for p, _ in read if p is not None]
-        # (an element said the other way round contradicts the finding, however much else is told)
-        if elements and len(found) >= math.ceil(FINDING_SHARE * len(elements)) and not any(c for _, c in read):
+        # (an element said the other way round, on the other side, or with another score contradicts the finding,
+        # however much else is told)
+        contradicted = any(c for _, c in read) or any(_other_side(reading, e) or _other_score(reading, e)
+                                                      for e in elements)
+        if elements and len(found) >= math.ceil(FINDING_SHARE * len(elements)) and not contradicted:
             return min(found)
     return None
+
+
+_SIDES = {"right": "left", "left": "right", "右": "左", "左": "右"}
+_SIDE = re.compile(r"\b(?:right|left)\b|右|左")
+
+
+def _sides(text: str) -> set[str]:
+    """The body sides a text names ("right lower lobe", "左下肺"; "左右", about, is none)."""
+    return {m.group(0) for m in _SIDE.finditer(canonical_text(text).replace("左右", ""))}
+
+
+def _other_side(reading: Reading, element: str) -> bool:
+    """Whether the answer puts the element on the other side only: "the left lower lobe" for "right lower lobe"."""
+    own = _sides(element)
+    if len(own) != 1:
+        return False
+    side = next(iter(own))
+    named = _sides(reading.text)
+    return _SIDES[side] in named and side not in named
+
+
+def _other_score(reading: Reading, element: str) -> bool:
+    """Whether the answer gives another bare value where the element names its score: "a CRB-65 score of 0" for "of
+    1", "Mayo subscore 3" for "2" (a value in a clause naming all of the element's words)."""
+    own = [m for m in read_answer(element).values if m.unit is DIMENSIONLESS]
+    words = content_words(element)
+    if not own or not words or _numbers_stated(reading, element):
+        return False
+    text = spelling_neutral(reading.text)
+    for m in reading.values:
+        if m.unit is not DIMENSIONLESS:
+            continue
+        clause = spelling_neutral(_clause_at(reading.text, m.start))
+        if all(w in clause for w in words) and not any(_equal(m, g, _decimals(g.text)) for g in own):
+            return bool(text)
+    return False
 
 
 def _finding_values(fact: Fact) -> list[Fact]:

@@ -124,3 +124,24 @@ def test_a_rival_the_gold_itself_names_is_no_rival() -> None:
             "ropinirole 2 mg once a day was started"]
     answer = "The levodopa challenge test improved your score by 34%, and ropinirole was started."
     assert check_chain(read_answer(answer), steps, "", told).rivals == ()
+
+
+PNEUMONIA = Fact("crackles at the right lung base and a right lower lobe consolidation on the X-ray, with a CRB-65 "
+                 "score of 1", "finding")
+
+
+@pytest.mark.parametrize(("answer", "told"), [
+    # the capable-reader sample's near miss (P0018-C080-EEM2): every word but the side and the score
+    ("The chest examination found crackles at the base of your left lung, and the X-ray showed consolidation in the "
+     "left lower lobe, with a CRB-65 score of 0.", False),
+    ("Crackles at the left lung base and left lower lobe consolidation; CRB-65 score of 1.", False),
+    ("Crackles at the base of your right lung and right lower lobe consolidation, with a CRB-65 score of 0.", False),
+    ("The doctor heard crackles at the base of your right lung and the X-ray showed right lower lobe consolidation; "
+     "your CRB-65 score was 1.", True),
+    ("Crackles at the right base, consolidation in the right lower lobe, CRB-65 1.", True),
+    ("Right lower lobe consolidation with crackles at the right lung base; the left lung was clear.", True),
+    ("左下肺有湿啰音，胸片显示左下叶实变，CRB-65评分1分。", False),
+])
+def test_a_finding_on_the_other_side_or_with_another_score_is_not_told(answer: str, told: bool) -> None:
+    fact = PNEUMONIA if answer.isascii() else Fact("右下肺可闻及湿啰音，胸片示右下叶实变，CRB-65评分1分", "finding")
+    assert states(read_answer(answer), fact) is told
