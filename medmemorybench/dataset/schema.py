@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from datasets import Features, List, Value
 
 LANGUAGES = ("en", "zh")
@@ -120,3 +122,12 @@ FEATURES = {config: {"efficient": STREAM_FEATURES, "mixed": STREAM_FEATURES, "qu
 def split_name(checkpoint: int) -> str:
     """`checkpoint_10` (dashes are not allowed in split names)."""
     return f"checkpoint_{checkpoint}"
+
+
+PERSONA_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""What a persona id may be: a plain name (`P0001`), never a path. A run names each patient's memory folder after it,
+and a hostile dataset's "/home/user" or "../.." would have that folder removed and written outside the run."""
+
+
+def is_persona_id(value: object) -> bool:
+    return isinstance(value, str) and PERSONA_ID.fullmatch(value) is not None and ".." not in value

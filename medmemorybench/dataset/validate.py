@@ -10,7 +10,14 @@ import re
 from collections import defaultdict
 
 from medmemorybench.dataset.build import Rows
-from medmemorybench.dataset.schema import FEATURES, LANGUAGES, PERSONAS_SPLIT, STREAM_CONFIGS, config_name
+from medmemorybench.dataset.schema import (
+    FEATURES,
+    LANGUAGES,
+    PERSONAS_SPLIT,
+    STREAM_CONFIGS,
+    config_name,
+    is_persona_id,
+)
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.models import FACT_KINDS
 from medmemorybench.render.models import Session, session_text
@@ -39,6 +46,10 @@ def _check_schema(rows: Rows, problems: list[str]) -> None:
                 if missing or extra:
                     problems.append(f"{config}/{split}[{index}]: fields missing {sorted(missing)} "
                                     f"or unexpected {sorted(extra)}")
+                    continue
+                if "persona_id" in row and not is_persona_id(row["persona_id"]):
+                    problems.append(f"{config}/{split}[{index}]: persona_id {str(row['persona_id'])[:80]!r} is not a "
+                                    "plain id (letters, digits, '_', '.', '-'; no path)")
                     continue
                 try:
                     features.encode_example(row)

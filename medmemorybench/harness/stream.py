@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medmemorybench.dataset.load import read_split
+from medmemorybench.dataset.schema import is_persona_id
 from medmemorybench.errors import InputError, RunFailedError
 from medmemorybench.harness.cache import ResponseCache
 from medmemorybench.harness.config import RunConfig
@@ -138,6 +139,9 @@ def new_memory(config: RunConfig, task: TaskConfig, persona_id: str, cost: Memor
     memory = load_memory(config.memory, dict(config.memory_args))
     if models.answering is not None and hasattr(memory, "count_tokens"):
         memory.count_tokens = models.answering.count_tokens  # long contexts are fitted in model tokens
+    if not is_persona_id(persona_id):  # (the folder is removed below: never one named by a path in the data)
+        raise InputError(f"--dataset_path: persona_id {str(persona_id)[:80]!r} is not a plain id (letters, digits, "
+                         "'_', '.', '-'); `medmemorybench validate` the dataset")
     workdir = config.output_path / MEMORY_DIR / task.task / persona_id
     shutil.rmtree(workdir, ignore_errors=True)  # (a resume builds the memory again from the first session)
     workdir.mkdir(parents=True)

@@ -151,3 +151,34 @@ def test_a_question_with_an_unknown_fact_kind_is_refused_with_its_file(damaged, 
     pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
     with pytest.raises(InputError, match=r"checkpoint_10.parquet: .*fact kind 'colour' is not one of quantity"):
         run(run_config(damaged, tmp_path, limit=None))
+
+
+@pytest.mark.parametrize("hostile", ["ABSOLUTE", "../../victim", "..", "P0001/../../victim"])
+def test_a_persona_id_that_is_a_path_is_refused_and_nothing_outside_the_run_is_touched(damaged, tmp_path, hostile):
+    # (issue 28: a persona_id naming a folder made `run` remove that folder before using it as the memory's own)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("mine")
+    persona_id = str(victim) if hostile == "ABSOLUTE" else hostile
+    for path in sorted((damaged / "efficient").glob("*.parquet")):
+        rows = pq.read_table(path).to_pylist()
+        for row in rows:
+            row["persona_id"] = persona_id
+            for question in row["questions"]:
+                question["persona_id"] = persona_id
+        pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+    with pytest.raises(InputError, match=r"persona_id .* is not a plain id"):
+        run(run_config(damaged, tmp_path, limit=1, memory="bm25"))
+    assert (victim / "keep.txt").read_text() == "mine"
+    assert not (tmp_path / "run" / "memory").exists() or not any((tmp_path / "run" / "memory").rglob("*.txt"))
+
+
+def test_the_validator_names_a_persona_id_that_is_a_path(damaged):
+    from medmemorybench.dataset import read_rows, validate_rows
+
+    path = damaged / "personas" / "patients.parquet"
+    rows = pq.read_table(path).to_pylist()
+    rows[0]["persona_id"] = "/etc"
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+    problems = validate_rows(read_rows(damaged))
+    assert any("persona_id '/etc' is not a plain id" in p for p in problems), problems[:5]
