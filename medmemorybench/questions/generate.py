@@ -90,10 +90,9 @@ class _Schedule:
         self.categories: set[str] = set()
         self.picked: list[tuple[str, list[str]]] = []   # (normalized text, normalized key facts)
         self.texts_by_type: dict[str, list[str]] = {}  # normalized question texts, by type
-        self.choices: list[tuple[list[str], set[str]]] = []  # MQ: normalized option names, the correct ones
         self.items: list[tuple[Draft, str]] = []  # what was taken, in order, with `_named_text`
         self._strata_of: tuple[tuple, dict] = ((), {})  # ((len(items), type) when counted, _strata of that type)
-        self.named: list[_Named] = []  # per choice: its options the questions taken name (`_Named`)
+        self.named: list[_Named] = []  # MQ: each choice question taken, with what the others name of its options
         self.with_evidence = 0
         self.new_only = 0
         self.blockers: set[tuple[str, str, str]] = set()
@@ -136,18 +135,9 @@ class _Schedule:
                 self.blockers.add((draft.query_type, other.query_type, other.fact_key))
                 return True
         if draft.options:
-            return _named_set_reveals(_option_names(draft), self.texts_by_type)
-        # (only a reveal this text would make: one already made, by a trap category's only question, is not its doing;
-        # the text changes only its own type's group and the group of all types)
-        for (names, right), named in zip(self.choices, self.named, strict=True):
-            wrong = set(names) - right
-            if named.reveals(right, wrong):
-                continue
-            here = {name for name in names if name in mine}
-            for group in (named.by_type.get(draft.query_type, set()) | here, named.anywhere | here):
-                if group and group in (right, wrong):
-                    return True
-        return False
+            return _Named(_option_names(draft), self.texts_by_type).reveals()
+        # (only a reveal this text would make: one already made, by a trap category's only question, is not its doing)
+        return any(named.reveals_with(draft.query_type, mine) for named in self.named)
 
     def over_date_cap(self, spec: QuestionType, draft: Draft) -> bool:
         """Whether the draft names a date and the type's share of such questions would pass its cap."""
@@ -180,14 +170,12 @@ class _Schedule:
         self.items.append((draft, _named_text(draft, text)))
         self.picked.append((normalize_text(text), [normalize_text(f) for f in draft.key_facts]))
         if draft.options:
-            choice = _option_names(draft)
-            self.choices.append(choice)
-            self.named.append(_Named.of(choice[0], self.texts_by_type))
+            self.named.append(_Named(_option_names(draft), self.texts_by_type))
         else:
             mine = normalize_text(text)
             self.texts_by_type.setdefault(draft.query_type, []).append(mine)
-            for (names, _), named in zip(self.choices, self.named, strict=True):
-                named.add(draft.query_type, {name for name in names if name in mine})
+            for named in self.named:
+                named.add(draft.query_type, mine)
         self.asked[spec.code] += 1
         self.dated[spec.code] += int(draft.names_date)
         self.kinds[(spec.code, draft.kind)] += 1
@@ -202,24 +190,37 @@ class _Schedule:
 
 
 class _Named:
-    """What the questions taken name of one choice question's options, by type and over all types, kept up to date
-    question by question (`_named_set_reveals` counts the same from the texts)."""
+    """A choice question's options and which of them the questions taken name, by type and over all types, kept up
+    to date question by question. When some group names exactly its right options, or exactly its wrong ones, "pick
+    what IG asked about" answers the choice without memory."""
 
-    def __init__(self, by_type: dict[str, set[str]]) -> None:
-        self.by_type = by_type
-        self.anywhere: set[str] = set().union(*by_type.values())
+    def __init__(self, choice: tuple[list[str], set[str]], texts_by_type: dict[str, list[str]]) -> None:
+        self.names, self.right = choice
+        self.wrong = set(self.names) - self.right
+        self.by_type = {code: self._named_in(texts) for code, texts in texts_by_type.items()}
+        self.anywhere: set[str] = set().union(*self.by_type.values())
 
-    @classmethod
-    def of(cls, names: list[str], texts_by_type: dict[str, list[str]]) -> _Named:
-        return cls({code: {n for n in names if any(n in t for t in texts)} for code, texts in texts_by_type.items()})
+    def _named_in(self, texts: list[str]) -> set[str]:
+        return {name for name in self.names if any(name in t for t in texts)}
 
-    def add(self, code: str, named: set[str]) -> None:
+    def _exact(self, group: set[str]) -> bool:
+        return bool(group) and group in (self.right, self.wrong)
+
+    def add(self, code: str, text: str) -> None:
+        """A question of type `code` was taken with this (normalized) text."""
+        named = self._named_in([text])
         self.by_type.setdefault(code, set()).update(named)
         self.anywhere |= named
 
-    def reveals(self, right: set[str], wrong: set[str]) -> bool:
-        """Whether some group names exactly the right options, or exactly the wrong ones."""
-        return any(group and group in (right, wrong) for group in [*self.by_type.values(), self.anywhere])
+    def reveals(self) -> bool:
+        return any(self._exact(group) for group in [*self.by_type.values(), self.anywhere])
+
+    def reveals_with(self, code: str, text: str) -> bool:
+        """Whether a question of type `code` with this text would make the choice reveal its answer (it changes only
+        its own type's group and the group of all types), when it does not already."""
+        here = self._named_in([text])
+        return not self.reveals() and any(self._exact(group) for group in
+                                          (self.by_type.get(code, set()) | here, self.anywhere | here))
 
 
 def _option_names(draft: Draft) -> tuple[list[str], set[str]]:
@@ -228,19 +229,6 @@ def _option_names(draft: Draft) -> tuple[list[str], set[str]]:
     names = [normalize_text(body) for _, body in parsed]
     right = {name for name, (letter, _) in zip(names, parsed, strict=True) if letter in draft.correct_options}
     return names, right
-
-
-def _named_set_reveals(choice: tuple[list[str], set[str]], texts_by_type: dict[str, list[str]]) -> bool:
-    """Whether, for some type (or all types together), the options its questions name are exactly the right
-    ones or exactly the wrong ones: then "pick what IG asked about" would answer the choice without memory."""
-    names, right = choice
-    wrong = set(names) - right
-    groups = [*texts_by_type.values(), [t for texts in texts_by_type.values() for t in texts]]
-    for texts in groups:
-        named = {name for name in names if any(name in t for t in texts)}
-        if named and named in (right, wrong):
-            return True
-    return False
 
 
 def _wording(draft: Draft, phrasing: Phrasing, texts: set[str], rng: random.Random) -> str | None:
