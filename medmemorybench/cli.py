@@ -809,15 +809,16 @@ def ls_cmd(
 
 
 def _print_registration() -> None:
-    from medmemorybench.dataset.register import folder_state, registered
+    from medmemorybench.dataset.register import FOLDER_STATES, folder_state, registered
 
     registration = registered()
     if registration is None:
         say("no build is registered under 'medmemorybench' (`medmemorybench register FOLDER` registers one)")
         return
-    state = {"here": "", "gone": " (that folder is gone)", "changed": " (that folder holds another build now)"}
+    state = folder_state(registration)
+    now = "" if state == "here" else f" (that folder {FOLDER_STATES[state]})"
     say(f"load_dataset('medmemorybench', ...) gives build {registration.fingerprint[:12]} from "
-        f"{registration.folder}{state[folder_state(registration)]}; prepared in {registration.cache}")
+        f"{registration.folder}{now}; prepared in {registration.cache}")
     if registration.previous:
         say(f"it replaced build {registration.previous['fingerprint'][:12]} from {registration.previous['folder']}; "
             f"`medmemorybench register {registration.previous['folder']}` points the name back")

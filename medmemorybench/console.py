@@ -164,6 +164,7 @@ class StageProgress:
         else:
             self._line(f"{phase}{' done' if done else ''} · elapsed {since_start}", force=True, doing=phase)
 
+
 def build_with_progress(out: Path, options: Any, overwrite: bool, backbone: Any = None,
                         allow_audit_failures: bool = False, register: bool = True) -> Path:
     """Build and export with progress (refusing an invalid dataset, and one failing the audit unless allowed), print

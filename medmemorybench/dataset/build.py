@@ -146,8 +146,12 @@ def ask_questions(kb: KnowledgeBase, year: CareYear, rendered: Rendered,
             for lang, (regular, mixed, counts) in rendered.items()}
 
 
+def no_step(_phase: str, _done: int, _total: int) -> None:
+    """An `on_step` that reports nowhere (the default)."""
+
+
 def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]], prior: CohortPrior,
-                     on_step: Callable[[str, int, int], None] | None = None,
+                     on_step: Callable[[str, int, int], None] = no_step,
                      ) -> tuple[list[dict[str, PatientBuild]], int]:
     """Every patient's questions, and the number of draws of the prior's coins it took (`on_step`: each patient
     asked, as `build_dataset`'s).
@@ -164,12 +168,10 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
         prior.draw = draw
         phase = "asking questions, patient" if draw == 0 else f"asking again (coin draw {draw + 1}), patient"
         builds = []
-        if on_step:
-            on_step(phase, 0, len(rendered))
+        on_step(phase, 0, len(rendered))
         for year, sessions in rendered:
             builds.append(ask_questions(kb, year, sessions, prior))
-            if on_step:
-                on_step(phase, len(builds), len(rendered))
+            on_step(phase, len(builds), len(rendered))
         first = [q.model_dump() for build in builds for q in next(iter(build.values())).questions]
         language = next(iter(builds[0])) if builds else "en"
         failed = {r.scope: not r.passed for r in cohort_prior_probe(first, language)}
@@ -248,7 +250,7 @@ def build_dataset(
     kb: KnowledgeBase,
     templates: Templates | None,
     options: BuildOptions,
-    on_step: Callable[[str, int, int], None] | None = None,
+    on_step: Callable[[str, int, int], None] = no_step,
     backbone: Backbone | None = None,
 ) -> BuiltDataset:
     """Build every config's rows for the cohort (in memory; `export` writes them), in each language of
@@ -275,13 +277,12 @@ def build_dataset(
     turn_counts: dict[str, Counter] = {lang: Counter() for lang in languages}
     years = list(iter_cohort(kb, options.seed, options.personas, options.encounters))
     prior = cohort_prior(kb, years, options)
-    step = on_step or (lambda _phase, _done, _total: None)
     rendered = []
-    step("rendering patient", 0, len(years))
+    on_step("rendering patient", 0, len(years))
     for year in years:
         rendered.append((year, render_patient(kb, phrasing, year, options, backbone)))
-        step("rendering patient", len(rendered), len(years))
-    builds, prior_draws = cohort_questions(kb, rendered, prior, step)
+        on_step("rendering patient", len(rendered), len(years))
+    builds, prior_draws = cohort_questions(kb, rendered, prior, on_step)
     for year, renderings in zip(years, builds, strict=True):
         for lang, patient in renderings.items():
             renderers.update(s.renderer for s in patient.regular)
@@ -312,7 +313,7 @@ def build_dataset(
         "variety": {}, "filler_share": {}, "variety_table": {}, "audit_table": {}, "audit_failures": [],
     }
     for done, lang in enumerate(languages):
-        step("measuring variety and auditing, language", done, len(languages))
+        on_step("measuring variety and auditing, language", done, len(languages))
         streams = [config_name(c, lang) for c in ("efficient", "mixed")]
         variety = {c: stream_variety([r for split in rows[c].values() for r in split], lang) for c in streams}
         share = turn_counts[lang]["filler_turns"] / max(turn_counts[lang]["patient_turns"], 1)
@@ -326,7 +327,7 @@ def build_dataset(
                                     for r in audit if r.blocks]
         if lang == languages[0]:
             stats["evidence_age"] = age_distribution(questions)
-    step("measuring variety and auditing, language", len(languages), len(languages))
+    on_step("measuring variety and auditing, language", len(languages), len(languages))
     built = BuiltDataset(options, rows, stats)
     built.fingerprint = fingerprint_rows(rows)
     return built

@@ -111,14 +111,13 @@ def load(config: str = "efficient", split: str | None = None, path: str | Path |
 def _check_still_there(registration) -> None:  # noqa: ANN001
     """A registration whose build folder is gone, or holds another build now, is an error naming that folder: the
     name would otherwise give a copy of a build nobody can look at any more (a temporary build's, often)."""
-    from medmemorybench.dataset.register import folder_state
+    from medmemorybench.dataset.register import FOLDER_STATES, folder_state
 
     state = folder_state(registration)
     if state != "here":
-        what = "is gone" if state == "gone" else "holds another build now"
         raise InputError(f"the build registered under 'medmemorybench' (fingerprint {registration.fingerprint[:12]}) "
-                         f"came from {registration.folder}, which {what}; register the build you mean with "
-                         "`medmemorybench register FOLDER`, or pass its folder (path=...)")
+                         f"came from {registration.folder}, which {FOLDER_STATES[state]}; register the build you mean "
+                         "with `medmemorybench register FOLDER`, or pass its folder (path=...)")
 
 
 def looked_in(path: str | Path | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from medmemorybench.dataset.build import BuildOptions, BuiltDataset, build_dataset, languages_of
+from medmemorybench.dataset.build import BuildOptions, BuiltDataset, build_dataset, languages_of, no_step
 from medmemorybench.dataset.export import DATASET_DIRNAME, export_dataset
 from medmemorybench.dataset.validate import validate_rows
 from medmemorybench.errors import InputError
@@ -13,7 +13,7 @@ from medmemorybench.models.base import Backbone
 
 
 def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = False, backbone: Backbone | None = None,
-                     allow_audit_failures: bool = False, on_step: Callable[[str, int, int], None] | None = None,
+                     allow_audit_failures: bool = False, on_step: Callable[[str, int, int], None] = no_step,
                      ) -> tuple[Path, BuiltDataset]:
     """Build the dataset and write it to `<out>/medmemorybench/`; returns (folder, built).
 
@@ -35,9 +35,8 @@ def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = Fals
         raise InputError(f"--output_path: cannot write {out} ({exc.strerror or exc})") from None
     for language in languages_of(options.language):  # (a broken phrasing file stops here, before the build)
         load_templates(language)
-    step = on_step or (lambda _phase, _done, _total: None)
-    built = build_dataset(default_knowledge(), None, options, on_step=step, backbone=backbone)
-    step("validating the rows", 0, 1)
+    built = build_dataset(default_knowledge(), None, options, on_step=on_step, backbone=backbone)
+    on_step("validating the rows", 0, 1)
     problems = validate_rows(built.rows)
     if problems:
         shown = "\n  ".join(problems[:20])
@@ -46,7 +45,7 @@ def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = Fals
     if failures and not allow_audit_failures:
         raise InputError("the built dataset fails the memory-less audit (pass --allow_audit_failures to export it "
                          "anyway); nothing was written: " + "; ".join(failures))
-    step("writing the dataset", 0, 1)
+    on_step("writing the dataset", 0, 1)
     folder = export_dataset(built, out, overwrite=overwrite)
-    step("writing the dataset", 1, 1)
+    on_step("writing the dataset", 1, 1)
     return folder, built

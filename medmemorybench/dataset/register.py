@@ -118,6 +118,10 @@ def _remove_others(root: Path, revision: str) -> list[str]:
     return sorted(set(removed))
 
 
+FOLDER_STATES = {"gone": "is gone", "changed": "holds another build now"}
+"""What a registration's folder has become, where it no longer holds the build (`folder_state`), in words."""
+
+
 def folder_state(registration: Registration) -> str:
     """Whether the registered build's folder still holds it: "here", "gone" or "changed" (another build there)."""
     from medmemorybench.dataset.load import is_build

@@ -122,8 +122,6 @@ class DenseMemory(MemorySystem):
             raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be a positive integer, not {threads!r}")
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
         super().__init__(model=model, chunking=chunking, window=window, stride=stride, cache_dir=cache_dir,
                          threads=threads, batch_size=batch_size, device=device, backend=backend)
         path, self.model_id = resolve_model(model)

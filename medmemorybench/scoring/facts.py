@@ -406,14 +406,8 @@ def _other_score(reading: Reading, element: str) -> bool:
     words = content_words(element)
     if not own or not words or _numbers_stated(reading, element):
         return False
-    text = spelling_neutral(reading.text)
-    for m in reading.values:
-        if m.unit is not DIMENSIONLESS:
-            continue
-        clause = spelling_neutral(_clause_at(reading.text, m.start))
-        if all(w in clause for w in words) and not any(_equal(m, g, _decimals(g.text)) for g in own):
-            return bool(text)
-    return False
+    return any(m.unit is DIMENSIONLESS and all(w in spelling_neutral(_clause_at(reading.text, m.start)) for w in words)
+               and not any(_equal(m, g, _decimals(g.text)) for g in own) for m in reading.values)
 
 
 def _finding_values(fact: Fact) -> list[Fact]:
