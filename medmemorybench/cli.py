@@ -28,10 +28,12 @@ from medmemorybench.console import (  # noqa: E402
     build_with_progress,
     console,
     err_console,
+    print_plan,
     print_report,
     register_with_message,
     run_with_progress,
     say,
+    sweep_with_progress,
 )
 from medmemorybench.errors import MedMemoryBenchError, RunFailedError  # noqa: E402
 
@@ -634,6 +636,8 @@ def run_cmd(
     max_error_rate: Annotated[float, _option(
         "--max_error_rate",
         help="Exit 1 when more than this share of answers failed (default 0: any); all is kept.")] = 0.0,
+    plan: Annotated[bool, typer.Option("--plan", help="Print what the run would ingest, answer and cost; run "
+                                                      "nothing.")] = False,
 ) -> None:
     """Evaluate a memory system (and backbone) on the benchmark, streaming sessions checkpoint by checkpoint.
 
@@ -644,6 +648,7 @@ def run_cmd(
       medmemorybench run --memory long_context --model openai \\
         --model_args model=Qwen2.5-7B-Instruct,base_url=http://localhost:8000/v1 --output_path runs/qwen
       medmemorybench run ... --resume        # after a crash or Ctrl-C
+      medmemorybench run ... --plan          # sessions, questions, LLM calls, tokens and time; nothing runs
     """
     from medmemorybench.harness.config import RunConfig
     from medmemorybench.models import parse_model_args
@@ -659,9 +664,101 @@ def run_cmd(
             memory_model_args=parse_model_args(memory_model_args, "--memory_model_args"), embedder=embedder,
             memory_concurrency=memory_concurrency, answer_mode=answer_mode,
         )
+        if plan:
+            from medmemorybench.sweep.grid import task_cells
+            from medmemorybench.sweep.plan import plan_cells
+
+            print_plan(plan_cells(task_cells(config)), 1, "one-process run")
+            return
         summary = run_with_progress(config, "run")
         print_report([output_path])
         say(f"results: {output_path / 'samples.jsonl'}; summary: {summary}")
+
+
+@app.command("sweep")
+def sweep_cmd(
+    grid: Annotated[Path | None, _option("--grid", help="YAML grid: memories, models, tasks (each with its args) and "
+                                                       "shared run options; instead of the three flags.")] = None,
+    memories: Annotated[str | None, _option("--memories", help="Memories, comma-separated (default bm25).")] = None,
+    models: Annotated[str | None, _option("--models", help="Answering backbones, comma-separated (default none).")
+                      ] = None,
+    tasks: Annotated[str | None, _option("--tasks", help="Tasks, groups or tags (default medmemorybench).")] = None,
+    model_args: Annotated[str, _option("--model_args", help="key=value,... for every model of --models.")] = "",
+    memory_model: Annotated[str | None, _option("--memory_model", help="Backbone memories build with.")] = None,
+    memory_model_args: Annotated[str, _option("--memory_model_args", help="Memory backbone key=value,...")] = "",
+    dataset_path: Annotated[str | None, _option("--dataset_path", help="Built dataset folder.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Evaluate only the first N patients of each cell.")] = None,
+    checkpoints: Annotated[str | None, typer.Option(help="Ask only at these checkpoints, e.g. 10,50,100.")] = None,
+    no_cache: Annotated[bool, _option("--no_cache", help="Bypass the response cache.")] = False,
+    max_error_rate: Annotated[float, _option("--max_error_rate", help="Per cell, as in run.")] = 0.0,
+    output_path: Annotated[Path, _option("--output_path", "--out", help="Sweep folder: a run folder per cell.")
+                           ] = Path("runs/sweep"),
+    executor: Annotated[str, typer.Option(help="local (a process pool) or ray.")] = "local",
+    ray_address: Annotated[str, _option(
+        "--ray_address", help="local (start a cluster here), auto or HOST:PORT (attach to `ray start`).")] = "local",
+    workers: Annotated[int | None, typer.Option(
+        help="Shards at once: local processes, or the CPUs of a local Ray cluster (default: the CPUs).")] = None,
+    cpus_per_task: Annotated[float, _option("--cpus_per_task", help="CPUs each shard takes (its torch threads).")
+                             ] = 1.0,
+    gpus_per_task: Annotated[float, _option(
+        "--gpus_per_task", help="GPUs each shard takes on Ray (1 for an in-process vllm backbone).")] = 0.0,
+    shard_size: Annotated[int | None, _option("--shard_size", help="Patients per shard (default: two shards per "
+                                                                   "worker per cell).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue a killed sweep in --output_path.")] = False,
+    plan: Annotated[bool, typer.Option("--plan", help="Print what each cell would ingest, answer and cost; run "
+                                                      "nothing.")] = False,
+) -> None:
+    """Run a grid of memories × models × tasks, each cell an ordinary run folder (report, submit and run --resume
+    read it), split into (cell, patient shard) tasks on a local process pool or a Ray cluster. Only this process
+    writes the cells' files; a killed sweep continues with --resume; a dead worker's shard runs again.
+
+    \b
+    Examples:
+      medmemorybench sweep --memories bm25,dense,long_context --tasks medmemorybench_efficient,medmemorybench_mixed \\
+        --output_path runs/grid
+      medmemorybench sweep --grid grid.yaml --executor ray --ray_address auto --output_path runs/grid
+      medmemorybench sweep --grid grid.yaml --plan
+      medmemorybench sweep ... --resume      # after a crash or Ctrl-C
+    """
+    from medmemorybench.errors import InputError
+    from medmemorybench.harness.config import RunConfig
+    from medmemorybench.models import parse_model_args
+    from medmemorybench.sweep.driver import SweepOptions
+    from medmemorybench.sweep.executors import Resources
+    from medmemorybench.sweep.grid import apply_run_options, make_cells, read_grid
+
+    with _user_errors():
+        base = RunConfig(tasks=[], output_path=output_path, model_args=parse_model_args(model_args),
+                         dataset_path=dataset_path, limit=limit, checkpoints=_int_list(checkpoints, "--checkpoints"),
+                         use_cache=not no_cache, max_error_rate=max_error_rate, memory_model=memory_model,
+                         memory_model_args=parse_model_args(memory_model_args, "--memory_model_args"))
+        def names(text: str | None, default: str) -> list[str]:
+            return [part.strip() for part in (text or default).split(",") if part.strip()]
+
+        if grid is not None:
+            if memories or models or tasks:
+                raise InputError("--grid names the memories, models and tasks; leave out --memories, --models and "
+                                 "--tasks")
+            spec = read_grid(grid)
+            base = apply_run_options(base, spec, f"--grid: {grid}")
+            cells = make_cells(spec["memories"], spec["models"], spec["tasks"], base, output_path)
+        else:
+            cells = make_cells(names(memories, "bm25"), names(models, "none"), names(tasks, "medmemorybench"), base,
+                               output_path)
+        options = SweepOptions(output_path=output_path, executor=executor, workers=workers,
+                               resources=Resources(cpus_per_task, gpus_per_task), ray_address=ray_address,
+                               shard_size=shard_size, resume=resume)
+        if plan:
+            import os
+
+            from medmemorybench.sweep.plan import plan_cells
+
+            slots = workers or max(1, int((os.cpu_count() or 1) // max(cpus_per_task, 1e-9)))
+            print_plan(plan_cells(cells), slots, executor)
+            return
+        finished = sweep_with_progress(cells, options)
+        print_report(finished)
+        say(f"cells: {len(finished)} in {output_path} (each a run folder: report, submit and run --resume read it)")
 
 
 @app.command("report")

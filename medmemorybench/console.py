@@ -108,6 +108,11 @@ class StageProgress:
         say(f"[{time.strftime('%H:%M:%S')}] {self.stage}: {text}", self.out)
         self._quiet_since = time.monotonic()
 
+    def note(self, text: str) -> None:
+        """A line of news, always printed (a sweep's cell finished or failed)."""
+        with self._lock:
+            self._say(text)
+
     def _line(self, text: str, force: bool, doing: str) -> None:
         with self._lock:
             self.doing = doing
@@ -207,6 +212,37 @@ def run_with_progress(config: Any, stage: str) -> Path:
         summary = run_evaluation(config, progress.run)
     report_cache_use(summary, config)
     return summary
+
+
+def sweep_with_progress(cells: list[Any], options: Any) -> list[Path]:
+    """`run_sweep` with its progress shown (shards done, rate, ETA from the shards left, a line per cell finished);
+    returns the finished cells' folders."""
+    from medmemorybench.sweep.driver import SweepEvents, run_sweep
+
+    with StageProgress("sweep") as progress:
+        return run_sweep(cells, options, SweepEvents(on_step=progress.step, on_note=progress.note))
+
+
+def print_plan(plans: list[Any], slots: int, executor: str) -> None:
+    """The plan table (`sweep/plan.py`): a row per cell and the totals, then the wall time on `slots` at once."""
+    def count(value: float) -> str:
+        return f"{value:,.0f}"
+
+    table = Table("cell", "patients", "sessions", "questions", "memory LLM calls", "answer calls", "judge calls",
+                  "tokens", "machine time", title="plan (nothing has run)")
+    for plan in plans:
+        table.add_row(plan.name, count(plan.patients), count(plan.sessions), count(plan.questions),
+                      count(plan.memory_calls) + ("" if plan.measured else " (not measured)"),
+                      count(plan.answer_calls), count(plan.judge_calls), count(plan.tokens), clock(plan.seconds))
+    seconds = sum(p.seconds for p in plans)
+    table.add_row("all", count(sum(p.patients for p in plans)), count(sum(p.sessions for p in plans)),
+                  count(sum(p.questions for p in plans)), count(sum(p.memory_calls for p in plans)),
+                  count(sum(p.answer_calls for p in plans)), count(sum(p.judge_calls for p in plans)),
+                  count(sum(p.tokens for p in plans)), clock(seconds))
+    console.print(table)
+    say(f"wall time: about {clock(seconds / max(slots, 1))} with {slots} shard{'s' if slots != 1 else ''} at once "
+        f"on the {executor} executor (machine time from per-session and per-answer costs measured with SmolLM2-135M "
+        "on 2 CPU cores, medmemorybench/sweep/costs.yaml; a served model's time is its server's)")
 
 
 def report_cache_use(summary: Path, config: Any) -> None:

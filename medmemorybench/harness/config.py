@@ -40,3 +40,6 @@ class RunConfig:
     """Patients ingested at the same time at a checkpoint (their memory LLM calls share batches)."""
     answer_mode: str | None = None
     """`shared` or `native` (`memory.base.ANSWER_MODES`); None: the memory's own default."""
+    patients: list[str] | None = None
+    """Evaluate only these persona ids, among the first `limit` (one shard of a sweep, `sweep/shards.py`); None:
+    every patient. Not recorded when None, so a run's header is the same as before shards existed."""

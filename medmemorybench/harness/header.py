@@ -70,6 +70,16 @@ def scrub(value: Any, name: str = "") -> Any:
     return URL_SECRET_PARAM.sub(lambda m: f"{m.group(1)}={REDACTED}", value)
 
 
+def config_record(config: RunConfig) -> dict[str, Any]:
+    """The run options as run.json records them: `resume` left out (a resume is the same run), and `patients` when
+    it is None (a whole run), so that a sweep's cell has the header of a one-process run of it."""
+    record = asdict(config)
+    record.pop("resume", None)
+    if record.get("patients") is None:
+        record.pop("patients", None)
+    return scrub(_jsonable(record))
+
+
 def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbone: Backbone | None,
                judge: Backbone | None, memory_backbone: Backbone | None = None,
                answer_mode: str = "shared") -> dict[str, Any]:
@@ -84,8 +94,6 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         from medmemorybench.scoring import load_judge_prompts
 
         judge_identity = {**judge.identity(), "prompts": {k: p.sha256 for k, p in load_judge_prompts().items()}}
-    cfg = asdict(config)
-    cfg.pop("resume", None)
     return scrub(_jsonable({
         "medmemorybench": __version__,
         "git_revision": _git_revision(),
@@ -93,7 +101,7 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "dataset": str(dataset),
         "dataset_fingerprint": meta.get("fingerprint"),
         "dataset_seed": meta.get("seed"),
-        "config": cfg,
+        "config": config_record(config),
         "tasks": [{"task": t.task, "version": t.version, "source_file": t.source_file, "mode": t.mode,
                    "language": t.language,
                    "query_types": t.types(), "retrieval_k": t.retrieval_k, "prompts": template_hashes(t)}

@@ -175,27 +175,9 @@ class Runner:
                 self.cache.close()
         samples = read_samples(self.config.output_path / SAMPLES)  # (read once: the summary and the check)
         summary = write_summary(self.config.output_path, header, self.tasks, samples)
-        self._check_complete(summary, samples)
+        check_complete(self.tasks, self.expected, samples, self.backbone is not None, self.config.max_error_rate,
+                       summary)
         return summary
-
-    def _check_complete(self, summary: Path, samples: list[dict]) -> None:
-        """Fail (everything written is kept) when a question has no sample, or errors pass `max_error_rate`."""
-        for task in self.tasks:
-            have = sum(1 for s in samples if s["task"] == task.task)
-            if have != self.expected.get(task.task, 0):
-                raise RunFailedError(f"{task.task}: {have} samples for {self.expected.get(task.task, 0)} questions "
-                                     f"of the dataset; see {summary}")
-        if self.backbone is None or not samples:
-            return
-        errors = sum(1 for s in samples if s["status"] == "error")
-        if errors == len(samples):
-            first = next(s["error"] for s in samples if s["status"] == "error")
-            raise RunFailedError(f"every one of the {errors} answers failed (first: {first}); nothing was scored. "
-                                 f"Fix the backbone and rerun with --resume: {summary}")
-        if errors / len(samples) > self.config.max_error_rate:
-            raise RunFailedError(f"{errors} of {len(samples)} answers failed ({100 * errors / len(samples):.1f} %, "
-                                 f"above --max_error_rate {self.config.max_error_rate}); they are recorded as "
-                                 f"errors, never scored; rerun with --resume to ask them again: {summary}")
 
     def _run_task(self, task: TaskConfig, writer: SampleWriter, cache: ResponseCache | None) -> None:
         stream = TaskStream(task, self.folder, self.splits[task.task], self.config,
@@ -272,6 +254,28 @@ class Runner:
         return out
 
 
+def check_complete(tasks: list[TaskConfig], expected: dict[str, int], samples: list[dict], answered: bool,
+                   max_error_rate: float, summary: Path) -> None:
+    """Fail (everything written is kept) when a question has no sample, or errors pass `max_error_rate` (`answered`:
+    a backbone answered; a retrieval-only run has no errors to count). Shared by a run and a sweep's cell."""
+    for task in tasks:
+        have = sum(1 for s in samples if s["task"] == task.task)
+        if have != expected.get(task.task, 0):
+            raise RunFailedError(f"{task.task}: {have} samples for {expected.get(task.task, 0)} questions "
+                                 f"of the dataset; see {summary}")
+    if not answered or not samples:
+        return
+    errors = sum(1 for s in samples if s["status"] == "error")
+    if errors == len(samples):
+        first = next(s["error"] for s in samples if s["status"] == "error")
+        raise RunFailedError(f"every one of the {errors} answers failed (first: {first}); nothing was scored. "
+                             f"Fix the backbone and rerun with --resume: {summary}")
+    if errors / len(samples) > max_error_rate:
+        raise RunFailedError(f"{errors} of {len(samples)} answers failed ({100 * errors / len(samples):.1f} %, "
+                             f"above --max_error_rate {max_error_rate}); they are recorded as "
+                             f"errors, never scored; rerun with --resume to ask them again: {summary}")
+
+
 def _answer_mode(config: RunConfig) -> str:
     """The mode the run answers in: `--answer_mode`, else the memory's default; one the memory can answer in."""
     modes = memory_class(config.memory).answer_modes  # (an unknown --memory is refused here, before anything runs)
@@ -288,4 +292,4 @@ def run_evaluation(config: RunConfig, on_progress: Callable[[Progress], None] | 
     return Runner(config, on_progress).run()
 
 
-__all__ = ["LeakageError", "Runner", "dataset_splits", "run_evaluation", "task_splits"]
+__all__ = ["LeakageError", "Runner", "check_complete", "dataset_splits", "run_evaluation", "task_splits"]

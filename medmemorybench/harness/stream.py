@@ -105,8 +105,10 @@ def guard(memory: MemorySystem, stream: ObservedStream, checkpoint: int) -> None
             raise LeakageError(f"memory of {stream.persona_id} holds {real} while answering checkpoint {checkpoint}")
 
 
-def read_rows(folder: Path, task: TaskConfig, split: str, limit: int | None) -> list[dict]:
-    """The rows of one split of the task's config, checked, by patient; the first `limit` patients."""
+def read_rows(folder: Path, task: TaskConfig, split: str, limit: int | None,
+              patients: list[str] | None = None) -> list[dict]:
+    """The rows of one split of the task's config, checked, by patient; the first `limit` patients (of them, those
+    in `patients` when given: a sweep's shard)."""
     path = folder / task.dataset_name / f"{split}.parquet"
     rows = read_split(path, task.dataset_name)  # (file, schema and nulls checked)
     known = set(type_codes())
@@ -120,7 +122,11 @@ def read_rows(folder: Path, task: TaskConfig, split: str, limit: int | None) -> 
             if kinds - set(FACT_KINDS):
                 raise InputError(f"{path}: {question['query_id']}: fact kind {sorted(kinds - set(FACT_KINDS))[0]!r} "
                                  f"is not one of {', '.join(FACT_KINDS)}")
-    return first_patients(rows, limit)
+    rows = first_patients(rows, limit)
+    if patients is None:
+        return rows
+    wanted = set(patients)
+    return [row for row in rows if row["persona_id"] in wanted]
 
 
 @dataclass
@@ -209,7 +215,7 @@ class TaskStream:
         costs: dict[str, MemoryCost] = {}
         streams: dict[str, ObservedStream] = {}
         for index, split in enumerate(self.splits, start=1):
-            rows = read_rows(self.folder, self.task, split, self.config.limit)
+            rows = read_rows(self.folder, self.task, split, self.config.limit, self.config.patients)
             observed = []
             for row in rows:
                 pid = row["persona_id"]
