@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from medmemorybench.knowledge import DATA_DIR
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """`medmemorybench ARGS` in a fresh interpreter, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "medmemorybench.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout)
 
 
 def copy_knowledge(tmp_path: Path) -> Path:

@@ -259,8 +259,9 @@ def build_dataset(
 
     Args:
         templates: the phrasing of one language's sessions (None: each language's own templates).
-        on_step: called as the build moves, with a phase and its steps done of total ("rendering patient", 3, 20;
-            then the questions of the whole cohort are asked, `cohort_questions`, and each language audited).
+        on_step: called as the build moves, with a phase and its steps done of total ("simulating patient", 3, 20;
+            the cohort prior; "rendering patient", 3, 20; then the questions of the whole cohort are asked,
+            `cohort_questions`, and each language audited).
         backbone: when given, regular sessions are written by LLM agents through it (with template
             fallback per session); otherwise by the template renderer.
     """
@@ -275,7 +276,12 @@ def build_dataset(
     by_checkpoint: Counter = Counter()
     renderers: Counter = Counter()
     turn_counts: dict[str, Counter] = {lang: Counter() for lang in languages}
-    years = list(iter_cohort(kb, options.seed, options.personas, options.encounters))
+    years = []
+    on_step("simulating patient", 0, options.personas)
+    for year in iter_cohort(kb, options.seed, options.personas, options.encounters):
+        years.append(year)
+        on_step("simulating patient", len(years), options.personas)
+    on_step("estimating what a year gives away without memory (the cohort prior)", 0, 1)
     prior = cohort_prior(kb, years, options)
     rendered = []
     on_step("rendering patient", 0, len(years))

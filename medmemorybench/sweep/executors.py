@@ -92,22 +92,23 @@ class RayExecutor:
         except ModuleNotFoundError:
             raise InputError("--executor ray: Ray is not installed; pip install -e '.[ray]'") from None
         options = {"include_dashboard": False, "logging_level": logging.ERROR, "log_to_driver": False}
+        self._owned = not ray.is_initialized()  # (a caller's own connection, e.g. a notebook's, is used and kept)
+        if address != "local" and workers:
+            raise InputError("--workers: an attached Ray cluster has the workers its nodes were started with")
         try:
-            if address == "local":
+            if self._owned and address == "local":
                 ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, num_gpus=0 if not resources.gpus
                          else None, **options)
-            else:
-                if workers:
-                    raise InputError("--workers: an attached Ray cluster has the workers its nodes were started with")
+            elif self._owned:
                 ray.init(address=address, **options)
         except ConnectionError as exc:
             raise InputError(f"--ray_address {address}: no Ray cluster there ({str(exc).splitlines()[0]}); start "
                              "one with `ray start --head`, or use --ray_address local") from None
-        self._ray = ray
+        self._ray = ray  # (before anything below may need `close`)
         available = ray.cluster_resources()
         for kind, asked in (("CPU", resources.cpus), ("GPU", resources.gpus)):
             if asked > available.get(kind, 0):  # (an infeasible task would wait forever, silently)
-                ray.shutdown()
+                self.close()
                 raise InputError(f"each shard asks for {asked:g} {kind} but the Ray cluster has "
                                  f"{available.get(kind, 0):g}; lower --{kind.lower()}s_per_task or add nodes")
         self.slots = max(1, int(available.get("CPU", 1) // max(resources.cpus, 1e-9)))
@@ -123,7 +124,8 @@ class RayExecutor:
         return False  # (Ray has run it again SHARD_RETRIES times already: what reaches the driver is final)
 
     def close(self, cancel: bool = False) -> None:
-        self._ray.shutdown()  # (from an attached cluster, this only disconnects the driver)
+        if self._owned:
+            self._ray.shutdown()  # (from an attached cluster, this only disconnects the driver)
 
 
 def make_executor(name: str, workers: int | None, resources: Resources, ray_address: str) -> LocalExecutor | \

@@ -91,6 +91,21 @@ def run_shard(task: ShardTask) -> ShardResult:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+MEASURED = ("latency_ms", "cache_hit")
+"""Sample fields that measure this machine (wall time) or this cache's state, not the run: they differ between two
+runs of the same cell on one machine as well."""
+MEASURED_COST = ("ingest_s", "retrieve_s", "cache_hits")
+
+
+def machine_independent(sample: dict) -> dict:
+    """A sample without what measures the machine or the cache (`MEASURED`): what a sharded run and a one-process
+    run of the same cell must agree on, line by line."""
+    out = {k: v for k, v in sample.items() if k not in MEASURED}
+    if isinstance(out.get("memory_cost"), dict):
+        out["memory_cost"] = {k: v for k, v in out["memory_cost"].items() if k not in MEASURED_COST}
+    return out
+
+
 def merge_samples(shards: list[list[dict]]) -> list[dict]:
     """The samples of a cell's shards (given in shard order) in the order a one-process run writes them: checkpoint
     by checkpoint, and within one, patient by patient (the shards are contiguous slices of the patients)."""

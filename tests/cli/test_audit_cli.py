@@ -9,7 +9,7 @@ from medmemorybench.dataset import BuildOptions
 from medmemorybench.dataset.audit import ProbeResult
 from medmemorybench.dataset.pipeline import build_and_export
 from medmemorybench.errors import InputError
-from tests.cli.test_simulate_cli import run_cli
+from tests.helpers import run_cli
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import time
 
 import pyarrow.parquet as pq
 
-from tests.cli.test_simulate_cli import run_cli
+from tests.helpers import run_cli
 
 SMALL = ["--personas", "2", "--health-sessions", "5", "--family-sessions", "5"]
 ENGLISH = [*SMALL, "--language", "en"]  # (one language where the test is not about languages: half the time)

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from medmemorybench.console import StageProgress, clock
 from medmemorybench.harness.progress import Progress
-from tests.cli.test_simulate_cli import run_cli
+from tests.helpers import run_cli
 
 
 class Clock:
@@ -121,7 +121,9 @@ def test_a_run_writing_to_a_log_prints_progress_lines(tmp_path):
                     "--family_sessions", "5", "--no-register")
     assert built.returncode == 0, built.stderr
     # every phase of a build says when it starts, not only the rendering (minutes passed unannounced after it)
-    for phase in ("rendering patient 0/2", "rendering patient 2/2", "asking questions, patient 2/2",
+    for phase in ("simulating patient 0/2", "simulating patient 2/2",
+                  "estimating what a year gives away without memory (the cohort prior)",
+                  "rendering patient 0/2", "rendering patient 2/2", "asking questions, patient 2/2",
                   "measuring variety and auditing, language 2/2", "validating the rows",
                   "writing the dataset done"):
         assert f"build: {phase}" in built.stderr, (phase, built.stderr)

@@ -12,8 +12,8 @@ from collections import Counter
 
 import pytest
 
-from tests.cli.test_simulate_cli import run_cli
 from tests.harness.conftest import RecordingBackbone, run, run_config
+from tests.helpers import run_cli
 
 
 @pytest.fixture(scope="module")

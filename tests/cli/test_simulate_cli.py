@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
-from tests.helpers import copy_knowledge
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "medmemorybench.cli", *args], capture_output=True, text=True)
+from tests.helpers import copy_knowledge, run_cli
 
 
 def test_simulate_writes_one_file_per_patient_and_a_manifest(tmp_path):

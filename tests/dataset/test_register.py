@@ -19,7 +19,7 @@ from medmemorybench.dataset.register import fingerprint_of, register_build, regi
 from medmemorybench.errors import InputError
 from medmemorybench.knowledge import default_knowledge
 from medmemorybench.render.templates import load_templates
-from tests.cli.test_simulate_cli import run_cli
+from tests.helpers import run_cli
 
 SMALL = ["--personas", "2", "--health_sessions", "5", "--family_sessions", "5"]
 USED_BY = ("import json\nfrom datasets import load_dataset\n"

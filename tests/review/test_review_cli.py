@@ -9,8 +9,7 @@ import json
 import pytest
 
 from medmemorybench.review.sheet import COLUMNS, CSV_ENCODING
-from tests.cli.test_simulate_cli import run_cli
-from tests.helpers import export_small_dataset
+from tests.helpers import export_small_dataset, run_cli
 
 
 @pytest.fixture(scope="module")
