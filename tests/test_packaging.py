@@ -31,3 +31,4 @@ def test_the_wheel_ships_the_resources_and_the_metric_module(tmp_path):
         assert expected and expected <= names, sorted(expected - names)[:5]
     assert "medmemorybench/integrations/evaluate_metric/medmemorybench.py" in names
     assert "medmemorybench/_resources/dataset_cards/README.md.jinja" in names
+    assert "medmemorybench/sweep/costs.yaml" in names  # (`sweep --plan` reads it)

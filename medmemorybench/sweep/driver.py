@@ -34,7 +34,7 @@ from medmemorybench.harness.runner import Runner, check_complete
 from medmemorybench.harness.stream import first_patients
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import resolve_tasks
-from medmemorybench.sweep.executors import SHARD_RETRIES, Resources, make_executor
+from medmemorybench.sweep.executors import SHARD_RETRIES, Resources, end_left_behind, make_executor
 from medmemorybench.sweep.grid import Cell
 from medmemorybench.sweep.shards import ShardResult, ShardTask, merge_samples, split_patients
 
@@ -152,10 +152,15 @@ class SweepDriver:
     def run(self) -> list[Path]:
         """Run every unfinished shard; returns the folders of the cells that finished. Raises `RunFailedError`
         naming the cells that did not (everything written is kept)."""
+        if self.options.resume:
+            ended = end_left_behind(self.options.output_path)
+            if ended:
+                self.events.on_note(f"ended {ended} processes of the Ray cluster the killed driver had started")
         executor = make_executor(self.options.executor, self.options.workers, self.options.resources,
                                  self.options.ray_address)
         try:
             plan = self._start_folder(executor.slots)
+            executor.record_processes(self.options.output_path)
             self._run_shards(executor, plan)
         except BaseException:
             executor.close(cancel=True)

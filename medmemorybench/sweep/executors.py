@@ -6,15 +6,20 @@ Ray is imported only here, when asked for: the local pool needs none of it.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import multiprocessing
 import os
+import signal
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import write_atomic
 from medmemorybench.sweep.shards import ShardResult, ShardTask, run_shard
 
 EXECUTORS = ("local", "ray")
@@ -31,12 +36,65 @@ class Resources:
     gpus: float = 0.0
 
 
+RAY_PROCESSES = ".ray_processes.json"
+"""In a sweep's folder while its driver holds a local Ray cluster: that cluster's processes. A driver killed outright
+(SIGKILL, out of memory) cannot stop them, and Ray's dashboard and runtime-env agents outlive it (seen here: about
+225 MiB, still running 45 s after the kill, gone minutes later); a resume in the folder ends any still running."""
+
+
+def _started(pid: int) -> str | None:
+    """The start time of a process (Linux `/proc`), which tells it from a later process given the same id."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below `root` (Linux `/proc`; none elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def end_left_behind(folder: Path) -> int:
+    """End the processes of a local Ray cluster whose driver was killed in `folder`'s last sweep (those still
+    running under the same start time); returns how many."""
+    path = folder / RAY_PROCESSES
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return 0
+    ended = 0
+    for pid, started in recorded if isinstance(recorded, list) else []:
+        if isinstance(pid, int) and started is not None and _started(pid) == started:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                ended += 1
+    path.unlink(missing_ok=True)
+    return ended
+
+
 class Executor(Protocol):
     name: str
     slots: int
     """Shards that can run at once (for the plan's wall-time estimate and the progress line)."""
 
     def submit(self, task: ShardTask) -> Future[ShardResult]: ...
+
+    def record_processes(self, folder: Path) -> None:
+        """Write down the processes a killed driver would leave behind (`RAY_PROCESSES`), if any."""
+        ...
 
     def died(self, exc: BaseException) -> bool:
         """Whether a shard's exception is its worker dying (retried) rather than the shard failing."""
@@ -68,6 +126,9 @@ class LocalExecutor:
             self._pool = self._new_pool()
             return self._pool.submit(run_shard, task)
 
+    def record_processes(self, folder: Path) -> None:
+        pass  # (a pool's workers end when their driver's pipe closes)
+
     def died(self, exc: BaseException) -> bool:
         return isinstance(exc, BrokenProcessPool)
 
@@ -92,6 +153,7 @@ class RayExecutor:
         except ModuleNotFoundError:
             raise InputError("--executor ray: Ray is not installed; pip install -e '.[ray]'") from None
         options = {"include_dashboard": False, "logging_level": logging.ERROR, "log_to_driver": False}
+        self._address, self._record = address, None
         self._owned = not ray.is_initialized()  # (a caller's own connection, e.g. a notebook's, is used and kept)
         if address != "local" and workers:
             raise InputError("--workers: an attached Ray cluster has the workers its nodes were started with")
@@ -120,12 +182,21 @@ class RayExecutor:
     def submit(self, task: ShardTask) -> Future[ShardResult]:
         return self._remote.remote(task).future()
 
+    def record_processes(self, folder: Path) -> None:
+        if not self._owned or self._address != "local":
+            return
+        self._record = folder / RAY_PROCESSES
+        processes = [[pid, _started(pid)] for pid in _descendants(os.getpid())]
+        write_atomic(self._record, json.dumps(processes) + "\n")
+
     def died(self, exc: BaseException) -> bool:
         return False  # (Ray has run it again SHARD_RETRIES times already: what reaches the driver is final)
 
     def close(self, cancel: bool = False) -> None:
         if self._owned:
             self._ray.shutdown()  # (from an attached cluster, this only disconnects the driver)
+        if self._record is not None:
+            self._record.unlink(missing_ok=True)
 
 
 def make_executor(name: str, workers: int | None, resources: Resources, ray_address: str) -> LocalExecutor | \

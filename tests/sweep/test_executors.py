@@ -18,6 +18,7 @@ import pytest
 from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.results import RUN_HEADER, SUMMARY
 from medmemorybench.sweep.driver import SHARDS, SWEEP_FILE, SweepOptions, run_sweep
+from medmemorybench.sweep.executors import RAY_PROCESSES, _started
 from medmemorybench.sweep.grid import make_cells
 from tests.sweep.conftest import ScriptedAnswers, comparable, one_process_run
 
@@ -113,7 +114,8 @@ def test_a_ray_worker_killed_mid_shard_is_run_again_and_nothing_is_lost_or_doubl
     assert_same_cells(out, reference_folder, cells)
 
 
-def test_a_killed_driver_resumes_where_it_stopped(reference, dataset_dir, scripted_url, tmp_path):
+def test_a_killed_driver_resumes_where_it_stopped_and_leaves_no_ray_process(reference, dataset_dir, scripted_url,
+                                                                             tmp_path):
     reference_folder, cells = reference
     cells = [c for c in cells if c.config.memory in ("bm25", "long_context")]
     out = tmp_path / "killed"
@@ -123,7 +125,8 @@ def test_a_killed_driver_resumes_where_it_stopped(reference, dataset_dir, script
                "--output_path", str(out), "--shard_size", "1", "--workers", "1"]
     ScriptedAnswers.delay_s = 0.01
     try:
-        driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        driver = subprocess.Popen([*command, "--executor", "ray"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(list(out.glob(f"*/{SHARDS}/*.json"))) < 2:
             time.sleep(0.05)
@@ -131,13 +134,16 @@ def test_a_killed_driver_resumes_where_it_stopped(reference, dataset_dir, script
         driver.wait()
         kept = {p.relative_to(out) for p in out.glob(f"*/{SHARDS}/*.json")}
         assert kept, driver.stderr.read()
+        left = json.loads((out / RAY_PROCESSES).read_text())  # (the cluster the driver started)
+        # resumed on the other executor: the shards were fixed when the sweep began, whatever runs them
         resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
     finally:
         ScriptedAnswers.delay_s = 0.0
     assert resumed.returncode == 0, resumed.stderr
     assert_same_cells(out, reference_folder, cells)
-    done_before = len(kept)
-    assert f"shards {done_before}/" in resumed.stderr  # the resume began from the shards the killed driver wrote
+    assert f"shards {len(kept)}/" in resumed.stderr  # the resume began from the shards the killed driver wrote
+    assert all(_started(pid) != started for pid, started in left)  # nothing of the killed driver's cluster runs
+    assert not (out / RAY_PROCESSES).exists()
 
 
 def test_a_sweep_folder_is_not_reused_without_resume_nor_resumed_with_another_grid(dataset_dir, scripted_url,
