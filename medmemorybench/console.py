@@ -229,16 +229,19 @@ def print_plan(plans: list[Any], slots: int, executor: str) -> None:
         return f"{value:,.0f}"
 
     table = Table("cell", "patients", "sessions", "questions", "memory LLM calls", "answer calls", "judge calls",
-                  "tokens", "machine time", title="plan (nothing has run)")
+                  "prompt tokens", "completion tokens", "machine time",
+                  title="plan (nothing has run)")
     for plan in plans:
         table.add_row(plan.name, count(plan.patients), count(plan.sessions), count(plan.questions),
                       count(plan.memory_calls) + ("" if plan.measured else " (not measured)"),
-                      count(plan.answer_calls), count(plan.judge_calls), count(plan.tokens), clock(plan.seconds))
+                      count(plan.answer_calls), count(plan.judge_calls), count(plan.prompt_tokens),
+                      count(plan.completion_tokens), clock(plan.seconds))
     seconds = sum(p.seconds for p in plans)
     table.add_row("all", count(sum(p.patients for p in plans)), count(sum(p.sessions for p in plans)),
                   count(sum(p.questions for p in plans)), count(sum(p.memory_calls for p in plans)),
                   count(sum(p.answer_calls for p in plans)), count(sum(p.judge_calls for p in plans)),
-                  count(sum(p.tokens for p in plans)), clock(seconds))
+                  count(sum(p.prompt_tokens for p in plans)), count(sum(p.completion_tokens for p in plans)),
+                  clock(seconds))
     console.print(table)
     say(f"wall time: about {clock(seconds / max(slots, 1))} with {slots} shard{'s' if slots != 1 else ''} at once "
         f"on the {executor} executor (machine time from per-session and per-answer costs measured with SmolLM2-135M "

@@ -42,7 +42,7 @@ RAY_PROCESSES = ".ray_processes.json"
 225 MiB, still running 45 s after the kill, gone minutes later); a resume in the folder ends any still running."""
 
 
-def _started(pid: int) -> str | None:
+def process_started(pid: int) -> str | None:
     """The start time of a process (Linux `/proc`), which tells it from a later process given the same id."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
@@ -50,7 +50,7 @@ def _started(pid: int) -> str | None:
         return None
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
     """Every process below `root` (Linux `/proc`; none elsewhere)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").glob("[0-9]*"):
@@ -77,7 +77,7 @@ def end_left_behind(folder: Path) -> int:
         return 0
     ended = 0
     for pid, started in recorded if isinstance(recorded, list) else []:
-        if isinstance(pid, int) and started is not None and _started(pid) == started:
+        if isinstance(pid, int) and started is not None and process_started(pid) == started:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
                 ended += 1
@@ -186,7 +186,7 @@ class RayExecutor:
         if not self._owned or self._address != "local":
             return
         self._record = folder / RAY_PROCESSES
-        processes = [[pid, _started(pid)] for pid in _descendants(os.getpid())]
+        processes = [[pid, process_started(pid)] for pid in descendants(os.getpid())]
         write_atomic(self._record, json.dumps(processes) + "\n")
 
     def died(self, exc: BaseException) -> bool:

@@ -38,7 +38,8 @@ class CellPlan:
     memory_calls: float
     answer_calls: int
     judge_calls: int
-    tokens: float
+    prompt_tokens: float
+    completion_tokens: float
     seconds: float
     """Machine seconds of work (CPU seconds on the reference machine; `measured` says whether the memory's cost
     was measured at all)."""
@@ -79,11 +80,12 @@ def plan_cell(cell: Cell, runner: Runner) -> CellPlan:
     answers = questions if (config.model != "none" or runner.answer_mode == "native") else 0
     judges = judged_questions if config.judge else 0
     answer = costs["answer"]
-    tokens = sessions * (memory["prompt_tokens"] + memory["completion_tokens"]) + (answers + judges) * (
-        answer["prompt_tokens"] + answer["completion_tokens"])
-    seconds = sessions * memory["ingest_s"] + questions * costs["retrieve_s"] + (answers + judges) * answer["seconds"]
+    calls = answers + judges
+    seconds = sessions * memory["ingest_s"] + questions * costs["retrieve_s"] + calls * answer["seconds"]
     return CellPlan(cell.name, len(patients), sessions, questions, sessions * memory["llm_calls"], answers, judges,
-                    tokens, seconds, per_session is not None)
+                    sessions * memory["prompt_tokens"] + calls * answer["prompt_tokens"],
+                    sessions * memory["completion_tokens"] + calls * answer["completion_tokens"], seconds,
+                    per_session is not None)
 
 
 def plan_cells(cells: list[Cell]) -> list[CellPlan]:

@@ -18,7 +18,7 @@ import pytest
 from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.results import RUN_HEADER, SUMMARY
 from medmemorybench.sweep.driver import SHARDS, SWEEP_FILE, SweepOptions, run_sweep
-from medmemorybench.sweep.executors import RAY_PROCESSES, _started
+from medmemorybench.sweep.executors import RAY_PROCESSES, process_started
 from medmemorybench.sweep.grid import make_cells
 from tests.sweep.conftest import ScriptedAnswers, comparable, one_process_run
 
@@ -142,7 +142,7 @@ def test_a_killed_driver_resumes_where_it_stopped_and_leaves_no_ray_process(refe
     assert resumed.returncode == 0, resumed.stderr
     assert_same_cells(out, reference_folder, cells)
     assert f"shards {len(kept)}/" in resumed.stderr  # the resume began from the shards the killed driver wrote
-    assert all(_started(pid) != started for pid, started in left)  # nothing of the killed driver's cluster runs
+    assert all(process_started(pid) != started for pid, started in left)  # nothing of the killed driver's cluster runs
     assert not (out / RAY_PROCESSES).exists()
 
 
