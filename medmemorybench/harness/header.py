@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from dataclasses import asdict
 from importlib import metadata
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from medmemorybench import __version__
 from medmemorybench.dataset.schema import METADATA_FILE
+from medmemorybench.redact import scrub
 
 if TYPE_CHECKING:
     from medmemorybench.harness.config import RunConfig
@@ -42,32 +42,6 @@ def _versions() -> dict[str, str | None]:
 
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
-
-
-SECRET_NAME = re.compile(r"(key|token|secret|password|passwd|credential|auth)", re.IGNORECASE)
-SECRET_VALUE = re.compile(r"\b(sk|pk|rk|hf|ghp|gho|xox[abp])[-_][A-Za-z0-9_\-]{8,}")
-URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
-URL_SECRET_PARAM = re.compile(r"(?<=[?&])((?:api[_-]?)?key|token|secret|password|sig|signature)=[^&#\s]+",
-                              re.IGNORECASE)
-REDACTED = "<redacted>"
-
-
-def scrub(value: Any, name: str = "") -> Any:
-    """`value` with every secret replaced: values of options named like a secret (api_key, token, ...; the
-    *name* of an environment variable, `api_key_env`, is kept unless it looks like a key itself), strings that
-    look like an API key, and user:password in URLs. Applied to everything a run records."""
-    if isinstance(value, dict):
-        return {k: scrub(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub(v, name) for v in value]
-    if not isinstance(value, str):
-        return value
-    if SECRET_VALUE.search(value):
-        return SECRET_VALUE.sub(REDACTED, value)
-    if SECRET_NAME.search(name) and not name.endswith("_env"):
-        return REDACTED
-    value = URL_USERINFO.sub(REDACTED + "@", value)
-    return URL_SECRET_PARAM.sub(lambda m: f"{m.group(1)}={REDACTED}", value)
 
 
 def config_record(config: RunConfig) -> dict[str, Any]:

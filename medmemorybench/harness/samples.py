@@ -11,6 +11,7 @@ from typing import Any
 from medmemorybench.harness.tasks import TaskConfig
 from medmemorybench.memory.base import Retrieval
 from medmemorybench.models.base import ChatRequest, Completion
+from medmemorybench.redact import scrub_text
 from medmemorybench.scoring import (
     abstains,
     hallucinated,
@@ -87,7 +88,7 @@ def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retriev
                   latency_ms=round(completion.latency_ms, 1), cache_hit=completion.cache_hit,
                   truncated_tokens=completion.truncated_tokens, output=completion.text)
     if completion.error is not None:
-        record.update(status="error", error=completion.error)
+        record.update(status="error", error=scrub_text(completion.error))  # (any backbone's error may echo a key)
         return record
     if echo is None:
         raise ValueError(f"{question['query_id']}: an answer needs its echo flag (answer_echo)")

@@ -20,6 +20,7 @@ import openai
 
 from medmemorybench.models._daemon_pool import map_each
 from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg
+from medmemorybench.redact import scrub_text
 
 RETRYABLE = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError)
 
@@ -42,7 +43,8 @@ class OpenAIBackbone(Backbone):
         check_arg(context_window, "context_window", int, lambda v: v >= 256, "an integer >= 256")
         self._model = model
         self.base_url = base_url
-        self.client = openai.OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
+        self._api_key = os.environ.get(api_key_env) or "EMPTY"  # (kept to scrub from a server's echoed errors)
+        self.client = openai.OpenAI(base_url=base_url, api_key=self._api_key,
                                     max_retries=0, timeout=timeout_s)
         self.concurrency = max(1, int(concurrency))
         self.max_retries = int(max_retries)
@@ -81,7 +83,7 @@ class OpenAIBackbone(Backbone):
                 self._wait(attempt)
                 continue
             except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
-                return Completion(error=f"HTTP {exc.status_code}: {exc.message}",
+                return Completion(error=self._scrubbed(f"HTTP {exc.status_code}: {exc.message}"),
                                   latency_ms=1000 * (time.perf_counter() - started))
             except (ValueError, openai.APIResponseValidationError) as exc:  # a 200 whose body is not JSON
                 last_error = f"malformed response: {exc.__class__.__name__}: {str(exc)[:200]}"
@@ -102,8 +104,12 @@ class OpenAIBackbone(Backbone):
                 cached_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,
                 latency_ms=1000 * (time.perf_counter() - started),
             )
-        return Completion(error=f"failed after {self.max_retries + 1} attempts: {last_error}",
+        return Completion(error=self._scrubbed(f"failed after {self.max_retries + 1} attempts: {last_error}"),
                           latency_ms=1000 * (time.perf_counter() - started))
+
+    def _scrubbed(self, error: str) -> str:
+        """A server's error without the key it may echo (a 401 page quoting the Authorization header)."""
+        return scrub_text(error, (self._api_key,))
 
     def _wait(self, attempt: int) -> None:
         if attempt < self.max_retries:

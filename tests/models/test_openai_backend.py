@@ -4,6 +4,9 @@ scripted server (a unit-test double) that answers 429/500 before succeeding, to 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -170,3 +173,49 @@ def test_each_completion_is_reported_as_it_finishes(scripted):
     seen: list[int] = []
     out = client.generate_each(_requests(3), lambda index, completion: seen.append(index))
     assert sorted(seen) == [0, 1, 2] and [c.text for c in out] == ["ok"] * 3
+
+
+class EchoesAuthorization(BaseHTTPRequestHandler):
+    """A server whose error pages quote the request's Authorization header (and its base URL's credentials)."""
+
+    status = 401
+
+    def log_message(self, *args):  # noqa: ANN002, ANN201
+        pass
+
+    def do_POST(self):  # noqa: N802, ANN201
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps({"error": {"message": f"bad credentials: Authorization: {self.headers.get('Authorization')}"
+                                                f" for {self.headers.get('Host')}"}}).encode()
+        self.send_response(self.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+SECRET_KEY = "a-private-key-0123456789abcdef"  # (no key-like prefix: only the configured value can find it)
+
+
+@pytest.mark.parametrize("status", [401, 503])
+def test_an_echoed_key_never_reaches_a_sample_a_file_or_the_terminal(dataset_dir, tmp_path, status):
+    EchoesAuthorization.status = status
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EchoesAuthorization)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    out = tmp_path / "run"
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "medmemorybench.cli", "run", "--tasks", "medmemorybench_efficient_sua", "--memory",
+             "bm25", "--model", "openai", "--model_args", f"model=m,base_url={url},max_retries=1,backoff_s=0.01",
+             "--checkpoints", "10", "--limit", "1", "--dataset_path", str(dataset_dir), "--output_path", str(out),
+             "--no_cache"], capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": SECRET_KEY},
+            timeout=300)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 1, result.stderr  # every answer failed: a clear failure, everything kept
+    samples = (out / "samples.jsonl").read_text()
+    assert "<redacted>" in samples and "Bearer" in samples  # (the error is kept, its credentials are not)
+    for text in (samples, result.stdout, result.stderr, *(p.read_text() for p in out.glob("*.json"))):
+        assert SECRET_KEY not in text
