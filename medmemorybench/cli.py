@@ -96,6 +96,12 @@ def _user_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("interrupted", markup=False)
         raise typer.Exit(130) from None
+    except RecursionError:  # (a file read where no caller names it: still one line, never a traceback)
+        err_console.print("error: an input file is nested too deeply to read (a hostile or broken file)", markup=False)
+        raise typer.Exit(2) from None
+    except MemoryError:
+        err_console.print("error: out of memory (an input too large for this machine)", markup=False)
+        raise typer.Exit(2) from None
     except BrokenPipeError:
         raise
     except OSError as exc:  # the machine's doing (a read-only folder, a full disk, a port in use), not a bug

@@ -250,11 +250,10 @@ def print_plan(plans: list[Any], slots: int, executor: str) -> None:
 
 def report_cache_use(summary: Path, config: Any) -> None:
     """How many answers the response cache gave (never silent: a cache answers as if the model had)."""
-    import json
-
+    from medmemorybench.files import loads_json
     from medmemorybench.harness.cache import default_cache_path
 
-    data = json.loads(summary.read_text(encoding="utf-8"))
+    data = loads_json(summary.read_text(encoding="utf-8"))
     answered = data["n_samples"]
     if config.model == "none" or not answered:
         return

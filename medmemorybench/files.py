@@ -1,14 +1,17 @@
 """Writing files and folders atomically: a temporary one beside the target, then a rename, so nothing
-half-written remains and a failure (a full disk) names the target."""
+half-written remains and a failure (a full disk) names the target; and reading JSON and YAML that a hostile file
+cannot turn into a traceback."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from medmemorybench.errors import OutputError
 
@@ -75,3 +78,26 @@ def atomic_folder(target: Path, overwrite: bool, flag: str = "--output_path") ->
                           "half-written") from None
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+
+
+NESTED_TOO_DEEPLY = "nested too deeply to read (a hostile or broken file)"
+
+
+def loads_json(text: str | bytes) -> Any:
+    """`json.loads`, where a structure nested beyond Python's recursion limit is the `JSONDecodeError` every caller
+    already turns into one line naming its file (instead of a `RecursionError` traceback)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError(NESTED_TOO_DEEPLY, "", 0) from None
+
+
+def load_yaml(text: str) -> Any:
+    """`yaml.safe_load`, deep nesting reported as the `YAMLError` callers name their file in (see `loads_json`)."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise yaml.YAMLError(NESTED_TOO_DEEPLY) from None
+

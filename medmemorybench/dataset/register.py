@@ -20,6 +20,7 @@ from pathlib import Path
 
 from medmemorybench.dataset.schema import ALL_CONFIGS, METADATA_FILE
 from medmemorybench.errors import InputError, OutputError
+from medmemorybench.files import loads_json
 
 DATASET_NAME = "medmemorybench"
 """The bare name `load_dataset` is given."""
@@ -64,7 +65,7 @@ def fingerprint_of(folder: Path) -> str:
     """
     path = Path(folder) / METADATA_FILE
     try:
-        fingerprint = json.loads(path.read_text(encoding="utf-8")).get("fingerprint")
+        fingerprint = loads_json(path.read_text(encoding="utf-8")).get("fingerprint")
     except (OSError, json.JSONDecodeError, AttributeError):
         raise InputError(f"{path}: missing or not JSON (is {folder} a MedMemoryBench build?)") from None
     if not isinstance(fingerprint, str) or len(fingerprint) < 40:
@@ -139,7 +140,7 @@ def registered(cache_dir: str | Path | None = None) -> Registration | None:
     """The registration recorded in the cache, or None."""
     path = cache_root(cache_dir) / MARKER
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
         return Registration(**{**data, "replaced": tuple(data.get("replaced", ()))})  # (no "previous": older file)
     except (OSError, json.JSONDecodeError, TypeError):
         return None

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from medmemorybench.errors import InputError, OutputError
-from medmemorybench.files import write_atomic
+from medmemorybench.files import loads_json, write_atomic
 
 SAMPLES = "samples.jsonl"
 RUN_HEADER = "run.json"
@@ -34,11 +34,15 @@ def _complete_lines(path: Path) -> Iterator[dict]:
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
+                record = loads_json(line)
+            except json.JSONDecodeError as exc:
                 if not line.endswith("\n"):  # the kill cut the last line: tolerated, rewritten on resume
                     return
-                raise InputError(f"{path}: line {number} is not valid JSON") from None
+                raise InputError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("task"), str) \
+                    or not isinstance(record.get("query_id"), str):
+                raise InputError(f"{path}: line {number} is not a sample (a JSON object with its task and query_id)")
+            yield record
 
 
 def _ends_cleanly(path: Path) -> bool:

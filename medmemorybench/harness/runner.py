@@ -16,7 +16,7 @@ from pathlib import Path
 from medmemorybench.dataset.load import find_local, looked_in
 from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError, RunFailedError
-from medmemorybench.files import write_atomic
+from medmemorybench.files import loads_json, write_atomic
 from medmemorybench.harness.cache import ResponseCache, default_cache_path, generate_cached
 from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.header import run_header
@@ -45,7 +45,7 @@ def _declared_splits(folder: Path) -> set[str]:
     """The splits the dataset's own metadata lists (empty for a folder without it)."""
     meta_path = folder / METADATA_FILE
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+        meta = loads_json(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
         return {f"checkpoint_{k}" for k in meta.get("stats", {}).get("questions_by_checkpoint", {})}
     except (json.JSONDecodeError, AttributeError):
         raise InputError(f"{meta_path}: not the dataset's metadata JSON") from None
@@ -139,7 +139,7 @@ class Runner:
         path = self.config.output_path / RUN_HEADER
         if self.config.resume and path.exists():
             try:
-                previous = json.loads(path.read_text(encoding="utf-8"))
+                previous = loads_json(path.read_text(encoding="utf-8"))
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise InputError(f"--resume: {path} is damaged (not JSON); the samples are intact: move run.json "
                                  "away to resume from them with the options given now") from None

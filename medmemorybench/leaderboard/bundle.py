@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import loads_json
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
 from medmemorybench.leaderboard.systems import paradigm_keys
 
@@ -199,7 +200,7 @@ def read_json_object(path: Path) -> dict[str, Any]:
         InputError: naming the file when it is unreadable, not JSON or not an object.
     """
     try:
-        value = json.loads(read_bounded(path).decode("utf-8"))
+        value = loads_json(read_bounded(path).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not JSON ({str(exc)[:120]})") from None
     if not isinstance(value, dict):
@@ -221,7 +222,7 @@ def read_sample_lines(path: Path) -> list[dict[str, Any]]:
         if len(line) > MAX_LINE_BYTES:
             raise InputError(f"{path}: line {number} is {len(line):,} bytes, over the {MAX_LINE_BYTES:,} accepted")
         try:
-            value = json.loads(line.decode("utf-8"))
+            value = loads_json(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise InputError(f"{path}: line {number} is not valid JSON") from None
         if not isinstance(value, dict):

@@ -15,7 +15,7 @@ import yaml
 from medmemorybench import __version__
 from medmemorybench.dataset.load import HUB_ID
 from medmemorybench.errors import InputError
-from medmemorybench.files import write_atomic
+from medmemorybench.files import load_yaml, write_atomic
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
 from medmemorybench.leaderboard.bundle import (
     MANIFEST_FILE,
@@ -66,7 +66,7 @@ def load_claim(path: Path | None) -> SystemClaim:
     if path is None:
         return SystemClaim()
     try:
-        value = yaml.safe_load(read_bounded(path, 64 << 10).decode("utf-8"))
+        value = load_yaml(read_bounded(path, 64 << 10).decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InputError(f"{path}: not YAML or JSON ({' '.join(str(exc).split())[:160]})") from None
     return parse_model(SystemClaim, value if value is not None else {}, str(path))

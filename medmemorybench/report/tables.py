@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import loads_json
 from medmemorybench.harness.results import RUN_HEADER, SUMMARY
 from medmemorybench.memory.oracle import OracleMemory
 from medmemorybench.questions.spec import type_codes
@@ -29,7 +30,7 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
             if (Path(run_dir) / RUN_HEADER).exists() else ""
         raise InputError(f"{run_dir}: no {SUMMARY}{hint}")
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = loads_json(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise InputError(f"{path}: damaged (not JSON); `medmemorybench run ... --resume` in {run_dir} rewrites it "
                          "from the samples") from None

@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from medmemorybench.errors import InputError, OutputError, RunFailedError
-from medmemorybench.files import write_atomic
+from medmemorybench.files import loads_json, write_atomic
 from medmemorybench.harness.header import config_record
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
 from medmemorybench.harness.runner import Runner, check_complete
@@ -88,7 +88,7 @@ def _sweep_record(cells: list[Cell], shards: dict[str, list[tuple[str, ...]]]) -
 
 def _read_sweep_file(path: Path) -> dict[str, Any]:
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         raise InputError(f"--resume: {path} is damaged (not JSON); start the sweep in another --output_path") from None
     if not isinstance(record, dict) or not isinstance(record.get("shards"), dict):
@@ -230,7 +230,7 @@ class SweepDriver:
         for index in range(shards):
             path = _shard_file(folder, index)
             try:
-                parts.append(json.loads(path.read_text(encoding="utf-8")))
+                parts.append(loads_json(path.read_text(encoding="utf-8")))
             except (OSError, json.JSONDecodeError) as exc:
                 raise OutputError(f"{path}: cannot read a finished shard ({exc}); remove it and rerun with "
                                   "--resume") from None
