@@ -100,7 +100,9 @@ class StageProgress:
             with self._lock:
                 quiet = time.monotonic() - self._quiet_since
                 if quiet >= due:
-                    self._say(f"still {self.doing} · elapsed {clock(time.monotonic() - self._wall_start)}")
+                    # (the time since the stage began: a task's own lines give its elapsed time, from its start)
+                    self._say(f"still {self.doing} · {clock(time.monotonic() - self._wall_start)} since the "
+                              f"{self.stage} began")
                     quiet = 0.0
             wait = max(due - quiet, 0.05)
 
