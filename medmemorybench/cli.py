@@ -769,7 +769,8 @@ def sweep_cmd(
 
 @app.command("report")
 def report_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (each with summary.json).")],
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (each with summary.json), or a sweep's folder "
+                                                    "(its finished cells).")],
     plot: Annotated[Path | None, typer.Option(help="Where to write the saturation plot PNG.")] = None,
 ) -> None:
     """Print runs side by side and write the saturation plot: accuracy (or Recall@k for retrieval-only runs) and
@@ -779,8 +780,12 @@ def report_cmd(
     Examples:
       medmemorybench report runs/bm25 runs/dense --plot runs/saturation.png
       medmemorybench report runs/smollm2_bm25
+      medmemorybench report runs/grid          # a sweep: every finished cell
     """
+    from medmemorybench.sweep.driver import expand_sweeps
+
     with _user_errors():
+        runs = expand_sweeps(runs)
         written = print_report(runs, plot or runs[0] / "saturation.png")
         say(f"saturation plot: {written}")
 

@@ -16,6 +16,7 @@ file and every finished cell, and runs the rest. A cell whose answers fail past 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -39,6 +40,8 @@ from medmemorybench.sweep.grid import Cell
 from medmemorybench.sweep.shards import ShardResult, ShardTask, merge_samples, split_patients
 
 SWEEP_FILE = "sweep.json"
+CELL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""What `grid.make_cells` names a cell's folder."""
 SHARDS = "shards"
 SHARDS_PER_SLOT = 2
 """Default shards per cell: about this many per slot that can run at once (small enough to balance the load and
@@ -87,13 +90,35 @@ def _sweep_record(cells: list[Cell], shards: dict[str, list[tuple[str, ...]]]) -
 
 
 def _read_sweep_file(path: Path) -> dict[str, Any]:
+    """A sweep's record, checked: its cells' names are plain folder names (a hostile record cannot point outside)."""
     try:
         record = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
-        raise InputError(f"--resume: {path} is damaged (not JSON); start the sweep in another --output_path") from None
-    if not isinstance(record, dict) or not isinstance(record.get("shards"), dict):
-        raise InputError(f"--resume: {path} is not a sweep's record")
+        raise InputError(f"{path}: damaged (not JSON); start the sweep in another --output_path") from None
+    if not isinstance(record, dict) or not isinstance(record.get("shards"), dict) \
+            or not isinstance(record.get("cells"), list):
+        raise InputError(f"{path}: not a sweep's record")
+    for cell in record["cells"]:
+        name = cell.get("name") if isinstance(cell, dict) else None
+        if not isinstance(name, str) or not CELL_NAME.fullmatch(name):
+            raise InputError(f"{path}: cell name {str(name)[:80]!r} is not a plain folder name")
     return record
+
+
+def expand_sweeps(paths: list[Path]) -> list[Path]:
+    """Run folders, where a sweep's folder stands for its finished cells in grid order (for `report`)."""
+    out: list[Path] = []
+    for path in paths:
+        record = path / SWEEP_FILE
+        if not record.is_file():
+            out.append(path)
+            continue
+        cells = [path / c["name"] for c in _read_sweep_file(record)["cells"]]
+        finished = [cell for cell in cells if _cell_done(cell)]
+        if not finished:
+            raise InputError(f"{path}: a sweep with no finished cell yet (`medmemorybench sweep ... --resume` goes on)")
+        out.extend(finished)
+    return out
 
 
 def _cell_done(folder: Path) -> bool:

@@ -17,7 +17,7 @@ import pytest
 
 from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.results import RUN_HEADER, SUMMARY
-from medmemorybench.sweep.driver import SHARDS, SWEEP_FILE, SweepOptions, run_sweep
+from medmemorybench.sweep.driver import SHARDS, SWEEP_FILE, SweepOptions, expand_sweeps, run_sweep
 from medmemorybench.sweep.executors import RAY_PROCESSES, process_started
 from medmemorybench.sweep.grid import make_cells
 from tests.sweep.conftest import ScriptedAnswers, comparable, one_process_run
@@ -160,3 +160,4 @@ def test_a_sweep_folder_is_not_reused_without_resume_nor_resumed_with_another_gr
     with pytest.raises(InputError, match="another grid or other options"):
         run_sweep(other, SweepOptions(out, workers=1, resume=True))
     assert run_sweep(cells, SweepOptions(out, workers=1, resume=True)) == [out / cells[0].name]  # all done: kept
+    assert expand_sweeps([out, out / cells[0].name]) == [out / cells[0].name] * 2  # (report takes the sweep's folder)

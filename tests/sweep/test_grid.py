@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,19 @@ def test_bad_sweep_options_get_one_line_and_exit_2(dataset_dir, tmp_path, args, 
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 or "sweep:" in result.stderr
     assert not (tmp_path / "grid" / "sweep.json").exists()
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ("{", "damaged (not JSON)"),
+    ('{"cells": [], "shards": []}', "not a sweep's record"),
+    ('{"cells": [{"name": "../../elsewhere"}], "shards": {}}', "is not a plain folder name"),
+    ('{"cells": [{"name": ".hidden"}], "shards": {}}', "is not a plain folder name"),
+])
+def test_a_hostile_sweep_record_is_refused_before_any_folder_is_read(tmp_path, record, message):
+    from medmemorybench.sweep.driver import SWEEP_FILE, expand_sweeps
+
+    (tmp_path / SWEEP_FILE).write_text(record)
+    with pytest.raises(InputError, match=re.escape(message)):
+        expand_sweeps([tmp_path])
+    report = run_cli("report", str(tmp_path))
+    assert report.returncode == 2 and message.split(" (")[0] in report.stderr and "Traceback" not in report.stderr
