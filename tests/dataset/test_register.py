@@ -21,7 +21,7 @@ from medmemorybench.knowledge import default_knowledge
 from medmemorybench.render.templates import load_templates
 from tests.helpers import run_cli
 
-SMALL = ["--personas", "2", "--health_sessions", "5", "--family_sessions", "5"]
+SMALL = ["--personas", "2", "--health_sessions", "5", "--family_sessions", "5", "--language", "en"]
 USED_BY = ("import json\nfrom datasets import load_dataset\n"
            "mixed_30 = load_dataset('medmemorybench', 'mixed', split='checkpoint_30')\n"
            "print(json.dumps({'rows': mixed_30.to_list(), 'description': mixed_30.info.description}, default=str))")

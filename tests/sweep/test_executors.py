@@ -22,7 +22,7 @@ from medmemorybench.sweep.executors import RAY_PROCESSES, process_started
 from medmemorybench.sweep.grid import make_cells
 from tests.sweep.conftest import ScriptedAnswers, comparable, one_process_run
 
-MEMORIES = ["bm25", "long_context", "dense"]
+MEMORIES = ["bm25", "long_context", "none"]
 TASKS = ["medmemorybench_efficient", "medmemorybench_mixed"]
 
 
