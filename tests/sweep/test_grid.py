@@ -143,3 +143,13 @@ def test_a_hostile_sweep_record_is_refused_before_any_folder_is_read(tmp_path, r
         expand_sweeps([tmp_path])
     report = run_cli("report", str(tmp_path))
     assert report.returncode == 2 and message.split(" (")[0] in report.stderr and "Traceback" not in report.stderr
+
+
+def test_run_plan_prints_each_task_and_writes_nothing(dataset_dir, tmp_path):
+    out = tmp_path / "run"
+    result = run_cli("run", "--tasks", "medmemorybench_efficient,medmemorybench_mixed", "--memory", "mem0", "--model",
+                     "openai", "--model_args", "model=m", "--dataset_path", str(dataset_dir), "--output_path",
+                     str(out), "--plan")
+    assert result.returncode == 0, result.stderr
+    assert "medmemorybench_efficient " in result.stdout and "medmemorybench_mixed " in result.stdout
+    assert "one-process run" in result.stdout and not out.exists()
