@@ -695,7 +695,13 @@ def sweep_cmd(
     dataset_path: Annotated[str | None, _option("--dataset_path", help="Built dataset folder.")] = None,
     limit: Annotated[int | None, typer.Option(help="Evaluate only the first N patients of each cell.")] = None,
     checkpoints: Annotated[str | None, typer.Option(help="Ask only at these checkpoints, e.g. 10,50,100.")] = None,
+    judge: Annotated[str | None, typer.Option(help="Backbone for the LLM judge (default: rule rubric).")] = None,
+    judge_args: Annotated[str, _option("--judge_args", help="Judge key=value,...")] = "",
+    embedder: Annotated[str, _option("--embedder", help="Sentence embedder for memories.")] = "all-minilm-l6-v2",
+    memory_concurrency: Annotated[int, _option("--memory_concurrency", help="Patients ingested at once per shard.")
+                                  ] = 1,
     no_cache: Annotated[bool, _option("--no_cache", help="Bypass the response cache.")] = False,
+    cache_path: Annotated[Path | None, _option("--cache_path", help="The response cache file.")] = None,
     max_error_rate: Annotated[float, _option("--max_error_rate", help="Per cell, as in run.")] = 0.0,
     output_path: Annotated[Path, _option("--output_path", "--out", help="Sweep folder: a run folder per cell.")
                            ] = Path("runs/sweep"),
@@ -737,7 +743,9 @@ def sweep_cmd(
         base = RunConfig(tasks=[], output_path=output_path, model_args=parse_model_args(model_args),
                          dataset_path=dataset_path, limit=limit, checkpoints=_int_list(checkpoints, "--checkpoints"),
                          use_cache=not no_cache, max_error_rate=max_error_rate, memory_model=memory_model,
-                         memory_model_args=parse_model_args(memory_model_args, "--memory_model_args"))
+                         memory_model_args=parse_model_args(memory_model_args, "--memory_model_args"), judge=judge,
+                         judge_args=parse_model_args(judge_args, "--judge_args"), embedder=embedder,
+                         memory_concurrency=memory_concurrency, cache_path=cache_path)
         def names(text: str | None, default: str) -> list[str]:
             return [part.strip() for part in (text or default).split(",") if part.strip()]
 
