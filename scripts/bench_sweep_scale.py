@@ -41,11 +41,11 @@ def tree_rss_mib(root: int) -> float:
     return total / 1024
 
 
-def run(command: list[str], log: Path) -> dict:
+def run(command: list[str], log: Path, env: dict[str, str]) -> dict:
     """Run `command`, sampling the process tree's memory; its wall time, peak memory and exit code."""
     started = time.perf_counter()
     with log.open("w") as handle:
-        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
         peak = 0.0
         stop = threading.Event()
 
@@ -82,8 +82,11 @@ def main() -> int:
     parser.add_argument("--memories", default="bm25")
     parser.add_argument("--tasks", default="medmemorybench_efficient,medmemorybench_mixed")
     parser.add_argument("--checkpoints", default=None)
+    parser.add_argument("--limit", default=None, help="the first N patients")
     parser.add_argument("--workers", default="2")
     parser.add_argument("--executors", default="local,ray")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="a fresh embedding cache folder per executor under this one (a cold dense run each)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     command = Path(sys.executable).with_name("medmemorybench")
@@ -93,9 +96,11 @@ def main() -> int:
         sweep = [str(command), "sweep", "--memories", args.memories, "--tasks", args.tasks, "--dataset_path",
                  args.dataset, "--output_path", str(out), "--executor", executor, "--workers", args.workers,
                  *(["--checkpoints", args.checkpoints] if args.checkpoints else []),
+                 *(["--limit", args.limit] if args.limit else []),
                  *(["--resume"] if out.exists() else [])]
         print(f"{executor}: {' '.join(sweep)}", flush=True)
-        results[executor] = run(sweep, args.work / f"{executor}.log")
+        env = {**os.environ, **({"MEDMEMORYBENCH_CACHE": str(args.cache / executor)} if args.cache else {})}
+        results[executor] = run(sweep, args.work / f"{executor}.log", env)
         plan = json.loads((out / "sweep.json").read_text())["shards"]
         results[executor]["shards"] = sum(len(s) for s in plan.values())
         results[executor]["samples"] = sum(count for count, _ in samples_of(out).values())
