@@ -114,6 +114,7 @@ def test_a_ray_worker_killed_mid_shard_is_run_again_and_nothing_is_lost_or_doubl
     assert_same_cells(out, reference_folder, cells)
 
 
+@pytest.mark.slow  # (about 15-20 s: two CLI sweeps, one starting its own Ray cluster; `make test-all`)
 def test_a_killed_driver_resumes_where_it_stopped_and_leaves_no_ray_process(reference, dataset_dir, scripted_url,
                                                                              tmp_path):
     reference_folder, cells = reference
