@@ -23,18 +23,11 @@ atexit.register(shutil.rmtree, _HF_CACHES, ignore_errors=True)
 
 @pytest.fixture(scope="session")
 def dataset_dir(tmp_path_factory):
-    """A built dataset folder: 3 patients, 10 health and 10 family noise sessions each (built once per test run,
-    shared by the workers: tests copy it before changing anything)."""
+    """A built dataset folder: 3 patients, 10 health and 10 family noise sessions each."""
     from medmemorybench.dataset import BuildOptions, build_dataset, export_dataset
     from medmemorybench.knowledge import default_knowledge
     from medmemorybench.render.templates import load_templates
-    from tests.once import made_once
 
-    def make():  # noqa: ANN202
-        built = build_dataset(default_knowledge(), load_templates("en"),
-                              BuildOptions(seed=5, personas=3, health_sessions=10, family_sessions=10))
-        shared = os.environ.get("PYTEST_XDIST_WORKER")  # (then one folder of the run that every worker reads)
-        return export_dataset(built, tmp_path_factory.getbasetemp().parent / "dataset" if shared
-                              else tmp_path_factory.mktemp("data"))
-
-    return made_once(tmp_path_factory, "dataset_dir", make)
+    built = build_dataset(default_knowledge(), load_templates("en"),
+                          BuildOptions(seed=5, personas=3, health_sessions=10, family_sessions=10))
+    return export_dataset(built, tmp_path_factory.mktemp("data"))
