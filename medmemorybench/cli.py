@@ -763,12 +763,10 @@ def sweep_cmd(
                                resources=Resources(cpus_per_task, gpus_per_task), ray_address=ray_address,
                                shard_size=shard_size, resume=resume)
         if plan:
-            import os
-
+            from medmemorybench.sweep.executors import local_slots
             from medmemorybench.sweep.plan import plan_cells
 
-            slots = workers or max(1, int((os.cpu_count() or 1) // max(cpus_per_task, 1e-9)))
-            print_plan(plan_cells(cells), slots, executor)
+            print_plan(plan_cells(cells), local_slots(workers, options.resources), executor)
             return
         finished = sweep_with_progress(cells, options)
         print_report(finished)

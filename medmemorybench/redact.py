@@ -18,20 +18,17 @@ REDACTED = "<redacted>"
 
 def scrub(value: Any, name: str = "") -> Any:
     """`value` with every secret replaced: values of options named like a secret (api_key, token, ...; the
-    *name* of an environment variable, `api_key_env`, is kept unless it looks like a key itself), strings that
-    look like an API key, and user:password in URLs. Applied to everything a run records."""
+    *name* of an environment variable, `api_key_env`, is kept unless it looks like a key itself), and in every other
+    string what `scrub_text` removes. Applied to everything a run records."""
     if isinstance(value, dict):
         return {k: scrub(v, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [scrub(v, name) for v in value]
     if not isinstance(value, str):
         return value
-    if SECRET_VALUE.search(value):
-        return SECRET_VALUE.sub(REDACTED, value)
     if SECRET_NAME.search(name) and not name.endswith("_env"):
         return REDACTED
-    value = URL_USERINFO.sub(REDACTED + "@", value)
-    return URL_SECRET_PARAM.sub(lambda m: f"{m.group(1)}={REDACTED}", value)
+    return scrub_text(value)
 
 
 def scrub_text(text: str, secrets: tuple[str | None, ...] = ()) -> str:

@@ -19,25 +19,23 @@ import json
 import re
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from medmemorybench.errors import InputError, OutputError, RunFailedError
 from medmemorybench.files import loads_json, write_atomic
 from medmemorybench.harness.header import config_record
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
 from medmemorybench.harness.runner import Runner, check_complete
-from medmemorybench.harness.stream import first_patients
 from medmemorybench.harness.summary import write_summary
 from medmemorybench.harness.tasks import resolve_tasks
 from medmemorybench.sweep.executors import SHARD_RETRIES, Resources, end_left_behind, make_executor
 from medmemorybench.sweep.grid import Cell
-from medmemorybench.sweep.shards import ShardResult, ShardTask, merge_samples, split_patients
+from medmemorybench.sweep.shards import ShardResult, ShardTask, cell_patients, merge_samples, split_patients
 
 SWEEP_FILE = "sweep.json"
 CELL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -71,17 +69,6 @@ class SweepEvents:
     """("shards", shards done, shards in all) as each shard comes back."""
     on_note: Callable[[str], None] = lambda _text: None
     """A line worth a user's eye: a cell finished or failed, a shard retried."""
-
-
-def cell_patients(runner: Runner, cell: Cell) -> list[str]:
-    """The persona ids a run of `cell` evaluates (the first `limit` by id), read from its first split's ids alone."""
-    task = runner.tasks[0]
-    path = runner.folder / task.dataset_name / f"{runner.splits[task.task][0]}.parquet"
-    try:
-        ids = pq.read_table(path, columns=["persona_id"]).column("persona_id").to_pylist()
-    except Exception as exc:  # noqa: BLE001 (pyarrow raises many kinds for a damaged file)
-        raise InputError(f"{path}: cannot read its persona ids ({str(exc).splitlines()[0]})") from None
-    return [row["persona_id"] for row in first_patients([{"persona_id": i} for i in set(ids)], cell.config.limit)]
 
 
 def _sweep_record(cells: list[Cell], shards: dict[str, list[tuple[str, ...]]]) -> dict[str, Any]:
@@ -144,7 +131,7 @@ class SweepDriver:
     def _plan_shards(self, slots: int) -> dict[str, list[tuple[str, ...]]]:
         plan = {}
         for cell in self.cells:
-            patients = cell_patients(self.runners[cell.name], cell)
+            patients = cell_patients(self.runners[cell.name], cell.config.limit)
             size = self.options.shard_size or max(1, -(-len(patients) // (SHARDS_PER_SLOT * slots)))
             plan[cell.name] = split_patients(patients, size)
         return plan
@@ -157,8 +144,8 @@ class SweepDriver:
                 raise InputError(f"--output_path: {out} holds a sweep already; pass --resume to continue it or choose "
                                  "another folder")
             record = _read_sweep_file(path)
-            if [c.get("name") for c in record.get("cells", [])] != [c.name for c in self.cells] or \
-                    [c.get("config") for c in record["cells"]] != [config_record(c.config) for c in self.cells]:
+            if [(c["name"], c.get("config")) for c in record["cells"]] != \
+                    [(c.name, config_record(c.config)) for c in self.cells]:
                 raise InputError(f"--resume: {path} was written for another grid or other options; resume with the "
                                  "same ones or choose another --output_path")
             if self.options.shard_size is not None:
@@ -212,13 +199,13 @@ class SweepDriver:
                     todo.append(ShardTask(cell.name, index, cell.config, patients, threads))
         done = total - len(todo)
         self.events.on_step("shards", done, total)
+        left = Counter(task.cell for task in todo)  # shards still to come back, per cell
         for cell in self.cells:  # (a driver killed between a cell's last shard and its merge)
-            if cell.name not in {t.cell for t in todo} and not _cell_done(self.options.output_path / cell.name):
+            if not left[cell.name] and not _cell_done(self.options.output_path / cell.name):
                 self._merge(cell, len(plan[cell.name]))
         by_name = {cell.name: cell for cell in self.cells}
         attempts: dict[tuple[str, int], int] = {}
         running: dict[Future[ShardResult], ShardTask] = {executor.submit(task): task for task in todo}
-        left = {name: sum(1 for t in todo if t.cell == name) for name in by_name}
         while running:
             finished, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in finished:

@@ -173,7 +173,7 @@ class RayExecutor:
                 self.close()
                 raise InputError(f"each shard asks for {asked:g} {kind} but the Ray cluster has "
                                  f"{available.get(kind, 0):g}; lower --{kind.lower()}s_per_task or add nodes")
-        self.slots = max(1, int(available.get("CPU", 1) // max(resources.cpus, 1e-9)))
+        self.slots = max(1, int(available.get("CPU", 1) // resources.cpus))
         if resources.gpus:
             self.slots = min(self.slots, max(1, int(available.get("GPU", 0) // resources.gpus)))
         self._remote = ray.remote(max_retries=SHARD_RETRIES)(run_shard).options(num_cpus=resources.cpus,
@@ -204,10 +204,16 @@ def make_executor(name: str, workers: int | None, resources: Resources, ray_addr
     """The executor `--executor` names, started."""
     if name not in EXECUTORS:
         raise InputError(f"--executor: '{name}' is not one of {', '.join(EXECUTORS)}")
+    slots = local_slots(workers, resources)
+    if name == "local":
+        return LocalExecutor(slots, resources)
+    return RayExecutor(ray_address, workers, resources)
+
+
+def local_slots(workers: int | None, resources: Resources) -> int:
+    """Shards at once on this machine: `--workers`, else its CPUs over each shard's (both checked)."""
     if workers is not None and (isinstance(workers, bool) or workers < 1):
         raise InputError(f"--workers: {workers} is not a number of processes (at least 1)")
     if resources.cpus <= 0 or resources.gpus < 0:
         raise InputError("--cpus_per_task must be above 0 and --gpus_per_task at least 0")
-    if name == "local":
-        return LocalExecutor(workers or max(1, int((os.cpu_count() or 1) // resources.cpus)), resources)
-    return RayExecutor(ray_address, workers, resources)
+    return workers or max(1, int((os.cpu_count() or 1) // resources.cpus))

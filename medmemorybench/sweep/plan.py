@@ -19,6 +19,7 @@ from medmemorybench.harness.runner import Runner
 from medmemorybench.harness.stream import checkpoint_of, split_is_asked
 from medmemorybench.questions.spec import judged_codes
 from medmemorybench.sweep.grid import Cell
+from medmemorybench.sweep.shards import cell_patients
 
 
 @cache
@@ -57,13 +58,11 @@ def plan_cell(cell: Cell, runner: Runner) -> CellPlan:
     wanted, judged = set(task.types()), set(judged_codes())
     patients: set[str] = set()
     sessions = questions = judged_questions = 0
-    chosen: set[str] | None = None
+    chosen = set(cell_patients(runner, config.limit))  # (as the run takes them)
     for split in (s for s in splits if checkpoint_of(s) <= last):
         table = pq.read_table(runner.folder / task.dataset_name / f"{split}.parquet",
                               columns=["persona_id", "sessions", "questions"])
         ids = table.column("persona_id").to_pylist()
-        if chosen is None:  # (the first `limit` patients by id, as the run takes them)
-            chosen = set(sorted(set(ids))[:config.limit] if config.limit else ids)
         keep = [i for i, pid in enumerate(ids) if pid in chosen]
         patients.update(ids[i] for i in keep)
         counts = pc.list_value_length(table.column("sessions")).to_pylist()

@@ -17,10 +17,17 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from medmemorybench.errors import RunFailedError
+import pyarrow.parquet as pq
+
+from medmemorybench.errors import InputError, RunFailedError
 from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, read_samples
+from medmemorybench.harness.stream import first_patients
+
+if TYPE_CHECKING:
+    from medmemorybench.harness.runner import Runner
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,18 @@ class ShardResult:
     expected: dict[str, int]
     header: dict
     answered: bool
+
+
+def cell_patients(runner: Runner, limit: int | None) -> list[str]:
+    """The persona ids a run evaluates (its first `limit` by id, `first_patients`), read from the id column of its
+    task's first split alone (`runner`: the cell's, checked)."""
+    task = runner.tasks[0]
+    path = runner.folder / task.dataset_name / f"{runner.splits[task.task][0]}.parquet"
+    try:
+        ids = pq.read_table(path, columns=["persona_id"]).column("persona_id").to_pylist()
+    except Exception as exc:  # noqa: BLE001 (pyarrow raises many kinds for a damaged file)
+        raise InputError(f"{path}: cannot read its persona ids ({str(exc).splitlines()[0]})") from None
+    return [row["persona_id"] for row in first_patients([{"persona_id": i} for i in set(ids)], limit)]
 
 
 def split_patients(patients: list[str], shard_size: int) -> list[tuple[str, ...]]:
