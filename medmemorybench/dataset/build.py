@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from medmemorybench.dataset.audit import age_distribution, audit_questions, format_table
 from medmemorybench.dataset.audit import cohort_prior as cohort_prior_probe
@@ -156,7 +156,8 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
     """Every patient's questions, and the number of draws of the prior's coins it took (`on_step`: each patient
     asked, as `build_dataset`'s).
 
-    The cohort prior thins each drug's commoner answer by coin (`questions.cohort`); a draw can still, by chance,
+    The cohort prior thins each drug's commoner answer by coin (`questions.cohort`), and then evens the drugs whose
+    asked answers still lean beyond a fair coin's (`CohortPrior.lopsided`); a draw can still, by chance,
     leave the other patients' answers for a drug (or their opposite) predicting a patient's beyond the audit's
     bar over the whole cohort. The published questions must not hold that: the coins are then drawn again (a
     seeded sequence: the same seed gives the same draw), at most `PRIOR_DRAWS` times, until neither the IG probe
@@ -172,6 +173,7 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
         for year, sessions in rendered:
             builds.append(ask_questions(kb, year, sessions, prior))
             on_step(phase, len(builds), len(rendered))
+        builds = _without(builds, prior.lopsided([q for build in builds for q in next(iter(build.values())).questions]))
         first = [q.model_dump() for build in builds for q in next(iter(build.values())).questions]
         language = next(iter(builds[0])) if builds else "en"
         failed = {r.scope: not r.passed for r in cohort_prior_probe(first, language)}
@@ -180,6 +182,14 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
         if kept is None and not failed.get("IG"):
             kept = (builds, draw + 1)
     return kept or (builds, PRIOR_DRAWS)
+
+
+def _without(builds: list[dict[str, PatientBuild]], dropped: set[str]) -> list[dict[str, PatientBuild]]:
+    """The builds less the questions `dropped` (query ids: the same in every language)."""
+    if not dropped:
+        return builds
+    return [{lang: replace(patient, questions=[q for q in patient.questions if q.query_id not in dropped])
+             for lang, patient in build.items()} for build in builds]
 
 
 def cohort_prior(kb: KnowledgeBase, years: list[CareYear], options: BuildOptions) -> CohortPrior:

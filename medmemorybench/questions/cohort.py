@@ -8,6 +8,12 @@ is the drug's commoner one is kept only with the probability that evens the two 
 patient and drug. Kept answers then look like fair coins per drug: neither the prior nor its opposite beats
 chance (forcing the counts equal would make the opposite win: the other patients' answers would always be the
 other side). The audit's `cohort_prior` probe measures what is left (`dataset/audit.py`).
+
+The rulings count what a patient *could* be asked; the questions asked lean by other means (a drug one is on is asked
+"may I carry on?", a short course "should I still take it?", a remedy once a bar is disclosed). In a cohort of a
+few dozen that leaning is noise; in 1,000 patients it is a prior (fluticasone nasal spray "no" 401 times in 401,
+ezetimibe "yes" 109 in 109). `CohortPrior.lopsided` then evens, by the same coins, the drugs whose asked answers
+lean further than a fair coin would.
 """
 
 from __future__ import annotations
@@ -16,12 +22,20 @@ from collections import Counter
 from collections.abc import Iterable
 
 from medmemorybench.questions.facts import FactFinder
+from medmemorybench.questions.models import Question
 from medmemorybench.simulate.rng import rng_for
 
 SLACK = 1.0
 """How far the commoner answer of a drug may stay ahead, in expectation, of its rarer one (1: even). A little slack
 keeps more questions; the audit's `cohort_prior` probe checks that neither the prior nor its opposite then beats
 chance by more than noise."""
+
+
+LOPSIDED_SIGMAS = 3.0
+"""A drug's asked yes/no answers over the cohort lean too far when the gap between them passes this many standard
+deviations of a fair coin's (|yes - no| > 3 * sqrt(yes + no), counted in patients): 10 patients all "no" is too
+far, 5 is not. Evening drugs with a smaller lean makes the opposite rule win instead (2 patients, one each side:
+"the other patient's opposite" is always right); 2 sigmas did that on 1,000 patients (docs/benchmarks.md)."""
 
 
 MIN_MINORITY = 0.15
@@ -79,3 +93,38 @@ class CohortPrior:
             return True
         salt = f"questions/cohort/{drug}/{allowed}" + (f"/draw{self.draw}" if self.draw else "")
         return rng_for(self.seed, persona_id, salt).random() < rate
+
+    def lopsided(self, questions: list[Question]) -> set[str]:
+        """The query ids to leave out so that no drug's yes/no answers lean over the cohort beyond a fair coin's
+        (`LOPSIDED_SIGMAS`): a drug whose rarer answer is below `MIN_MINORITY` loses all its questions; otherwise each
+        patient's questions on its commoner answer are kept with the probability that evens the two (a coin per
+        patient, drug and answer). A patient's only question on a trap category stays (every trap is tested)."""
+        sides: dict[str, dict[str, set[str]]] = {}
+        for q in questions:
+            side = _polarity(q)
+            if q.query_type == "IG" and q.subject and side:
+                sides.setdefault(q.subject.casefold(), {"yes": set(), "no": set()})[side].add(q.persona_id)
+        leaving: set[tuple[str, str, str]] = set()  # (drug, patient, answer)
+        for drug, patients in sides.items():
+            yes, no = len(patients["yes"]), len(patients["no"])
+            if abs(yes - no) <= LOPSIDED_SIGMAS * (yes + no) ** 0.5:
+                continue
+            commoner = "yes" if yes > no else "no"
+            rate = 0.0 if min(yes, no) < MIN_MINORITY * (yes + no) else min(yes, no) / max(yes, no)
+            salt = f"questions/cohort/lopsided/{drug}/{commoner}" + (f"/draw{self.draw}" if self.draw else "")
+            leaving |= {(drug, p, commoner) for p in sorted(patients[commoner])
+                        if rng_for(self.seed, p, salt).random() >= rate}
+        traps = Counter((q.persona_id, q.trap_category) for q in questions if q.trap_category)
+        dropped = set()
+        for q in questions:
+            if q.subject and (q.subject.casefold(), q.persona_id, _polarity(q)) in leaving:
+                if q.trap_category and traps[(q.persona_id, q.trap_category)] == 1:
+                    continue
+                traps[(q.persona_id, q.trap_category)] -= 1
+                dropped.add(q.query_id)
+        return dropped
+
+
+def _polarity(question: Question) -> str | None:
+    """A yes/no question's answer, from its structured polarity fact ("yes" or "no"; None for other questions)."""
+    return next((f.text for f in question.facts if f.kind == "polarity"), None)

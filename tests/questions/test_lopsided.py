@@ -1,0 +1,53 @@
+"""Drugs whose asked yes/no answers lean over the cohort further than a fair coin's are evened
+(`CohortPrior.lopsided`): in 1,000 patients the other patients' answer for a drug otherwise predicts this one's
+(fluticasone nasal spray "no" 401 times in 401)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from medmemorybench.questions.cohort import CohortPrior
+from medmemorybench.questions.models import GoldFact, Question
+
+
+def _ig(patient: int, drug: str, side: str, n: int = 1, trap: str | None = None) -> Question:
+    return Question(query_id=f"P{patient:04d}-C10-IG{n}-{drug}", persona_id=f"P{patient:04d}", checkpoint=10,
+                    query_type="IG", question=f"May I take {drug}?", answer=side, subject=drug,
+                    facts=[GoldFact(text=side, kind="polarity")], trap_category=trap, template="ig.take_now")
+
+
+def _kept(questions: list[Question], dropped: set[str]) -> Counter:
+    return Counter((q.subject, q.facts[0].text) for q in questions if q.query_id not in dropped)
+
+
+def test_a_drug_always_answered_one_way_is_left_out_and_a_fair_one_kept():
+    always_no = [_ig(p, "fluticasone", "no") for p in range(12)]
+    fair = [_ig(p, "clarithromycin", "yes" if p % 2 else "no") for p in range(30)]
+    few = [_ig(p, "naproxen", "no") for p in range(5)]  # (5 of 5 is what a fair coin gives 1 time in 16)
+    questions = always_no + fair + few
+    kept = _kept(questions, CohortPrior(seed=0).lopsided(questions))
+    assert kept[("fluticasone", "no")] == 0
+    assert kept[("clarithromycin", "yes")] == kept[("clarithromycin", "no")] == 15
+    assert kept[("naproxen", "no")] == 5
+
+
+def test_a_leaning_drug_is_evened_by_seeded_coins_per_patient():
+    questions = [_ig(p, "omeprazole", "no") for p in range(300)] + \
+                [_ig(p, "omeprazole", "yes") for p in range(300, 400)] + \
+                [_ig(p, "omeprazole", "no", n=2) for p in range(300)]  # (a patient's second question goes with it)
+    dropped = CohortPrior(seed=0).lopsided(questions)
+    kept = _kept(questions, dropped)
+    assert kept[("omeprazole", "yes")] == 100
+    patients_kept = {q.persona_id for q in questions[:300] if q.query_id not in dropped}
+    assert 70 <= len(patients_kept) <= 130  # (about 100 of 300, by coin)
+    assert {q.persona_id for q in questions[400:] if q.query_id not in dropped} == patients_kept
+    assert CohortPrior(seed=0).lopsided(questions) == dropped  # (seeded)
+    again = CohortPrior(seed=0)
+    again.draw = 1
+    assert again.lopsided(questions) != dropped  # (another draw, other coins)
+
+
+def test_a_patients_only_question_on_a_trap_category_stays():
+    questions = [_ig(p, "ibuprofen", "no", trap="allergy" if p == 0 else None) for p in range(20)]
+    dropped = CohortPrior(seed=0).lopsided(questions)
+    assert {q.query_id for q in questions} - dropped == {questions[0].query_id}
