@@ -8,6 +8,7 @@ review sheet), `--out` kept as its old spelling. `_option` declares both spellin
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -209,7 +210,8 @@ LLM_RENDER_CACHE = "llm-render-cache.sqlite"
 def build_cmd(
     out: Annotated[Path, _option("--output_path", "--out",
                                  help="Folder to write `medmemorybench/` (the HF dataset) into.")],
-    seed: Annotated[int, typer.Option(help="Global seed: the same seed gives identical content.")] = 0,
+    seed: Annotated[int | None, typer.Option(
+        help="Global seed: the same seed gives identical content (default 0; with --hidden, a secret one).")] = None,
     personas: Annotated[int, typer.Option(help="Number of patients.")] = 20,
     health_sessions: Annotated[int, _option("--health_sessions", help="Health noise sessions per patient.")] = 100,
     family_sessions: Annotated[int, _option("--family_sessions", help="Family noise sessions per patient.")] = 100,
@@ -226,6 +228,12 @@ def build_cmd(
                          "folder (docs/dataset.md).")] = True,
     language: Annotated[str, _option(
         "--language", help="en, zh or both: the renderings (both: English configs and their _zh twins).")] = "both",
+    hidden: Annotated[bool, typer.Option(
+        "--hidden", help="A hidden-gold release: the folder holds no gold, the gold goes to --sealed_gold, the seed "
+                         "is secret (docs/leaderboard.md).")] = False,
+    sealed_gold: Annotated[Path | None, _option(
+        "--sealed_gold", help="With --hidden: where the sealed gold goes (default OUTPUT_PATH/sealed-gold.json.gz, "
+                              "beside the public folder, never inside it). Keep it private.")] = None,
 ) -> None:
     """Build the benchmark: simulate, render, add noise, ask questions, validate, audit, export as a HF dataset,
     and register it under the bare name `medmemorybench` for `load_dataset`.
@@ -234,6 +242,7 @@ def build_cmd(
     Examples:
       medmemorybench build --seed 0 --output_path out
       medmemorybench build --seed 0 --language en --output_path out-en
+      medmemorybench build --hidden --output_path season1
       medmemorybench build --personas 1 --encounters 10 --renderer llm --model hf --output_path out-llm
       medmemorybench build --renderer llm --model openai \\
         --model_args model=qwen,base_url=http://localhost:8000/v1 --output_path out-api
@@ -266,9 +275,40 @@ def build_cmd(
         from medmemorybench.dataset.build import languages_of
 
         languages_of(language)  # (an unknown language is refused before anything is built)
-        options = BuildOptions(seed=seed, personas=personas, encounters=encounters, health_sessions=health_sessions,
-                               family_sessions=family_sessions, renderer=spec, language=language)
-        build_with_progress(out, options, overwrite, backbone, allow_audit_failures, register=register)
+        sealed = _sealed_gold_path(out, hidden, sealed_gold, overwrite)
+        if hidden and seed is not None:
+            say(f"build: --hidden with --seed {seed}: anyone who knows or guesses that seed can rebuild the gold; "
+                "leave --seed out for a secret one", err_console)
+        elif hidden:
+            import secrets
+
+            seed = secrets.randbelow(1 << 62)  # (kept only in the sealed gold)
+        options = BuildOptions(seed=seed or 0, personas=personas, encounters=encounters,
+                               health_sessions=health_sessions, family_sessions=family_sessions, renderer=spec,
+                               language=language)
+        build_with_progress(out, options, overwrite, backbone, allow_audit_failures, register=register,
+                            sealed_gold=sealed)
+
+
+def _sealed_gold_path(out: Path, hidden: bool, sealed_gold: Path | None, overwrite: bool) -> Path | None:
+    """Where `build --hidden` writes its sealed gold: never inside the public folder, never over a file unless
+    `--overwrite`."""
+    from medmemorybench.dataset.export import DATASET_DIRNAME
+    from medmemorybench.errors import InputError
+
+    if not hidden:
+        if sealed_gold is not None:
+            raise InputError("--sealed_gold: only with --hidden (a public build keeps its gold in the folder)")
+        return None
+    path = sealed_gold if sealed_gold is not None else out / "sealed-gold.json.gz"
+    if path.resolve().is_relative_to((out / DATASET_DIRNAME).resolve()):
+        raise InputError(f"--sealed_gold: {path} is inside the public folder {out / DATASET_DIRNAME}; the gold "
+                         "must go elsewhere")
+    if path.exists() and not overwrite:
+        raise InputError(f"--sealed_gold: {path} already exists; choose another file or pass --overwrite")
+    if path.is_dir():
+        raise InputError(f"--sealed_gold: {path} is a folder; name a file")
+    return path
 
 
 @app.command("register")
@@ -283,10 +323,11 @@ def register_cmd(
       medmemorybench register out/medmemorybench
     """
     from medmemorybench.dataset import read_rows, validate_rows
+    from medmemorybench.dataset.hidden import is_hidden
     from medmemorybench.errors import InputError
 
     with _user_errors():
-        problems = validate_rows(read_rows(folder))
+        problems = validate_rows(read_rows(folder), hidden=is_hidden(folder))
         if problems:
             raise InputError(f"{folder}: refusing to register an invalid dataset ({len(problems)} problems); "
                              f"run `medmemorybench validate {folder}`")
@@ -304,15 +345,16 @@ def validate_cmd(
       medmemorybench validate out/medmemorybench
     """
     from medmemorybench.dataset import read_rows, validate_rows
+    from medmemorybench.dataset.hidden import is_hidden
 
     with _user_errors():
-        problems = validate_rows(read_rows(folder))
+        problems = validate_rows(read_rows(folder), hidden=is_hidden(folder))
         if problems:
             for line in problems:
                 err_console.print(line, markup=False, highlight=False)
             err_console.print(f"{len(problems)} problem(s) in {folder}", markup=False)
             raise typer.Exit(1)
-        console.print(f"{folder}: valid")
+        console.print(f"{folder}: valid" + (" (a hidden-gold release: no gold in it)" if is_hidden(folder) else ""))
 
 
 @app.command("audit")
@@ -398,13 +440,14 @@ def publish_cmd(
 
 def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool, dry_run: bool) -> None:
     from medmemorybench.dataset import read_rows, validate_rows
+    from medmemorybench.dataset.hidden import is_hidden
     from medmemorybench.dataset.publish import check_repo_id, plan_operations, publish
     from medmemorybench.errors import InputError
 
     if repo_id is None:
         raise InputError("--repo_id: required to publish a dataset folder (ORG/NAME)")
     check_repo_id(repo_id)
-    problems = validate_rows(read_rows(folder))
+    problems = validate_rows(read_rows(folder), hidden=is_hidden(folder))
     if problems:
         raise InputError(f"{folder}: refusing to publish an invalid dataset ({len(problems)} problems); "
                          f"run `medmemorybench validate {folder}`")
@@ -530,6 +573,9 @@ def leaderboard_cmd(
         "--verify", help="Re-score every bundle against the release (--dataset_path) before showing it.")] = False,
     dataset_path: Annotated[str | None, _option(
         "--dataset_path", help="The release, with --verify (default: a local build).")] = None,
+    gold: Annotated[Path | None, _option(
+        "--gold", help="The sealed gold of a hidden-gold release (`build --hidden`), whose public folder is "
+                       "--dataset_path: its runs are scored against it (implies --verify).")] = None,
 ) -> None:
     """Write the leaderboard as one self-contained page: the paper's table, quality, cost, the saturation curves,
     filters, sorting and each row's provenance, beside the paper's reference rows.
@@ -538,6 +584,8 @@ def leaderboard_cmd(
     Examples:
       medmemorybench leaderboard --results results --html board     # then open board/index.html
       medmemorybench leaderboard --repo_id my-org/medmemorybench-results --html board --verify
+      medmemorybench leaderboard --results results --html board --gold season1/sealed-gold.json.gz \
+        --dataset_path season1/medmemorybench
     """
     import tempfile
 
@@ -549,19 +597,29 @@ def leaderboard_cmd(
     with _user_errors():
         if (results is None) == (repo_id is None):
             raise InputError("leaderboard: give --results DIR or --repo_id ORG/NAME")
-        release = None
+        release = sealed = None
+        if gold is not None:
+            from medmemorybench.dataset.hidden import is_hidden, read_sealed
+
+            if dataset_path is None:
+                raise InputError("--gold: give --dataset_path, the hidden-gold release's public folder")
+            sealed = read_sealed(gold)
+            verify = True
         if verify:
             release = find_local(dataset_path)
             if release is None:
                 raise InputError(f"--dataset_path: no MedMemoryBench build at {dataset_path or './out'} to verify "
                                  "against")
+            if gold is not None and not is_hidden(release):
+                raise InputError(f"--gold: {release} is not a hidden-gold release (its gold is public)")
         with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
             if repo_id is not None:
                 results = fetch_results(repo_id, Path(download))
                 links = functools.partial(dataset_file_url, repo_id)
             else:
                 links = relative_link(results, html)
-            board = load_board(results, samples_link=links, verify_with=release, on_left_out=_left_out)
+            board = load_board(results, samples_link=links, verify_with=release, on_left_out=_left_out,
+                               sealed=sealed)
             page = write_site(board, html, repo_id or str(results))
         runs = sum(1 for row in board.rows if row.kind == "run")
         say(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows; open {page.resolve()}")
@@ -679,6 +737,9 @@ def run_cmd(
         summary = run_with_progress(config, "run")
         print_report([output_path])
         say(f"results: {output_path / 'samples.jsonl'}; summary: {summary}")
+        if json.loads(summary.read_text(encoding="utf-8"))["header"].get("dataset_hidden"):
+            say("a hidden-gold release: the answers and retrieved sessions are recorded, nothing is scored; "
+                f"`medmemorybench submit {output_path}` sends them to be scored against the sealed gold")
 
 
 @app.command("sweep")

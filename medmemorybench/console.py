@@ -173,14 +173,21 @@ class StageProgress:
 
 
 def build_with_progress(out: Path, options: Any, overwrite: bool, backbone: Any = None,
-                        allow_audit_failures: bool = False, register: bool = True) -> Path:
+                        allow_audit_failures: bool = False, register: bool = True,
+                        sealed_gold: Path | None = None) -> Path:
     """Build and export with progress (refusing an invalid dataset, and one failing the audit unless allowed), print
-    the summary, and register the build under the bare name; returns the dataset folder."""
+    the summary, and register the build under the bare name; returns the dataset folder (with `sealed_gold`: the
+    public half of a hidden-gold release)."""
     from medmemorybench.dataset.pipeline import build_and_export
 
     with StageProgress("build") as progress:
         folder, built = build_and_export(out, options, overwrite=overwrite, backbone=backbone,
-                                         allow_audit_failures=allow_audit_failures, on_step=progress.step)
+                                         allow_audit_failures=allow_audit_failures, on_step=progress.step,
+                                         sealed_gold=sealed_gold)
+    if sealed_gold is not None:
+        say(f"hidden-gold release: publish {folder} (no gold, no seed); the gold is sealed in {sealed_gold}: keep it "
+            "private, and score submissions with `medmemorybench leaderboard RESULTS --gold "
+            f"{sealed_gold} --dataset_path {folder}`")
     for failure in built.stats["audit_failures"]:
         say(f"audit: FAIL {failure} (see the card's audit table)", err_console)
     print_build_summary(folder, built)

@@ -70,8 +70,8 @@ def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, 
     return yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip()
 
 
-def render_card(*, header: str, stats: dict, seed: int, fingerprint: str, checkpoint_splits: list[str],
-                languages: list[str], repo_or_path: str = LOCAL_NAME) -> str:
+def render_card(*, header: str, stats: dict, seed: int | str, fingerprint: str, checkpoint_splits: list[str],
+                languages: list[str], repo_or_path: str = LOCAL_NAME, hidden: bool = False) -> str:
     """The card's full text; `repo_or_path` is what its usage line loads (the bare name, or a Hub repo id)."""
     env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
     template = env.from_string((dataset_cards_dir() / CARD_TEMPLATE).read_text(encoding="utf-8"))
@@ -79,7 +79,7 @@ def render_card(*, header: str, stats: dict, seed: int, fingerprint: str, checkp
                            type_names={t.code: t.name for t in question_types()},
                            checkpoint_splits=", ".join(f"`{s}`" for s in checkpoint_splits),
                            repo_or_path=repo_or_path, is_local=repo_or_path == LOCAL_NAME, license=LICENSE,
-                           arxiv_id=ARXIV_ID, languages=languages)
+                           arxiv_id=ARXIV_ID, languages=languages, hidden=hidden)
 
 
 def card_for_repo(folder: Path, repo_id: str) -> str:
@@ -102,5 +102,7 @@ def card_for_repo(folder: Path, repo_id: str) -> str:
     if first is None:
         raise InputError(f"{card_path}: configs: no 'efficient' or 'efficient_zh' config")
     splits = [f["split"] for f in configs[first]["data_files"]]
-    return render_card(header=header, stats=meta["stats"], seed=meta["seed"], fingerprint=meta["fingerprint"],
-                       checkpoint_splits=splits, repo_or_path=repo_id, languages=languages_in(configs))
+    hidden = meta.get("hidden") is True
+    return render_card(header=header, stats=meta["stats"], seed="sealed" if hidden else meta["seed"],
+                       fingerprint=meta["fingerprint"], checkpoint_splits=splits, repo_or_path=repo_id,
+                       languages=languages_in(configs), hidden=hidden)

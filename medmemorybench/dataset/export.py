@@ -26,8 +26,9 @@ def _split_key(split: str) -> tuple[int, str]:
     return (int(number), split) if number.isdigit() else (0, split)
 
 
-def export_dataset(built: BuiltDataset, out: Path, *, overwrite: bool = False) -> Path:
-    """Write parquet files, the card and a metadata file under `<out>/medmemorybench/`.
+def export_dataset(built: BuiltDataset, out: Path, *, overwrite: bool = False, hidden: bool = False) -> Path:
+    """Write parquet files, the card and a metadata file under `<out>/medmemorybench/` (`hidden`: the public half of a
+    hidden-gold release, `dataset.hidden`: its card and metadata hold no seed).
 
     Raises:
         InputError: if the target exists and `overwrite` is false.
@@ -36,11 +37,11 @@ def export_dataset(built: BuiltDataset, out: Path, *, overwrite: bool = False) -
     disable_progress_bar()  # one bar per parquet file would drown the build's own progress bar
     target = Path(out) / DATASET_DIRNAME
     with atomic_folder(target, overwrite) as partial:
-        _write_configs(built, partial)
+        _write_configs(built, partial, hidden)
     return target
 
 
-def _write_configs(built: BuiltDataset, partial: Path) -> None:
+def _write_configs(built: BuiltDataset, partial: Path, hidden: bool = False) -> None:
     """The parquet files, the card and the metadata, into `partial` (renamed onto the target when complete)."""
     splits: dict[str, list[str]] = {}
     num_examples: dict[str, dict[str, int]] = {}
@@ -58,13 +59,15 @@ def _write_configs(built: BuiltDataset, partial: Path) -> None:
             num_bytes[config][split] = dataset.data.nbytes
     stats = {**built.stats, "tokens": _approx_tokens(built)}
     (partial / "README.md").write_text(
-        render_card(header=card_header(splits, num_examples, num_bytes), stats=stats, seed=built.options.seed,
-                    fingerprint=built.fingerprint,
+        render_card(header=card_header(splits, num_examples, num_bytes), stats=stats,
+                    seed="sealed" if hidden else built.options.seed, fingerprint=built.fingerprint, hidden=hidden,
                     checkpoint_splits=splits[next(c for c in ("efficient", "efficient_zh") if c in splits)],
                     languages=languages_in(splits)),
         encoding="utf-8")
-    metadata = {"medmemorybench": __version__, "fingerprint": built.fingerprint, "seed": built.options.seed,
-                "options": vars(built.options), "stats": stats}
+    options = {k: v for k, v in vars(built.options).items() if not (hidden and k == "seed")}
+    metadata = {"medmemorybench": __version__, "fingerprint": built.fingerprint,
+                "seed": None if hidden else built.options.seed, "options": options, "stats": stats,
+                **({"hidden": True} if hidden else {})}
     (partial / METADATA_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

@@ -45,9 +45,11 @@ def find_local(path: str | Path | None = None) -> Path | None:
 
 
 def is_build(folder: Path) -> bool:
-    """Whether `folder` holds a build (its card and its personas)."""
+    """Whether `folder` holds a build (its card and its personas, or the metadata of a hidden-gold release)."""
+    from medmemorybench.dataset.hidden import is_hidden
+
     # (personas/, not efficient/: a Chinese-only build has efficient_zh/ only)
-    return (folder / "README.md").is_file() and (folder / "personas").is_dir()
+    return (folder / "README.md").is_file() and ((folder / "personas").is_dir() or is_hidden(folder))
 
 
 def _fingerprint(folder: Path) -> str | None:
@@ -215,12 +217,17 @@ def read_rows(folder: Path) -> dict[str, dict[str, list[dict]]]:
     languages = [lang for lang in LANGUAGES if any((folder / config_name(c, lang)).is_dir() for c in RENDERED)]
     if not languages:
         raise InputError(f"{folder}: no rendered configs (efficient, mixed, questions, or their _zh twins)")
-    wanted = [config_name(c, lang) for lang in languages for c in RENDERED] + ["personas"]
+    from medmemorybench.dataset.hidden import is_hidden
+
+    hidden = is_hidden(folder)  # (the public half of a hidden-gold release has no personas: they are the gold)
+    wanted = [config_name(c, lang) for lang in languages for c in RENDERED] + ([] if hidden else ["personas"])
     for config in wanted:
         files = sorted((folder / config).glob("*.parquet"))
         if not files:
             raise InputError(f"{folder / config}: no parquet files for config '{config}'")
         rows[config] = {file.stem: read_split(file, config) for file in files}
-    if PERSONAS_SPLIT not in rows["personas"]:
+    if hidden and (folder / "personas").exists():
+        raise InputError(f"{folder / 'personas'}: a hidden-gold release must not hold the ground truth")
+    if not hidden and PERSONAS_SPLIT not in rows["personas"]:
         raise InputError(f"{folder / 'personas'}: missing split '{PERSONAS_SPLIT}'")
     return rows

@@ -14,8 +14,11 @@ from medmemorybench.models.base import Backbone
 
 def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = False, backbone: Backbone | None = None,
                      allow_audit_failures: bool = False, on_step: Callable[[str, int, int], None] = no_step,
-                     ) -> tuple[Path, BuiltDataset]:
+                     sealed_gold: Path | None = None) -> tuple[Path, BuiltDataset]:
     """Build the dataset and write it to `<out>/medmemorybench/`; returns (folder, built).
+
+    With `sealed_gold`, a hidden-gold release (`dataset.hidden`): the folder is the public half, the gold goes to
+    `sealed_gold` (written first: a failure after it loses no gold), and `built` the public rows.
 
     Nothing is written for a dataset the validator rejects, or one that fails a memory-less probe unless
     `allow_audit_failures` (its failures are then in `built.stats["audit_failures"]` and the card).
@@ -46,6 +49,27 @@ def build_and_export(out: Path, options: BuildOptions, *, overwrite: bool = Fals
         raise InputError("the built dataset fails the memory-less audit (pass --allow_audit_failures to export it "
                          "anyway); nothing was written: " + "; ".join(failures))
     on_step("writing the dataset", 0, 1)
+    if sealed_gold is not None:
+        return _export_hidden(built, out, sealed_gold, overwrite, on_step)
     folder = export_dataset(built, out, overwrite=overwrite)
     on_step("writing the dataset", 1, 1)
     return folder, built
+
+
+def _export_hidden(built: BuiltDataset, out: Path, sealed_gold: Path, overwrite: bool,
+                   on_step: Callable[[str, int, int], None]) -> tuple[Path, BuiltDataset]:
+    """The public half of a hidden-gold release into `<out>/medmemorybench/`, its gold into `sealed_gold`."""
+    from dataclasses import replace
+
+    from medmemorybench.dataset.hidden import hide_rows, write_sealed
+
+    public, sealed = hide_rows(built.rows, built.options.seed)
+    problems = validate_rows(public, hidden=True)
+    if problems:
+        raise InputError(f"the public half still holds gold ({len(problems)} problems); nothing was written: "
+                         + "; ".join(problems[:5]))
+    write_sealed({**sealed, "seed": built.options.seed, "options": vars(built.options)}, sealed_gold)
+    released = replace(built, rows=public, fingerprint=sealed["public_fingerprint"])
+    folder = export_dataset(released, out, overwrite=overwrite, hidden=True)
+    on_step("writing the dataset", 1, 1)
+    return folder, released

@@ -10,6 +10,7 @@ import re
 from collections import defaultdict
 
 from medmemorybench.dataset.build import Rows
+from medmemorybench.dataset.hidden import GOLD_FIELDS, HIDDEN_CONFIGS
 from medmemorybench.dataset.schema import (
     FEATURES,
     LANGUAGES,
@@ -73,7 +74,8 @@ def _check_streams(rows: Rows, problems: list[str]) -> None:
                                         f"{row['checkpoint']}")
 
 
-def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str], config: str = "questions") -> None:
+def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str], config: str = "questions",
+                     hidden: bool = False) -> None:
     normalized = {sid: normalize_text(text) for sid, text in texts.items()}
     own_text: dict[str, str] = defaultdict(str)
     for sid, text in normalized.items():
@@ -112,7 +114,13 @@ def _check_questions(rows: Rows, texts: dict[str, str], problems: list[str], con
             if kinds - set(FACT_KINDS):
                 problems.append(f"{where}: unknown fact kind(s) {sorted(kinds - set(FACT_KINDS))}; known: "
                                 f"{', '.join(FACT_KINDS)}")
-            if q["query_type"] == "MQ":
+            if hidden:
+                leaked = [name for name, blank in GOLD_FIELDS.items() if q[name] != blank]
+                if leaked or q["query_type"] == "ABS":
+                    problems.append(f"{where}: a hidden-gold release holds gold: {leaked or ['query_type ABS']}")
+                if q["query_type"] == "MQ" and len(q["options"]) != 4:
+                    problems.append(f"{where}: MQ needs 4 options, got {q['options']}")
+            elif q["query_type"] == "MQ":
                 letters = {o.split(".")[0] for o in q["options"]}
                 if len(q["options"]) != 4 or not 1 <= len(q["correct_options"]) <= 3 or \
                         not set(q["correct_options"]) <= letters:
@@ -158,8 +166,9 @@ def _check_renderings(rows: Rows, languages: list[str], problems: list[str]) -> 
                 problems.append(f"{config_name(base, lang)}: sessions differ from {config_name(base, first)}")
 
 
-def validate_rows(rows: Rows) -> list[str]:
-    """Every violation found, each naming config/split and id (empty: valid)."""
+def validate_rows(rows: Rows, hidden: bool = False) -> list[str]:
+    """Every violation found, each naming config/split and id (empty: valid). `hidden`: the public half of a
+    hidden-gold release (`dataset.hidden`), whose questions must hold no gold and no personas config."""
     problems: list[str] = []
     _check_schema(rows, problems)
     if problems:  # the other checks read fields the schema guarantees
@@ -168,7 +177,13 @@ def validate_rows(rows: Rows) -> list[str]:
     languages = [lang for lang in LANGUAGES if config_name("questions", lang) in rows]
     for lang in languages:
         _check_questions(rows, _session_texts(rows, config_name("efficient", lang)), problems,
-                         config_name("questions", lang))
+                         config_name("questions", lang), hidden)
+    if hidden:
+        problems += [f"{config}: a hidden-gold release holds the ground truth" for config in HIDDEN_CONFIGS
+                     if config in rows]
+        problems += [f"{config}/{split}: {row['persona_id']} {s['session_id']}: a hidden-gold release holds event ids"
+                     for config in STREAM_CONFIGS if config in rows for split, split_rows in rows[config].items()
+                     for row in split_rows for s in row["sessions"] if s["event_ids"]][:20]
     if len(languages) > 1:
         _check_renderings(rows, languages, problems)
     return problems

@@ -75,6 +75,7 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "dataset": str(dataset),
         "dataset_fingerprint": meta.get("fingerprint"),
         "dataset_seed": meta.get("seed"),
+        **({"dataset_hidden": True} if meta.get("hidden") is True else {}),
         "config": config_record(config),
         "tasks": [{"task": t.task, "version": t.version, "source_file": t.source_file, "mode": t.mode,
                    "language": t.language,

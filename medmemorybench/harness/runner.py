@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from medmemorybench.dataset.hidden import is_hidden
 from medmemorybench.dataset.load import find_local, looked_in
 from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError, RunFailedError
@@ -111,6 +112,11 @@ class Runner:
             raise InputError(f"--dataset_path: no MedMemoryBench build found (looked in "
                              f"{looked_in(config.dataset_path)}); run `medmemorybench build --output_path out` first")
         self.folder = folder
+        self.hidden = is_hidden(folder)
+        if self.hidden and (config.judge or memory_class(config.memory).reads_gold_evidence):
+            raise InputError(f"--dataset_path: {folder} is a hidden-gold release (no gold in it): "
+                             f"{'--judge' if config.judge else '--memory ' + config.memory} needs the gold; the "
+                             "maintainers score runs on it against the sealed gold")
         self.splits = dataset_splits(folder, self.tasks, config.checkpoints)
         resolve_embedder(config.embedder)  # (checked now; the embedder itself loads when a memory first embeds)
         self.answer_mode = _answer_mode(config)
@@ -228,7 +234,7 @@ class Runner:
             record = make_record(task, item.question, item.query, item.retrieval, completion,
                                  prompt_hash(item.request) if item.request else None,
                                  hashlib.sha256(item.question["answer"].encode()).hexdigest(), judge_score,
-                                 echo=echo)
+                                 echo=echo, hidden=self.hidden)
             record["memory_cost"] = item.memory_cost
             if item.native_steps is not None:
                 record["native_steps"] = item.native_steps

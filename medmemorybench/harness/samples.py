@@ -54,15 +54,21 @@ def _score_dict(score: Score) -> dict[str, Any]:
             "status": score.status, "metadata": score.metadata}
 
 
+GOLD_DERIVED = ("trap_category", "abstain", "gold", "target_hash", "recall_at_k", "mrr")
+"""Sample fields that come from a question's gold: None in a run on a hidden-gold release (`dataset.hidden`), where
+they and every score are computed only when the maintainers verify the run against the sealed gold."""
+
+
 def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retrieval, completion: Completion | None,
-                prompt_hash: str | None, target_hash: str, judge_score: Score | None, *,
-                echo: bool | None) -> dict[str, Any]:
+                prompt_hash: str | None, target_hash: str | None, judge_score: Score | None, *,
+                echo: bool | None, hidden: bool = False) -> dict[str, Any]:
     """The samples.jsonl line of one question.
 
     `query` is exactly what the memory was asked; `retrieval` carries the dataset's session ids.
     `completion` is None in retrieval-only runs; a completion with an error is recorded with status
     "error" and no answer scores (an error is not a wrong answer). `echo` is `answer_echo` of the
-    answer (None without one); an echo is scored wrong by every measure and has no judge verdict.
+    answer (None without one); an echo is scored wrong by every measure and has no judge verdict. `hidden`: the
+    question's gold is sealed: the answer is recorded with status "answered" and nothing is scored.
     """
     ids = [list(item.session_ids) for item in retrieval.items]
     evidence = question["evidence_session_ids"]
@@ -81,6 +87,8 @@ def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retriev
         "hallucinated": None, "trap_safe": None, "trap_abstained": None, "echo": None, "judge": None,
         "tokens": None, "latency_ms": None, "cache_hit": False, "truncated_tokens": 0,
     }
+    if hidden:
+        record.update({name: None for name in GOLD_DERIVED})
     if completion is None:
         return record
     record.update(tokens={"prompt": completion.prompt_tokens, "completion": completion.completion_tokens,
@@ -89,6 +97,9 @@ def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retriev
                   truncated_tokens=completion.truncated_tokens, output=completion.text)
     if completion.error is not None:
         record.update(status="error", error=scrub_text(completion.error))  # (any backbone's error may echo a key)
+        return record
+    if hidden:
+        record.update(status="answered", echo=echo)
         return record
     if echo is None:
         raise ValueError(f"{question['query_id']}: an answer needs its echo flag (answer_echo)")

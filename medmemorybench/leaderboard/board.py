@@ -57,6 +57,9 @@ class BoardRow:
     """Mode -> metric -> [checkpoint, mean, ci_low, ci_high] points."""
     complete: bool = True
     coverage: str = ""
+    verification: str = ""
+    """A run's: "hidden gold" (scored by the board against a hidden-gold release's sealed gold: verified) or "public
+    gold" (answers and retrieved ids self-reported, re-scored and consistency-checked; `rescore.VERIFICATIONS`)."""
     provenance: dict[str, Any] = field(default_factory=dict)
 
 
@@ -73,6 +76,8 @@ class Board:
     paper: dict[str, str]
     checkpoint_every: int = CHECKPOINT_EVERY
     """Sessions between two checkpoints: the plot joins only neighbouring checkpoints."""
+    rescored: bool = False
+    """Whether every run shown was re-scored against the release (`--verify`), not only hash-checked."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -106,9 +111,11 @@ def bundle_dirs(results: Path) -> tuple[list[Path], list[str]]:
     return found, skipped
 
 
-def read_bundle(folder: Path, verify_with: Path | None = None) -> tuple[dict, SystemDescription, Manifest]:
+def read_bundle(folder: Path, verify_with: Path | None = None,
+                sealed: dict[str, Any] | None = None) -> tuple[dict, SystemDescription, Manifest]:
     """A bundle's summary, self-description and manifest, after checking each file against the manifest's hash
-    (and re-scoring it against the release `verify_with`, when given).
+    (and re-scoring it against the release `verify_with`, when given). A run on a hidden-gold release is shown only
+    scored against its sealed gold (`sealed`, with `verify_with` its public folder).
 
     Raises:
         InputError: naming the file at fault.
@@ -119,10 +126,13 @@ def read_bundle(folder: Path, verify_with: Path | None = None) -> tuple[dict, Sy
             raise InputError(f"{folder / name}: does not match its hash in {MANIFEST_FILE}")
     system = parse_model(SystemDescription, read_json_object(folder / SYSTEM_FILE), str(folder / SYSTEM_FILE))
     summary = read_json_object(folder / SUMMARY)
+    if manifest.verification == "unscored" and (sealed is None or verify_with is None):
+        raise InputError(f"{folder}: a run on a hidden-gold release: it is shown only once scored against the "
+                         "sealed gold (`leaderboard --gold FILE --dataset_path RELEASE`)")
     if verify_with is not None:
         from medmemorybench.leaderboard.rescore import verify_run
 
-        verified = verify_run(folder, verify_with)
+        verified = verify_run(folder, verify_with, sealed if manifest.verification == "unscored" else None)
         summary = verified.summary
     elif not isinstance(summary.get("tasks"), dict) or not isinstance(summary.get("header"), dict):
         raise InputError(f"{folder / SUMMARY}: not a run summary")
@@ -172,6 +182,7 @@ def run_rows(bundles: list[tuple[str, dict, SystemDescription, Manifest, str]]) 
             quality=quality,
             cost={**paper.cost, "items_per_patient": sum(items) / len(items) if items else None},
             curves=_curves(summary), complete=coverage.is_complete,
+            verification="hidden gold" if manifest.verification == "unscored" else "public gold",
             coverage=(f"{coverage.questions} of {coverage.of_questions} questions" if coverage.is_complete else
                       f"slice: {coverage.questions} of {coverage.of_questions} questions, {coverage.patients} of "
                       f"{coverage.of_patients} patients, checkpoints {', '.join(map(str, coverage.checkpoints))}"),
@@ -197,19 +208,21 @@ def reference_rows() -> list[BoardRow]:
 
 
 def load_board(results: Path, *, samples_link: Callable[[str], str] | None = None,
-               verify_with: Path | None = None, on_left_out: Callable[[str], None] | None = None) -> Board:
+               verify_with: Path | None = None, on_left_out: Callable[[str], None] | None = None,
+               sealed: dict[str, Any] | None = None) -> Board:
     """Every bundle of a results folder (refused ones listed in `left_out`), then the paper's reference rows.
 
     Args:
         samples_link: bundle path (relative to `results`) -> the link the page gives to its samples.jsonl.
         verify_with: a release folder to re-score every bundle against.
+        sealed: that release's sealed gold, when it is a hidden-gold release (`dataset.hidden`).
     """
     folders, left_out = bundle_dirs(results)
     bundles = []
     for folder in folders:
         bundle_id = folder.relative_to(results).as_posix()
         try:
-            summary, system, manifest = read_bundle(folder, verify_with)
+            summary, system, manifest = read_bundle(folder, verify_with, sealed)
         except InputError as exc:
             left_out.append(str(exc))
             continue
@@ -221,7 +234,7 @@ def load_board(results: Path, *, samples_link: Callable[[str], str] | None = Non
     types, rows = run_rows(bundles) if bundles else ([], [])
     systems = load_systems()
     return Board(types=types, rows=rows + reference_rows(), paradigms=dict(systems.paradigms), left_out=left_out,
-                 paper=systems.paper.model_dump())
+                 paper=systems.paper.model_dump(), rescored=verify_with is not None)
 
 
 def relative_link(results: Path, html_dir: Path) -> Callable[[str], str]:

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
@@ -169,6 +169,9 @@ class Manifest(BaseModel):
     coverage: Coverage
     judge: str | None = None
     """The judge's model when one graded (its verdicts are taken as submitted: no judge re-runs them)."""
+    verification: Literal["public gold", "unscored"] = "public gold"
+    """"public gold": re-scored by `submit` against a public release (self-reported answers, consistency-checked);
+    "unscored": a run on a hidden-gold release, scored only by the board's maintainers (`leaderboard --gold`)."""
     files: dict[str, str]
     """File name -> SHA-256 of the other bundle files."""
 

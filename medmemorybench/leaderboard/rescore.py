@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from medmemorybench.dataset.build import fingerprint_rows
+from medmemorybench.dataset.hidden import gold_rows
 from medmemorybench.dataset.load import find_local, read_rows
 from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError
@@ -51,15 +52,26 @@ class VerifiedRun:
     """Re-computed from the re-scored samples."""
     coverage: Coverage
     fingerprint: str
+    verification: str = "public gold"
+    """How its scores were had (`VERIFICATIONS`)."""
 
 
-def verify_run(run_dir: Path, dataset_path: str | Path | None = None) -> VerifiedRun:
+VERIFICATIONS = ("hidden gold", "public gold", "unscored")
+"""A run on a hidden-gold release scored against the sealed gold (its answers could not be written from the gold);
+a run on a public release, re-scored (its answers and retrieved ids are self-reported: only their consistency is
+checked); a run on a hidden release checked without the gold (nothing to score it with)."""
+
+
+def verify_run(run_dir: Path, dataset_path: str | Path | None = None,
+               sealed: dict[str, Any] | None = None) -> VerifiedRun:
     """Re-score a run folder from its samples and the gold, and check it is whole.
 
     Args:
         run_dir: holds run.json, samples.jsonl and summary.json (a run folder, or a bundle).
         dataset_path: the release the run must have used (default: the header's dataset folder, else a local
             build as `run` finds one).
+        sealed: the sealed gold of a hidden-gold release (`dataset.hidden.read_sealed`); without it a run on such
+            a release is checked for consistency only and comes back "unscored".
 
     Raises:
         InputError: the first problem, naming the file and field (or line and query id).
@@ -69,13 +81,34 @@ def verify_run(run_dir: Path, dataset_path: str | Path | None = None) -> Verifie
     submitted = read_json_object(run_dir / SUMMARY)
     samples = read_sample_lines(run_dir / SAMPLES)
     config = _field(header, "config", dict, run_dir / RUN_HEADER)
-    rows, fingerprint = _release(header, run_dir, dataset_path)
+    rows, fingerprint, hidden = _release(header, run_dir, dataset_path)
     tasks = _tasks(header, run_dir / RUN_HEADER)
     asked, coverage = _asked_questions(tasks, rows, config, run_dir / RUN_HEADER)
-    rescored = _rescore_samples(samples, tasks, asked, header, run_dir / SAMPLES)
+    rescored = _rescore_samples(samples, tasks, asked, header, run_dir / SAMPLES, hidden)
     summary = summarize(header, tasks, rescored)
     _compare(submitted, summary, run_dir / SUMMARY)
-    return VerifiedRun(header, rescored, summary, coverage, fingerprint)
+    if not hidden:
+        return VerifiedRun(header, rescored, summary, coverage, fingerprint)
+    if sealed is None:
+        return VerifiedRun(header, rescored, summary, coverage, fingerprint, "unscored")
+    gold, _ = _asked_questions(tasks, gold_rows(rows, sealed), config, run_dir / RUN_HEADER)
+    by_name = {task.task: task for task in tasks}
+    scored = [_score_hidden(sample, by_name[sample["task"]], gold[sample["task"]][sample["query_id"]], header)
+              for sample in rescored]
+    return VerifiedRun(header, scored, summarize(header, tasks, scored), coverage, fingerprint, "hidden gold")
+
+
+def _score_hidden(sample: dict, task: TaskConfig, question: dict, header: dict) -> dict:
+    """A consistent sample of a hidden-release run, scored against its sealed question (under its public id)."""
+    completion = _completion(sample, header)
+    echo = sample.get("echo") if completion is not None and completion.error is None else None
+    record = make_record(task, question, sample["retrieval_query"], _retrieval(sample), completion,
+                         sample.get("prompt_hash"), hashlib.sha256(question["answer"].encode()).hexdigest(), None,
+                         echo=echo)
+    for key in ("memory_cost", "native_steps"):
+        if key in sample:
+            record[key] = sample[key]
+    return record
 
 
 def _field(mapping: dict, key: str, kind: type, where: Path) -> Any:
@@ -85,9 +118,9 @@ def _field(mapping: dict, key: str, kind: type, where: Path) -> Any:
     return value
 
 
-def _release(header: dict, run_dir: Path, dataset_path: str | Path | None) -> tuple[dict, str]:
-    """The release's rows and fingerprint; the fingerprint is re-computed from the rows, so an edited gold
-    folder is not taken for the release, and must be the one the run recorded."""
+def _release(header: dict, run_dir: Path, dataset_path: str | Path | None) -> tuple[dict, str, bool]:
+    """The release's rows and fingerprint, and whether it is a hidden-gold release; the fingerprint is re-computed
+    from the rows, so an edited gold folder is not taken for the release, and must be the one the run recorded."""
     recorded = _field(header, "dataset_fingerprint", str, run_dir / RUN_HEADER)
     given = dataset_path if dataset_path is not None else header.get("dataset")
     folder = find_local(str(given) if given is not None else None)
@@ -103,7 +136,7 @@ def _release(header: dict, run_dir: Path, dataset_path: str | Path | None) -> tu
     if recorded != fingerprint:
         raise InputError(f"{run_dir / RUN_HEADER}: dataset_fingerprint {recorded[:12]} is not the release at "
                          f"{folder} ({fingerprint[:12]}); pass --dataset_path of the release the run used")
-    return rows, fingerprint
+    return rows, fingerprint, meta.get("hidden") is True
 
 
 _RELEASES: dict[tuple, tuple[dict, str]] = {}
@@ -198,7 +231,7 @@ def _asked_questions(tasks: list[TaskConfig], rows: dict, config: dict,
 
 
 def _rescore_samples(samples: list[dict], tasks: list[TaskConfig], asked: dict[str, dict[str, dict]], header: dict,
-                     where: Path) -> list[dict]:
+                     where: Path, hidden: bool = False) -> list[dict]:
     by_name = {task.task: task for task in tasks}
     every_id = {qid for questions in asked.values() for qid in questions}
     seen: dict[tuple[str, str], int] = {}
@@ -217,7 +250,7 @@ def _rescore_samples(samples: list[dict], tasks: list[TaskConfig], asked: dict[s
         if question is None:
             why = "not asked by the run's options" if query_id in every_id else "not a question of the dataset"
             raise InputError(f"{line} ({query_id}): {why}")
-        record = _rescore(sample, by_name[task_name], question, header, line)
+        record = _rescore(sample, by_name[task_name], question, header, line, hidden)
         out.append(record)
     for task in tasks:
         missing = [qid for qid in asked[task.task] if (task.task, qid) not in seen]
@@ -227,17 +260,22 @@ def _rescore_samples(samples: list[dict], tasks: list[TaskConfig], asked: dict[s
     return out
 
 
-def _rescore(sample: dict, task: TaskConfig, question: dict, header: dict, line: str) -> dict:
+def _retrieval(sample: dict) -> Retrieval:
+    return Retrieval(
+        items=[MemoryItem(text=str(item.get("text", "")), session_ids=tuple(str(s) for s in item["session_ids"]),
+                          score=float(item["score"])) for item in sample["retrieved"]],
+        truncated_sessions=int(sample.get("truncated_sessions") or 0))
+
+
+def _rescore(sample: dict, task: TaskConfig, question: dict, header: dict, line: str, hidden: bool = False) -> dict:
     """The sample's line as the runner would write it for its answer and retrieval, with every score re-computed
-    from the dataset's question."""
+    from the dataset's question (`hidden`: a question of a hidden-gold release: nothing to score, the line is
+    checked for consistency)."""
     query = retrieval_query(question)
     if sample.get("retrieval_query") != query:
         raise InputError(f"{line} ({question['query_id']}): retrieval_query is not what the question asks")
     try:
-        retrieval = Retrieval(
-            items=[MemoryItem(text=str(item.get("text", "")), session_ids=tuple(str(s) for s in item["session_ids"]),
-                              score=float(item["score"])) for item in sample["retrieved"]],
-            truncated_sessions=int(sample.get("truncated_sessions") or 0))
+        retrieval = _retrieval(sample)
         completion = _completion(sample, header)
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{line} ({question['query_id']}): not a sample line ({exc.__class__.__name__}: "
@@ -260,7 +298,7 @@ def _rescore(sample: dict, task: TaskConfig, question: dict, header: dict, line:
                       status="error" if recorded.get("status") == "error" else "scored")
     target_hash = hashlib.sha256(question["answer"].encode()).hexdigest()
     record = make_record(task, question, query, retrieval, completion, sample.get("prompt_hash"), target_hash, judge,
-                         echo=echo if completion is not None and completion.error is None else None)
+                         echo=echo if completion is not None and completion.error is None else None, hidden=hidden)
     for key in ("memory_cost", "native_steps"):
         if key in sample:
             record[key] = sample[key]

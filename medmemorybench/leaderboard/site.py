@@ -36,8 +36,10 @@ app_file: index.html
 pinned: false
 ---
 
-The MedMemoryBench leaderboard: runs submitted to the results repo, each re-scored from its samples before it was
-accepted, beside the numbers the paper reported on its own data. Rebuilt with `medmemorybench publish --space`.
+The MedMemoryBench leaderboard: runs submitted to the results repo, beside the numbers the paper reported on its own
+data. Runs on a hidden-gold release are scored by the board against the sealed gold (verified); runs on a public
+release are self-reported (their files re-scored and checked for consistency). Rebuilt with
+`medmemorybench publish --space`.
 """
 _SCRIPT_SAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -60,7 +62,7 @@ def render_page(board: Board, source: str, built: dt.datetime | None = None) -> 
     template = env.from_string((STATIC / "board.html.jinja").read_text(encoding="utf-8"))
     when = (built or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     return template.render(style=Markup(style), script=Markup(script), data=Markup(embedded_json(board.as_dict())),
-                           style_hash=_csp_hash(style), script_hash=_csp_hash(script), paper=board.paper,
+                           style_hash=_csp_hash(style), script_hash=_csp_hash(script), paper=board.paper, board=board,
                            version=__version__, built=when, source=source)
 
 

@@ -138,10 +138,11 @@ def prepare_submission(run_dir: Path, *, dataset_path: str | Path | None = None,
         dataset_revision=dataset_revision,
         tasks=[{"task": t["task"], "version": str(t["version"]), "mode": t["mode"]} for t in verified.header["tasks"]],
         coverage=coverage, judge=backbone_label({"model": judge}) if isinstance(judge, dict) else None,
+        verification="unscored" if verified.verification == "unscored" else "public gold",
         files={name: sha256(data) for name, data in files.items()})
     files[MANIFEST_FILE] = _json_bytes(manifest.model_dump())
     eval_results = None
-    if system.answering_model_hub_id and coverage.is_complete:
+    if system.answering_model_hub_id and coverage.is_complete and verified.verification != "unscored":
         (_types, (row,)) = paper_rows([verified.summary])
         source = dataset_file_url(results_repo_id, str(path), view="tree") if results_repo_id else None
         eval_results = eval_result_entries(
@@ -150,7 +151,10 @@ def prepare_submission(run_dir: Path, *, dataset_path: str | Path | None = None,
     title = f"Add {system.name} / {system.answering_model} ({path.name})"
     description = (f"MedMemoryBench submission, verified by medmemorybench {__version__}: the samples re-score to "
                    f"the summary, {coverage.questions} of {coverage.of_questions} questions, dataset "
-                   f"{verified.fingerprint[:12]}.")
+                   f"{verified.fingerprint[:12]}." if verified.verification != "unscored" else
+                   f"MedMemoryBench submission on a hidden-gold release ({verified.fingerprint[:12]}): "
+                   f"{coverage.questions} of {coverage.of_questions} questions answered, checked for consistency by "
+                   f"medmemorybench {__version__}; the maintainers score it against the sealed gold.")
     return Submission(path, files, system, manifest, eval_results, title, description)
 
 

@@ -12,7 +12,7 @@
                 ["ingest_s", "ingest s / session"], ["items_per_patient", "items / patient"]];
   const COLORS = ["#2563a8", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#0b7285", "#e67700", "#5c940d",
                   "#364fc7", "#a61e4d"];
-  const state = {paradigm: "", backbone: "", paper: true, completeOnly: false, mode: "efficient",
+  const state = {paradigm: "", backbone: "", paper: true, completeOnly: false, verifiedOnly: false, mode: "efficient",
                  curve: "correct", sort: {}};
 
   function el(tag, attrs, text) {
@@ -42,7 +42,8 @@
       (!state.paradigm || row.paradigm === state.paradigm) &&
       (!state.backbone || row.backbone === state.backbone) &&
       (state.paper || row.kind !== "paper") &&
-      (!state.completeOnly || row.kind === "paper" || row.complete));
+      (!state.completeOnly || row.kind === "paper" || row.complete) &&
+      (!state.verifiedOnly || row.kind === "paper" || row.verification === "hidden gold"));
   }
 
   function systemCell(row, withDetails, tableId) {
@@ -58,6 +59,14 @@
     else if (row.kind === "ceiling") {
       td.appendChild(el("span", {class: "badge ceiling", title: "a reference, not a system: each question's " +
         "evidence sessions plus distractors; never ranked"}, "ceiling"));
+    }
+    if (row.verification === "hidden gold") {
+      td.appendChild(el("span", {class: "badge verified", title: "scored by the board against a hidden-gold " +
+        "release's sealed gold: its answers could not have been written from the gold"}, "verified (hidden gold)"));
+    } else if (row.verification === "public gold") {
+      td.appendChild(el("span", {class: "badge self-reported", title: "run on a public release: its answers and " +
+        "retrieved sessions are self-reported; the board re-scored them and checked they are consistent, which " +
+        "cannot rule out answers written from the public gold"}, "self-reported (public gold)"));
     }
     if (row.kind !== "paper" && !row.complete) {
       td.appendChild(el("span", {class: "badge slice", title: row.coverage}, "slice"));
@@ -124,6 +133,9 @@
     const sorted = rows.slice().sort((a, b) => {
       // the ceiling is a reference, never ranked among the systems: it stays on top whatever the order
       if ((a.kind === "ceiling") !== (b.kind === "ceiling")) return a.kind === "ceiling" ? -1 : 1;
+      // verified rows rank above self-reported ones: a self-reported number cannot outrank a verified one
+      const verified = (r) => r.verification === "hidden gold";
+      if (verified(a) !== verified(b)) return verified(a) ? -1 : 1;
       const x = column[2](a), y = column[2](b);
       if (x === null || x === undefined) return (y === null || y === undefined) ? 0 : 1;
       if (y === null || y === undefined) return -1;
@@ -280,6 +292,8 @@
   options("backbone", [...new Set(board.rows.map((r) => r.backbone))].sort())
     .addEventListener("change", (e) => { state.backbone = e.target.value; render(); });
   document.getElementById("paper").addEventListener("change", (e) => { state.paper = e.target.checked; render(); });
+  document.getElementById("verified").addEventListener("change",
+    (e) => { state.verifiedOnly = e.target.checked; render(); });
   document.getElementById("complete").addEventListener("change",
     (e) => { state.completeOnly = e.target.checked; render(); });
   document.getElementById("mode").addEventListener("change", (e) => { state.mode = e.target.value; render(); });
