@@ -60,7 +60,9 @@
       td.appendChild(el("span", {class: "badge ceiling", title: "a reference, not a system: each question's " +
         "evidence sessions plus distractors; never ranked"}, "ceiling"));
     }
-    if (row.verification === "hidden gold") {
+    if (row.kind !== "run") {
+      // (a reference row is not ranked: how a submission was verified says nothing of it)
+    } else if (row.verification === "hidden gold") {
       td.appendChild(el("span", {class: "badge verified", title: "scored by the board against a hidden-gold " +
         "release's sealed gold: its answers could not have been written from the gold"}, "verified (hidden gold)"));
     } else if (row.verification === "public gold") {
