@@ -406,6 +406,12 @@ CASES: list[Case] = [
     Case("leaderboard: --html under a file", lambda w: (w.file("results/submissions/.keep", ""), [
         "leaderboard", "--results", str(w.root / "results"), "--html", str(w.file("board-file", "x") / "board")])[1],
          "board-file"),
+    Case("leaderboard: --gold not a sealed gold file", lambda w: (w.file("results/submissions/.keep", ""), [
+        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--gold",
+        str(w.file("gold.json.gz", "not gzip")), "--dataset_path", str(w.data)])[1], "gold.json.gz"),
+    Case("leaderboard: --gold without --dataset_path", lambda w: (w.file("results/submissions/.keep", ""), [
+        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--gold",
+        str(w.file("gold.json.gz", "x"))])[1], "--dataset_path"),
     Case("publish: nothing to publish", lambda w: ["publish", "--dry_run"], "publish"),
     Case("publish: a folder without --repo_id", lambda w: ["publish", str(w.data), "--dry_run"], "--repo_id"),
     Case("publish: --space without --results", lambda w: ["publish", "--space", "org/board", "--dry_run"],
@@ -425,6 +431,11 @@ CASES: list[Case] = [
          "--renderer"),
     Case("build --seed not a number", lambda w: ["build", "--seed", "x", "--out", build_out(w)], "--seed"),
     Case("build --language unknown", lambda w: ["build", "--language", "fr", "--out", build_out(w)], "--language"),
+    Case("build --hidden: sealed gold inside the public folder", lambda w: [
+        "build", "--hidden", "--out", build_out(w), "--sealed_gold", build_out(w) + "/medmemorybench/gold.json.gz"],
+         "--sealed_gold"),
+    Case("build --sealed_gold without --hidden", lambda w: ["build", "--out", build_out(w), "--sealed_gold",
+                                                            str(w.root / "gold.json.gz")], "--sealed_gold"),
     Case("build --out exists", lambda w: ((w.root / "build-out" / "medmemorybench").mkdir(parents=True),
                                           ["build", "--personas", "1", "--out", build_out(w)])[1], "--out"),
     Case("build --out is a file", lambda w: ["build", "--personas", "1", "--out", str(w.file("build-out", "x"))],

@@ -23,7 +23,6 @@ from medmemorybench.leaderboard.rescore import verify_run
 from medmemorybench.leaderboard.submit import prepare_submission, write_to_folder
 from medmemorybench.models.base import ChatRequest, Completion
 from tests.harness.conftest import RecordingBackbone, dataset_questions, run, run_config
-from tests.helpers import run_cli
 
 OPTIONS = BuildOptions(seed=11, personas=2, encounters=20, health_sessions=3, family_sessions=3, language="en")
 
@@ -145,12 +144,3 @@ def test_a_run_is_recorded_unscored_and_scored_only_against_the_sealed_gold(rele
 def test_what_needs_the_gold_is_refused_on_a_hidden_release(release, tmp_path, option):
     with pytest.raises(InputError, match="hidden-gold release"):
         Runner(run_config(release[0], tmp_path, memory=option.get("memory", "bm25"), judge=option.get("judge")))
-
-
-def test_the_sealed_gold_never_goes_inside_the_public_folder(tmp_path):
-    inside = run_cli("build", "--hidden", "--output_path", str(tmp_path), "--sealed_gold",
-                     str(tmp_path / "medmemorybench" / "gold.json.gz"))
-    assert inside.returncode == 2 and "inside the public folder" in inside.stderr
-    assert "Traceback" not in inside.stderr and not (tmp_path / "medmemorybench").exists()
-    alone = run_cli("build", "--output_path", str(tmp_path), "--sealed_gold", str(tmp_path / "gold.json.gz"))
-    assert alone.returncode == 2 and "only with --hidden" in alone.stderr
