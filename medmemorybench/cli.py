@@ -412,6 +412,14 @@ def publish_cmd(
         "--results_repo", help="With --space: the results dataset repo (ORG/NAME) the board links samples to "
                                "(and is read from, without --results).")] = None,
     dry_run: Annotated[bool, _option("--dry_run", help="List what would be uploaded; send nothing.")] = False,
+    verify: Annotated[bool, typer.Option(
+        "--verify/--no-verify", help="With --space: re-score every bundle against the release (--dataset_path) "
+                                     "before showing it (the default).")] = True,
+    dataset_path: Annotated[str | None, _option(
+        "--dataset_path", help="With --space: the release the rows are re-scored against (default: a local "
+                               "build).")] = None,
+    gold: Annotated[Path | None, _option(
+        "--gold", help="With --space: the sealed gold of a hidden-gold release (see `leaderboard`).")] = None,
 ) -> None:
     """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`), with its eval.yaml
     (the benchmark's headline tasks) and its card's usage line loading ORG/NAME; with --space, the leaderboard page
@@ -435,7 +443,7 @@ def publish_cmd(
         if folder is not None:
             _publish_dataset(folder, repo_id, pr, private, dry_run)
         if space is not None:
-            _publish_space(space, results, results_repo, dry_run)
+            _publish_space(space, results, results_repo, dry_run, *board_release(verify, dataset_path, gold))
 
 
 def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool, dry_run: bool) -> None:
@@ -460,7 +468,31 @@ def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool,
     say(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
 
 
-def _publish_space(space: str, results: Path | None, results_repo: str | None, dry_run: bool) -> None:
+def board_release(verify: bool, dataset_path: str | None, gold: Path | None) -> tuple[Path | None, dict | None]:
+    """The release a board re-scores its bundles against (None with --no-verify) and its sealed gold (with --gold),
+    for `leaderboard` and `publish --space`."""
+    from medmemorybench.dataset.hidden import is_hidden, read_sealed
+    from medmemorybench.dataset.load import find_local
+    from medmemorybench.errors import InputError
+
+    if not verify:
+        if gold is not None:
+            raise InputError("--gold: scores runs against the sealed gold, which --no-verify would not do")
+        return None, None
+    if gold is not None and dataset_path is None:
+        raise InputError("--gold: give --dataset_path, the hidden-gold release's public folder")
+    sealed = read_sealed(gold) if gold is not None else None
+    release = find_local(dataset_path)
+    if release is None:
+        raise InputError(f"--dataset_path: no MedMemoryBench build at {dataset_path or './out'} to re-score the rows "
+                         "against; give the release, or --no-verify to show rows checked only against their hashes")
+    if gold is not None and not is_hidden(release):
+        raise InputError(f"--gold: {release} is not a hidden-gold release (its gold is public)")
+    return release, sealed
+
+
+def _publish_space(space: str, results: Path | None, results_repo: str | None, dry_run: bool,
+                   release: Path | None = None, sealed: dict | None = None) -> None:
     """The board of a results folder, or of a results repo (downloaded), as a static Space."""
     import tempfile
 
@@ -478,7 +510,8 @@ def _publish_space(space: str, results: Path | None, results_repo: str | None, d
     with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
         if results is None and results_repo is not None:
             results = fetch_results(results_repo, Path(download))
-        board = load_board(results, samples_link=samples_link, on_left_out=_left_out)
+        board = load_board(results, samples_link=samples_link, on_left_out=_left_out, verify_with=release,
+                           sealed=sealed)
     source = results_repo or str(results)
     if dry_run:
         for name, data in space_files(board, source).items():
@@ -569,27 +602,28 @@ def leaderboard_cmd(
         "--results", help="A results folder (`submit --results` writes one).")] = None,
     repo_id: Annotated[str | None, _option(
         "--repo_id", help="Or a results dataset repo on the Hub, ORG/NAME (its merged submissions).")] = None,
-    verify: Annotated[bool, _option(
-        "--verify", help="Re-score every bundle against the release (--dataset_path) before showing it.")] = False,
+    verify: Annotated[bool, typer.Option(
+        "--verify/--no-verify", help="Re-score every bundle against the release (--dataset_path) before showing "
+                                     "it (the default); --no-verify checks only the files' hashes, and the page "
+                                     "says so.")] = True,
     dataset_path: Annotated[str | None, _option(
-        "--dataset_path", help="The release, with --verify (default: a local build).")] = None,
+        "--dataset_path", help="The release the rows are re-scored against (default: a local build).")] = None,
     gold: Annotated[Path | None, _option(
         "--gold", help="The sealed gold of a hidden-gold release (`build --hidden`), whose public folder is "
-                       "--dataset_path: its runs are scored against it (implies --verify).")] = None,
+                       "--dataset_path: its runs are scored against it.")] = None,
 ) -> None:
     """Write the leaderboard as one self-contained page: the paper's table, quality, cost, the saturation curves,
     filters, sorting and each row's provenance, beside the paper's reference rows.
 
     \b
     Examples:
-      medmemorybench leaderboard --results results --html board     # then open board/index.html
-      medmemorybench leaderboard --repo_id my-org/medmemorybench-results --html board --verify
+      medmemorybench leaderboard --results results --html board --dataset_path out   # then open board/index.html
+      medmemorybench leaderboard --repo_id my-org/medmemorybench-results --html board --dataset_path out
       medmemorybench leaderboard --results results --html board --gold season1/sealed-gold.json.gz \
         --dataset_path season1/medmemorybench
     """
     import tempfile
 
-    from medmemorybench.dataset.load import find_local
     from medmemorybench.errors import InputError
     from medmemorybench.leaderboard import load_board, relative_link, write_site
     from medmemorybench.leaderboard.hub import dataset_file_url, fetch_results
@@ -597,21 +631,7 @@ def leaderboard_cmd(
     with _user_errors():
         if (results is None) == (repo_id is None):
             raise InputError("leaderboard: give --results DIR or --repo_id ORG/NAME")
-        release = sealed = None
-        if gold is not None:
-            from medmemorybench.dataset.hidden import is_hidden, read_sealed
-
-            if dataset_path is None:
-                raise InputError("--gold: give --dataset_path, the hidden-gold release's public folder")
-            sealed = read_sealed(gold)
-            verify = True
-        if verify:
-            release = find_local(dataset_path)
-            if release is None:
-                raise InputError(f"--dataset_path: no MedMemoryBench build at {dataset_path or './out'} to verify "
-                                 "against")
-            if gold is not None and not is_hidden(release):
-                raise InputError(f"--gold: {release} is not a hidden-gold release (its gold is public)")
+        release, sealed = board_release(verify, dataset_path, gold)
         with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
             if repo_id is not None:
                 results = fetch_results(repo_id, Path(download))

@@ -134,6 +134,7 @@ def read_bundle(folder: Path, verify_with: Path | None = None,
 
         verified = verify_run(folder, verify_with, sealed if manifest.verification == "unscored" else None)
         summary = verified.summary
+        manifest = manifest.model_copy(update={"coverage": verified.coverage})  # (counted, not as submitted)
     elif not isinstance(summary.get("tasks"), dict) or not isinstance(summary.get("header"), dict):
         raise InputError(f"{folder / SUMMARY}: not a run summary")
     return summary, system, manifest
@@ -228,6 +229,8 @@ def load_board(results: Path, *, samples_link: Callable[[str], str] | None = Non
             continue
         link = samples_link(f"{bundle_id}/{SAMPLES}") if samples_link else f"{bundle_id}/{SAMPLES}"
         bundles.append((bundle_id, summary, system, manifest, link))
+    bundles, copies = _without_copies(bundles)
+    left_out += copies
     for reason in left_out:
         if on_left_out:
             on_left_out(reason)
@@ -235,6 +238,19 @@ def load_board(results: Path, *, samples_link: Callable[[str], str] | None = Non
     systems = load_systems()
     return Board(types=types, rows=rows + reference_rows(), paradigms=dict(systems.paradigms), left_out=left_out,
                  paper=systems.paper.model_dump(), rescored=verify_with is not None)
+
+
+def _without_copies(bundles: list[tuple[str, dict, SystemDescription, Manifest, str]],
+                    ) -> tuple[list[tuple[str, dict, SystemDescription, Manifest, str]], list[str]]:
+    """The bundles less copies of another's samples (the same SHA-256 under another name or paradigm): the first
+    submitted stays, each copy is refused with a line naming it."""
+    first: dict[str, tuple[str, dict, SystemDescription, Manifest, str]] = {}
+    for bundle in sorted(bundles, key=lambda b: (b[3].submitted_at, b[0])):
+        first.setdefault(bundle[3].files.get(SAMPLES, ""), bundle)
+    kept = [b for b in bundles if first[b[3].files.get(SAMPLES, "")] is b]
+    copies = [f"{b[0]}: refused: its samples are a copy of {first[b[3].files.get(SAMPLES, '')][0]}'s (the same "
+              "SHA-256), submitted earlier" for b in bundles if first[b[3].files.get(SAMPLES, "")] is not b]
+    return kept, copies
 
 
 def relative_link(results: Path, html_dir: Path) -> Callable[[str], str]:

@@ -104,3 +104,22 @@ def test_submitted_text_cannot_close_the_data_element(retrieval_run, tmp_path):
     assert page.count("</script>") == 2  # (the data element's and the script's own)
     assert "\\u003c/script\\u003e" in page
     assert json.loads(embedded_json({"name": name}))["name"] == name
+
+
+def test_a_copied_bundle_under_another_name_is_refused_and_the_first_stays(results, answered_run):
+    folder, bundle, _ = results
+    copy = write_to_folder(prepare_submission(answered_run, claim=SystemClaim(name="My Copy", paradigm="graph")),
+                           folder)
+    edit_json(copy / "submission.json", lambda m: m.update(submitted_at="2099-01-01T00:00:00+00:00"))
+    board = load_board(folder)
+    assert [row.system for row in board.rows if row.kind == "run"] == ["BM25 RAG"]
+    assert any("a copy of" in reason and str(bundle.relative_to(folder)) in reason for reason in board.left_out)
+
+
+def test_coverage_is_counted_from_the_samples_when_verified(results, dataset_dir):
+    folder, bundle, _ = results
+    edit_json(bundle / "submission.json", lambda m: m["coverage"].update(questions=1, of_questions=1))
+    claimed = [row for row in load_board(folder).rows if row.kind == "run"]
+    assert claimed[0].coverage == "1 of 1 questions"  # (hash-checked only: as submitted)
+    (run,) = [row for row in load_board(folder, verify_with=dataset_dir).rows if row.kind == "run"]
+    assert run.coverage != "1 of 1 questions" and run.coverage.endswith("questions") and run.complete

@@ -66,14 +66,14 @@ def test_dry_run_prints_the_pull_requests_files_and_sends_nothing(answered_run):
     assert not (answered_run / ".eval_results").exists()
 
 
-def test_submit_to_a_folder_then_the_board(answered_run, tmp_path):
+def test_submit_to_a_folder_then_the_board(answered_run, dataset_dir, tmp_path):
     runner = CliRunner()
     for _ in range(2):  # (the same samples land in the same bundle)
         done = runner.invoke(app, ["submit", str(answered_run), "--results", str(tmp_path / "results")])
         assert done.exit_code == 0, done.output
     assert len(list((tmp_path / "results" / "submissions").glob("*/*/*"))) == 1
     board = runner.invoke(app, ["leaderboard", "--results", str(tmp_path / "results"), "--html",
-                                str(tmp_path / "board")])
+                                str(tmp_path / "board"), "--dataset_path", str(dataset_dir)])  # (re-scored)
     assert board.exit_code == 0 and "1 runs and 13 paper reference rows" in board.output
     assert (tmp_path / "board" / "index.html").stat().st_size > 20_000
 
