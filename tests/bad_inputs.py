@@ -223,6 +223,8 @@ CASES: list[Case] = [
          "sessions"),
     Case("row without persona_id", lambda w: run_without(w, "persona_id"),
          "persona_id"),
+    Case("a session of 2 MB", lambda w: run_args(w, data=w.edit_rows(
+        lambda row: row["sessions"][0]["turns"][0].update(text="x" * 2_000_000))), "over the 200,000"),
     Case("unknown query_type", lambda w: run_args(w, data=w.edit_questions(lambda q: q.update(query_type="XYZ"))),
          "query_type"),
     Case("null query_type", lambda w: run_args(w, data=w.edit_questions(lambda q: q.update(query_type=None))),

@@ -10,13 +10,13 @@ from pathlib import Path
 import yaml
 from datasets import DatasetInfo
 from jinja2 import StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench import __version__
 from medmemorybench.dataset.schema import ALL_CONFIGS, FEATURES, LANGUAGES, METADATA_FILE, language_of
 from medmemorybench.errors import InputError
 from medmemorybench.questions.spec import question_types
 from medmemorybench.resources import dataset_cards_dir
+from medmemorybench.templating import BoundedSandbox
 
 CARD_TEMPLATE = "README.md.jinja"
 LICENSE = "cc-by-4.0"
@@ -73,7 +73,7 @@ def card_header(splits: dict[str, list[str]], num_examples: dict[str, dict[str, 
 def render_card(*, header: str, stats: dict, seed: int | str, fingerprint: str, checkpoint_splits: list[str],
                 languages: list[str], repo_or_path: str = LOCAL_NAME, hidden: bool = False) -> str:
     """The card's full text; `repo_or_path` is what its usage line loads (the bare name, or a Hub repo id)."""
-    env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
+    env = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True)
     template = env.from_string((dataset_cards_dir() / CARD_TEMPLATE).read_text(encoding="utf-8"))
     return template.render(header=header, version=__version__, seed=seed, fingerprint=fingerprint, stats=stats,
                            type_names={t.code: t.name for t in question_types()},

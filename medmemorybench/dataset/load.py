@@ -142,9 +142,16 @@ def _folder_cache() -> Path:
     return Path(datasets.config.HF_DATASETS_CACHE).expanduser() / "medmemorybench_folders"
 
 
+MAX_SESSION_CHARS = 200_000
+"""Most characters one session's turns may hold: the longest of a default build is ~2,800, an LLM-rendered one a few
+times that; a 200 MB session would otherwise be accepted, and read into every memory (3.7 GB of RAM was seen)."""
+MAX_SPLIT_BYTES = 4 << 30
+"""Largest split file read, uncompressed (a 1,000-patient build's largest is ~100 MB)."""
+
+
 def read_split(file: Path, config: str) -> list[dict]:
     """The rows of one split file, checked: a readable parquet file of the config's schema, with no null where
-    the schema needs a value (`NULLABLE` lists the fields that may be null).
+    the schema needs a value (`NULLABLE` lists the fields that may be null), no session over `MAX_SESSION_CHARS`.
 
     Raises:
         InputError: naming the file (and the row and field) that is missing, unreadable or of another schema.
@@ -156,6 +163,10 @@ def read_split(file: Path, config: str) -> list[dict]:
     if not file.is_file():
         raise InputError(f"{file}: missing or not a file")
     try:
+        meta = pq.ParquetFile(file).metadata
+        size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        if size > MAX_SPLIT_BYTES:
+            raise InputError(f"{file}: {size:,} bytes uncompressed, over the {MAX_SPLIT_BYTES:,} a split may hold")
         table = pq.read_table(file)
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{file}: corrupted or not a parquet file ({str(exc)[:160]})") from None
@@ -175,6 +186,12 @@ def read_split(file: Path, config: str) -> list[dict]:
             where = _first_null(row)
             if where is not None:
                 raise InputError(f"{file}: row {index}: {where} is null")
+    for index, row in enumerate(rows):
+        for session in row.get("sessions") or []:
+            chars = sum(len(turn["text"]) for turn in session["turns"])
+            if chars > MAX_SESSION_CHARS:
+                raise InputError(f"{file}: row {index}: session {str(session['session_id'])[:80]} holds {chars:,} "
+                                 f"characters, over the {MAX_SESSION_CHARS:,} a session may hold")
     return rows
 
 

@@ -11,13 +11,13 @@ import hashlib
 from pathlib import Path
 
 from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, meta
-from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench.harness.tasks import TaskConfig, TaskConfigError
 from medmemorybench.memory.base import MemoryItem
 from medmemorybench.models.base import ChatRequest
 from medmemorybench.questions.spec import type_codes
 from medmemorybench.resources import prompts_dir
+from medmemorybench.templating import BoundedSandbox
 
 
 def item_dates(item: MemoryItem, dates: dict[str, str]) -> list[str]:
@@ -38,7 +38,7 @@ def template_hashes(task: TaskConfig, folder: Path | None = None) -> dict[str, s
     and what they include), by name relative to `prompts/`: the run header records them, so a run made with edited
     prompts is known as such."""
     folder = folder or prompts_dir()
-    env = SandboxedEnvironment(undefined=StrictUndefined)
+    env = BoundedSandbox(undefined=StrictUndefined)
     pending = [task.system_prompt, *(task.template_for(code) for code in task.types())]
     hashes: dict[str, str] = {}
     while pending:
@@ -55,7 +55,7 @@ class PromptBuilder:
     """Builds the chat request of a question."""
 
     def __init__(self, folder: Path | None = None) -> None:
-        self.env = SandboxedEnvironment(loader=FileSystemLoader(str(folder or prompts_dir())),
+        self.env = BoundedSandbox(loader=FileSystemLoader(str(folder or prompts_dir())),
                                         undefined=StrictUndefined, keep_trailing_newline=False)
 
     def _render(self, template: str, source: str, **context: object) -> str:
@@ -63,6 +63,9 @@ class PromptBuilder:
             return self.env.get_template(template).render(**context).strip()
         except TemplateError as exc:
             raise TaskConfigError(f"{source}: template '{template}': {exc}") from None
+        except (MemoryError, OverflowError, RecursionError) as exc:  # (what the sandbox's bounds do not foresee)
+            raise TaskConfigError(f"{source}: template '{template}': too large to render "
+                                  f"({exc.__class__.__name__})") from None
 
     def build(self, task: TaskConfig, question: dict, memory: list[MemoryItem], dates: dict[str, str],
               as_of: str) -> ChatRequest:

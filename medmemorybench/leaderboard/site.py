@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from medmemorybench import __version__
 from medmemorybench.files import write_atomic
 from medmemorybench.leaderboard.board import Board
+from medmemorybench.templating import BoundedSandbox
 
 STATIC = Path(__file__).parent / "static"
 PAGE = "index.html"
@@ -58,7 +58,7 @@ def render_page(board: Board, source: str, built: dt.datetime | None = None) -> 
     """The page's HTML."""
     style = (STATIC / "board.css").read_text(encoding="utf-8")
     script = (STATIC / "board.js").read_text(encoding="utf-8")
-    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=True, keep_trailing_newline=True)
+    env = BoundedSandbox(undefined=StrictUndefined, autoescape=True, keep_trailing_newline=True)
     template = env.from_string((STATIC / "board.html.jinja").read_text(encoding="utf-8"))
     when = (built or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     return template.render(style=Markup(style), script=Markup(script), data=Markup(embedded_json(board.as_dict())),

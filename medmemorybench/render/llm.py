@@ -12,7 +12,6 @@ import logging
 from collections import Counter
 
 from jinja2 import StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.models.base import Backbone, ChatRequest
@@ -42,6 +41,7 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
+from medmemorybench.templating import BoundedSandbox
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class LLMSessionRenderer:
     def __init__(self, kb: KnowledgeBase, templates: Templates, year: CareYear, backbone: Backbone,
                  retries: int = 1) -> None:
         self.kb, self.templates, self.year, self.backbone, self.retries = kb, templates, year, backbone, retries
-        env = SandboxedEnvironment(undefined=StrictUndefined)
+        env = BoundedSandbox(undefined=StrictUndefined)
         folder = prompts_dir() / "render"
         if templates.language != "en":  # (a language's own agent prompts: prompts/render/<language>/)
             folder = folder / templates.language

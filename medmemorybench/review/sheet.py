@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from jinja2 import StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError
 from medmemorybench.files import write_atomic
 from medmemorybench.review._text import event_lines, question_lines, session_text
+from medmemorybench.templating import BoundedSandbox
 
 ITEM_TYPES = ("event", "question")
 VERDICTS = ("correct", "incorrect", "unsure")
@@ -156,7 +156,7 @@ def render_markdown(items: list[ReviewItem], personas: list[dict], *, seed: int,
     sampled = Counter((i.item_type, i.category) for i in items)
     strata = [{"item_type": t, "category": c, "pool": pool[(t, c)], "sampled": sampled[(t, c)]}
               for t, c in sorted(pool)]
-    env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
+    env = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
                                lstrip_blocks=True)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return template.render(items=items, personas=personas, seed=seed, fingerprint=fingerprint, strata=strata,

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import StrictUndefined, Template
-from jinja2.sandbox import SandboxedEnvironment
 
 from medmemorybench.models.base import Backbone, ChatRequest
 from medmemorybench.questions.spec import judged_codes
 from medmemorybench.resources import prompts_dir
 from medmemorybench.scoring._verdict import VerdictError, read_mcd_verdict, read_rubric_verdict
 from medmemorybench.scoring.base import Question, Score
+from medmemorybench.templating import BoundedSandbox
 
 JUDGE_MAX_TOKENS = 512
 
@@ -57,7 +57,7 @@ def load_judge_prompts(folder: Path | None = None) -> dict[str, JudgePrompt]:
         The compiled templates with their hashes.
     """
     folder = folder or prompts_dir() / "judge"
-    env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
+    env = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True)
     prompts = {}
     for key in ("rubric", "mcd"):
         text = (folder / f"{key}.jinja").read_text(encoding="utf-8")

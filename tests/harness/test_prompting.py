@@ -61,3 +61,17 @@ def test_a_mixed_run_heads_every_record_noise_included_with_a_date(dataset_dir, 
     prompts = [r.messages[1]["content"] for batch in backbone.batches for r in batch]
     headings = [line for prompt in prompts for line in prompt.splitlines() if re.match(r"\[\d+\] ", line)]
     assert headings and all(re.fullmatch(r"\[\d+\] consultation of \d{4}-\d{2}-\d{2}", line) for line in headings)
+
+
+@pytest.mark.parametrize("expression", ["'a' * 3000000000", "[1] * 10 ** 8", "10 ** 1000000"])
+def test_a_template_that_would_exhaust_memory_is_one_error_naming_it(tmp_path, expression):
+    import shutil
+
+    from medmemorybench.harness.tasks import TaskConfigError
+    from medmemorybench.resources import prompts_dir
+
+    task = resolve_tasks(["medmemorybench_efficient"])[0]
+    shutil.copytree(prompts_dir(), tmp_path, dirs_exist_ok=True)
+    (tmp_path / task.system_prompt).write_text("{{ " + expression + " }}", encoding="utf-8")
+    with pytest.raises(TaskConfigError, match=f"template '{task.system_prompt}'"):
+        PromptBuilder(tmp_path).build(task, QUESTION, ITEMS, DATES, "2024-05-06")

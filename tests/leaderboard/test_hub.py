@@ -105,7 +105,8 @@ def test_the_board_reads_a_results_repo_and_links_its_samples_there(answered_run
         env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home"),
                "HF_HUB_DISABLE_TELEMETRY": "1"}
         done = subprocess.run([sys.executable, "-m", "medmemorybench.cli", "leaderboard", "--repo_id", "my-org/results",
-                               "--html", str(tmp_path / "board"), "--no-verify"], env=env, capture_output=True, text=True, timeout=300)
+                               "--html", str(tmp_path / "board"), "--no-verify"], env=env, capture_output=True,
+                              text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "1 runs and 13 paper reference rows" in done.stdout
     downloaded = {path.split("/resolve/", 1)[1].partition("/")[2] for _, path, _, _, _ in hub.requests
