@@ -1026,6 +1026,10 @@ def serve_cmd(
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
     max_batch: Annotated[int, _option("--max_batch", help="Most requests answered together.")] = 16,
+    api_key: Annotated[str | None, _option(
+        "--api_key", envvar="MEDMEMORYBENCH_SERVE_KEY",
+        help="Require `Authorization: Bearer KEY` on every request (or set MEDMEMORYBENCH_SERVE_KEY, which keeps "
+             "the key out of the shell's history).")] = None,
 ) -> None:
     """Serve a backbone as an OpenAI-compatible chat API (POST /v1/chat/completions), micro-batched.
 
@@ -1036,9 +1040,11 @@ def serve_cmd(
     """
     from medmemorybench.errors import InputError
     from medmemorybench.models import load_backbone, parse_model_args
-    from medmemorybench.serve import make_server
+    from medmemorybench.serve import is_loopback, make_server
 
     with _user_errors():
+        if api_key is not None and not api_key.strip():
+            raise InputError("--api_key: empty")
         if not 0 <= port <= 65535:  # (checked before the model loads, which takes a while)
             raise InputError(f"--port: {port} is not a TCP port (0-65535; 0 picks a free one)")
         if max_batch < 1:
@@ -1046,8 +1052,12 @@ def serve_cmd(
         backbone = load_backbone(model, parse_model_args(model_args))
         if not backbone.answers:
             raise InputError(f"--model: '{model}' has nothing to serve; choose a backbone such as hf")
-        server = make_server(backbone, host, port, max_batch)
-        console.print(f"serving {backbone.model_id} at http://{host}:{server.server_address[1]}/v1", highlight=False)
+        server = make_server(backbone, host, port, max_batch, api_key=api_key)
+        if not is_loopback(host):
+            say(f"serve: listening on {host}, reachable from other machines, over plain HTTP"
+                + ("" if api_key else ", with no --api_key: anyone who can reach it can use it"), err_console)
+        console.print(f"serving {backbone.model_id} at http://{host}:{server.server_address[1]}/v1"
+                      + (" (API key required)" if api_key else ""), highlight=False)
         try:
             server.serve_forever()
         finally:

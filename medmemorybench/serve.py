@@ -17,8 +17,14 @@ all-MiniLM-L6-v2, and the model's name (not its folder's path) in `/v1/models`.
 
 from __future__ import annotations
 
+import contextlib
+import hmac
+import ipaddress
 import json
 import logging
+import socket
+import sys
+import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -34,12 +40,49 @@ from medmemorybench.models.tools import call_message, result_message
 logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 * 1024 * 1024
 READ_TIMEOUT_S = 30
+"""Longest wait for one read of a request (a client that stops sending)."""
+HEADER_DEADLINE_S = 30
+"""Longest a connection may take to send its request line and headers, in all: a client trickling one byte at a time
+never waits out READ_TIMEOUT_S on any single read (50 such connections stayed open 67 s past it)."""
 BACKLOG = 256
+MAX_CONNECTIONS = 256
+"""Connections handled at once; past it a new one gets 503 and is closed (each holds a thread)."""
+MAX_TOKENS_CAP = 1024
+"""Most tokens one request may ask for (the default 128): well below the context, so one request cannot hold the
+batch for minutes."""
+MAX_STOP = 4
+"""Most stop strings a request may give (as OpenAI)."""
+MAX_EMBEDDING_INPUTS = 256
+"""Most texts one /v1/embeddings request may send (100,000 gave an 851 MB reply)."""
+MAX_EMBEDDING_CHARS = 32_000
+"""Longest text one embedding input may be (MiniLM reads 256 tokens of it)."""
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = BACKLOG  # (the standard library's 5 resets simultaneous connections)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request, client_address) -> None:  # noqa: ANN001
+        if not self.slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def handle_error(self, request, client_address) -> None:  # noqa: ANN001
+        # (a client that hung up, or one closed at the header deadline: not a traceback on the server's terminal)
+        logger.debug("connection from %s ended: %r", client_address, sys.exc_info()[1])
+
+    def process_request_thread(self, request, client_address) -> None:  # noqa: ANN001
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 class BadRequest(ValueError):
@@ -55,13 +98,20 @@ def parse_request(body: object, context_window: int) -> ChatRequest:
         raise BadRequest("messages must be a non-empty list of {role, content} objects with text content")
     messages = [plain_message(m) for m in messages]
     max_tokens = body.get("max_tokens") or 128
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens < context_window:
-        raise BadRequest(f"max_tokens must be an integer from 1 to {context_window - 1} (the context window "
-                         f"is {context_window}), not {max_tokens!r}")
+    cap = min(MAX_TOKENS_CAP, context_window - 1)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= cap:
+        raise BadRequest(f"max_tokens must be an integer from 1 to {cap} (this server's cap; the context window "
+                         f"is {context_window}), not {str(max_tokens)[:40]!r}")
     stop = body.get("stop") or []
+    stop = [stop] if isinstance(stop, str) else stop
+    if not isinstance(stop, list) or len(stop) > MAX_STOP or not all(isinstance(s, str) and s for s in stop):
+        raise BadRequest(f"stop must be a non-empty text or a list of at most {MAX_STOP} non-empty texts")
+    seed = body.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 63):
+        raise BadRequest(f"seed must be an integer from 0 to 2**63 - 1, not {str(seed)[:40]}")
     try:
         return ChatRequest(messages=messages, max_tokens=max_tokens, temperature=body.get("temperature") or 0.0,
-                           stop=[stop] if isinstance(stop, str) else stop, seed=body.get("seed"),
+                           stop=stop, seed=seed,
                            response_schema=response_schema(body.get("response_format")),
                            **_tools(body))
     except (ValidationError, TypeError) as exc:
@@ -130,12 +180,43 @@ def served_name(model_id: str) -> str:
     return Path(model_id).name if Path(model_id).is_dir() else model_id
 
 
-def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type[BaseHTTPRequestHandler]:
+def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str,
+             api_key: str | None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         timeout = READ_TIMEOUT_S  # a client that stops sending does not hold a thread forever
 
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002
             logger.debug(format, *args)
+
+        def parse_request(self) -> bool:  # (reads the headers: once it returns, the deadline is met)
+            parsed = super().parse_request()
+            self._deadline.cancel()
+            return parsed
+
+        def handle_one_request(self) -> None:
+            # a connection that has not sent its whole request line and headers by the deadline is closed
+            self._deadline = threading.Timer(HEADER_DEADLINE_S, self._close_socket)
+            self._deadline.daemon = True
+            self._deadline.start()
+            try:
+                super().handle_one_request()
+            finally:
+                self._deadline.cancel()
+
+        def _close_socket(self) -> None:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+        def _authorized(self) -> bool:
+            """Whether the request carries the server's key (always, without one); else a 401 was sent."""
+            if api_key is None:
+                return True
+            given = self.headers.get("Authorization", "")
+            if hmac.compare_digest(given.encode(), f"Bearer {api_key}".encode()):
+                return True
+            self._send(401, {"error": {"message": "missing or wrong API key (Authorization: Bearer KEY)"}})
+            return False
 
         def _send(self, status: int, body: dict) -> None:
             data = json.dumps(body).encode()
@@ -146,6 +227,8 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type
             self.wfile.write(data)
 
         def do_GET(self) -> None:  # noqa: N802
+            if not self._authorized():
+                return
             if self.path.rstrip("/") == "/v1/models":
                 self._send(200, {"object": "list", "data": [{"id": model_name, "object": "model"}]})
             else:
@@ -170,6 +253,9 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type
 
         def do_POST(self) -> None:  # noqa: N802
             route = self.path.rstrip("/")
+            if not self._authorized():
+                self.close_connection = True  # (its body is not read)
+                return
             if route not in ("/v1/chat/completions", "/v1/embeddings"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
@@ -233,6 +319,10 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type
                 self._send(400, {"error": {"message": "bad request: input must be a text or a non-empty list "
                                                       "of texts"}})
                 return
+            if len(texts) > MAX_EMBEDDING_INPUTS or max(len(t) for t in texts) > MAX_EMBEDDING_CHARS:
+                self._send(413, {"error": {"message": f"bad request: at most {MAX_EMBEDDING_INPUTS} inputs of at "
+                                                      f"most {MAX_EMBEDDING_CHARS:,} characters each"}})
+                return
             vectors = embedder.encode(texts)
             words = sum(len(t.split()) for t in texts)
             self._send(200, {"object": "list", "model": embedder.model_id,
@@ -245,11 +335,23 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str) -> type
 
 def make_server(backbone: Backbone, host: str = "127.0.0.1", port: int = 8000, max_batch: int = 16,
                 batch_window_ms: float = 20.0, model_name: str | None = None,
-                embedder: Embedder | None = None) -> ThreadingHTTPServer:
+                embedder: Embedder | None = None, api_key: str | None = None) -> ThreadingHTTPServer:
     """A server ready for `serve_forever()` (port 0 picks a free port: see `server.server_address`); `embedder`
-    answers /v1/embeddings (default the packaged MiniLM, loaded on the first request)."""
+    answers /v1/embeddings (default the packaged MiniLM, loaded on the first request); with `api_key`, every request
+    must carry `Authorization: Bearer <api_key>` (else 401)."""
     batcher = MicroBatcher(backbone, max_batch, batch_window_ms)
     embedder = embedder or Embedder(EMBEDDER, MemoryCost())
-    server = _Server((host, port), _handler(batcher, embedder, model_name or served_name(backbone.model_id)))
+    server = _Server((host, port), _handler(batcher, embedder, model_name or served_name(backbone.model_id),
+                                            api_key))
     server.batcher = batcher  # type: ignore[attr-defined]
     return server
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -227,3 +227,94 @@ def test_the_openai_backbone_reads_tool_calls_from_a_server():
         served.server_close()
     assert completion.error is None and completion.tool_calls == [
         {"id": "c", "name": "search_archive", "arguments": {"query": "required"}}]
+
+
+CLIENT_MISTAKES = {
+    "an empty stop string": chat("hi", stop=[""]),
+    "five stop strings": chat("hi", stop=["a", "b", "c", "d", "e"]),
+    "a seed of 1e30": chat("hi", seed=1e30),
+    "a negative seed": chat("hi", seed=-1),
+    "max_tokens past the server's cap": chat("hi", max_tokens=2000),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CLIENT_MISTAKES))
+def test_a_client_mistake_is_a_400_with_its_reason(server, kind):
+    status, body = post(server, CLIENT_MISTAKES[kind])
+    assert status == 400 and body["error"]["message"].startswith("bad request:")
+
+
+def test_an_embeddings_flood_is_refused():
+    from medmemorybench.serve import MAX_EMBEDDING_INPUTS
+
+    class NoEmbedder:  # (never reached: the request is refused before any text is embedded)
+        model_id = "none"
+
+        def encode(self, texts):  # noqa: ANN001, ANN201
+            raise AssertionError("the flood reached the embedder")
+
+    served = make_server(PickyBackbone(), port=0, embedder=NoEmbedder())  # type: ignore[arg-type]
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    try:
+        port = served.server_address[1]
+        assert post_to(port, "/v1/embeddings", json.dumps({"input": ["a"] * 100_000}).encode())[0] == 413
+        assert post_to(port, "/v1/embeddings", json.dumps({"input": ["a"] * (MAX_EMBEDDING_INPUTS + 1)}).encode())[
+            0] == 413
+        assert post_to(port, "/v1/embeddings", json.dumps({"input": "x" * 40_000}).encode())[0] == 413
+    finally:
+        served.shutdown()
+        served.server_close()
+
+
+def test_with_an_api_key_every_route_needs_it():
+    served = make_server(PickyBackbone(), port=0, api_key="s3cret")
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    try:
+        port = served.server_address[1]
+        assert post(port, chat("hi"))[0] == 401
+        assert post(port, chat("hi"), {"Authorization": "Bearer wrong"})[0] == 401
+        status, body = post(port, chat("hi"), {"Authorization": "Bearer s3cret"})
+        assert status == 200 and body["choices"][0]["message"]["content"] == "hi"
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        connection.request("GET", "/v1/models")
+        assert connection.getresponse().status == 401
+        connection.close()
+    finally:
+        served.shutdown()
+        served.server_close()
+
+
+def test_a_connection_trickling_its_headers_is_closed_at_the_deadline(monkeypatch):
+    import socket
+    import time
+
+    import medmemorybench.serve as serve
+
+    monkeypatch.setattr(serve, "HEADER_DEADLINE_S", 1.0)
+    served = make_server(PickyBackbone(), port=0)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    try:
+        slow = socket.create_connection(("127.0.0.1", served.server_address[1]), timeout=10)
+        started = time.monotonic()
+        slow.sendall(b"POST /v1/chat/completions HTTP/1.1\r\n")
+        closed = None
+        for _ in range(40):  # one header byte every 0.25 s: never a 30 s wait on one read
+            time.sleep(0.25)
+            try:
+                slow.sendall(b"X")
+            except OSError:
+                closed = time.monotonic() - started
+                break
+            slow.settimeout(0.01)
+            try:
+                if slow.recv(1) == b"":
+                    closed = time.monotonic() - started
+                    break
+            except TimeoutError:
+                pass
+        slow.close()
+        assert closed is not None and closed < 3.0
+        assert post(served.server_address[1], chat("still serving"))[0] == 200
+    finally:
+        served.shutdown()
+        served.server_close()
