@@ -398,6 +398,17 @@ def audit_cmd(
             raise typer.Exit(1)
 
 
+BoardVerify = Annotated[bool, typer.Option(
+    "--verify/--no-verify", help="Re-score every bundle against the release (--dataset_path) before showing it (the "
+                                 "default); --no-verify checks only the files' hashes, and the page says so.")]
+BoardRelease = Annotated[str | None, typer.Option(
+    "--dataset_path", help="The release the board's rows are re-scored against (default: a local build).")]
+BoardGold = Annotated[Path | None, typer.Option(
+    "--gold", help="The sealed gold of a hidden-gold release (`build --hidden`), whose public folder is "
+                   "--dataset_path: its runs are scored against it.")]
+"""The options of `leaderboard` and `publish --space`, which show the same board."""
+
+
 @app.command("publish")
 def publish_cmd(
     folder: Annotated[Path | None, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")] = None,
@@ -412,14 +423,9 @@ def publish_cmd(
         "--results_repo", help="With --space: the results dataset repo (ORG/NAME) the board links samples to "
                                "(and is read from, without --results).")] = None,
     dry_run: Annotated[bool, _option("--dry_run", help="List what would be uploaded; send nothing.")] = False,
-    verify: Annotated[bool, typer.Option(
-        "--verify/--no-verify", help="With --space: re-score every bundle against the release (--dataset_path) "
-                                     "before showing it (the default).")] = True,
-    dataset_path: Annotated[str | None, _option(
-        "--dataset_path", help="With --space: the release the rows are re-scored against (default: a local "
-                               "build).")] = None,
-    gold: Annotated[Path | None, _option(
-        "--gold", help="With --space: the sealed gold of a hidden-gold release (see `leaderboard`).")] = None,
+    verify: BoardVerify = True,
+    dataset_path: BoardRelease = None,
+    gold: BoardGold = None,
 ) -> None:
     """Upload a validated build to the Hugging Face Hub (token from HF_TOKEN or `hf auth login`), with its eval.yaml
     (the benchmark's headline tasks) and its card's usage line loading ORG/NAME; with --space, the leaderboard page
@@ -602,15 +608,9 @@ def leaderboard_cmd(
         "--results", help="A results folder (`submit --results` writes one).")] = None,
     repo_id: Annotated[str | None, _option(
         "--repo_id", help="Or a results dataset repo on the Hub, ORG/NAME (its merged submissions).")] = None,
-    verify: Annotated[bool, typer.Option(
-        "--verify/--no-verify", help="Re-score every bundle against the release (--dataset_path) before showing "
-                                     "it (the default); --no-verify checks only the files' hashes, and the page "
-                                     "says so.")] = True,
-    dataset_path: Annotated[str | None, _option(
-        "--dataset_path", help="The release the rows are re-scored against (default: a local build).")] = None,
-    gold: Annotated[Path | None, _option(
-        "--gold", help="The sealed gold of a hidden-gold release (`build --hidden`), whose public folder is "
-                       "--dataset_path: its runs are scored against it.")] = None,
+    verify: BoardVerify = True,
+    dataset_path: BoardRelease = None,
+    gold: BoardGold = None,
 ) -> None:
     """Write the leaderboard as one self-contained page: the paper's table, quality, cost, the saturation curves,
     filters, sorting and each row's provenance, beside the paper's reference rows.
