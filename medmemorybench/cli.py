@@ -398,12 +398,12 @@ def audit_cmd(
             raise typer.Exit(1)
 
 
-BoardVerify = Annotated[bool, typer.Option(
-    "--verify/--no-verify", help="Re-score every bundle against the release (--dataset_path) before showing it (the "
-                                 "default); --no-verify checks only the files' hashes, and the page says so.")]
-BoardRelease = Annotated[str | None, typer.Option(
+BoardVerify = Annotated[bool, _switch(
+    "verify", help="Re-score every bundle against the release (--dataset_path) before showing it (the default); "
+                   "--no-verify checks only the files' hashes, and the page says so.")]
+BoardRelease = Annotated[str | None, _option(
     "--dataset_path", help="The release the board's rows are re-scored against (default: a local build).")]
-BoardGold = Annotated[Path | None, typer.Option(
+BoardGold = Annotated[Path | None, _option(
     "--gold", help="The sealed gold of a hidden-gold release (`build --hidden`), whose public folder is "
                    "--dataset_path: its runs are scored against it.")]
 """The options of `leaderboard` and `publish --space`, which show the same board."""

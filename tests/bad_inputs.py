@@ -401,12 +401,13 @@ CASES: list[Case] = [
     Case("submit: --results under a file", lambda w: [a for a in submit_args(w, "--results", str(
         w.file("results-file", "x") / "results")) if a != "--dry_run"], "results-file"),
     Case("leaderboard: results folder missing", lambda w: ["leaderboard", "--results", str(w.root / "nowhere"),
-                                                           "--html", str(w.root / "board")], "nowhere"),
+                                                           "--html", str(w.root / "board"), "--no-verify"], "nowhere"),
     Case("leaderboard: --verify without a release", lambda w: (w.file("results/submissions/.keep", ""), [
         "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--verify",
         "--dataset_path", str(w.root / "no-release")])[1], "--dataset_path"),
     Case("leaderboard: --html under a file", lambda w: (w.file("results/submissions/.keep", ""), [
-        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.file("board-file", "x") / "board")])[1],
+        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.file("board-file", "x") / "board"),
+        "--no-verify"])[1],
          "board-file"),
     Case("leaderboard: --gold not a sealed gold file", lambda w: (w.file("results/submissions/.keep", ""), [
         "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--gold",
@@ -419,7 +420,8 @@ CASES: list[Case] = [
     Case("publish: --space without --results", lambda w: ["publish", "--space", "org/board", "--dry_run"],
          "--results"),
     Case("publish: --space not ORG/NAME", lambda w: (w.file("results/submissions/.keep", ""), [
-        "publish", "--space", "board", "--results", str(w.root / "results"), "--dry_run"])[1], "--space"),
+        "publish", "--space", "board", "--results", str(w.root / "results"), "--dry_run", "--no-verify"])[1],
+         "--space"),
     # --- build and simulate ---------------------------------------------------------------------------------
     Case("build --personas 0", lambda w: ["build", "--personas", "0", "--out", build_out(w)], "--personas"),
     Case("build --health-sessions -1", lambda w: ["build", "--health-sessions", "-1", "--out", build_out(w)],
