@@ -40,7 +40,7 @@ def used_by_line(cwd):
     return json.loads(result.stdout.splitlines()[-1])
 
 
-def test_the_used_by_line_runs_offline_from_a_temporary_folder_after_a_build(tmp_path):
+def test_the_used_by_line_runs_offline_from_a_temporary_folder_after_a_build(tmp_path, builds):
     built = run_cli("build", "--seed", "2", "--output_path", str(tmp_path / "a"), *SMALL)
     assert built.returncode == 0, built.stderr
     assert "registered: load_dataset('medmemorybench', 'mixed')" in built.stdout
@@ -51,9 +51,10 @@ def test_the_used_by_line_runs_offline_from_a_temporary_folder_after_a_build(tmp
     assert loaded["rows"] == rows_of(folder_a)
     assert fingerprint_of(folder_a) in loaded["description"]
 
-    # a newer build takes the name: never the older one silently
-    assert run_cli("build", "--seed", "3", "--output_path", str(tmp_path / "b"), *SMALL).returncode == 0
+    # a newer build takes the name (registering it, as `build` does): never the older one silently
     folder_b = tmp_path / "b" / "medmemorybench"
+    shutil.copytree(builds[5], folder_b)
+    assert run_cli("register", str(folder_b)).returncode == 0
     assert rows_of(folder_b) != rows_of(folder_a)
     assert used_by_line(elsewhere)["rows"] == rows_of(folder_b)
     registration = registered()

@@ -72,6 +72,7 @@ def test_local_pool_shards_give_the_one_process_cells(reference, dataset_dir, sc
     assert all(len(shards) == 2 for shards in plan.values())  # 3 patients: 2 and 1
 
 
+@pytest.mark.slow  # (about 25 s; the killed-worker test below compares its Ray cells too; `make test-all`)
 def test_ray_shards_give_the_one_process_cells(reference, ray_cluster, dataset_dir, scripted_url, tmp_path):
     reference_folder, cells = reference
     out = tmp_path / "ray"
