@@ -311,6 +311,46 @@ def _sealed_gold_path(out: Path, hidden: bool, sealed_gold: Path | None, overwri
     return path
 
 
+IMPORT_SOURCES = ("locomo", "longmemeval")
+
+
+@app.command("import")
+def import_cmd(
+    source: Annotated[str, typer.Argument(help="Which benchmark the file is: locomo or longmemeval.")],
+    path: Annotated[Path, typer.Argument(help="The public file, downloaded by you (docs/other_benchmarks.md).")],
+    out: Annotated[Path, _option("--output_path", "--out", help="Folder to write `medmemorybench/` into.")],
+    variant: Annotated[str, _option(
+        "--variant", help="longmemeval: s, m or oracle (which file it is).")] = "s",
+    placement: Annotated[str, _option(
+        "--placement", help="locomo: ask a question at the checkpoint after its last evidence session (evidence) or "
+                            "after the whole conversation (end: as the official evaluation).")] = "evidence",
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing import.")] = False,
+) -> None:
+    """Turn a public memory benchmark's file into a dataset folder the harness runs like a build: one conversation
+    (LoCoMo) or one question's haystack (LongMemEval) per stream, every quirk of the source counted.
+
+    \b
+    Examples:
+      medmemorybench import locomo data/locomo10.json --output_path imports/locomo --placement end
+      medmemorybench import longmemeval longmemeval_oracle.json --variant oracle --output_path imports/lme-oracle
+    """
+    from medmemorybench.errors import InputError
+
+    with _user_errors():
+        if source not in IMPORT_SOURCES:
+            raise InputError(f"SOURCE: '{source}' is not one of {', '.join(IMPORT_SOURCES)}")
+        if source == "locomo":
+            from medmemorybench.importers import import_locomo
+
+            report = import_locomo(path, out, placement=placement, overwrite=overwrite)
+        else:
+            from medmemorybench.importers import import_longmemeval
+
+            report = import_longmemeval(path, out, variant, overwrite=overwrite)
+        say(report.summary())
+        say(f"written: {out / 'medmemorybench'} (run it with --dataset_path {out / 'medmemorybench'})")
+
+
 @app.command("register")
 def register_cmd(
     folder: Annotated[Path, typer.Argument(help="A built dataset folder (OUT/medmemorybench).")],
