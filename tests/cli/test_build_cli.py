@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pyarrow.parquet as pq
+import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import export_small_dataset, run_cli
 
 SMALL = ["--personas", "2", "--health-sessions", "5", "--family-sessions", "5"]
-ENGLISH = [*SMALL, "--language", "en"]  # (one language where the test is not about languages: half the time)
 
 
 def test_build_validate_and_dry_run_publish(tmp_path):
@@ -35,9 +36,19 @@ def test_build_validate_and_dry_run_publish(tmp_path):
     assert again.returncode == 2 and "already exists" in again.stderr and "Traceback" not in again.stderr
 
 
-def test_validate_lists_violations_and_exits_nonzero(tmp_path):
-    out = tmp_path / "out"
-    assert run_cli("build", "--seed", "1", "--out", str(out), *ENGLISH).returncode == 0
+@pytest.fixture(scope="module")
+def english_build(tmp_path_factory):
+    """One small English build for the validate cases (the build CLI itself is the first test's); each copies it."""
+    return export_small_dataset(tmp_path_factory.mktemp("english"), seed=1)
+
+
+def copy_of(build, tmp_path):
+    shutil.copytree(build, tmp_path / "out" / "medmemorybench")
+    return tmp_path / "out"
+
+
+def test_validate_lists_violations_and_exits_nonzero(tmp_path, english_build):
+    out = copy_of(english_build, tmp_path)
     path = out / "medmemorybench" / "questions" / "checkpoint_10.parquet"
     table = pq.read_table(path)
     rows = table.to_pylist()
@@ -48,9 +59,8 @@ def test_validate_lists_violations_and_exits_nonzero(tmp_path):
     assert f"{rows[0]['query_id']}: leakage" in result.stderr
 
 
-def test_validate_names_a_corrupted_file(tmp_path):
-    out = tmp_path / "out"
-    assert run_cli("build", "--out", str(out), *ENGLISH).returncode == 0
+def test_validate_names_a_corrupted_file(tmp_path, english_build):
+    out = copy_of(english_build, tmp_path)
     (out / "medmemorybench" / "efficient" / "checkpoint_40.parquet").write_text("garbage")
     result = run_cli("validate", str(out / "medmemorybench"))
     assert result.returncode == 2
