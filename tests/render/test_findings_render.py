@@ -20,8 +20,9 @@ from medmemorybench.simulate import simulate_patient
 from medmemorybench.simulate.models import CareYear, ComplicationFact, Event, LabFact
 from medmemorybench.simulate.models import TestFact as Result  # (not a pytest class)
 
-SEEDS = 3
-"""Seeds per roster condition: 3 x 20 = 60 patients, rendered in both languages."""
+SEEDS = 2
+"""Seeds per roster condition: 2 x 20 = 40 patients, rendered in both languages (3 seeds took 29 s of `make test`;
+the trend and placeholder rules are per visit, and 40 years hold thousands of visits)."""
 
 
 class _Recording(SessionRenderer):
