@@ -21,6 +21,7 @@ from medmemorybench.questions.generate import generate_renderings
 from medmemorybench.questions.models import Question
 from medmemorybench.questions.phrasing import load_phrasing
 from medmemorybench.render.conversation import SessionRenderer
+from medmemorybench.render.fields import text_of
 from medmemorybench.render.models import Session, regular_session_id
 from medmemorybench.render.noise import render_family_sessions, render_health_sessions
 from medmemorybench.render.stream import checkpoints_of, insert_noise, split_by_checkpoint
@@ -173,9 +174,11 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
         for year, sessions in rendered:
             builds.append(ask_questions(kb, year, sessions, prior))
             on_step(phase, len(builds), len(rendered))
-        builds = _without(builds, prior.lopsided([q for build in builds for q in next(iter(build.values())).questions]))
-        first = [q.model_dump() for build in builds for q in next(iter(build.values())).questions]
         language = next(iter(builds[0])) if builds else "en"
+        keys = {text_of(drug.name, language): key for key, drug in kb.drugs.items()}  # (coins keyed by the drug)
+        asked = [q for build in builds for q in build[language].questions]
+        builds = _without(builds, prior.lopsided(asked, lambda name, keys=keys: keys.get(name, name)))
+        first = [q.model_dump() for build in builds for q in build[language].questions]
         failed = {r.scope: not r.passed for r in cohort_prior_probe(first, language)}
         if not any(failed.values()):
             return builds, draw + 1

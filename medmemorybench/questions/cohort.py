@@ -19,7 +19,7 @@ lean further than a fair coin would.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from medmemorybench.questions.facts import FactFinder
 from medmemorybench.questions.models import Question
@@ -94,30 +94,34 @@ class CohortPrior:
         salt = f"questions/cohort/{drug}/{allowed}" + (f"/draw{self.draw}" if self.draw else "")
         return rng_for(self.seed, persona_id, salt).random() < rate
 
-    def lopsided(self, questions: list[Question]) -> set[str]:
+    def lopsided(self, questions: list[Question], key_of: Callable[[str], str] = str.casefold) -> set[str]:
         """The query ids to leave out so that no drug's yes/no answers lean over the cohort beyond a fair coin's
-        (`LOPSIDED_SIGMAS`): a drug whose rarer answer is below `MIN_MINORITY` loses all its questions; otherwise each
-        patient's questions on its commoner answer are kept with the probability that evens the two (a coin per
-        patient, drug and answer). A patient's only question on a trap category stays (every trap is tested)."""
+        (`LOPSIDED_SIGMAS`): a drug whose rarer answer is below `MIN_MINORITY` loses all its questions, both answers;
+        otherwise each patient's questions on its commoner answer are kept with the probability that evens the two (a
+        coin per patient, drug and answer). A patient's only question on a trap category stays (every trap is
+        tested). `key_of`: a question's subject -> the drug's key (the same in every language, so a build of one
+        language draws the coins of a build of both)."""
         sides: dict[str, dict[str, set[str]]] = {}
         for q in questions:
             side = _polarity(q)
             if q.query_type == "IG" and q.subject and side:
-                sides.setdefault(q.subject.casefold(), {"yes": set(), "no": set()})[side].add(q.persona_id)
+                sides.setdefault(key_of(q.subject), {"yes": set(), "no": set()})[side].add(q.persona_id)
         leaving: set[tuple[str, str, str]] = set()  # (drug, patient, answer)
         for drug, patients in sides.items():
             yes, no = len(patients["yes"]), len(patients["no"])
             if abs(yes - no) <= LOPSIDED_SIGMAS * (yes + no) ** 0.5:
                 continue
+            if min(yes, no) < MIN_MINORITY * (yes + no):
+                leaving |= {(drug, p, side) for side in ("yes", "no") for p in patients[side]}
+                continue
             commoner = "yes" if yes > no else "no"
-            rate = 0.0 if min(yes, no) < MIN_MINORITY * (yes + no) else min(yes, no) / max(yes, no)
             salt = f"questions/cohort/lopsided/{drug}/{commoner}" + (f"/draw{self.draw}" if self.draw else "")
             leaving |= {(drug, p, commoner) for p in sorted(patients[commoner])
-                        if rng_for(self.seed, p, salt).random() >= rate}
+                        if rng_for(self.seed, p, salt).random() >= min(yes, no) / max(yes, no)}
         traps = Counter((q.persona_id, q.trap_category) for q in questions if q.trap_category)
         dropped = set()
         for q in questions:
-            if q.subject and (q.subject.casefold(), q.persona_id, _polarity(q)) in leaving:
+            if q.subject and (key_of(q.subject), q.persona_id, _polarity(q)) in leaving:
                 if q.trap_category and traps[(q.persona_id, q.trap_category)] == 1:
                     continue
                 traps[(q.persona_id, q.trap_category)] -= 1

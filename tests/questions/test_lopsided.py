@@ -29,6 +29,9 @@ def test_a_drug_always_answered_one_way_is_left_out_and_a_fair_one_kept():
     assert kept[("fluticasone", "no")] == 0
     assert kept[("clarithromycin", "yes")] == kept[("clarithromycin", "no")] == 15
     assert kept[("naproxen", "no")] == 5
+    # a drug whose rarer answer is under 15 % loses both answers' questions (its 1 "yes" would lean the other way)
+    nearly = [_ig(p, "ibuprofen", "no") for p in range(40)] + [_ig(40, "ibuprofen", "yes")]
+    assert not _kept(nearly, CohortPrior(seed=0).lopsided(nearly))
 
 
 def test_a_leaning_drug_is_evened_by_seeded_coins_per_patient():
@@ -45,6 +48,14 @@ def test_a_leaning_drug_is_evened_by_seeded_coins_per_patient():
     again = CohortPrior(seed=0)
     again.draw = 1
     assert again.lopsided(questions) != dropped  # (another draw, other coins)
+
+
+def test_the_coins_follow_the_drug_key_not_its_name_in_one_language():
+    english = [_ig(p, "omeprazole", "no") for p in range(60)] + [_ig(p, "omeprazole", "yes") for p in range(60, 80)]
+    chinese = [q.model_copy(update={"subject": "奥美拉唑"}) for q in english]
+    keys = {"omeprazole": "omeprazole", "奥美拉唑": "omeprazole"}
+    assert CohortPrior(seed=0).lopsided(english, keys.__getitem__) == \
+        CohortPrior(seed=0).lopsided(chinese, keys.__getitem__)
 
 
 def test_a_patients_only_question_on_a_trap_category_stays():
