@@ -186,7 +186,7 @@ def build_with_progress(out: Path, options: Any, overwrite: bool, backbone: Any 
                                          sealed_gold=sealed_gold)
     if sealed_gold is not None:
         say(f"hidden-gold release: publish {folder} (no gold, no seed); the gold is sealed in {sealed_gold}: keep it "
-            "private, and score submissions with `medmemorybench leaderboard RESULTS --gold "
+            "private, and score submissions with `medmemorybench leaderboard --results RESULTS --html BOARD --gold "
             f"{sealed_gold} --dataset_path {folder}`")
     for failure in built.stats["audit_failures"]:
         say(f"audit: FAIL {failure} (see the card's audit table)", err_console)

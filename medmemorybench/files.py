@@ -17,7 +17,7 @@ from medmemorybench.errors import OutputError
 
 
 @contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
+def atomic_path(path: Path, mode: int = 0o644) -> Iterator[Path]:
     """A temporary path beside `path` to write to; renamed onto `path` when the block ends, removed if it fails.
 
     Raises:
@@ -31,7 +31,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
         raise OutputError(f"{path}: cannot write here ({exc.strerror or exc})") from None
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; results and sheets are meant to be shared
+        os.chmod(tmp, mode)  # mkstemp makes it owner-only; results and sheets are meant to be shared (0o644)
         os.replace(tmp, path)
     except OSError as exc:
         raise OutputError(f"{path}: could not be written ({exc.strerror or exc}); the previous file, if any, "

@@ -41,9 +41,9 @@ logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 * 1024 * 1024
 READ_TIMEOUT_S = 30
 """Longest wait for one read of a request (a client that stops sending)."""
-HEADER_DEADLINE_S = 30
-"""Longest a connection may take to send its request line and headers, in all: a client trickling one byte at a time
-never waits out READ_TIMEOUT_S on any single read (50 such connections stayed open 67 s past it)."""
+REQUEST_DEADLINE_S = 30
+"""Longest a connection may take to send its request line, headers and body, in all: a client trickling one byte at
+a time never waits out READ_TIMEOUT_S on any single read (50 such connections stayed open 67 s past it)."""
 BACKLOG = 256
 MAX_CONNECTIONS = 256
 """Connections handled at once; past it a new one gets 503 and is closed (each holds a thread)."""
@@ -188,14 +188,10 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str,
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002
             logger.debug(format, *args)
 
-        def parse_request(self) -> bool:  # (reads the headers: once it returns, the deadline is met)
-            parsed = super().parse_request()
-            self._deadline.cancel()
-            return parsed
-
         def handle_one_request(self) -> None:
-            # a connection that has not sent its whole request line and headers by the deadline is closed
-            self._deadline = threading.Timer(HEADER_DEADLINE_S, self._close_socket)
+            # a connection that has not sent its whole request (line, headers, body) by the deadline is closed;
+            # the deadline ends once the request is read (`_read_json`, or at once for a GET)
+            self._deadline = threading.Timer(REQUEST_DEADLINE_S, self._close_socket)
             self._deadline.daemon = True
             self._deadline.start()
             try:
@@ -227,6 +223,7 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str,
             self.wfile.write(data)
 
         def do_GET(self) -> None:  # noqa: N802
+            self._deadline.cancel()
             if not self._authorized():
                 return
             if self.path.rstrip("/") == "/v1/models":
@@ -257,9 +254,11 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str,
                 self.close_connection = True  # (its body is not read)
                 return
             if route not in ("/v1/chat/completions", "/v1/embeddings"):
+                self.close_connection = True  # (its body is not read)
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
             body = self._read_json()
+            self._deadline.cancel()
             if body is REFUSED:
                 return
             if route == "/v1/embeddings":

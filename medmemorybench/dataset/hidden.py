@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,66 @@ def public_question(question: dict, public_id: str) -> dict:
     id that names no type (`P0001-C010-Q07`, numbered in a secret shuffle: `...-ABS1` would give it away)."""
     from medmemorybench.harness.prompting import shown_as
 
-    return {**question, **GOLD_FIELDS, "query_type": shown_as(question), "query_id": public_id}
+    shown = shown_as(question)
+    return {**question, **GOLD_FIELDS, "query_type": shown, "query_id": public_id, "template": shown.lower()}
+
+
+def withheld_questions(rows: Rows, seed: int) -> set[str]:
+    """Query ids a hidden release leaves out so that no question type's count gives an abstention away: the schedule
+    asks a fixed number of each type per patient and checkpoint, and an abstention question comes on top, typed as
+    the type it borrows (EEM 2 questions, or 3 with the abstention). In each group that holds one, one answerable
+    question of that type (one without a trap category where there is one, by a coin of the secret seed) is withheld
+    from both halves."""
+    from medmemorybench.harness.prompting import shown_as
+
+    groups: dict[tuple[str, int, str], list[dict]] = {}
+    for config, splits in sorted(rows.items()):
+        if base_config(config) == "questions":
+            for split_rows in splits.values():
+                for q in split_rows:
+                    groups.setdefault((q["persona_id"], q["checkpoint"], shown_as(q)), []).append(q)
+            break  # (one language: ids and types are shared)
+    withheld = set()
+    for (persona, checkpoint, shown), group in sorted(groups.items()):
+        if any(q["query_type"] == "ABS" for q in group):
+            answerable = [q for q in group if q["query_type"] != "ABS"]
+            candidates = sorted(q["query_id"] for q in answerable if not q["trap_category"]) or \
+                sorted(q["query_id"] for q in answerable)  # (a trap's question only where every one tests a trap)
+            if candidates:
+                withheld.add(random.Random(f"{seed}/withheld/{persona}/{checkpoint}/{shown}").choice(candidates))
+    return withheld
+
+
+def without_questions(rows: Rows, withheld: set[str]) -> Rows:
+    """`rows` less the questions `withheld` (in every config and language)."""
+    out: Rows = {}
+    for config, splits in rows.items():
+        if base_config(config) == "questions":
+            out[config] = {split: [q for q in split_rows if q["query_id"] not in withheld]
+                           for split, split_rows in splits.items()}
+        elif base_config(config) in ("efficient", "mixed"):
+            out[config] = {split: [{**row, "questions": [q for q in row["questions"] if q["query_id"] not in withheld]}
+                                   for row in split_rows] for split, split_rows in splits.items()}
+        else:
+            out[config] = splits
+    return out
+
+
+HIDDEN_STATS = ("audit_table", "audit_failures", "evidence_age")
+"""Card statistics computed on the gold (the memory-less probes' best rules name words that mark abstentions): sealed,
+not published."""
+
+
+def public_stats(stats: dict[str, Any], public: Rows) -> dict[str, Any]:
+    """A hidden release's card statistics: what the gold decides left out (`HIDDEN_STATS`), the question counts as
+    published (by the type each question is shown as)."""
+    first = next(c for c in sorted(public) if base_config(c) == "questions")
+    questions = [q for split_rows in public[first].values() for q in split_rows]
+    return {**{k: v for k, v in stats.items() if k not in HIDDEN_STATS},
+            "audit_table": {}, "audit_failures": [], "evidence_age": {}, "questions": len(questions),
+            "questions_by_type": dict(sorted(Counter(q["query_type"] for q in questions).items())),
+            "questions_by_checkpoint": {str(k): v for k, v in sorted(Counter(q["checkpoint"]
+                                                                             for q in questions).items())}}
 
 
 def _public_ids(rows: Rows, seed: int) -> dict[str, str]:
@@ -69,8 +129,10 @@ def _public_ids(rows: Rows, seed: int) -> dict[str, str]:
 
 
 def hide_rows(rows: Rows, seed: int) -> tuple[Rows, dict[str, Any]]:
-    """The public rows of a build (`seed`: the build's secret seed, which shuffles the public ids), and the sealed
-    gold that `reveal_rows` restores them with."""
+    """The public rows of a build (`seed`: the build's secret seed, which shuffles the public ids and picks the
+    `withheld_questions`), and the sealed gold that `reveal_rows` restores them with (the build less those)."""
+    withheld = withheld_questions(rows, seed)
+    rows = without_questions(rows, withheld)
     ids = _public_ids(rows, seed)
     questions: dict[str, dict[str, dict]] = {}  # language -> public id -> the full question
     order: dict[str, dict[str, list]] = {}  # config -> split -> each row's original question ids (or the row's id)
@@ -104,7 +166,8 @@ def hide_rows(rows: Rows, seed: int) -> tuple[Rows, dict[str, Any]]:
             public[config][split] = out
     sealed = {"format": SEALED_FORMAT, "fingerprint": fingerprint_rows(rows), "public_fingerprint":
               fingerprint_rows(public), "questions": questions, "public_ids": ids, "order": order,
-              "event_ids": event_ids, "hidden_configs": {c: rows[c] for c in HIDDEN_CONFIGS if c in rows}}
+              "event_ids": event_ids, "hidden_configs": {c: rows[c] for c in HIDDEN_CONFIGS if c in rows},
+              "withheld": sorted(withheld)}
     return public, sealed
 
 
@@ -165,7 +228,7 @@ def questions_by_original(sealed: dict[str, Any], language: str) -> dict[str, di
 def write_sealed(sealed: dict[str, Any], path: Path) -> None:
     """The sealed gold as gzip JSON (written whole or not at all)."""
     data = gzip.compress(json.dumps(sealed, ensure_ascii=False, sort_keys=True).encode(), mtime=0)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, mode=0o600) as tmp:  # (the owner's alone: the whole point is that others cannot read it)
         tmp.write_bytes(data)
 
 

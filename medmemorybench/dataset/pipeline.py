@@ -61,15 +61,17 @@ def _export_hidden(built: BuiltDataset, out: Path, sealed_gold: Path, overwrite:
     """The public half of a hidden-gold release into `<out>/medmemorybench/`, its gold into `sealed_gold`."""
     from dataclasses import replace
 
-    from medmemorybench.dataset.hidden import hide_rows, write_sealed
+    from medmemorybench.dataset.hidden import hide_rows, public_stats, write_sealed
 
     public, sealed = hide_rows(built.rows, built.options.seed)
     problems = validate_rows(public, hidden=True)
     if problems:
         raise InputError(f"the public half still holds gold ({len(problems)} problems); nothing was written: "
                          + "; ".join(problems[:5]))
-    write_sealed({**sealed, "seed": built.options.seed, "options": vars(built.options)}, sealed_gold)
-    released = replace(built, rows=public, fingerprint=sealed["public_fingerprint"])
+    write_sealed({**sealed, "seed": built.options.seed, "options": vars(built.options), "stats": built.stats},
+                 sealed_gold)
+    released = replace(built, rows=public, fingerprint=sealed["public_fingerprint"],
+                       stats=public_stats(built.stats, public))
     folder = export_dataset(released, out, overwrite=overwrite, hidden=True)
     on_step("writing the dataset", 1, 1)
     return folder, released

@@ -117,6 +117,10 @@ class Runner:
             raise InputError(f"--dataset_path: {folder} is a hidden-gold release (no gold in it): "
                              f"{'--judge' if config.judge else '--memory ' + config.memory} needs the gold; the "
                              "maintainers score runs on it against the sealed gold")
+        only_abs = [t.task for t in self.tasks if t.types() == ["ABS"]]
+        if self.hidden and only_abs:
+            raise InputError(f"--tasks: {only_abs[0]} asks only abstention questions, which a hidden-gold release "
+                             f"does not mark ({folder}); its abstentions are asked among the types they borrow")
         self.splits = dataset_splits(folder, self.tasks, config.checkpoints)
         resolve_embedder(config.embedder)  # (checked now; the embedder itself loads when a memory first embeds)
         self.answer_mode = _answer_mode(config)

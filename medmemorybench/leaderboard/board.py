@@ -132,9 +132,13 @@ def read_bundle(folder: Path, verify_with: Path | None = None,
     if verify_with is not None:
         from medmemorybench.leaderboard.rescore import verify_run
 
-        verified = verify_run(folder, verify_with, sealed if manifest.verification == "unscored" else None)
+        verified = verify_run(folder, verify_with, sealed)
+        if verified.verification == "unscored":  # (a hidden-release run whose manifest claims public gold)
+            raise InputError(f"{folder}: ran on a hidden-gold release, which only `--gold` scores")
         summary = verified.summary
-        manifest = manifest.model_copy(update={"coverage": verified.coverage})  # (counted, not as submitted)
+        # (coverage counted, not as submitted; the verification as found, not as the manifest says)
+        manifest = manifest.model_copy(update={"coverage": verified.coverage, "verification": "unscored"
+                                               if verified.verification == "hidden gold" else "public gold"})
     elif not isinstance(summary.get("tasks"), dict) or not isinstance(summary.get("header"), dict):
         raise InputError(f"{folder / SUMMARY}: not a run summary")
     return summary, system, manifest

@@ -91,7 +91,9 @@ def verify_run(run_dir: Path, dataset_path: str | Path | None = None,
         return VerifiedRun(header, rescored, summary, coverage, fingerprint)
     if sealed is None:
         return VerifiedRun(header, rescored, summary, coverage, fingerprint, "unscored")
-    gold, _ = _asked_questions(tasks, gold_rows(rows, sealed), config, run_dir / RUN_HEADER)
+    revealed = gold_rows(rows, sealed)  # (by public id: a type-filtered task asks by the type a question is shown as)
+    gold = {task.task: {q["query_id"]: q for split_rows in revealed[task.dataset_name].values() for row in split_rows
+                        for q in row["questions"]} for task in tasks}
     by_name = {task.task: task for task in tasks}
     scored = [_score_hidden(sample, by_name[sample["task"]], gold[sample["task"]][sample["query_id"]], header)
               for sample in rescored]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from medmemorybench.dataset.build import BuildOptions, fingerprint_rows
-from medmemorybench.dataset.hidden import GOLD_FIELDS, read_sealed, reveal_rows, write_sealed
+from medmemorybench.dataset.hidden import GOLD_FIELDS, read_sealed, reveal_rows, without_questions, write_sealed
 from medmemorybench.dataset.load import read_rows
 from medmemorybench.dataset.pipeline import build_and_export
 from medmemorybench.dataset.schema import METADATA_FILE
@@ -51,19 +51,42 @@ def test_the_public_half_holds_no_gold(release):
     assert all(not s["event_ids"] for split in rows["efficient"].values() for row in split for s in row["sessions"])
     meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
     assert meta["hidden"] is True and meta["seed"] is None and "seed" not in meta["options"]
-    assert "seed 11" not in (folder / "README.md").read_text(encoding="utf-8")
-    assert not sealed.resolve().is_relative_to(folder.resolve())
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "seed 11" not in card and "best rule" not in card and not meta["stats"]["audit_table"]
+    assert "ABS" not in meta["stats"]["questions_by_type"]
+    assert not sealed.resolve().is_relative_to(folder.resolve()) and sealed.stat().st_mode & 0o077 == 0
+    assert {q["template"] for q in questions} <= {"eem", "tla", "sua", "mq", "ig", "mcd"}
     # a gold field left in a hidden release is what validation exists to catch
     leaked = {**rows, "questions": {s: [{**q, "answer": "80 mg"} for q in split]
                                     for s, split in rows["questions"].items()}}
     assert any("holds gold" in p for p in validate_rows(leaked, hidden=True))
 
 
+def test_no_type_count_gives_an_abstention_away(release):
+    """The schedule asks a fixed number of each type per patient and checkpoint; an abstention comes on top, typed as
+    the type it borrows, so its group was the large one (130 of 197 abstentions found by that and the template)."""
+    folder, sealed_path, _ = release
+    sealed = read_sealed(sealed_path)
+    real = {public_id: q["query_type"] for public_id, q in sealed["questions"]["en"].items()}
+    groups: dict[tuple, list[str]] = {}
+    for split in read_rows(folder)["questions"].values():
+        for q in split:
+            groups.setdefault((q["persona_id"], q["checkpoint"], q["query_type"]), []).append(real[q["query_id"]])
+    sizes: dict[tuple[str, bool], list[int]] = {}
+    for (_, _, shown), group in groups.items():
+        sizes.setdefault((shown, "ABS" in group), []).append(len(group))
+    for (shown, with_abs), found in sizes.items():
+        if with_abs:
+            assert max(found) <= max(sizes.get((shown, False), [0])), (shown, found)
+    assert sealed["withheld"] and any(with_abs for _, with_abs in sizes)
+
+
 def test_the_sealed_gold_restores_the_build_it_was_sealed_from(release, tmp_path):
     folder, sealed_path, public = release
     sealed = read_sealed(sealed_path)
     restored = reveal_rows(read_rows(folder), sealed)
-    assert fingerprint_rows(restored) == json.loads((public / METADATA_FILE).read_text())["fingerprint"]
+    # (the build less the answerable questions withheld so that no type's count shows an abstention)
+    assert fingerprint_rows(restored) == fingerprint_rows(without_questions(read_rows(public), set(sealed["withheld"])))
     assert sealed["seed"] == OPTIONS.seed
     edited = json.loads(json.dumps(sealed))
     first = next(iter(edited["questions"]["en"].values()))
@@ -113,11 +136,13 @@ def test_a_run_is_recorded_unscored_and_scored_only_against_the_sealed_gold(rele
     assert verify_run(hidden_run.output_path, folder).verification == "unscored"
     scored = verify_run(hidden_run.output_path, folder, read_sealed(sealed_path))
     assert scored.verification == "hidden gold"
-    reference = verify_run(public_run.output_path, public)
-    for metric in ("correct", "recall_at_k"):
-        mine = scored.summary["tasks"]["medmemorybench_efficient"]["metrics"][metric]["overall"][0]["mean"]
-        theirs = reference.summary["tasks"]["medmemorybench_efficient"]["metrics"][metric]["overall"][0]["mean"]
-        assert mine == pytest.approx(theirs) and 0 < mine < 1
+    reference = {s["query_id"]: s for s in verify_run(public_run.output_path, public).samples}
+    original = {public_id: q["query_id"] for public_id, q in read_sealed(sealed_path)["questions"]["en"].items()}
+    for sample in scored.samples:  # (each answer scores as the same answer on the public half)
+        theirs = reference[original[sample["query_id"]]]
+        assert [sample[k] for k in ("query_type", "correct", "recall_at_k", "abstained")] == \
+            [theirs[k] for k in ("query_type", "correct", "recall_at_k", "abstained")]
+    assert 0 < scored.summary["tasks"]["medmemorybench_efficient"]["metrics"]["correct"]["overall"][0]["mean"] < 1
 
     # a forged line (a score claimed where the release has none to give) is refused before any gold is read
     forged = tmp_path / "forged"
@@ -140,7 +165,16 @@ def test_a_run_is_recorded_unscored_and_scored_only_against_the_sealed_gold(rele
     assert any("is not the release" in reason for reason in board.left_out)  # (the public run: another release)
 
 
-@pytest.mark.parametrize("option", [{"memory": "oracle"}, {"judge": "hf"}])
+@pytest.mark.parametrize("option", [{"memory": "oracle"}, {"judge": "hf"}, {"tasks": ["medmemorybench_efficient_abs"]}])
 def test_what_needs_the_gold_is_refused_on_a_hidden_release(release, tmp_path, option):
     with pytest.raises(InputError, match="hidden-gold release"):
-        Runner(run_config(release[0], tmp_path, memory=option.get("memory", "bm25"), judge=option.get("judge")))
+        Runner(run_config(release[0], tmp_path, memory=option.get("memory", "bm25"), judge=option.get("judge"),
+                          **({"tasks": option["tasks"]} if "tasks" in option else {})))
+
+
+def test_a_type_filtered_task_is_scored_with_the_abstentions_it_asked(release, tmp_path):
+    folder, sealed_path, _ = release
+    config = run_config(folder, tmp_path, memory="bm25", tasks=["medmemorybench_efficient_eem"])
+    run(config)
+    scored = verify_run(config.output_path, folder, read_sealed(sealed_path))
+    assert {s["query_type"] for s in scored.samples} == {"EEM", "ABS"}  # (the abstentions shown as EEM)

@@ -284,19 +284,22 @@ def test_with_an_api_key_every_route_needs_it():
         served.server_close()
 
 
-def test_a_connection_trickling_its_headers_is_closed_at_the_deadline(monkeypatch):
+@pytest.mark.parametrize("start", [b"POST /v1/chat/completions HTTP/1.1\r\n",
+                                   b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 1000\r\n\r\n"],
+                         ids=["headers", "body"])
+def test_a_connection_trickling_its_request_is_closed_at_the_deadline(monkeypatch, start):
     import socket
     import time
 
     import medmemorybench.serve as serve
 
-    monkeypatch.setattr(serve, "HEADER_DEADLINE_S", 1.0)
+    monkeypatch.setattr(serve, "REQUEST_DEADLINE_S", 1.0)
     served = make_server(PickyBackbone(), port=0)
     threading.Thread(target=served.serve_forever, daemon=True).start()
     try:
         slow = socket.create_connection(("127.0.0.1", served.server_address[1]), timeout=10)
         started = time.monotonic()
-        slow.sendall(b"POST /v1/chat/completions HTTP/1.1\r\n")
+        slow.sendall(start)
         closed = None
         for _ in range(40):  # one header byte every 0.25 s: never a 30 s wait on one read
             time.sleep(0.25)
