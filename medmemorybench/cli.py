@@ -319,11 +319,11 @@ def import_cmd(
     source: Annotated[str, typer.Argument(help="Which benchmark the file is: locomo or longmemeval.")],
     path: Annotated[Path, typer.Argument(help="The public file, downloaded by you (docs/other_benchmarks.md).")],
     out: Annotated[Path, _option("--output_path", "--out", help="Folder to write `medmemorybench/` into.")],
-    variant: Annotated[str, _option(
-        "--variant", help="longmemeval: s, m or oracle (which file it is).")] = "s",
-    placement: Annotated[str, _option(
-        "--placement", help="locomo: ask a question at the checkpoint after its last evidence session (evidence) or "
-                            "after the whole conversation (end: as the official evaluation).")] = "evidence",
+    variant: Annotated[str | None, _option(
+        "--variant", help="longmemeval (required): s, m or oracle, which of its files this is.")] = None,
+    placement: Annotated[str | None, _option(
+        "--placement", help="locomo: ask a question at the checkpoint after its last evidence session (evidence, the "
+                            "default) or after the whole conversation (end: as the official evaluation).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing import.")] = False,
 ) -> None:
     """Turn a public memory benchmark's file into a dataset folder the harness runs like a build: one conversation
@@ -342,10 +342,16 @@ def import_cmd(
         if source == "locomo":
             from medmemorybench.importers import import_locomo
 
-            report = import_locomo(path, out, placement=placement, overwrite=overwrite)
+            if variant is not None:
+                raise InputError("--variant: for longmemeval only (LoCoMo has one file)")
+            report = import_locomo(path, out, placement=placement or "evidence", overwrite=overwrite)
         else:
             from medmemorybench.importers import import_longmemeval
 
+            if placement is not None:
+                raise InputError("--placement: for locomo only (a LongMemEval question comes after its haystack)")
+            if variant is None:
+                raise InputError("--variant: which LongMemEval file this is: s, m or oracle")
             report = import_longmemeval(path, out, variant, overwrite=overwrite)
         say(report.summary())
         say(f"written: {out / 'medmemorybench'} (run it with --dataset_path {out / 'medmemorybench'})")

@@ -75,8 +75,11 @@ class _Server(ThreadingHTTPServer):
         super().process_request(request, client_address)
 
     def handle_error(self, request, client_address) -> None:  # noqa: ANN001
-        # (a client that hung up, or one closed at the header deadline: not a traceback on the server's terminal)
-        logger.debug("connection from %s ended: %r", client_address, sys.exc_info()[1])
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):  # (a client that hung up, or one closed at the deadline: no traceback)
+            logger.debug("connection from %s ended: %r", client_address, error)
+        else:  # (a bug of the server's own: logged with its traceback)
+            logger.error("request from %s failed", client_address, exc_info=error)
 
     def process_request_thread(self, request, client_address) -> None:  # noqa: ANN001
         try:

@@ -24,8 +24,10 @@ def test_an_imported_conversation_runs_through_the_harness(tmp_path):
 
 def test_a_wrong_source_or_file_is_one_line(tmp_path):
     for args, names in ((["nope", str(FIXTURES / "locomo_tiny.json")], "SOURCE"),
-                        (["longmemeval", str(FIXTURES / "locomo_tiny.json")], "locomo_tiny.json"),
-                        (["locomo", str(tmp_path / "missing.json")], "missing.json")):
+                        (["longmemeval", str(FIXTURES / "locomo_tiny.json"), "--variant", "s"], "locomo_tiny.json"),
+                        (["locomo", str(tmp_path / "missing.json")], "missing.json"),
+                        (["longmemeval", str(FIXTURES / "longmemeval_tiny.json")], "--variant"),
+                        (["locomo", str(FIXTURES / "locomo_tiny.json"), "--variant", "s"], "--variant")):
         done = run_cli("import", *args, "--output_path", str(tmp_path / "out"))
         assert done.returncode == 2 and names in done.stderr and "Traceback" not in done.stderr
         assert not (tmp_path / "out" / "medmemorybench").exists()
