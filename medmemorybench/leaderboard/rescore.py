@@ -85,6 +85,7 @@ def verify_run(run_dir: Path, dataset_path: str | Path | None = None,
     tasks = _tasks(header, run_dir / RUN_HEADER)
     asked, coverage = _asked_questions(tasks, rows, config, run_dir / RUN_HEADER)
     rescored = _rescore_samples(samples, tasks, asked, header, run_dir / SAMPLES, hidden)
+    _check_cited_sessions(rescored, tasks, rows, run_dir / SAMPLES)
     summary = summarize(header, tasks, rescored)
     _compare(submitted, summary, run_dir / SUMMARY)
     if not hidden:
@@ -260,6 +261,32 @@ def _rescore_samples(samples: list[dict], tasks: list[TaskConfig], asked: dict[s
             raise InputError(f"{where}: lacks {len(missing)} of the {len(asked[task.task])} questions {task.task} "
                              f"asked (first: {missing[0]}); finish the run with `medmemorybench run ... --resume`")
     return out
+
+
+def _check_cited_sessions(samples: list[dict], tasks: list[TaskConfig], rows: dict, where: Path) -> None:
+    """Every retrieved item cites only sessions its patient's memory had been given by the question's checkpoint (the
+    runner's leakage guard, checked again: an item citing every session of the year, later ones included, would
+    score Recall@k 1)."""
+    given: dict[tuple[str, str], list[tuple[int, set[str]]]] = {}  # (task, persona) -> (checkpoint, ids so far)
+    for task in tasks:
+        streams: dict[str, list[tuple[int, list[str]]]] = {}
+        for split_rows in rows[task.dataset_name].values():
+            for row in split_rows:
+                streams.setdefault(row["persona_id"], []).append(
+                    (row["checkpoint"], [session["session_id"] for session in row["sessions"]]))
+        for persona, points in streams.items():
+            seen: set[str] = set()
+            for checkpoint, ids in sorted(points):
+                seen |= set(ids)
+                given.setdefault((task.task, persona), []).append((checkpoint, set(seen)))
+    for sample in samples:
+        allowed = next((ids for checkpoint, ids in given.get((sample["task"], sample["persona_id"]), [])
+                        if checkpoint == sample["checkpoint"]), set())
+        for item in sample["retrieved"]:
+            foreign = [sid for sid in item["session_ids"] if sid not in allowed]
+            if foreign:
+                raise InputError(f"{where} ({sample['query_id']}): retrieved cites {str(foreign[0])[:40]}, a session "
+                                 f"the memory had not been given by checkpoint {sample['checkpoint']}")
 
 
 def _retrieval(sample: dict) -> Retrieval:

@@ -124,3 +124,16 @@ def test_a_slice_covers_what_its_options_ask(retrieval_run):
     coverage = verify_run(retrieval_run).coverage
     assert (coverage.patients, coverage.of_patients, coverage.checkpoints) == (1, 3, [10, 20])
     assert not coverage.is_complete and 0 < coverage.questions < coverage.of_questions
+
+
+def test_an_item_citing_a_session_not_yet_given_is_refused(answered_run, tmp_path):
+    run = copy_run(answered_run, tmp_path)
+
+    def cite_the_future(samples: list[dict]) -> list[dict]:
+        first = next(s for s in samples if s["checkpoint"] == 10 and s["retrieved"])
+        first["retrieved"][0]["session_ids"] = [f"{first['persona_id']}-S{n:03d}" for n in range(1, 101)]
+        return samples
+
+    edit_samples(run, cite_the_future)
+    with pytest.raises(InputError, match="S011, a session the memory had not been given by checkpoint 10"):
+        verify_run(run)
