@@ -1,6 +1,8 @@
 """The Jinja environment for every template a user can edit or supply (task prompts, judge prompts, LLM-renderer
-prompts, sheets and pages): sandboxed, strict about undefined names, and bounded, so a template such as
-`{{ 'a' * 3000000000 }}` or `{{ 10 ** 10 ** 10 }}` is a clear error instead of a `MemoryError` or a hung process."""
+prompts, sheets and pages): sandboxed, strict about undefined names, and with `*` and `**` bounded, so a template
+such as `{{ 'a' * 3000000000 }}` or `{{ 10 ** 1000000 }}` is a clear error at once instead of a `MemoryError` or a
+long computation. Other ways to make a huge string (`center`, `format`, `%` with a width, a loop) are not bounded
+here; where a prompt is rendered (`harness/prompting.py`) a `MemoryError` is still one error naming the template."""
 
 from __future__ import annotations
 
