@@ -507,6 +507,10 @@ def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool,
     if repo_id is None:
         raise InputError("--repo_id: required to publish a dataset folder (ORG/NAME)")
     check_repo_id(repo_id)
+    source = _imported_from(folder)
+    if source:
+        raise InputError(f"{folder}: an import of {source} (`medmemorybench import`): its data is the source's, under "
+                         "the source's licence; this command publishes MedMemoryBench builds only")
     problems = validate_rows(read_rows(folder), hidden=is_hidden(folder))
     if problems:
         raise InputError(f"{folder}: refusing to publish an invalid dataset ({len(problems)} problems); "
@@ -518,6 +522,19 @@ def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool,
         return
     info = publish(folder, repo_id, create_pr=pr, private=private)
     say(f"published: {getattr(info, 'pr_url', None) or getattr(info, 'commit_url', info)}")
+
+
+def _imported_from(folder: Path) -> str | None:
+    """The public benchmark a dataset folder was imported from (its metadata's `stats.source`), or None."""
+    from medmemorybench.dataset.schema import METADATA_FILE
+    from medmemorybench.files import loads_json
+
+    try:
+        meta = loads_json((folder / METADATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    source = (meta.get("stats") or {}).get("source") if isinstance(meta, dict) else None
+    return str(source.get("title") or source.get("name")) if isinstance(source, dict) else None
 
 
 def board_release(verify: bool, dataset_path: str | None, gold: Path | None) -> tuple[Path | None, dict | None]:

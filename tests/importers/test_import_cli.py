@@ -20,6 +20,9 @@ def test_an_imported_conversation_runs_through_the_harness(tmp_path):
     assert ran.returncode == 0, ran.stderr
     samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     assert samples and any(s["recall_at_k"] is not None for s in samples)
+    # the source's data under its own licence: never published as a MedMemoryBench build
+    published = run_cli("publish", str(tmp_path / "imp" / "medmemorybench"), "--repo_id", "a/b", "--dry_run")
+    assert published.returncode == 2 and "an import of LoCoMo" in published.stderr
 
 
 def test_a_wrong_source_or_file_is_one_line(tmp_path):
