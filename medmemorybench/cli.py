@@ -526,14 +526,10 @@ def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool,
 
 def _imported_from(folder: Path) -> str | None:
     """The public benchmark a dataset folder was imported from (its metadata's `stats.source`), or None."""
-    from medmemorybench.dataset.schema import METADATA_FILE
-    from medmemorybench.files import loads_json
+    from medmemorybench.dataset.load import build_metadata
 
-    try:
-        meta = loads_json((folder / METADATA_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    source = (meta.get("stats") or {}).get("source") if isinstance(meta, dict) else None
+    stats = build_metadata(folder).get("stats")
+    source = stats.get("source") if isinstance(stats, dict) else None
     return str(source.get("title") or source.get("name")) if isinstance(source, dict) else None
 
 

@@ -259,10 +259,6 @@ def read_sealed(path: Path) -> dict[str, Any]:
 
 def is_hidden(folder: Path) -> bool:
     """Whether a build folder is the public half of a hidden-gold release (its metadata says so)."""
-    from medmemorybench.dataset.schema import METADATA_FILE
+    from medmemorybench.dataset.load import build_metadata
 
-    try:
-        meta = loads_json((Path(folder) / METADATA_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(meta, dict) and meta.get("hidden") is True
+    return build_metadata(folder).get("hidden") is True

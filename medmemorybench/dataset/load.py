@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from medmemorybench.dataset.schema import (
     ALL_CONFIGS,
     FEATURES,
     LANGUAGES,
+    METADATA_FILE,
     NULL_CHECKED,
     NULLABLE,
     PERSONAS_SPLIT,
@@ -16,6 +18,7 @@ from medmemorybench.dataset.schema import (
     config_name,
 )
 from medmemorybench.errors import InputError
+from medmemorybench.files import loads_json
 
 HUB_ID = "medmemorybench/MedMemoryBench"
 DATASET_DIRNAME = "medmemorybench"
@@ -42,6 +45,16 @@ def find_local(path: str | Path | None = None) -> Path | None:
                 and _fingerprint(Path(registration.folder)) == registration.fingerprint:
             return Path(registration.folder)
     return None
+
+
+def build_metadata(folder: Path) -> dict:
+    """A build folder's `medmemorybench.json` as a dict; empty when it is missing, unreadable or not an object (for
+    questions about a folder, such as `dataset.hidden.is_hidden`, whose answer is "no" for a broken one)."""
+    try:
+        meta = loads_json((Path(folder) / METADATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def is_build(folder: Path) -> bool:

@@ -92,7 +92,7 @@ def verify_run(run_dir: Path, dataset_path: str | Path | None = None,
         return VerifiedRun(header, rescored, summary, coverage, fingerprint)
     if sealed is None:
         return VerifiedRun(header, rescored, summary, coverage, fingerprint, "unscored")
-    revealed = gold_rows(rows, sealed)  # (by public id: a type-filtered task asks by the type a question is shown as)
+    revealed = _gold_rows(rows, fingerprint, sealed)  # (by public id: a type-filtered task asks by its shown type)
     gold = {task.task: {q["query_id"]: q for split_rows in revealed[task.dataset_name].values() for row in split_rows
                         for q in row["questions"]} for task in tasks}
     by_name = {task.task: task for task in tasks}
@@ -145,6 +145,19 @@ def _release(header: dict, run_dir: Path, dataset_path: str | Path | None) -> tu
 _RELEASES: dict[tuple, tuple[dict, str]] = {}
 """Releases read in this process, keyed by folder and the size and time of each file (a board re-scores every
 bundle against the same release: it is read once)."""
+
+
+_GOLD: dict[tuple[str, str], dict] = {}
+"""A hidden release's rows with their sealed gold, by (release, sealed build) fingerprint: a board scores every
+hidden bundle against the same pair, and restoring it re-fingerprints the whole build (read once, as `_RELEASES`)."""
+
+
+def _gold_rows(rows: dict, fingerprint: str, sealed: dict[str, Any]) -> dict:
+    key = (fingerprint, str(sealed.get("fingerprint")))
+    if key not in _GOLD:
+        _GOLD.clear()  # (one at a time: a full build's rows are large)
+        _GOLD[key] = gold_rows(rows, sealed)
+    return _GOLD[key]
 
 
 def _read_release(folder: Path) -> tuple[dict, str]:
