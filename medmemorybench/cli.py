@@ -526,11 +526,10 @@ def _publish_dataset(folder: Path, repo_id: str | None, pr: bool, private: bool,
 
 def _imported_from(folder: Path) -> str | None:
     """The public benchmark a dataset folder was imported from (its metadata's `stats.source`), or None."""
-    from medmemorybench.dataset.load import build_metadata
+    from medmemorybench.dataset.load import dataset_source
 
-    stats = build_metadata(folder).get("stats")
-    source = stats.get("source") if isinstance(stats, dict) else None
-    return str(source.get("title") or source.get("name")) if isinstance(source, dict) else None
+    source = dataset_source(folder)
+    return str(source.get("title") or source.get("name")) if source else None
 
 
 def board_release(verify: bool, dataset_path: str | None, gold: Path | None) -> tuple[Path | None, dict | None]:

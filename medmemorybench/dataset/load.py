@@ -57,6 +57,14 @@ def build_metadata(folder: Path) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+def dataset_source(folder: Path) -> dict | None:
+    """The public benchmark a build folder was imported from (`stats.source` of its metadata: name, title, variant,
+    version, licence ...), or None for a MedMemoryBench build."""
+    stats = build_metadata(folder).get("stats")
+    source = stats.get("source") if isinstance(stats, dict) else None
+    return source if isinstance(source, dict) else None
+
+
 def is_build(folder: Path) -> bool:
     """Whether `folder` holds a build (its card and its personas, or the metadata of a hidden-gold release)."""
     from medmemorybench.dataset.hidden import is_hidden

@@ -68,6 +68,10 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         from medmemorybench.scoring import load_judge_prompts
 
         judge_identity = {**judge.identity(), "prompts": {k: p.sha256 for k, p in load_judge_prompts().items()}}
+        if any(t.metadata.scoring == "longmemeval" for t in tasks):
+            from medmemorybench.scoring.longmemeval import load_longmemeval_prompts
+
+            judge_identity["longmemeval_prompts"] = {p.name: p.sha256 for p in load_longmemeval_prompts().values()}
     return scrub(_jsonable({
         "medmemorybench": __version__,
         "git_revision": _git_revision(),
@@ -79,7 +83,9 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "config": config_record(config),
         "tasks": [{"task": t.task, "version": t.version, "source_file": t.source_file, "mode": t.mode,
                    "language": t.language,
-                   "query_types": t.types(), "retrieval_k": t.retrieval_k, "prompts": template_hashes(t)}
+                   "query_types": t.types(), "retrieval_k": t.retrieval_k, "prompts": template_hashes(t),
+                   # (recorded only when it is a source's, so our tasks' headers are as before)
+                   **({"scoring": t.metadata.scoring} if t.metadata.scoring != "medmemorybench" else {})}
                   for t in tasks],
         "model": backbone.identity() if backbone is not None else {"backbone": "none"},
         "judge": judge_identity,

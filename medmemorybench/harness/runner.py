@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from medmemorybench.dataset.hidden import is_hidden
-from medmemorybench.dataset.load import find_local, looked_in
+from medmemorybench.dataset.load import build_metadata, dataset_source, find_local, looked_in
 from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError, RunFailedError
 from medmemorybench.files import loads_json, write_atomic
@@ -37,6 +37,7 @@ from medmemorybench.models.base import Backbone, Completion
 from medmemorybench.models.batching import BatchingBackbone
 from medmemorybench.questions.spec import judged_codes
 from medmemorybench.scoring.base import Score
+from medmemorybench.scoring.source import OURS, SOURCE_TITLES, is_judged_by_source
 
 MEMORY_BATCH = 16
 """Most construction calls answered together when patients are ingested concurrently."""
@@ -121,6 +122,7 @@ class Runner:
         if self.hidden and only_abs:
             raise InputError(f"--tasks: {only_abs[0]} asks only abstention questions, which a hidden-gold release "
                              f"does not mark ({folder}); its abstentions are asked among the types they borrow")
+        check_sources(folder, self.tasks)
         self.splits = dataset_splits(folder, self.tasks, config.checkpoints)
         resolve_embedder(config.embedder)  # (checked now; the embedder itself loads when a memory first embeds)
         self.answer_mode = _answer_mode(config)
@@ -140,6 +142,10 @@ class Runner:
         self.backbone = answering(load_backbone(self.config.model, self.config.model_args))
         if self.config.judge:
             self.judge = answering(load_backbone(self.config.judge, self.config.judge_args, "--judge"))
+            sourced = [t.task for t in self.tasks if is_judged_by_source(t.metadata.scoring)]
+            if self.judge is None and sourced:  # (`--judge none` would leave them unscored without a word)
+                raise InputError(f"--judge {self.config.judge}: answers nothing, and {sourced[0]} is scored by a "
+                                 "judge; give a judge that answers (e.g. --judge openai --judge_args model=...)")
         self.memory_backbone = self.backbone
         if self.config.memory_model:
             self.memory_backbone = answering(load_backbone(self.config.memory_model, self.config.memory_model_args,
@@ -233,7 +239,7 @@ class Runner:
                 completions[i] = completion
         # Decided once per answer: the judge skips echoes and every measure gets the same flag.
         echoes = [answer_echo(p.request, p.retrieval, c) for p, c in zip(pending, completions, strict=True)]
-        judged = self._judge(pending, completions, echoes)
+        judged = self._judge(task, pending, completions, echoes)
         for item, completion, judge_score, echo in zip(pending, completions, judged, echoes, strict=True):
             record = make_record(task, item.question, item.query, item.retrieval, completion,
                                  prompt_hash(item.request) if item.request else None,
@@ -244,24 +250,62 @@ class Runner:
                 record["native_steps"] = item.native_steps
             writer.write(record)
 
-    def _judge(self, pending: list[Asked], completions: list[Completion | None],
+    def _judge(self, task: TaskConfig, pending: list[Asked], completions: list[Completion | None],
                echoes: list[bool | None]) -> list[Score | None]:
-        """The judge's verdict on each judged answer (None elsewhere), all in one batch.
+        """The judge's verdict on each judged answer (None elsewhere), all in one batch: our rubric judge on the
+        types it grades, or, for a task scored by LongMemEval's measure, its judge on every answer.
 
         Only answers count: a failed generation is an error and an echo is wrong without asking.
         """
         if self.judge is None:
             return [None] * len(pending)
         from medmemorybench.scoring import judge_many
+        from medmemorybench.scoring.longmemeval import longmemeval_judge_many
 
+        by_source = is_judged_by_source(task.metadata.scoring)
         judged_types = judged_codes()
         index = [i for i, (p, c, echo) in enumerate(zip(pending, completions, echoes, strict=True))
-                 if p.question["query_type"] in judged_types and c is not None and c.error is None and not echo]
-        scores = judge_many([pending[i].question for i in index], [completions[i].text for i in index], self.judge)
+                 if (by_source or p.question["query_type"] in judged_types) and c is not None and c.error is None
+                 and not echo]
+        ask = longmemeval_judge_many if by_source else judge_many
+        scores = ask([pending[i].question for i in index], [completions[i].text for i in index], self.judge)
         out: list[Score | None] = [None] * len(pending)
         for i, score in zip(index, scores, strict=True):
             out[i] = score
         return out
+
+
+def check_sources(folder: Path, tasks: list[TaskConfig]) -> None:
+    """Refuse, in one line, a task that makes no sense on this dataset: a source's scoring on a dataset that is not
+    an import of that source (or of another variant), or one of our tasks asking only types an import lacks."""
+    source = dataset_source(folder)
+    name = (source or {}).get("name")
+    title = (source or {}).get("title") or name
+    for task in tasks:
+        scoring, variant = task.metadata.scoring, task.metadata.source_variant
+        if scoring != OURS:
+            wanted = SOURCE_TITLES.get(scoring, scoring)
+            if name != scoring:
+                what = f"an import of {title}" if source else "a MedMemoryBench build"
+                raise InputError(f"--tasks {task.task}: scores with {wanted}'s own measure and runs on an import of "
+                                 f"{wanted} (`medmemorybench import {scoring} FILE`); {folder} is {what}")
+            if variant is not None and source.get("variant") != variant:  # type: ignore[union-attr]
+                raise InputError(f"--tasks {task.task}: is for {wanted}'s '{variant}' file; {folder} imports its "
+                                 f"'{source.get('variant')}' file; run --tasks {own_task(source)}")  # type: ignore[union-attr]
+        elif source is not None:
+            stats = build_metadata(folder).get("stats") or {}
+            present = set((stats.get("questions_by_type") or {}) if isinstance(stats, dict) else {})
+            if task.language != "en" or not present & set(task.types()):
+                raise InputError(f"--tasks {task.task}: asks {'/'.join(task.types())} questions in "
+                                 f"{task.language}; {folder} is an import of {title} (English, types "
+                                 f"{', '.join(sorted(present)) or 'none'}); run its own task (--tasks "
+                                 f"{own_task(source)}) or medmemorybench_efficient")
+
+
+def own_task(source: dict) -> str:
+    """The shipped task that scores an import with its source's measure (`locomo`, `longmemeval_s`, ...)."""
+    name = str(source.get("name"))
+    return name if name == "locomo" else f"{name}_{source.get('variant')}"
 
 
 def check_complete(tasks: list[TaskConfig], expected: dict[str, int], samples: list[dict], answered: bool,

@@ -23,6 +23,7 @@ from medmemorybench.scoring import (
     trap_safe,
 )
 from medmemorybench.scoring.base import Score
+from medmemorybench.scoring.source import OURS, source_score
 
 SNIPPET_CHARS = 400
 MAX_ITEMS_WITH_TEXT = 10
@@ -103,10 +104,16 @@ def make_record(task: TaskConfig, question: dict, query: str, retrieval: Retriev
         return record
     if echo is None:
         raise ValueError(f"{question['query_id']}: an answer needs its echo flag (answer_echo)")
-    judge = (lambda _q, _p: judge_score) if judge_score is not None else None
-    scores = score_answer(question, completion.text, judge=judge, echo=echo)
+    scoring = task.metadata.scoring
+    if scoring == OURS:
+        judge = (lambda _q, _p: judge_score) if judge_score is not None else None
+        scores = score_answer(question, completion.text, judge=judge, echo=echo)
+    else:  # (the source's measure is `correct`; its judge, if any, sent `judge_score`)
+        scores = score_answer(question, completion.text, echo=echo,
+                              source=source_score(scoring, question, completion.text, judge_score))
     record["echo"] = echo
-    record["status"] = "scored" if scores["correct"].status == "scored" else "error"
+    # ("unscored" is no error: the answer stands, the task's measure needs what the run lacks, e.g. a judge)
+    record["status"] = "error" if scores["correct"].status == "error" else "scored"
     record["scores"] = {name: _score_dict(score) for name, score in scores.items()}
     for name in METRIC_FIELDS:
         if name in scores:

@@ -78,6 +78,12 @@ class TaskMetadata(BaseModel):
     """lm-eval only: ask at these checkpoints only (our `--checkpoints`)."""
     by_type: list[str] = Field(default_factory=lambda: ["correct", "recall_at_k"])
     """lm-eval only: metrics also reported per question type (`correct_EEM`, ...)."""
+    scoring: Literal["medmemorybench", "locomo", "longmemeval"] = "medmemorybench"
+    """What `correct` is: our type scorers (or `--judge`'s rubric), LoCoMo's token F1 per category, or LongMemEval's
+    judge with its own prompts (unscored without `--judge`). A source's scoring runs on an import of that source
+    only (`stats.source.name` of the dataset's metadata)."""
+    source_variant: str | None = None
+    """With a source's scoring: the import variant the task is for (LongMemEval: `s`, `m`, `oracle`); None: any."""
 
 
 class TaskConfig(BaseModel):
@@ -201,6 +207,9 @@ def _check(config: TaskConfig, path: Path, prompts: Path) -> None:
                                   f"{_near(metric, list(METRICS))} Known: {', '.join(METRICS)}")
     needed = {"metadata.system_prompt": config.system_prompt,
               **{f"doc_to_text ({t})": config.template_for(t) for t in config.types()}}
+    if config.metadata.source_variant is not None and config.metadata.scoring == "medmemorybench":
+        raise TaskConfigError(f"{path}: metadata.source_variant: only for a source's scoring (metadata.scoring: "
+                              "locomo or longmemeval)")
     for key, template in needed.items():
         if not (prompts / template).is_file():
             raise TaskConfigError(f"{path}: {key}: template '{template}' not found in {prompts}")

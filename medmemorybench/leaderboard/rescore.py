@@ -34,6 +34,7 @@ from medmemorybench.memory.base import MemoryItem, Retrieval
 from medmemorybench.models.base import Completion
 from medmemorybench.scoring import is_echo
 from medmemorybench.scoring.base import Score
+from medmemorybench.scoring.source import SOURCE_SCORERS
 
 COMPARED_FIELDS = ("status", "query_type", "persona_id", "checkpoint", "gold", "target_hash", "recall_at_k", "mrr",
                    *METRIC_FIELDS, "hallucinated", "trap_safe", "trap_abstained", "echo", "judge")
@@ -332,9 +333,10 @@ def _rescore(sample: dict, task: TaskConfig, question: dict, header: dict, line:
                              "records")
     judge = None
     if sample.get("judge") is not None:
-        recorded = (sample.get("scores") or {}).get("llm_judge")
+        verdict_name = SOURCE_SCORERS.get(task.metadata.scoring, "llm_judge")  # (LongMemEval's judge: its own name)
+        recorded = (sample.get("scores") or {}).get(verdict_name)
         if not isinstance(recorded, dict):
-            raise InputError(f"{line} ({question['query_id']}): judge: a verdict without scores.llm_judge")
+            raise InputError(f"{line} ({question['query_id']}): judge: a verdict without scores.{verdict_name}")
         judge = Score(value=recorded.get("value"), extracted=recorded.get("extracted"),
                       explanation=str(recorded.get("explanation", "")), metadata=dict(recorded.get("metadata") or {}),
                       status="error" if recorded.get("status") == "error" else "scored")

@@ -63,7 +63,8 @@ def _echoed(score: Score) -> Score:
                  metadata={"echo": True, "value_without_echo": score.value})
 
 
-def _assemble(question: Question, prediction: str, verdict: Score | None, echo: bool) -> dict[str, Score]:
+def _assemble(question: Question, prediction: str, verdict: Score | None, echo: bool,
+              source: tuple[str, Score] | None = None) -> dict[str, Score]:
     kind = question["query_type"]
     scores = {name: fn(question, prediction) for name, fn in scorers_for(kind)}
     if kind != "MQ":
@@ -73,6 +74,9 @@ def _assemble(question: Question, prediction: str, verdict: Score | None, echo: 
     if verdict is not None:
         scores["llm_judge"] = verdict
         primary = "llm_judge"
+    if source is not None:  # (a source benchmark's own measure: LoCoMo's F1, LongMemEval's judge)
+        primary = source[0]
+        scores[primary] = source[1]
     if echo:
         scores = {name: _echoed(score) for name, score in scores.items()}
     scores["correct"] = replace(scores[primary], metadata={**scores[primary].metadata, "scorer": primary})
@@ -82,7 +86,7 @@ def _assemble(question: Question, prediction: str, verdict: Score | None, echo: 
 
 
 def score_answer(question: Question, prediction: str, judge: JudgeFn | None = None, *,
-                 echo: bool = False) -> dict[str, Score]:
+                 echo: bool = False, source: tuple[str, Score] | None = None) -> dict[str, Score]:
     """Score one answer with every scorer that applies to its question type.
 
     Args:
@@ -91,6 +95,8 @@ def score_answer(question: Question, prediction: str, judge: JudgeFn | None = No
         judge: For TLA/SUA/IG/MCD, a judge (e.g. `LLMJudge(backbone)`) whose verdict becomes "correct".
         echo: Whether the answer is an echo (`is_echo(prediction, prompts, records)`): every score is
             then 0 (selective -1) with metadata["echo"] True, and the judge is not asked.
+        source: (name, score) of the task's source measure (`scoring/source.py`), which then becomes "correct" in
+            place of the type's scorer or the judge; the type's own scores stay beside it under their names.
 
     Returns:
         Scores by scorer name, plus "correct" (a copy of the type's accuracy score, with
@@ -104,7 +110,7 @@ def score_answer(question: Question, prediction: str, judge: JudgeFn | None = No
     _check(row, prediction)
     judged = judge is not None and not echo and row["query_type"] in judged_codes()
     verdict = judge(row, prediction) if judged else None
-    return _assemble(row, prediction, verdict, echo)
+    return _assemble(row, prediction, verdict, echo, source)
 
 
 def score_answers(questions: Sequence[Question], predictions: Sequence[str], judge_backbone: Backbone | None = None,

@@ -27,8 +27,9 @@ class Score:
     """Why, in a sentence."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Details (partial credit, matched facts, judge sub-scores ...)."""
-    status: Literal["scored", "error"] = "scored"
-    """"error" when unscorable (e.g. an unparseable judge reply)."""
+    status: Literal["scored", "error", "unscored"] = "scored"
+    """"error" when unscorable (e.g. an unparseable judge reply); "unscored" when the run lacks what the measure
+    needs (a LongMemEval task without `--judge`): no value, and not an error either."""
 
 
 ScoreFn = Callable[[Question, str], Score]

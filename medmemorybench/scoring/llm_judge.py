@@ -16,6 +16,7 @@ from typing import Any
 
 from jinja2 import StrictUndefined, Template
 
+from medmemorybench.errors import InputError
 from medmemorybench.models.base import Backbone, ChatRequest
 from medmemorybench.questions.spec import judged_codes
 from medmemorybench.resources import prompts_dir
@@ -56,12 +57,25 @@ def load_judge_prompts(folder: Path | None = None) -> dict[str, JudgePrompt]:
     Returns:
         The compiled templates with their hashes.
     """
-    folder = folder or prompts_dir() / "judge"
-    env = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True)
+    return read_judge_templates(folder or prompts_dir() / "judge", ("rubric", "mcd"), "judge")
+
+
+def read_judge_templates(folder: Path, keys: Sequence[str], name_prefix: str, *,
+                         keep_trailing_newline: bool = True) -> dict[str, JudgePrompt]:
+    """`<folder>/<key>.jinja` for each key, compiled (sandboxed, StrictUndefined) with its SHA-256.
+
+    Raises:
+        InputError: If a template file is missing (one line naming it).
+    """
+    env = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=keep_trailing_newline)
     prompts = {}
-    for key in ("rubric", "mcd"):
-        text = (folder / f"{key}.jinja").read_text(encoding="utf-8")
-        prompts[key] = JudgePrompt(f"judge/{key}.jinja", env.from_string(text),
+    for key in keys:
+        path = folder / f"{key}.jinja"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError(f"{path}: judge template missing (the judge cannot run without it)") from None
+        prompts[key] = JudgePrompt(f"{name_prefix}/{key}.jinja", env.from_string(text),
                                    hashlib.sha256(text.encode("utf-8")).hexdigest())
     return prompts
 
