@@ -305,20 +305,28 @@ def print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
     by a rule in the paper's layout."""
     from medmemorybench.report import (
         cost_table,
+        cross_benchmark_table,
         is_ceiling,
         load_summary,
         metric_table,
         paper_table,
         run_label,
         saturation_plot,
+        source_of,
     )
+    from medmemorybench.report.benchmarks import unscored_notes
 
     summaries = sorted((load_summary(r) for r in runs), key=is_ceiling)  # (stable: the systems in the order given)
     ceilings = {run_label(s) for s in summaries if is_ceiling(s)}
     tables = [(title, *metric_table(summaries, metric)) for metric, title in REPORT_TABLES]
     tables.append(("memory cost (accuracy beside it)", *cost_table(summaries)))
-    tables.append(("accuracy % in the paper's layout (type x mode, means), construction cost beside it",
-                   *paper_table(summaries)))
+    ours = [s for s in summaries if source_of(s) is None]  # (the paper's layout is MedMemoryBench's alone)
+    if ours:
+        tables.append(("accuracy % in the paper's layout (type x mode, means), construction cost beside it",
+                       *paper_table(ours)))
+    tables.append(("across benchmarks: accuracy % as each benchmark scores it (MedMemoryBench: mean over types; "
+                   "LoCoMo: its token F1; LongMemEval: its judge)", *cross_benchmark_table(summaries)))
+    tables.append(("across benchmarks: Recall@k %", *cross_benchmark_table(summaries, "recall_at_k")))
     for title, header, rows in tables:
         if len(header) < 2:  # (no run has this metric)
             continue
@@ -328,4 +336,6 @@ def print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
                 table.add_section()  # (a rule between the systems and the ceiling below them)
             table.add_row(*row)
         console.print(table)
+    for note in unscored_notes(summaries):
+        say(note)
     return saturation_plot(summaries, plot) if plot is not None else None

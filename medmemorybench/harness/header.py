@@ -80,6 +80,8 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "dataset_fingerprint": meta.get("fingerprint"),
         "dataset_seed": meta.get("seed"),
         **({"dataset_hidden": True} if meta.get("hidden") is True else {}),
+        # (an import's source benchmark, so reports and boards label its rows; absent for our builds, as before)
+        **({"dataset_source": _source_of(meta)} if _source_of(meta) else {}),
         "config": config_record(config),
         "tasks": [{"task": t.task, "version": t.version, "source_file": t.source_file, "mode": t.mode,
                    "language": t.language,
@@ -94,3 +96,12 @@ def run_header(config: RunConfig, dataset: Path, tasks: list[TaskConfig], backbo
         "embedder": config.embedder,
         "answer_mode": answer_mode,
     }))
+
+
+def _source_of(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The public benchmark an imported dataset came from (name, title, variant, version, licence, SHA-256)."""
+    stats = meta.get("stats")
+    source = stats.get("source") if isinstance(stats, dict) else None
+    if not isinstance(source, dict):
+        return None
+    return {k: source.get(k) for k in ("name", "title", "variant", "version", "license", "sha256")}

@@ -16,6 +16,7 @@ from medmemorybench.harness.results import SUMMARY
 from medmemorybench.harness.tasks import TaskConfig
 from medmemorybench.memory.context import MemoryCost
 from medmemorybench.scoring import aggregate
+from medmemorybench.scoring.source import OURS
 
 ANSWER_SCORES = ("correct", "selective")
 """Metrics every answered question has: None there is an unscored answer (n_error), not "does not apply"."""
@@ -100,10 +101,15 @@ def summarize(header: dict, tasks: list[TaskConfig], samples: list[dict]) -> dic
     for task in tasks:
         mine = [s for s in samples if s["task"] == task.task]
         metrics = {m.metric: summarize_metric(mine, m.metric) for m in task.metric_list}
-        out["tasks"][task.task] = {"mode": task.mode, "language": task.language, "version": task.version,
-                                   "n_samples": len(mine),
-                                   "metrics": {k: v for k, v in metrics.items() if v},
-                                   "memory_cost": summarize_cost(mine)}
+        entry = {"mode": task.mode, "language": task.language, "version": task.version, "n_samples": len(mine),
+                 "metrics": {k: v for k, v in metrics.items() if v}, "memory_cost": summarize_cost(mine)}
+        if task.metadata.scoring != OURS:  # (recorded only then: our tasks' summaries are as before)
+            entry["scoring"] = task.metadata.scoring
+            unscored = [s for s in mine if ((s.get("scores") or {}).get("correct") or {}).get("status") == "unscored"]
+            if unscored:  # (no value by design, e.g. LongMemEval without --judge: said, never a zero)
+                entry["unscored"] = {"correct": {"n": len(unscored),
+                                                 "reason": unscored[0]["scores"]["correct"]["explanation"]}}
+        out["tasks"][task.task] = entry
     return out
 
 

@@ -88,18 +88,23 @@ def _cell(stat: dict[str, Any] | None) -> str:
 
 
 def metric_table(summaries: list[dict[str, Any]], metric: str) -> tuple[list[str], list[list[str]]]:
-    """Header and rows: one row per type (+ mean over types), one column per run x mode."""
+    """Header and rows: one row per type (+ mean over types), one column per run x mode (x task on an import, its
+    rows labelled with the source's own category names too)."""
+    from medmemorybench.report.benchmarks import type_label  # (it reads run_label from here)
+
     columns: list[tuple[dict, str, str]] = []
     for summary in summaries:
         for name, task in summary["tasks"].items():
             if metric in task["metrics"]:
-                columns.append((task["metrics"][metric], f"{run_label(summary)}\n{task['mode']}", name))
+                # (a run on an import is labelled with its task, `locomo`, not a mode of ours)
+                shown = name if summary["header"].get("dataset_source") else task["mode"]
+                columns.append((task["metrics"][metric], f"{run_label(summary)}\n{shown}", name))
     header = ["type", *(label for _, label, _ in columns)]
     rows = []
     for query_type in type_codes():
         cells = [_cell(next((g for g in m["by_type"] if g["query_type"] == query_type), None)) for m, _, _ in columns]
         if any(c != "-" for c in cells):
-            rows.append([query_type, *cells])
+            rows.append([type_label(query_type, summaries), *cells])
     rows.append(["mean over types", *(_cell((m.get("mean_over_types") or [None])[0]) for m, _, _ in columns)])
     rows.append(["all questions", *(_cell((m.get("overall") or [None])[0]) for m, _, _ in columns)])
     return header, rows

@@ -1,0 +1,98 @@
+"""Runs on MedMemoryBench and on imports of other benchmarks (LoCoMo, LongMemEval) side by side.
+
+A run's benchmark is its header's `dataset_source` (written for an import; absent for our builds). The
+cross-benchmark table has a row per memory system (memory / backbone) and a column per benchmark and task: the
+task's accuracy as its benchmark defines it (MedMemoryBench: the mean over the paper's six types; LoCoMo: the mean
+token F1 over all questions, its "overall"; LongMemEval: the judge's accuracy over all questions), and a second
+table of Recall@k. A LongMemEval task run without a judge says "unscored (no judge)", never 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from medmemorybench.importers.locomo import CATEGORIES
+from medmemorybench.importers.longmemeval import QUESTION_TYPES
+from medmemorybench.report.tables import run_label
+
+OURS = "MedMemoryBench"
+
+
+def _source_type_names() -> dict[str, dict[str, str]]:
+    """Per source, our type code -> the source's own category names for it."""
+    locomo = {code: f"cat {n} {name.replace('_', '-')}" for n, (name, code) in CATEGORIES.items()}
+    longmemeval: dict[str, list[str]] = {"ABS": ["abstention (_abs)"]}
+    for name, code in QUESTION_TYPES.items():
+        longmemeval.setdefault(code, []).append(name)
+    return {"locomo": locomo, "longmemeval": {code: " + ".join(names) for code, names in longmemeval.items()}}
+
+
+SOURCE_TYPE_NAMES = _source_type_names()
+"""How a source names what our type holds on its import: LoCoMo's categories map 1:1 (EEM is category 4
+single-hop), LongMemEval's question types several to one (EEM is single-session-user + single-session-assistant)."""
+
+
+def source_of(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The imported benchmark a run ran on (its header's `dataset_source`), or None for MedMemoryBench."""
+    source = summary["header"].get("dataset_source")
+    return source if isinstance(source, dict) else None
+
+
+def benchmark_of(summary: dict[str, Any]) -> str:
+    """'MedMemoryBench', 'LoCoMo', 'LongMemEval s', ... (the source's title and, for LongMemEval, its file)."""
+    source = source_of(summary)
+    if source is None:
+        return OURS
+    title = str(source.get("title") or source.get("name"))
+    return f"{title} {source['variant']}" if source.get("name") == "longmemeval" and source.get("variant") else title
+
+
+def type_label(code: str, summaries: list[dict[str, Any]]) -> str:
+    """A report row's label: our type code, with the source's own names for it where a run is on an import
+    ('EEM · LoCoMo cat 4 single-hop')."""
+    names = []
+    for name in dict.fromkeys(str((source_of(s) or {}).get("name")) for s in summaries if source_of(s)):
+        if code in SOURCE_TYPE_NAMES.get(name, {}):
+            title = "LoCoMo" if name == "locomo" else "LongMemEval"
+            names.append(f"{title} {SOURCE_TYPE_NAMES[name][code]}")
+    return " · ".join([code, *names])
+
+
+def _value(summary: dict[str, Any], name: str, task: dict[str, Any], metric: str) -> str:
+    if metric == "correct" and (task.get("unscored") or {}).get("correct"):
+        return "unscored (no judge)"
+    metrics = task["metrics"].get(metric) or {}
+    table = "mean_over_types" if metric == "correct" and source_of(summary) is None else "overall"
+    entries = metrics.get(table) or []
+    if not entries or entries[0].get("mean") is None:
+        return "-"
+    stat = entries[0]
+    errors = f", {stat['n_error']} err" if stat.get("n_error") else ""
+    return f"{100 * stat['mean']:.1f} (n={stat['n_scored']}{errors})"
+
+
+def cross_benchmark_table(summaries: list[dict[str, Any]],
+                          metric: str = "correct") -> tuple[list[str], list[list[str]]]:
+    """Header and rows: one row per memory / backbone, one column per benchmark x task (MedMemoryBench's efficient
+    and mixed first). Empty (a header of one) unless the runs span MedMemoryBench and an import, or two imports."""
+    columns: dict[str, None] = {}
+    cells: dict[str, dict[str, str]] = {}
+    for summary in summaries:
+        bench = benchmark_of(summary)
+        for name, task in summary["tasks"].items():
+            column = f"{bench}\n{task['mode'] if bench == OURS else name}"
+            columns[column] = None
+            cells.setdefault(run_label(summary), {})[column] = _value(summary, name, task, metric)
+    benchmarks = {column.partition("\n")[0] for column in columns}
+    if len(benchmarks) < 2:
+        return [""], []
+    ordered = sorted(columns, key=lambda c: (not c.startswith(OURS + "\n"), c))
+    header = ["memory / backbone", *ordered]
+    return header, [[label, *(row.get(c, "-") for c in ordered)] for label, row in cells.items()]
+
+
+def unscored_notes(summaries: list[dict[str, Any]]) -> list[str]:
+    """One line per task whose `correct` has no value by design (a LongMemEval task run without --judge)."""
+    return [f"{run_label(summary)} {name}: accuracy unscored for {entry['n']} answers ({entry['reason']})"
+            for summary in summaries for name, task in summary["tasks"].items()
+            if (entry := (task.get("unscored") or {}).get("correct"))]
