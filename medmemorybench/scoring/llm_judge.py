@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import StrictUndefined, Template
 
 from medmemorybench.errors import InputError
-from medmemorybench.models.base import Backbone, ChatRequest
+from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.questions.spec import judged_codes
 from medmemorybench.resources import prompts_dir
 from medmemorybench.scoring._verdict import VerdictError, read_mcd_verdict, read_rubric_verdict
@@ -127,11 +127,8 @@ def judge_many(questions: Sequence[Question], predictions: Sequence[str], backbo
         raise ValueError(f"judge_many: {len(questions)} questions but {len(predictions)} predictions")
     prompts = prompts or load_judge_prompts()
     chosen = [prompts["mcd" if q.get("query_type") == "MCD" else "rubric"] for q in questions]
-    requests = [build_judge_request(q, p, t) for q, p, t in zip(questions, predictions, chosen, strict=True)]
-    completions = backbone.generate(requests) if requests else []
-    if len(completions) != len(requests):
-        raise RuntimeError(f"judge backbone {backbone.model_id!r} returned {len(completions)} completions "
-                           f"for {len(requests)} requests")
+    completions = ask_judge(backbone, [build_judge_request(q, p, t)
+                                       for q, p, t in zip(questions, predictions, chosen, strict=True)])
     scores = []
     for question, prompt, completion in zip(questions, chosen, completions, strict=True):
         provenance = {"judge_model": backbone.model_id, "judge_template": prompt.name,
@@ -148,6 +145,19 @@ def judge_many(questions: Sequence[Question], predictions: Sequence[str], backbo
             continue
         scores.append(replace(score, metadata={**score.metadata, **provenance}))
     return scores
+
+
+def ask_judge(backbone: Backbone, requests: list[ChatRequest]) -> list[Completion]:
+    """Every judge request in one `generate` call.
+
+    Raises:
+        RuntimeError: If the backbone returns a different number of completions than requests.
+    """
+    completions = backbone.generate(requests) if requests else []
+    if len(completions) != len(requests):
+        raise RuntimeError(f"judge backbone {backbone.model_id!r} returned {len(completions)} completions "
+                           f"for {len(requests)} requests")
+    return completions
 
 
 class LLMJudge:

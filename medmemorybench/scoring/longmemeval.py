@@ -18,7 +18,7 @@ from pathlib import Path
 from medmemorybench.models.base import Backbone, ChatRequest
 from medmemorybench.resources import prompts_dir
 from medmemorybench.scoring.base import Question, Score
-from medmemorybench.scoring.llm_judge import JudgePrompt, read_judge_templates
+from medmemorybench.scoring.llm_judge import JudgePrompt, ask_judge, read_judge_templates
 
 JUDGE_MAX_TOKENS = 10
 """Their `max_tokens`."""
@@ -91,11 +91,8 @@ def longmemeval_judge_many(questions: Sequence[Question], predictions: Sequence[
         raise ValueError(f"longmemeval_judge_many: {len(questions)} questions but {len(predictions)} predictions")
     prompts = prompts or load_longmemeval_prompts()
     chosen = [prompts[template_key(q)] for q in questions]
-    requests = [build_longmemeval_request(q, p, t) for q, p, t in zip(questions, predictions, chosen, strict=True)]
-    completions = backbone.generate(requests) if requests else []
-    if len(completions) != len(requests):
-        raise RuntimeError(f"judge backbone {backbone.model_id!r} returned {len(completions)} completions "
-                           f"for {len(requests)} requests")
+    completions = ask_judge(backbone, [build_longmemeval_request(q, p, t)
+                                       for q, p, t in zip(questions, predictions, chosen, strict=True)])
     scores = []
     for question, prompt, completion in zip(questions, chosen, completions, strict=True):
         metadata = {"source_type": question.get("template"), "judge_model": backbone.model_id,
