@@ -575,7 +575,7 @@ def _publish_space(space: str, results: Path | None, results_repo: str | None, d
         if results is None and results_repo is not None:
             results = fetch_results(results_repo, Path(download))
         board = load_board(results, samples_link=samples_link, on_left_out=_left_out, verify_with=release,
-                           sealed=sealed)
+                           sealed=sealed, with_imports=False)  # (an import's rows hold the source's data)
     source = results_repo or str(results)
     if dry_run:
         for name, data in space_files(board, source).items():
@@ -700,7 +700,9 @@ def leaderboard_cmd(
                                sealed=sealed)
             page = write_site(board, html, repo_id or str(results))
         runs = sum(1 for row in board.rows if row.kind == "run")
-        say(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows; open {page.resolve()}")
+        others = f", {len(board.other_rows)} runs on other benchmarks" if board.other_rows else ""
+        say(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows{others}; open "
+            f"{page.resolve()}")
 
 
 @app.command("demo")

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medmemorybench.dataset.load import dataset_source
 from medmemorybench.errors import InputError
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
 from medmemorybench.leaderboard.bundle import (
@@ -26,7 +27,7 @@ from medmemorybench.leaderboard.bundle import (
 )
 from medmemorybench.leaderboard.systems import load_systems
 from medmemorybench.render.stream import CHECKPOINT_EVERY
-from medmemorybench.report import MODES, is_ceiling, paper_rows, table_mean
+from medmemorybench.report import MODES, benchmark_of, is_ceiling, paper_rows, source_of, table_mean
 
 QUALITY_METRICS = ("correct", "recall_at_k", "token_f1", "rouge_l", "hallucinated", "trap_safe", "selective")
 """The quality table's columns: each mode's mean over all its questions (`overall`)."""
@@ -61,6 +62,13 @@ class BoardRow:
     """A run's: "hidden gold" (scored by the board against a hidden-gold release's sealed gold: verified) or "public
     gold" (answers and retrieved ids self-reported, re-scored and consistency-checked; `rescore.VERIFICATIONS`)."""
     provenance: dict[str, Any] = field(default_factory=dict)
+    benchmark: str = "MedMemoryBench"
+    """The benchmark the run is on: MedMemoryBench, or an import's source ("LoCoMo", "LongMemEval s"), whose rows
+    sit in `Board.other_rows`, never ranked with ours."""
+    tasks: str = ""
+    """The run's tasks, comma-separated (`locomo`)."""
+    unscored: bool = False
+    """Its accuracy has no value by design (a LongMemEval task run without a judge): shown as such, never 0."""
 
 
 @dataclass
@@ -78,6 +86,9 @@ class Board:
     """Sessions between two checkpoints: the plot joins only neighbouring checkpoints."""
     rescored: bool = False
     """Whether every run shown was re-scored against the release (`--verify`), not only hash-checked."""
+    other_rows: list[BoardRow] = field(default_factory=list)
+    """Runs on imports of other benchmarks (LoCoMo, LongMemEval), labelled with their source, in a table of their
+    own: never mixed into the MedMemoryBench ranking. Empty on a published Space (`with_imports=False`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -214,20 +225,28 @@ def reference_rows() -> list[BoardRow]:
 
 def load_board(results: Path, *, samples_link: Callable[[str], str] | None = None,
                verify_with: Path | None = None, on_left_out: Callable[[str], None] | None = None,
-               sealed: dict[str, Any] | None = None) -> Board:
-    """Every bundle of a results folder (refused ones listed in `left_out`), then the paper's reference rows.
+               sealed: dict[str, Any] | None = None, with_imports: bool = True) -> Board:
+    """Every bundle of a results folder (refused ones listed in `left_out`), then the paper's reference rows; runs
+    on imports of other benchmarks apart, in `other_rows` (each re-scored against its own import).
 
     Args:
         samples_link: bundle path (relative to `results`) -> the link the page gives to its samples.jsonl.
         verify_with: a release folder to re-score every bundle against.
         sealed: that release's sealed gold, when it is a hidden-gold release (`dataset.hidden`).
+        with_imports: keep runs on imports (a local board); False leaves them out (the published Space).
     """
     folders, left_out = bundle_dirs(results)
     bundles = []
     for folder in folders:
         bundle_id = folder.relative_to(results).as_posix()
         try:
-            summary, system, manifest = read_bundle(folder, verify_with, sealed)
+            imported = _import_release(folder, verify_with)
+            if imported is not None and not with_imports:
+                left_out.append(f"{bundle_id}: a run on an import of {imported[0]}: not published with the board "
+                                "(the source's data, under the source's licence)")
+                continue
+            release = verify_with if imported is None else imported[1]
+            summary, system, manifest = read_bundle(folder, release, None if imported else sealed)
         except InputError as exc:
             left_out.append(str(exc))
             continue
@@ -238,10 +257,40 @@ def load_board(results: Path, *, samples_link: Callable[[str], str] | None = Non
     for reason in left_out:
         if on_left_out:
             on_left_out(reason)
-    types, rows = run_rows(bundles) if bundles else ([], [])
+    ours = [b for b in bundles if source_of(b[1]) is None]
+    others = [b for b in bundles if source_of(b[1]) is not None]
+    types, rows = run_rows(ours) if ours else ([], [])
+    other_rows = run_rows(others)[1] if others else []
+    for row, (_id, summary, *_rest) in zip(other_rows, others, strict=True):
+        row.benchmark = benchmark_of(summary)
+        row.tasks = ", ".join(summary["tasks"])
+        row.unscored = any((task.get("unscored") or {}).get("correct") for task in summary["tasks"].values())
     systems = load_systems()
     return Board(types=types, rows=rows + reference_rows(), paradigms=dict(systems.paradigms), left_out=left_out,
-                 paper=systems.paper.model_dump(), rescored=verify_with is not None)
+                 paper=systems.paper.model_dump(), rescored=verify_with is not None, other_rows=other_rows)
+
+
+def _import_release(folder: Path, verify_with: Path | None) -> tuple[str, Path | None] | None:
+    """For a bundle of a run on an import: (its source's title, the import to re-score it against: the folder its
+    header names, when the board re-scores and that folder is an import of the same source); None for a run on
+    MedMemoryBench. (An import is never the board's release: each is re-scored against its own.)
+
+    Raises:
+        InputError: when the board re-scores and the run's import is not here to re-score it against.
+    """
+    header = read_json_object(folder / RUN_HEADER)
+    source = header.get("dataset_source")
+    if not isinstance(source, dict):
+        return None
+    title = str(source.get("title") or source.get("name"))
+    if verify_with is None:
+        return title, None
+    dataset = Path(str(header.get("dataset") or ""))
+    found = dataset_source(dataset) if dataset.is_dir() else None
+    if not found or found.get("name") != source.get("name"):
+        raise InputError(f"{folder}: a run on an import of {title}, re-scored against that import: {dataset} is not "
+                         "here (import the same file there, or show it unverified with --no-verify)")
+    return title, dataset
 
 
 def _without_copies(bundles: list[tuple[str, dict, SystemDescription, Manifest, str]],

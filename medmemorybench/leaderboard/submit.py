@@ -120,6 +120,11 @@ def prepare_submission(run_dir: Path, *, dataset_path: str | Path | None = None,
     """
     run_dir = Path(run_dir)
     verified = verify_run(run_dir, dataset_path)
+    imported = verified.header.get("dataset_source")
+    if isinstance(imported, dict) and results_repo_id is not None:  # (its samples hold the source's data)
+        raise InputError(f"{run_dir / RUN_HEADER}: a run on an import of {imported.get('title')} (licence "
+                         f"{imported.get('license')}): its samples hold the source's data, which the results repo "
+                         "does not publish; submit it to a local results folder (--results DIR) for a local board")
     coverage = verified.coverage
     if not coverage.is_complete and not allow_partial:
         raise InputError(f"{run_dir / RUN_HEADER}: config: the run answered {coverage.questions} of its tasks' "
@@ -142,14 +147,17 @@ def prepare_submission(run_dir: Path, *, dataset_path: str | Path | None = None,
         files={name: sha256(data) for name, data in files.items()})
     files[MANIFEST_FILE] = _json_bytes(manifest.model_dump())
     eval_results = None
-    if system.answering_model_hub_id and coverage.is_complete and verified.verification != "unscored":
+    if system.answering_model_hub_id and coverage.is_complete and verified.verification != "unscored" \
+            and not imported:  # (an entry claims MedMemoryBench scores: never a LoCoMo or LongMemEval run's)
         (_types, (row,)) = paper_rows([verified.summary])
         source = dataset_file_url(results_repo_id, str(path), view="tree") if results_repo_id else None
         eval_results = eval_result_entries(
             row, dataset_id=dataset_repo_id, dataset_revision=dataset_revision, date=when.isoformat(),
             source_url=source, notes=f"memory: {system.name} ({system.memory}); {system.paradigm}")
     title = f"Add {system.name} / {system.answering_model} ({path.name})"
-    description = (f"MedMemoryBench submission, verified by medmemorybench {__version__}: the samples re-score to "
+    kind = f"A run on an import of {imported.get('title')}" if isinstance(imported, dict) else \
+        "MedMemoryBench submission"
+    description = (f"{kind}, verified by medmemorybench {__version__}: the samples re-score to "
                    f"the summary, {coverage.questions} of {coverage.of_questions} questions, dataset "
                    f"{verified.fingerprint[:12]}." if verified.verification != "unscored" else
                    f"MedMemoryBench submission on a hidden-gold release ({verified.fingerprint[:12]}): "

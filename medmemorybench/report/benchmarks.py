@@ -44,7 +44,10 @@ def benchmark_of(summary: dict[str, Any]) -> str:
     if source is None:
         return OURS
     title = str(source.get("title") or source.get("name"))
-    return f"{title} {source['variant']}" if source.get("name") == "longmemeval" and source.get("variant") else title
+    if source.get("name") == "longmemeval" and source.get("variant"):
+        title = f"{title} {source['variant']}"
+    # (a file that is not the published one, such as a test fixture, never shares a column with it)
+    return f"{title} ({source['version']})" if source.get("version") == "unpublished copy" else title
 
 
 def type_label(code: str, summaries: list[dict[str, Any]]) -> str:

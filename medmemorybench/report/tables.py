@@ -78,6 +78,11 @@ def run_label(summary: dict[str, Any]) -> str:
     return f"{header['memory']['memory']}{options} / {backbone_label(header)}"
 
 
+def _shown(summary: dict[str, Any], name: str, task: dict[str, Any]) -> str:
+    """A column's second line: the mode, or for a run on an import its task (`locomo`: not a mode of ours)."""
+    return name if summary["header"].get("dataset_source") else task["mode"]
+
+
 def _cell(stat: dict[str, Any] | None) -> str:
     if not stat:
         return "-"
@@ -96,9 +101,7 @@ def metric_table(summaries: list[dict[str, Any]], metric: str) -> tuple[list[str
     for summary in summaries:
         for name, task in summary["tasks"].items():
             if metric in task["metrics"]:
-                # (a run on an import is labelled with its task, `locomo`, not a mode of ours)
-                shown = name if summary["header"].get("dataset_source") else task["mode"]
-                columns.append((task["metrics"][metric], f"{run_label(summary)}\n{shown}", name))
+                columns.append((task["metrics"][metric], f"{run_label(summary)}\n{_shown(summary, name, task)}", name))
     header = ["type", *(label for _, label, _ in columns)]
     rows = []
     for query_type in type_codes():
@@ -120,8 +123,8 @@ COST_ROWS = (("accuracy %", None), ("sessions read", "sessions"), ("items stored
 
 def cost_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """Header and rows: accuracy (all questions) and the memory's cost, one column per run x mode with costs."""
-    columns = [(task, f"{run_label(summary)}\n{task['mode']}") for summary in summaries
-               for task in summary["tasks"].values() if task.get("memory_cost")]
+    columns = [(task, f"{run_label(summary)}\n{_shown(summary, name, task)}") for summary in summaries
+               for name, task in summary["tasks"].items() if task.get("memory_cost")]
     header = ["", *(label for _, label in columns)]
     rows = []
     for title, key in COST_ROWS:
