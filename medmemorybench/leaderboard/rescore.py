@@ -200,6 +200,12 @@ def _tasks(header: dict, where: Path) -> list[TaskConfig]:
 
         _check_prompts(judge.get("prompts"), {k: p.sha256 for k, p in load_judge_prompts().items()},
                        f"{where}: judge.prompts")
+        if any(t.metadata.scoring == "longmemeval" for t in tasks):  # (its verdicts came from the pinned prompts)
+            from medmemorybench.scoring.longmemeval import load_longmemeval_prompts
+
+            _check_prompts(judge.get("longmemeval_prompts"),
+                           {p.name: p.sha256 for p in load_longmemeval_prompts().values()},
+                           f"{where}: judge.longmemeval_prompts")
     return tasks
 
 

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from medmemorybench.errors import InputError
-from medmemorybench.importers import import_locomo
+from medmemorybench.importers import import_locomo, import_longmemeval
 from medmemorybench.leaderboard import load_board, prepare_submission, write_to_folder
 from medmemorybench.leaderboard.site import render_page
-from tests.harness.conftest import run, run_config
+from tests.harness.conftest import RecordingBackbone, run, run_config
+from tests.scoring.fakes import FakeBackbone
 
 FIXTURES = Path(__file__).parents[1] / "importers" / "fixtures"
 
@@ -58,3 +59,19 @@ def test_a_verified_board_without_the_runs_import_leaves_it_out_saying_why(locom
     header.write_text(text)  # (the hash check comes after: the missing import is named first)
     board = load_board(tmp_path / "results", verify_with=locomo_run[1])
     assert not board.other_rows and "is not here" in board.left_out[0]
+
+
+def test_longmemeval_runs_re_score_from_their_judges_verdicts_and_unscored_stays_unscored(tmp_path):
+    import_longmemeval(FIXTURES / "longmemeval_tiny.json", tmp_path / "import", "s")
+    folder = tmp_path / "import" / "medmemorybench"
+    run(run_config(folder, tmp_path / "judged", tasks=["longmemeval_s"], memory="bm25"), RecordingBackbone("Paris"),
+        judge=FakeBackbone(["yes"] * 10))
+    run(run_config(folder, tmp_path / "bare", tasks=["longmemeval_s"], memory="bm25"), RecordingBackbone("Paris"))
+    for name in ("judged", "bare"):
+        write_to_folder(prepare_submission(tmp_path / name / "run"), tmp_path / "results")  # (re-scored: consistent)
+    board = load_board(tmp_path / "results", verify_with=folder)
+    rows = {row.unscored: row for row in board.other_rows}
+    assert set(rows) == {True, False} and not board.left_out
+    assert rows[False].quality["efficient"]["correct"] == 1.0 and rows[False].benchmark == "LongMemEval s"
+    assert rows[True].quality["efficient"]["correct"] is None
+    assert "unscored (no judge)" in render_page(board, "results")
