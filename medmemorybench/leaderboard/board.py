@@ -28,6 +28,7 @@ from medmemorybench.leaderboard.bundle import (
 from medmemorybench.leaderboard.systems import load_systems
 from medmemorybench.render.stream import CHECKPOINT_EVERY
 from medmemorybench.report import MODES, benchmark_of, is_ceiling, paper_rows, source_of, table_mean
+from medmemorybench.report.benchmarks import unscored_entry
 
 QUALITY_METRICS = ("correct", "recall_at_k", "token_f1", "rouge_l", "hallucinated", "trap_safe", "selective")
 """The quality table's columns: each mode's mean over all its questions (`overall`)."""
@@ -264,7 +265,7 @@ def load_board(results: Path, *, samples_link: Callable[[str], str] | None = Non
     for row, (_id, summary, *_rest) in zip(other_rows, others, strict=True):
         row.benchmark = benchmark_of(summary)
         row.tasks = ", ".join(summary["tasks"])
-        row.unscored = any((task.get("unscored") or {}).get("correct") for task in summary["tasks"].values())
+        row.unscored = any(unscored_entry(task) for task in summary["tasks"].values() if isinstance(task, dict))
     systems = load_systems()
     return Board(types=types, rows=rows + reference_rows(), paradigms=dict(systems.paradigms), left_out=left_out,
                  paper=systems.paper.model_dump(), rescored=verify_with is not None, other_rows=other_rows)

@@ -61,13 +61,21 @@ def type_label(code: str, summaries: list[dict[str, Any]]) -> str:
     return " · ".join([code, *names])
 
 
-def _value(summary: dict[str, Any], name: str, task: dict[str, Any], metric: str) -> str:
-    if metric == "correct" and (task.get("unscored") or {}).get("correct"):
+def unscored_entry(task: dict[str, Any]) -> dict[str, Any] | None:
+    """A task's `unscored.correct` entry (n and reason), or None."""
+    unscored = task.get("unscored")
+    entry = unscored.get("correct") if isinstance(unscored, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def _value(summary: dict[str, Any], task: dict[str, Any], metric: str) -> str:
+    if metric == "correct" and unscored_entry(task):
         return "unscored (no judge)"
-    metrics = task["metrics"].get(metric) or {}
+    metrics = task["metrics"].get(metric)
     table = "mean_over_types" if metric == "correct" and source_of(summary) is None else "overall"
-    entries = metrics.get(table) or []
-    if not entries or entries[0].get("mean") is None:
+    entries = metrics.get(table) if isinstance(metrics, dict) else None
+    if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict) \
+            or not isinstance(entries[0].get("mean"), int | float):
         return "-"
     stat = entries[0]
     errors = f", {stat['n_error']} err" if stat.get("n_error") else ""
@@ -78,6 +86,8 @@ def cross_benchmark_table(summaries: list[dict[str, Any]],
                           metric: str = "correct") -> tuple[list[str], list[list[str]]]:
     """Header and rows: one row per memory / backbone, one column per benchmark x task (MedMemoryBench's efficient
     and mixed first). Empty (a header of one) unless the runs span MedMemoryBench and an import, or two imports."""
+    if len({benchmark_of(summary) for summary in summaries}) < 2:
+        return [""], []
     columns: dict[str, None] = {}
     cells: dict[str, dict[str, str]] = {}
     for summary in summaries:
@@ -85,10 +95,7 @@ def cross_benchmark_table(summaries: list[dict[str, Any]],
         for name, task in summary["tasks"].items():
             column = f"{bench}\n{task['mode'] if bench == OURS else name}"
             columns[column] = None
-            cells.setdefault(run_label(summary), {})[column] = _value(summary, name, task, metric)
-    benchmarks = {column.partition("\n")[0] for column in columns}
-    if len(benchmarks) < 2:
-        return [""], []
+            cells.setdefault(run_label(summary), {})[column] = _value(summary, task, metric)
     ordered = sorted(columns, key=lambda c: (not c.startswith(OURS + "\n"), c))
     header = ["memory / backbone", *ordered]
     return header, [[label, *(row.get(c, "-") for c in ordered)] for label, row in cells.items()]
@@ -96,6 +103,5 @@ def cross_benchmark_table(summaries: list[dict[str, Any]],
 
 def unscored_notes(summaries: list[dict[str, Any]]) -> list[str]:
     """One line per task whose `correct` has no value by design (a LongMemEval task run without --judge)."""
-    return [f"{run_label(summary)} {name}: accuracy unscored for {entry['n']} answers ({entry['reason']})"
-            for summary in summaries for name, task in summary["tasks"].items()
-            if (entry := (task.get("unscored") or {}).get("correct"))]
+    return [f"{run_label(summary)} {name}: accuracy unscored for {entry.get('n')} answers ({entry.get('reason')})"
+            for summary in summaries for name, task in summary["tasks"].items() if (entry := unscored_entry(task))]
