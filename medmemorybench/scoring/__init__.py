@@ -25,6 +25,8 @@ from medmemorybench.scoring.llm_judge import (
     judge_many,
     load_judge_prompts,
 )
+from medmemorybench.scoring.locomo import locomo_f1
+from medmemorybench.scoring.longmemeval import load_longmemeval_prompts, longmemeval_judge_many
 from medmemorybench.scoring.multiple_choice import mq_exact, mq_partial, parse_choices
 from medmemorybench.scoring.retrieval import recall_at_k, reciprocal_rank
 from medmemorybench.scoring.rubric import is_fact_stated, key_fact_rubric
@@ -57,6 +59,9 @@ __all__ = [
     "judge_many",
     "key_fact_rubric",
     "load_judge_prompts",
+    "load_longmemeval_prompts",
+    "locomo_f1",
+    "longmemeval_judge_many",
     "mq_exact",
     "mq_partial",
     "parse_choices",

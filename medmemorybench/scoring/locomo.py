@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import regex
 
-from medmemorybench.scoring.base import Question, Score
+from medmemorybench.scoring.base import Question, Score, scorer
 from medmemorybench.scoring.text_overlap import f1_tokens
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -99,6 +99,8 @@ def not_mentioned_first(question: Question) -> bool:
     return not digits or int(digits[-1]) % 2 == 0
 
 
+@scorer("locomo_f1", description="LoCoMo's own measure: token F1 per category (Porter stems; category 1 by parts, "
+                                  "5 says 'not mentioned'), for imported LoCoMo questions")
 def locomo_f1(question: Question, prediction: str) -> Score:
     """LoCoMo's score of one reply to an imported LoCoMo question (see the module docstring).
 

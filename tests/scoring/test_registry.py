@@ -8,7 +8,7 @@ from medmemorybench.errors import InputError
 
 def test_importing_scoring_registers_every_scorer():
     assert set(scoring.SCORERS) == {"exact_match", "mq_exact", "mq_partial", "key_fact_rubric", "abstained",
-                                    "token_f1", "rouge_l"}
+                                    "token_f1", "rouge_l", "locomo_f1"}
 
 
 def test_registered_scorer_carries_its_description():
