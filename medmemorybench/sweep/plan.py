@@ -18,6 +18,7 @@ import yaml
 from medmemorybench.harness.runner import Runner
 from medmemorybench.harness.stream import checkpoint_of, split_is_asked
 from medmemorybench.questions.spec import judged_codes
+from medmemorybench.scoring.source import is_judged_by_source
 from medmemorybench.sweep.grid import Cell
 from medmemorybench.sweep.shards import cell_patients
 
@@ -55,7 +56,9 @@ def plan_cell(cell: Cell, runner: Runner) -> CellPlan:
     splits = runner.splits[task.task]
     asked = [s for s in splits if split_is_asked(task, s, config.checkpoints)]
     last = max((checkpoint_of(s) for s in asked), default=0)
-    wanted, judged = set(task.types()), set(judged_codes())
+    # (LongMemEval's judge grades every answer of its tasks; ours the types it judges)
+    wanted = set(task.types())
+    judged = wanted if is_judged_by_source(task.metadata.scoring) else set(judged_codes())
     patients: set[str] = set()
     sessions = questions = judged_questions = 0
     chosen = set(cell_patients(runner, config.limit))  # (as the run takes them)
