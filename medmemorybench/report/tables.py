@@ -123,6 +123,8 @@ COST_ROWS = (("accuracy %", None), ("sessions read", "sessions"), ("items stored
 
 def cost_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """Header and rows: accuracy (all questions) and the memory's cost, one column per run x mode with costs."""
+    from medmemorybench.report.benchmarks import unscored_entry  # (it reads run_label from here)
+
     columns = [(task, f"{run_label(summary)}\n{_shown(summary, name, task)}") for summary in summaries
                for name, task in summary["tasks"].items() if task.get("memory_cost")]
     header = ["", *(label for _, label in columns)]
@@ -131,7 +133,9 @@ def cost_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[st
         cells = []
         for task, _ in columns:
             cost = task["memory_cost"]
-            if key is None:
+            if key is None and unscored_entry(task):
+                cells.append("unscored (no judge)")
+            elif key is None:
                 cells.append(_cell((task["metrics"].get("correct", {}).get("overall") or [None])[0]))
             elif key in cost["per_session"]:
                 cells.append(f"{cost['per_session'][key]:.4g}")
