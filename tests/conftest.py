@@ -8,6 +8,8 @@ import tempfile
 
 import pytest
 
+from tests.once import SHARED_FIXTURES
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -31,3 +33,22 @@ def dataset_dir(tmp_path_factory):
     built = build_dataset(default_knowledge(), load_templates("en"),
                           BuildOptions(seed=5, personas=3, health_sessions=10, family_sessions=10))
     return export_dataset(built, tmp_path_factory.mktemp("data"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup` (`make test`): each file is one unit of work, as under `--dist loadfile`, but the
+    files that use a shared fixture (`once.SHARED_FIXTURES`) are one unit together. Under loadfile, two workers both
+    reached such a fixture in their first minute and the second sat idle ~30 s while the first made it, twice a run.
+    (tryfirst: xdist reads the marks in its own hook of this name.)"""
+    if config.getoption("dist", default="no") != "loadgroup":
+        return
+    groups: dict[str, str] = {}
+    for item in items:
+        file = item.nodeid.split("::")[0]
+        shared = next((name for name in SHARED_FIXTURES if name in getattr(item, "fixturenames", ())), None)
+        if shared or file not in groups:
+            groups[file] = shared or groups.get(file) or file
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::")[0]]))

@@ -12,6 +12,11 @@ from filelock import FileLock
 
 T = TypeVar("T")
 
+SHARED_FIXTURES = ("years", "cohort")
+"""Session fixtures made with `made_once` (the simulated 1,000-patient cohort, the built question cohort): under
+`--dist loadgroup` (`make test`), every file that uses one runs on the same worker (`tests/conftest.py`), which makes
+it while the other worker runs other files."""
+
 
 def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[], T]) -> T:
     """`make()`, made by the first worker that asks and read back (pickled) by the others. Each worker would

@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from medmemorybench.errors import KnowledgeError
+from medmemorybench.files import load_yaml
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import (
     Advice,
@@ -66,7 +67,7 @@ _SECTIONS: dict[str, dict[str, type[BaseModel]]] = {
 def _read_yaml(path: Path, errors: list[str]) -> Any:
     try:
         with path.open(encoding="utf-8") as handle:
-            raw = yaml.safe_load(handle)
+            raw = load_yaml(handle)
     except FileNotFoundError:
         errors.append(f"{path}: file is missing")
     except UnicodeDecodeError as exc:

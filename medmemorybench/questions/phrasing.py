@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import load_yaml
 
 PHRASING_DIR = Path(__file__).parent / "phrasings"
 
@@ -49,7 +50,7 @@ class Phrasing:
 
 def _read(path: Path) -> dict:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML: {exc}".replace("\n", " ")) from None
     if not isinstance(raw, dict):

@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import load_yaml
 from medmemorybench.knowledge.loader import unit_words
 from medmemorybench.render.acts import ACTS, FAMILY_SLOTS, HEALTH_SLOTS, NOISE_ACTS, SESSION_SLOTS
 from medmemorybench.render.grammar import (
@@ -333,7 +334,7 @@ def load_templates(language: str = "en", folder: Path = TEMPLATE_DIR) -> Templat
         raise InputError(f"--language: no templates for '{language}'; available: {', '.join(known)}")
     with path.open(encoding="utf-8") as handle:
         try:
-            raw = yaml.safe_load(handle)
+            raw = load_yaml(handle)
         except yaml.YAMLError as exc:
             raise InputError(f"{path}: not valid YAML: {exc}".replace("\n", " ")) from None
     return parse_templates(path, raw)

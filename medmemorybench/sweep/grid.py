@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import load_yaml
 from medmemorybench.harness.config import RunConfig
 from medmemorybench.harness.tasks import resolve_tasks
 
@@ -118,7 +119,7 @@ def make_cells(memories: list[Any], models: list[Any], tasks: list[str], base: R
 def read_grid(path: Path) -> dict[str, Any]:
     """A grid file: `memories`, `models`, `tasks` and shared run options (`RUN_OPTIONS`), checked."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"--grid: cannot read {path} ({exc.strerror or exc})") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
