@@ -648,6 +648,9 @@ class Advice(_Record):
     """Given only to a patient who smokes now (stopping smoking)."""
     min_bmi: float | None = None
     """Given only where the body-mass index on record is at least this (weight loss: overweight, BMI 25+)."""
+    safety: bool = False
+    """What a harm or a risk calls for (no driving, a safety plan, stopping a habit): said plainly, never wrapped as
+    lifestyle encouragement ("small steps count", "better than medicine")."""
 
 
 class HabitStop(_Record):

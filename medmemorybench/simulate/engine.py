@@ -328,10 +328,11 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
     def habit_stop_due(self, facts: list[Fact]) -> list[Fact]:
         """The advice to give up a habit on record at the first visit where a risk it meets is on record too (diet.yaml
         `stop`): a drug the doctor knows is taken (started today, or the long-term drug once told), an eGFR under the
-        threshold, or a condition told or diagnosed (a potassium salt substitute beside losartan, the seed-29 read)."""
+        threshold, or a condition told or diagnosed (a potassium salt substitute beside losartan, the seed-29 read);
+        said again the day a further drug of that risk starts."""
         trap = self.traps.get("diet_preference")
         stop = self.kb.habits[trap.option].stop if trap is not None else None
-        if stop is None or "habit_stop" in self.state.done or not self._on_record("diet_preference", facts):
+        if stop is None or not self._on_record("diet_preference", facts):
             return []
         history = self.traps.get("medication_history")
         known = set(self.state.active) - ({history.option} if history and not self._on_record(
@@ -345,11 +346,12 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
             told = self.traps.get(category)
             if told is not None and self._on_record(category, facts):
                 conditions |= {told.option if category == "disease_history" else told.indication} - {None}
-        at_risk = bool(known & self.kb.expand(stop.taking)) or bool(conditions & set(stop.conditions)) or (
+        drugs = {f"habit_stop:{drug}" for drug in known & self.kb.expand(stop.taking)}
+        at_risk = bool(drugs) or bool(conditions & set(stop.conditions)) or (
             stop.egfr_below is not None and egfr is not None and egfr < stop.egfr_below)
-        if not at_risk:
+        if not at_risk or ("habit_stop" in self.state.done and drugs <= self.state.done):
             return []
-        self.state.done.add("habit_stop")
+        self.state.done |= {"habit_stop", *drugs}
         return [AdviceFact(advice=stop.advice)]
 
     def lab_spec(self, key: str) -> Lab:

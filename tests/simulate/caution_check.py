@@ -9,7 +9,8 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   AHA/ACC/HFSA: an ARB with caution; losartan after ramipril angioedema with no word of it, the seed-19 and -29 reads).
 - `habit_stop_advised`: a habit with a `stop` rule (a potassium salt substitute) is advised against at the first
   visit where the habit and a risk it meets are both on record (a drug that keeps potassium in taken, an eGFR under
-  60, a kidney or potassium history told), and never before (Lo-Salt used all year beside losartan at eGFR 55-59).
+  60, a kidney or potassium history told), again the day a further drug of that risk starts, and never before any
+  risk (Lo-Salt used all year beside losartan at eGFR 55-59, the seed-19 and -29 reads).
 - `sleep_onset_no_driving`: daytime sleepiness on a dopamine agonist (the labels' warning of falling asleep during
   daily activities) is acted on the visit it is told: the dose lowered or the drug stopped, and no driving or
   machinery while it lasts (ropinirole sleepiness left 33 days with no driving advice, the seed-29 read).
@@ -80,24 +81,29 @@ def habit_stop_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     habit = next((kb.habits[t.option] for t in year.persona.traps if t.category == "diet_preference"), None)
     if habit is None or habit.stop is None:
         return []
-    stop, told = habit.stop, False
+    stop, told, seen = habit.stop, False, None
     spans = taking_spans(year)
     out = []
     for event in year.events:
         told = told or any(isinstance(f, DietFact) and f.habit == habit.key for f in event.facts)
         advised = any(isinstance(f, AdviceFact) and f.advice == stop.advice for f in event.facts)
         taking, conditions = _on_record(year, event, spans)
+        drugs = taking & kb.expand(stop.taking)
         egfr = latest_egfr(year, event)
-        risk = sorted(taking & kb.expand(stop.taking)) + sorted(conditions & set(stop.conditions)) + (
+        risk = sorted(drugs) + sorted(conditions & set(stop.conditions)) + (
             [f"eGFR {egfr:g}"] if stop.egfr_below is not None and egfr is not None and egfr < stop.egfr_below else [])
         if advised and not (told and risk):
-            return [*out, fail("habit_stop_advised", year, event, f"{stop.advice} given before the habit and a risk "
-                               "were both on record")]
-        if told and risk:
-            if not advised:
-                out.append(fail("habit_stop_advised", year, event, f"{habit.key} on record with {risk}, and "
-                                f"{stop.advice} not given"))
-            return out
+            out.append(fail("habit_stop_advised", year, event, f"{stop.advice} given before the habit and a risk "
+                            "were both on record"))
+        if not (told and risk):
+            continue
+        if seen is None and not advised:  # (the first visit both are on record)
+            out.append(fail("habit_stop_advised", year, event, f"{habit.key} on record with {risk}, and "
+                            f"{stop.advice} not given"))
+        elif seen is not None and drugs - seen and not advised:  # (a further drug of that risk starts)
+            out.append(fail("habit_stop_advised", year, event, f"{sorted(drugs - seen)} started with {habit.key} "
+                            f"on record, and {stop.advice} not said again"))
+        seen = (seen or set()) | drugs
     return out
 
 

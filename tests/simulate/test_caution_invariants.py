@@ -130,6 +130,19 @@ def test_a_salt_substitute_stopped_weeks_after_its_risk_is_caught(kb, years):
     assert any(v.startswith("[habit_stop_advised]") and event.event_id in v for v in habit_stop_violations(kb, moved))
 
 
+def test_losartan_started_months_after_the_salt_advice_with_no_word_of_it_is_caught(kb, years):
+    # (told to stop in January at an eGFR of 57; losartan in September: the advice is said again that day)
+    again = [(y, [e for e in y.events if _has_advice(SALT)(e)]) for y in years]
+    year, event = next(((y, told[1]) for y, told in again if len(told) > 1), (None, None))
+    if year is None:
+        pytest.skip("no salt-substitute advice said again among the 1,000 patients")
+    assert not habit_stop_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
+        isinstance(f, AdviceFact) and f.advice == SALT)])
+    assert any(v.startswith("[habit_stop_advised]") and event.event_id in v and "said again" in v
+               for v in habit_stop_violations(kb, broken))
+
+
 def test_a_salt_substitute_advised_against_before_any_risk_is_caught(kb, years):
     # (the advice says "with your kidneys or with medicines that keep potassium": untrue before either is on record)
     year, event = _first(years, lambda e: _has_advice(SALT)(e) and e.index > 2 and not any(
