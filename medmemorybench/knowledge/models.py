@@ -512,6 +512,17 @@ class Drug(_Record):
 # --- safety rules -------------------------------------------------------------------------------
 
 
+class AllergyCaution(_Record):
+    """Drugs an allergy or intolerance does not bar but a prescriber weighs: given with what the patient is told."""
+
+    drugs: list[str] = Field(min_length=1)
+    """Drug or class keys given only with the warning."""
+    reason: Text
+    """What the patient is told: the risk, and what to do if it comes (the safety net)."""
+    source: str
+    """Where the cross-reactivity figure and the advice come from."""
+
+
 class AllergyGroup(_Record):
     """Agents a patient may be allergic to, and every drug that cross-reacts with them."""
 
@@ -531,6 +542,9 @@ class AllergyGroup(_Record):
     """Drug classes that are unsafe with this allergy (cross-reactivity included)."""
     drugs: list[str] = Field(default_factory=list)
     """Individual drugs that are unsafe with this allergy."""
+    caution: AllergyCaution | None = None
+    """Drugs whose cross-reactivity is low but real: given, with a warning and its safety net (an ARB after ACE
+    inhibitor angioedema)."""
     source: str
     """Where the cross-reactivity comes from."""
 
@@ -634,6 +648,24 @@ class Advice(_Record):
     """Given only to a patient who smokes now (stopping smoking)."""
     min_bmi: float | None = None
     """Given only where the body-mass index on record is at least this (weight loss: overweight, BMI 25+)."""
+    safety: bool = False
+    """What a harm or a risk calls for (no driving, a safety plan, stopping a habit): said plainly, never wrapped as
+    lifestyle encouragement ("small steps count", "better than medicine")."""
+
+
+class HabitStop(_Record):
+    """When a habit on record must be stopped: the first visit where the doctor knows of it and of a risk it meets."""
+
+    advice: str
+    """Advice key (`advice` in diet.yaml) the doctor gives that visit: stop it, and why."""
+    taking: list[str] = Field(default_factory=list)
+    """Drug or class keys: any of them taken (started that visit, or known to be taken) is the risk."""
+    egfr_below: float | None = None
+    """An eGFR on record below this is the risk (kidney disease)."""
+    conditions: list[str] = Field(default_factory=list)
+    """Condition or history-condition keys: any of them on record is the risk."""
+    source: str
+    """Reference."""
 
 
 class DietHabit(_Record):
@@ -649,6 +681,9 @@ class DietHabit(_Record):
     """Drug or class keys the habit calls for a warning or a timing change with, but does not rule out."""
     undermines_advice: list[str] = Field(default_factory=list)
     """Advice keys the habit works against."""
+    stop: HabitStop | None = None
+    """When the habit becomes a danger and the doctor asks the patient to give it up (a potassium salt substitute
+    beside an ARB or with CKD)."""
     reason: Text
     """Why it conflicts."""
     source: str

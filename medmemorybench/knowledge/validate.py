@@ -209,6 +209,12 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         _check_refs(where, "drugs", group.drugs, kb, errors)
         if not group.classes and not group.drugs:
             errors.append(f"{where}: names no drug or class, so it can never conflict with care")
+        if group.caution is not None:
+            _check_refs(where, "caution.drugs", group.caution.drugs, kb, errors)
+            both = kb.expand(group.caution.drugs) & kb.expand([*group.classes, *group.drugs])
+            if both:
+                errors.append(f"{where}: caution.drugs: {sorted(both)} are barred by the group too; a drug is either "
+                              "barred or given with the caution")
     for index, rule in enumerate(kb.contraindications):
         where = f"history.yaml: contraindications[{index}]"
         if rule.history not in kb.history_conditions and rule.history not in kb.conditions:
@@ -286,6 +292,14 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         for advice in habit.undermines_advice:
             if advice not in kb.advice:
                 errors.append(f"{where}: undermines_advice: unknown advice '{advice}'")
+        if habit.stop is not None:
+            _check_refs(where, "stop.taking", habit.stop.taking, kb, errors)
+            if habit.stop.advice not in kb.advice:
+                errors.append(f"{where}: stop.advice: unknown advice '{habit.stop.advice}'")
+            errors += [f"{where}: stop.conditions: unknown condition '{key}'" for key in habit.stop.conditions
+                       if key not in kb.conditions and key not in kb.history_conditions]
+            if not habit.stop.taking and habit.stop.egfr_below is None and not habit.stop.conditions:
+                errors.append(f"{where}: stop: names no risk (taking, egfr_below or conditions), so it is never due")
     for profile in kb.economic_profiles.values():
         where = f"preferences.yaml: economic_profiles.{profile.key}"
         _check_range(where, "monthly_budget_usd", profile.monthly_budget_usd, errors)

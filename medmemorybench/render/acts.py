@@ -145,6 +145,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "hx.urgent": (),
     "plan.none": (),
     "advice.again": ("since", "advice"),
+    "advice.again_safety": ("since", "advice"),
     # --- examination and results --------------------------------------------------------------------------------
     "exam.general": (),
     "exam.urgent": (),
@@ -181,6 +182,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "teachback.stop": ("drug",),
     "teachback.results": ("lab_lay",),
     "teachback.advice": (),
+    "teachback.advice_safety": (),
     "teachback.diagnosis": ("diagnosis",),
     "teachback.general": (),
     "safety.new_drug": ("drug", "effect"),

@@ -360,11 +360,15 @@ class SessionRenderer:
         return direction, Day(on, "month" if alone and month != event.date[:7] else "spoken")
 
     def _decisions(self, event: Event, v: VisitFacts, rng: random.Random) -> list[Act]:
-        """What is decided; advice given before is referred back to rather than read out again, most times."""
+        """What is decided; advice given before is referred back to rather than read out again, most times (safety
+        advice said again is said in full: stopping a salt substitute when an ARB starts is not "keep at it")."""
         out: list[Act] = []
         for fact in grouped_avoided(v.decisions):
             given = self.ctx.advice_given.get(fact.advice) if isinstance(fact, AdviceFact) else None
-            if given is not None and rng.random() < REPEAT_ADVICE_BRIEFLY:
+            if given is not None and self.kb.advice[fact.advice].safety:
+                out.append(Act("doctor", "advice.again_safety", {"since": Day(given, "spoken"),
+                                                                 "advice": self.kb.advice[fact.advice].text}))
+            elif given is not None and rng.random() < REPEAT_ADVICE_BRIEFLY:
                 out.append(Act("doctor", "advice.again", {"since": Day(given, "spoken"),
                                                           "advice": self.kb.advice[fact.advice].text}))
             else:
@@ -452,8 +456,10 @@ class SessionRenderer:
         diagnosis = next((f for f in v.findings if isinstance(f, DiagnosisFact) and f.status != "ruled_out"), None)
         if diagnosis is not None:
             return [Act("patient", "teachback.diagnosis", {"diagnosis": diagnosis.name})]
-        if any(isinstance(f, AdviceFact) for f in v.decisions):
-            return [Act("patient", "teachback.advice")]
+        advice = [f for f in v.decisions if isinstance(f, AdviceFact)]
+        if advice:  # (advice a harm calls for is taken as an instruction, not a habit to work on "in small steps")
+            safety = any(self.kb.advice[f.advice].safety for f in advice)
+            return [Act("patient", "teachback.advice_safety" if safety else "teachback.advice")]
         if v.labs:
             return [Act("patient", "teachback.results", {"lab_lay": LayName(self.kb.labs[rng.choice(v.labs).lab].lay)})]
         return [Act("patient", "teachback.general", filler=True)]

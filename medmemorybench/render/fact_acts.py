@@ -154,7 +154,7 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
         # without a finding it is stated by the complication's DiagnosisFact and SymptomFact
         return [one("doctor", "fact.complication_finding")] if complication_finding(kb, year, fact) else []
     if isinstance(fact, AdviceFact):
-        return [one("doctor", "fact.advice")]
+        return [one("doctor", "fact.advice_safety" if kb.advice[fact.advice].safety else "fact.advice")]
     if isinstance(fact, StressorFact):
         return [one("patient", "fact.stressor"), one("doctor", "ack.stressor")]
     if isinstance(fact, AdherenceFact):

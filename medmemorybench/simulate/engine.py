@@ -23,7 +23,7 @@ from medmemorybench.simulate.body import BodyLabModel
 from medmemorybench.simulate.findings import DrawnValues, StatedFindings
 from medmemorybench.simulate.formulas import RELATED, convert
 from medmemorybench.simulate.labs import LabModel, StepEffect
-from medmemorybench.simulate.models import Event, Fact, LabFact, MedicationFact, Trap
+from medmemorybench.simulate.models import AdviceFact, DiagnosisFact, Event, Fact, LabFact, MedicationFact, Trap
 from medmemorybench.simulate.persona import Body
 from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
@@ -268,10 +268,11 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
 
         A kidney result that changes what is allowed changes the regimen at the same visit: a drug now barred
         below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
-        falls)."""
+        falls); a habit on record that has become a danger is advised against (`habit_stop_due`)."""
         facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
+        facts += self.habit_stop_due(facts)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
@@ -318,6 +319,40 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
                                         indication=active.indication, step=active.step,
                                         release=active.release))  # type: ignore[arg-type]
         return facts
+
+    def _on_record(self, category: str, facts: list[Fact]) -> bool:
+        """Whether the patient has told this trap fact, before or at this visit."""
+        trap = self.traps.get(category)
+        return trap is not None and (self.handle(f"trap:{category}") is not None or trap.fact in facts)
+
+    def habit_stop_due(self, facts: list[Fact]) -> list[Fact]:
+        """The advice to give up a habit on record at the first visit where a risk it meets is on record too (diet.yaml
+        `stop`): a drug the doctor knows is taken (started today, or the long-term drug once told), an eGFR under the
+        threshold, or a condition told or diagnosed (a potassium salt substitute beside losartan, the seed-29 read);
+        said again the day a further drug of that risk starts."""
+        trap = self.traps.get("diet_preference")
+        stop = self.kb.habits[trap.option].stop if trap is not None else None
+        if stop is None or not self._on_record("diet_preference", facts):
+            return []
+        history = self.traps.get("medication_history")
+        known = set(self.state.active) - ({history.option} if history and not self._on_record(
+            "medication_history", facts) else set())
+        egfr = next((f.value for f in facts if isinstance(f, LabFact) and f.lab == "egfr"), None)
+        if egfr is None and (latest := self.latest_value("egfr")) is not None:
+            egfr = latest[1]
+        conditions = {self.condition.key} if self.handle("diagnosis") or any(
+            isinstance(f, DiagnosisFact) and f.status == "confirmed" for f in facts) else set()
+        for category in ("disease_history", "medication_history"):
+            told = self.traps.get(category)
+            if told is not None and self._on_record(category, facts):
+                conditions |= {told.option if category == "disease_history" else told.indication} - {None}
+        drugs = {f"habit_stop:{drug}" for drug in known & self.kb.expand(stop.taking)}
+        at_risk = bool(drugs) or bool(conditions & set(stop.conditions)) or (
+            stop.egfr_below is not None and egfr is not None and egfr < stop.egfr_below)
+        if not at_risk or ("habit_stop" in self.state.done and drugs <= self.state.done):
+            return []
+        self.state.done |= {"habit_stop", *drugs}
+        return [AdviceFact(advice=stop.advice)]
 
     def lab_spec(self, key: str) -> Lab:
         return self.kb.labs[key]

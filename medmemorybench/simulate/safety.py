@@ -200,6 +200,12 @@ def _compute_forbidden(kb: KnowledgeBase, constraint: Constraint) -> dict[str, s
     raise ValueError(f"unknown trap category {constraint.category!r}")
 
 
+def allergy_cautioned(kb: KnowledgeBase, group_key: str) -> frozenset[str]:
+    """Drugs an allergy group does not bar but gives only with its warning (an ARB after ACE inhibitor angioedema)."""
+    caution = kb.allergy_groups[group_key].caution
+    return kb.expand(caution.drugs) if caution is not None else frozenset()
+
+
 def patient_of(persona: Persona, egfr: float | None = None) -> Patient:
     """The prescriber's view of a persona with every trap fact known (for safety answers about them)."""
     return Patient(persona.age, persona.sex, persona.condition, constraints_of(persona.traps), egfr)
@@ -265,6 +271,8 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
                 blocks.append(Block(rule, c.category))
         if c.category == "diet_preference" and drug_key in kb.expand(kb.habits[c.option].cautions):
             cautions.append(Block(f"diet:{c.option}", c.category))
+        if c.category == "allergy" and drug_key in allergy_cautioned(kb, c.option):
+            cautions.append(Block(f"allergy:{c.option}", c.category))
         if (c.category == "lifestyle_economic" and c.budget_usd is not None and drug_key not in patient.taking
                 and long_term
                 and patient.spending_usd + drug.monthly_cost_usd > c.budget_usd):
@@ -339,4 +347,7 @@ def rule_text(kb: KnowledgeBase, rule_id: str, drug: str | None = None, bars: bo
         return kb.interaction_effect(rules[0], taken, other) if rules else None
     if kind == "diet":
         return kb.habits[key].reason
+    if kind == "allergy" and bars is False:  # (a bar is phrased from the trap fact; a caution has its own words)
+        caution = kb.allergy_groups[key].caution
+        return caution.reason if drug in allergy_cautioned(kb, key) and caution is not None else None
     return None

@@ -255,3 +255,32 @@ def test_a_partner_effect_for_a_drug_on_neither_side_is_reported(tmp_path):
     with pytest.raises(KnowledgeError, match=rf"interactions.yaml: interactions\[{index}\].by_partner\[0\]: partners: "
                                              "names a drug that is on neither side"):
         load_knowledge(data)
+
+
+def _edit_yaml(data, name: str, change) -> None:  # noqa: ANN001
+    path = data / name
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(doc)
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+
+
+def test_an_allergy_caution_on_a_drug_the_group_bars_is_reported(tmp_path):
+    # a drug is either barred by the allergy or given with its warning, never both
+    data = copy_knowledge(tmp_path)
+    group = "ace_inhibitor_reaction"
+    _edit_yaml(data, "allergies.yaml", lambda doc: next(g for g in doc["allergy_groups"] if g["key"] == group)[
+        "caution"].update(drugs=["arb", "ace_inhibitor"]))
+    with pytest.raises(KnowledgeError, match=rf"allergies.yaml: {group}: caution.drugs: .*'lisinopril'.* are barred"):
+        load_knowledge(data)
+
+
+def test_a_habit_stop_with_unknown_advice_and_no_risk_is_reported(tmp_path):
+    data = copy_knowledge(tmp_path)
+    habit = "potassium_salt_substitute"
+    _edit_yaml(data, "diet.yaml", lambda doc: next(h for h in doc["habits"] if h["key"] == habit).update(
+        stop={"advice": "stop_lo_salt", "source": "test"}))
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge(data)
+    message = str(info.value)
+    assert f"diet.yaml: habits.{habit}: stop.advice: unknown advice 'stop_lo_salt'" in message
+    assert f"diet.yaml: habits.{habit}: stop: names no risk" in message

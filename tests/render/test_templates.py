@@ -9,7 +9,9 @@ import pytest
 import yaml
 
 from medmemorybench.errors import InputError
+from medmemorybench.knowledge import default_knowledge
 from medmemorybench.render.acts import ACTS, NOISE_ACTS
+from medmemorybench.render.fact_acts import fact_acts
 from medmemorybench.render.templates import (
     MIN_ACT_VARIANTS,
     MIN_VARIANTS,
@@ -18,6 +20,7 @@ from medmemorybench.render.templates import (
     load_templates,
     parse_templates,
 )
+from medmemorybench.simulate.models import AdviceFact
 
 
 def test_english_templates_cover_every_intent_and_act():
@@ -124,3 +127,27 @@ def test_a_result_explained_promises_no_treatment(language):
     for act in ("explain.high", "explain.low"):
         for variant in templates.variants(act):
             assert not any(word in variant for word in promise), variant
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_safety_advice_is_never_wrapped_as_lifestyle_encouragement(language):
+    # [safety advice said plainly] "After a seizure you mustn't drive ... Small steps count, so start where you can"
+    # and "这比吃药还管用" after the no-driving advice: what a harm calls for is an instruction, not a habit to work on
+    coaxing = {"en": ("small steps", "start where you can", "work on", "better than", "give it a go", "keep at it",
+                      "little and often", "try"),
+               "zh": ("一点一点", "能做多少算多少", "比吃药还管用", "试试", "坚持")}[language]
+    templates = load_templates(language)
+    for act in ("fact.advice_safety", "advice.again_safety", "teachback.advice_safety"):
+        for variant in templates.variants(act):
+            assert not any(word in variant.lower() for word in coaxing), (act, variant)
+    # (and the lifestyle wrappers do coax: the check is not vacuous)
+    assert any(word in v.lower() for v in templates.variants("fact.advice") for word in coaxing)
+
+
+def test_safety_advice_is_said_with_the_safety_wording():
+    kb = default_knowledge()
+    safety = {key for key, advice in kb.advice.items() if advice.safety}
+    assert {"no_driving_sleep_attacks", "no_driving_after_seizure", "stop_potassium_salt_substitute"} <= safety
+    for key in kb.advice:
+        [act] = fact_acts(kb, None, AdviceFact(advice=key))  # type: ignore[arg-type]
+        assert act.key == ("fact.advice_safety" if key in safety else "fact.advice"), key

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import DOSES_PER_DAY, PatientRule
 from medmemorybench.simulate.formulas import RELATED, convert
 from medmemorybench.simulate.models import CareYear, Event, LabFact, MedicationFact
 
@@ -173,3 +174,43 @@ def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
     """The drug's formulations the fact can be of (a one-off is given "once", whatever its label schedule)."""
     return [(form, spec) for form, spec in kb.drugs[fact.drug].formulations()
             if form.release == fact.release and (spec.frequency == fact.frequency or fact.frequency == "once")]
+
+
+def _patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str]) -> bool:
+    when = rule.when
+    persona = year.persona
+    return ((when.min_age is None or persona.age >= when.min_age)
+            and (when.max_age is None or persona.age <= when.max_age)
+            and (when.sex is None or persona.sex == when.sex)
+            and (when.egfr_below is None or (egfr is not None and egfr < when.egfr_below))
+            and (not when.conditions or any(c in when.conditions for c in conditions)))
+
+
+def rule_kind(rule: PatientRule) -> str:
+    """What a patient rule binds on: kidney function, a disease, sex, or age."""
+    when = rule.when
+    return "renal" if when.egfr_below is not None else "condition" if when.conditions else \
+        "sex" if when.sex is not None else "age"
+
+
+def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> list[str]:
+    """`<kind>_rule`: no drug given that a patient rule of this kind bars, or above its dose cap, on the latest eGFR on
+    record (the long-term drug the patient came with is theirs, not a prescription of the year)."""
+    rules = [r for r in kb.patient_rules if rule_kind(r) == kind and r.level in ("avoid", "max_dose")]
+    conditions = [year.persona.condition, *year.persona.histories]
+    history_drug = next((t.option for t in year.persona.traps if t.category == "medication_history"), None)
+    failures = []
+    for event, fact in given(year):
+        if fact.drug == history_drug or fact.reason == "long_term":
+            continue
+        egfr = latest_egfr(year, event)
+        for rule in rules:
+            if fact.drug not in kb.expand(rule.drugs) or not _patient_rule_applies(rule, year, egfr, conditions):
+                continue
+            if rule.release is not None and fact.release != rule.release:
+                continue  # (a rule on one form: the other is given under the cap)
+            daily = fact.dose * DOSES_PER_DAY[fact.frequency]
+            if rule.level == "avoid" or daily > rule.max_daily_dose + 1e-9:  # type: ignore[operator]
+                failures.append(fail(f"{kind}_rule", year, event, f"{fact.drug} {fact.dose} {fact.unit} "
+                                     f"{fact.frequency} breaks rule:{rule.key} (eGFR {egfr})"))
+    return failures

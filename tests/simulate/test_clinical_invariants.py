@@ -35,7 +35,7 @@ from tests.simulate.clinical import (
     given,
     histories,
     kinetic_bound,
-    latest_egfr,
+    patient_rule_violations,
     response_days,
 )
 from tests.simulate.findings_check import finding_value_violations, score_violations, unfilled_violations
@@ -263,42 +263,9 @@ def test_interaction_rule_no_drug_given_beside_one_it_must_not_be_combined_with(
     check(failures)
 
 
-def _patient_rule_applies(rule, year, egfr, conditions) -> bool:
-    when = rule.when
-    persona = year.persona
-    return ((when.min_age is None or persona.age >= when.min_age)
-            and (when.max_age is None or persona.age <= when.max_age)
-            and (when.sex is None or persona.sex == when.sex)
-            and (when.egfr_below is None or (egfr is not None and egfr < when.egfr_below))
-            and (not when.conditions or any(c in when.conditions for c in conditions)))
-
-
 @pytest.mark.parametrize("rule_kind", ["age", "renal", "sex", "condition"])
 def test_patient_rules_no_drug_an_age_renal_sex_or_disease_rule_forbids(kb, years, rule_kind):
-    def kind_of(rule) -> str:
-        w = rule.when
-        return "renal" if w.egfr_below is not None else "condition" if w.conditions else \
-            "sex" if w.sex is not None else "age"
-
-    rules = [r for r in kb.patient_rules if kind_of(r) == rule_kind and r.level in ("avoid", "max_dose")]
-    failures = []
-    for year in years:
-        conditions = [year.persona.condition, *year.persona.histories]
-        history_drug = next((t.option for t in year.persona.traps if t.category == "medication_history"), None)
-        for event, fact in given(year):
-            if fact.drug == history_drug or fact.reason == "long_term":
-                continue
-            egfr = latest_egfr(year, event)
-            for rule in rules:
-                if fact.drug not in kb.expand(rule.drugs) or not _patient_rule_applies(rule, year, egfr, conditions):
-                    continue
-                if rule.release is not None and fact.release != rule.release:
-                    continue  # (a rule on one form: the other is given under the cap)
-                daily = fact.dose * DOSES_PER_DAY[fact.frequency]
-                if rule.level == "avoid" or daily > rule.max_daily_dose + 1e-9:
-                    failures.append(fail(f"{rule_kind}_rule", year, event, f"{fact.drug} {fact.dose} {fact.unit} "
-                                         f"{fact.frequency} breaks rule:{rule.key} (eGFR {egfr})"))
-    check(failures)
+    check([v for year in years for v in patient_rule_violations(kb, year, rule_kind)])
 
 
 def test_complication_rule_nothing_a_complication_forbids_is_given_after_it(kb, years):

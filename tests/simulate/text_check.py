@@ -50,6 +50,9 @@ def texts_of_pair(kb: KnowledgeBase, rule_id: str, drug: str) -> list[Text] | No
                 if r.history == key and drug in kb.expand([*r.classes, *r.drugs])]
     if kind == "rule":
         return [r.reason for r in kb.patient_rules if r.key == key and drug in kb.expand(r.drugs)]
+    if kind == "allergy" and kb.allergy_groups[key].caution is not None and \
+            drug in kb.expand(kb.allergy_groups[key].caution.drugs):  # (a bar is phrased from the trap fact)
+        return [kb.allergy_groups[key].caution.reason]
     if kind == "interaction":
         taken, _, given_drug = key.partition("+")
         out: list[Text] = []

@@ -1,0 +1,176 @@
+"""What a physician weighs beside a prescription, over 1,000 seeded patients (the seed-29 read, issue 27): an ARB after
+ACE-inhibitor angioedema, a potassium salt substitute once potassium is at risk, daytime sleepiness on a dopamine
+agonist, bupropion with poor kidneys. Each rule also has a crafted violation that its check must catch.
+
+Failure messages start with the rule's name in brackets (the names `docs/simulation.md` lists).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from medmemorybench.simulate.models import AdviceFact, CareYear, CautionFact, Event, LabFact, MedicationFact
+from medmemorybench.simulate.safety import Constraint, Patient, rule_text, verdict
+from tests.simulate.caution_check import (
+    NO_DRIVING_SLEEP,
+    arb_caution_violations,
+    habit_stop_violations,
+    sleep_onset_violations,
+)
+from tests.simulate.clinical import check, patient_rule_violations
+
+SALT = "stop_potassium_salt_substitute"
+
+
+def _first(years: list[CareYear], has) -> tuple[CareYear, Event]:  # noqa: ANN001
+    for year in years:
+        for event in year.events:
+            if has(event):
+                return year, event
+    pytest.skip("no such event among the 1,000 patients")
+
+
+def _edit(year: CareYear, event_id: str, edit) -> CareYear:  # noqa: ANN001
+    """The year with one visit's facts replaced by `edit(facts)`."""
+    return year.model_copy(update={"events": [e.model_copy(update={"facts": edit(e.facts)}) if e.event_id == event_id
+                                              else e for e in year.events]})
+
+
+def _has_advice(advice: str):  # noqa: ANN202
+    return lambda e: any(isinstance(f, AdviceFact) and f.advice == advice for f in e.facts)
+
+
+# --- the cohort --------------------------------------------------------------------------------------
+
+
+def test_arb_after_ace_angioedema_every_arb_start_carries_the_angioedema_caution(kb, years):
+    check([v for year in years for v in arb_caution_violations(kb, year)])
+    cautioned = {f.rule for y in years for e in y.events for f in e.facts if isinstance(f, CautionFact)
+                 and f.rule in ("allergy:ace_inhibitor_reaction", "contraindication:ace_inhibitor_angioedema")}
+    assert cautioned, "no ARB started after ACE-inhibitor angioedema among 1,000 patients: the rule is never exercised"
+
+
+def test_habit_stop_advised_a_salt_substitute_is_stopped_the_visit_its_risk_is_on_record(kb, years):
+    check([v for year in years for v in habit_stop_violations(kb, year)])
+    stop = kb.habits["potassium_salt_substitute"].stop
+    # (the least a physician asks of the rule: RAAS blockers, MRAs and CKD G3 on are risks)
+    assert stop is not None and {"losartan", "lisinopril", "spironolactone"} <= kb.expand(stop.taking)
+    assert stop.egfr_below is not None and stop.egfr_below >= 60
+    assert any(_has_advice(SALT)(e) for y in years for e in y.events), "the salt substitute is never advised against"
+
+
+def test_sleep_onset_no_driving_agonist_sleepiness_is_acted_on_the_day_it_is_told(kb, years):
+    check([v for year in years for v in sleep_onset_violations(kb, year)])
+    told = {f.drug for y in years for e in y.events if _has_advice(NO_DRIVING_SLEEP)(e) for f in e.facts
+            if isinstance(f, MedicationFact) and f.action in ("stop", "decrease")}
+    assert told & {"ropinirole", "rotigotine"}, "no sleepiness on ropinirole or rotigotine among 1,000 patients"
+
+
+# --- the rules themselves ----------------------------------------------------------------------------
+
+
+def test_bupropion_stays_at_150_mg_below_egfr_60_and_its_caution_says_so(kb):
+    # [renal_rule] bupropion 150 mg at eGFR 21 beside clopidogrel, then a seizure (the seed-29 read)
+    for egfr in (21.0, 45.0):
+        result = verdict(kb, "bupropion", Patient(70, "male", "major_depressive_disorder", egfr=egfr))
+        assert result.is_allowed and result.doses() == [150.0], (egfr, result.doses())
+        caution = rule_text(kb, "rule:bupropion_egfr_60", "bupropion", bars=False)
+        assert caution is not None and "150 mg" in caution.en and "150 mg" in caution.zh
+    assert verdict(kb, "bupropion", Patient(70, "male", "major_depressive_disorder", egfr=75.0)).doses() == [150, 300]
+
+
+def test_clopidogrel_tells_a_bupropion_patient_of_bupropion_alone(kb):
+    # [caution_text_matches_pair] "raising resmetirom (reduce to 80 mg), pioglitazone ... and bupropion exposure"
+    # read out to a patient starting bupropion (the seed-29 read)
+    text = rule_text(kb, "interaction:clopidogrel+bupropion", "bupropion", bars=False)
+    assert text is not None and "fit" in text.en and "resmetirom" not in text.en and "pioglitazone" not in text.en
+    assert "瑞司美替罗" not in text.zh and "抽搐" in text.zh
+
+
+def test_an_arb_is_cautioned_after_ace_angioedema_and_an_arni_is_barred(kb):
+    patient = Patient(70, "male", "hfpef")
+    for rule_id in ("allergy:ace_inhibitor_reaction", "contraindication:ace_inhibitor_angioedema"):
+        text = rule_text(kb, rule_id, "losartan", bars=False)
+        assert text is not None and "ambulance" in text.en and "救护车" in text.zh, rule_id
+    allergic = patient.with_constraint(Constraint("allergy", "ace_inhibitor_reaction"))
+    assert [b.rule for b in verdict(kb, "losartan", allergic).cautions] == ["allergy:ace_inhibitor_reaction"]
+    assert not verdict(kb, "sacubitril_valsartan", allergic).is_allowed
+    told = patient.with_constraint(Constraint("disease_history", "ace_inhibitor_angioedema"))
+    assert "contraindication:ace_inhibitor_angioedema" in [b.rule for b in verdict(kb, "losartan", told).cautions]
+
+
+# --- crafted violations ------------------------------------------------------------------------------
+
+
+def test_losartan_after_ramipril_angioedema_with_no_word_of_it_is_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, CautionFact) and f.rule == "allergy:ace_inhibitor_reaction"
+                                              for f in e.facts))
+    assert not arb_caution_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
+        isinstance(f, CautionFact) and f.rule == "allergy:ace_inhibitor_reaction")])
+    assert any(v.startswith("[arb_after_ace_angioedema]") and event.event_id in v
+               for v in arb_caution_violations(kb, broken))
+
+
+def test_a_salt_substitute_never_stopped_beside_an_arb_is_caught(kb, years):
+    year, event = _first(years, _has_advice(SALT))
+    assert not habit_stop_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
+        isinstance(f, AdviceFact) and f.advice == SALT)])
+    found = habit_stop_violations(kb, broken)
+    assert any(v.startswith("[habit_stop_advised]") and event.event_id in v and "not given" in v for v in found), found
+
+
+def test_a_salt_substitute_stopped_weeks_after_its_risk_is_caught(kb, years):
+    year, event = _first(years, _has_advice(SALT))
+    later = next(e for e in year.events if e.index > event.index)
+    moved = _edit(_edit(year, event.event_id, lambda facts: [f for f in facts if not (
+        isinstance(f, AdviceFact) and f.advice == SALT)]), later.event_id, lambda facts: [*facts, AdviceFact(
+            advice=SALT)])
+    assert any(v.startswith("[habit_stop_advised]") and event.event_id in v for v in habit_stop_violations(kb, moved))
+
+
+def test_losartan_started_months_after_the_salt_advice_with_no_word_of_it_is_caught(kb, years):
+    # (told to stop in January at an eGFR of 57; losartan in September: the advice is said again that day)
+    again = [(y, [e for e in y.events if _has_advice(SALT)(e)]) for y in years]
+    year, event = next(((y, told[1]) for y, told in again if len(told) > 1), (None, None))
+    if year is None:
+        pytest.skip("no salt-substitute advice said again among the 1,000 patients")
+    assert not habit_stop_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
+        isinstance(f, AdviceFact) and f.advice == SALT)])
+    assert any(v.startswith("[habit_stop_advised]") and event.event_id in v and "said again" in v
+               for v in habit_stop_violations(kb, broken))
+
+
+def test_a_salt_substitute_advised_against_before_any_risk_is_caught(kb, years):
+    # (the advice says "with your kidneys or with medicines that keep potassium": untrue before either is on record)
+    year, event = _first(years, lambda e: _has_advice(SALT)(e) and e.index > 2 and not any(
+        isinstance(f, LabFact) and f.lab == "egfr" for f in e.facts))
+    first = year.events[0]
+    early = _edit(year, first.event_id, lambda facts: [*facts, AdviceFact(advice=SALT)])
+    assert any(v.startswith("[habit_stop_advised]") and first.event_id in v and "before" in v
+               for v in habit_stop_violations(kb, early))
+
+
+def test_ropinirole_sleepiness_left_for_weeks_with_no_driving_advice_is_caught(kb, years):
+    year, event = _first(years, lambda e: _has_advice(NO_DRIVING_SLEEP)(e) and any(
+        isinstance(f, MedicationFact) and f.drug in ("ropinirole", "rotigotine") for f in e.facts))
+    assert not sleep_onset_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
+        isinstance(f, AdviceFact) or isinstance(f, MedicationFact) and f.action in ("stop", "decrease"))])
+    found = sleep_onset_violations(kb, broken)
+    assert any("neither lowered" in v and event.event_id in v for v in found), found
+    assert any("no driving advice" in v for v in found), found
+
+
+def test_bupropion_raised_to_300_mg_at_a_low_egfr_is_caught(kb, years):
+    year, event = _first(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "bupropion"
+                                              and f.action == "start" for f in e.facts))
+    assert not patient_rule_violations(kb, year, "renal")
+    low = LabFact(lab="egfr", value=21.0, unit="mL/min/1.73m2")
+    broken = _edit(year, event.event_id, lambda facts: [low, *[
+        f.model_copy(update={"dose": 300.0}) if isinstance(f, MedicationFact) and f.drug == "bupropion" else f
+        for f in facts]])
+    assert any(v.startswith("[renal_rule]") and "bupropion_egfr_60_dose" in v
+               for v in patient_rule_violations(kb, broken, "renal"))
