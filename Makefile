@@ -35,10 +35,10 @@ lint: install
 	$(VENV)/bin/ruff check medmemorybench tests scripts examples
 
 # One worker per core of the 2-core reference machine, each test file on one worker (its module fixtures made
-# once), the files sharing a made-once fixture together (tests/conftest.py); a test that hangs fails after 10
+# once), the files sharing a made-once fixture as one unit (tests/conftest.py); a test that hangs fails after 10
 # minutes with every thread's stack instead of stalling CI.
 TEST_WORKERS ?= 2
-PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --timeout 600
+PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --timeout 600
 
 # `make test` (CI) leaves out the few end-to-end cases marked slow; `make test-all` runs every test.
 test: install lint

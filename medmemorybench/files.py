@@ -103,4 +103,8 @@ def load_yaml(text: str | IO[str]) -> Any:
         return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, C or Python
     except RecursionError:
         raise yaml.YAMLError(NESTED_TOO_DEEPLY) from None
+    except yaml.MarkedYAMLError as exc:
+        if "maximum nesting depth" in str(exc.problem):  # libyaml's own limit: the same one line as Python's
+            raise yaml.YAMLError(NESTED_TOO_DEEPLY) from None
+        raise
 

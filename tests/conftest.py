@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from tests.once import SHARED_FIXTURES
+from tests.once import SHARED_FIXTURE_FILES
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -35,20 +35,20 @@ def dataset_dir(tmp_path_factory):
     return export_dataset(built, tmp_path_factory.mktemp("data"))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup` (`make test`): each file is one unit of work, as under `--dist loadfile`, but the
-    files that use a shared fixture (`once.SHARED_FIXTURES`) are one unit together. Under loadfile, two workers both
-    reached such a fixture in their first minute and the second sat idle ~30 s while the first made it, twice a run.
-    (tryfirst: xdist reads the marks in its own hook of this name.)"""
-    if config.getoption("dist", default="no") != "loadgroup":
-        return
-    groups: dict[str, str] = {}
-    for item in items:
-        file = item.nodeid.split("::")[0]
-        shared = next((name for name in SHARED_FIXTURES if name in getattr(item, "fixturenames", ())), None)
-        if shared or file not in groups:
-            groups[file] = shared or groups.get(file) or file
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::")[0]]))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Under `--dist loadfile` (`make test`): each file is one unit of work, but the files that read a shared fixture
+    (`once.SHARED_FIXTURE_FILES`) are one unit together. Per file, both workers reached such a fixture in their first
+    minute and the second sat idle ~30 s while the first made it, twice a run. (xdist's own `xdist_group` marks do
+    not group under pytest 9.2: xdist renames the node id, which pytest 9 now derives.)"""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from fnmatch import fnmatch
+
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFixtureScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = super()._split_scope(nodeid)
+            return next((group for group, pattern in SHARED_FIXTURE_FILES.items() if fnmatch(file, pattern)), file)
+
+    return SharedFixtureScheduling(config, log)

@@ -12,10 +12,14 @@ from filelock import FileLock
 
 T = TypeVar("T")
 
-SHARED_FIXTURES = ("years", "cohort")
-"""Session fixtures made with `made_once` (the simulated 1,000-patient cohort, the built question cohort): under
-`--dist loadgroup` (`make test`), every file that uses one runs on the same worker (`tests/conftest.py`), which makes
-it while the other worker runs other files."""
+SHARED_FIXTURE_FILES = {
+    "simulated-years": "tests/simulate/test_*invariants.py",
+    "question-cohort": "tests/questions/test_*.py",
+}
+"""The test files that read a session fixture made with `made_once` (the simulated 1,000-patient cohort `years`, the
+built question `cohort`), by the group they run in: `make test` (`--dist loadfile`) hands each group to one worker
+as one unit (`tests/conftest.py`), so that worker makes the fixture while the other runs other files. A file that
+reads one and is not listed still passes; it only may wait for the other worker to finish making it."""
 
 
 def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[], T]) -> T:
