@@ -83,7 +83,7 @@ class MicroBatcher:
 
 SLICE_TOKENS = 8
 """Fewest tokens a cohort generates before it may pause for a shorter newcomer (fewer pauses, less overhead)."""
-MAX_PAUSED = 4
+MAX_PAUSED = 2
 """Most started cohorts held paused at once: each holds its KV cache, so past this a newcomer waits instead."""
 
 
