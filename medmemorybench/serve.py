@@ -70,8 +70,9 @@ HANGUP_POLL_S = 0.1
 def has_hung_up(connection: socket.socket) -> bool:
     """Whether the client closed its end (readable with nothing to read); data it sent ahead does not count."""
     try:
-        readable, _, _ = select.select([connection], [], [], 0)
-        return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
+        poller = select.poll()  # (not select.select: it fails for descriptors past 1,024)
+        poller.register(connection, select.POLLIN)
+        return bool(poller.poll(0)) and connection.recv(1, socket.MSG_PEEK) == b""
     except (BlockingIOError, InterruptedError):
         return False
     except (OSError, ValueError):  # reset, or already closed

@@ -48,15 +48,15 @@ def body(content: str, max_tokens: int) -> bytes:
     return json.dumps({"messages": [{"role": "user", "content": content}], "max_tokens": max_tokens}).encode()
 
 
-def ask(port: int, content: str, max_tokens: int) -> tuple[float, int]:
-    """Seconds until the answer, and its completion tokens."""
+def ask(port: int, content: str, max_tokens: int) -> tuple[float, int, str]:
+    """Seconds until the answer, its completion tokens and its text."""
     started = time.monotonic()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=900)
     connection.request("POST", "/v1/chat/completions", body(content, max_tokens),
                        {"Content-Type": "application/json"})
     reply = json.loads(connection.getresponse().read())
     connection.close()
-    return time.monotonic() - started, reply["usage"]["completion_tokens"]
+    return time.monotonic() - started, reply["usage"]["completion_tokens"], reply["choices"][0]["message"]["content"]
 
 
 def cpu_s(pid: int) -> float:
@@ -81,19 +81,20 @@ def busy_after_hangup(process: subprocess.Popen, port: int, lead_s: float, cap_s
     return float("inf")
 
 
-def measure(tree: Path, lead_s: float, cap_s: float) -> dict[str, float]:
+def measure(tree: Path, lead_s: float, cap_s: float) -> dict[str, float | str]:
     process, port = start_server(tree)
     try:
         ask(port, SHORT, 3)  # (warm: the model loaded, the first pass made)
-        long_result: list[tuple[float, int]] = []
+        long_result: list[tuple[float, int, str]] = []
         worker = threading.Thread(target=lambda: long_result.append(ask(port, LONG, 600)))
         worker.start()
         time.sleep(lead_s)
-        short_s, _ = ask(port, SHORT, 3)
+        short_s, _, _ = ask(port, SHORT, 3)
         worker.join()
-        long_s, long_tokens = long_result[0]
+        long_s, long_tokens, long_text = long_result[0]
         busy_s = busy_after_hangup(process, port, lead_s, cap_s)
-        return {"short_s": short_s, "long_s": long_s, "long_tokens": long_tokens, "busy_after_hangup_s": busy_s}
+        return {"short_s": short_s, "long_s": long_s, "long_tokens": long_tokens, "long_text": long_text,
+                "busy_after_hangup_s": busy_s}
     finally:
         process.terminate()
         process.wait(30)
@@ -112,7 +113,7 @@ def main() -> None:
     parser.add_argument("--cap_s", type=float, default=120.0, help="longest wait for the server to fall idle")
     args = parser.parse_args()
     load = os.getloadavg()[0]
-    results = {}
+    results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.before_rev:
             results[f"before ({args.before_rev})"] = measure(export(args.before_rev, Path(tmp)), args.lead_s,
@@ -124,7 +125,9 @@ def main() -> None:
     for name, r in results.items():
         print(f"| {name} | {r['short_s']:.1f} s | {r['long_s']:.1f} s ({r['long_tokens']:.0f}) | "
               f"{r['busy_after_hangup_s']:.1f} s |")
-    print(json.dumps(results))
+    texts = {r["long_text"] for r in results.values()}
+    print(f"the 600-token reply is the same text in every version: {len(texts) == 1}")
+    print(json.dumps({name: {k: v for k, v in r.items() if k != "long_text"} for name, r in results.items()}))
 
 
 if __name__ == "__main__":
