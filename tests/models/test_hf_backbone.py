@@ -11,7 +11,9 @@ from medmemorybench.models import ChatRequest, load_backbone
 
 @pytest.fixture(scope="module")
 def smol():
-    return load_backbone("hf", {"batch_size": 4, "max_length": 384})  # a short window keeps the test fast
+    # a short window keeps the test fast; one thread, as the suite runs two workers on two cores (two threads each
+    # made these tests 7x slower at load 5, measured)
+    return load_backbone("hf", {"batch_size": 4, "max_length": 384, "threads": 1})
 
 
 def test_batched_greedy_generation_is_deterministic(smol):
@@ -76,10 +78,10 @@ def _sliced(smol, generations: list, pause_every: int) -> int:
 def test_generation_paused_and_resumed_is_token_for_token_the_same_as_whole(smol):
     from medmemorybench.models.base import Generation
 
-    requests = [ChatRequest(messages=[{"role": "user", "content": "Name three fruits."}], max_tokens=30),
-                ChatRequest(messages=[{"role": "user", "content": "What is the capital of France?"}], max_tokens=12),
+    requests = [ChatRequest(messages=[{"role": "user", "content": "Name three fruits."}], max_tokens=16),
+                ChatRequest(messages=[{"role": "user", "content": "What is the capital of France?"}], max_tokens=6),
                 ChatRequest(messages=[{"role": "user", "content": "List the facts: metformin 1000 mg, allergic to "
-                                                                  "penicillin."}], max_tokens=60,
+                                                                  "penicillin."}], max_tokens=40,
                             response_schema=FACTS)]
     whole = [smol.generate([r])[0] for r in requests]  # each alone, never paused
     generations = [Generation(r) for r in requests]
