@@ -1,8 +1,11 @@
 """`medmemorybench serve`: an OpenAI-compatible chat server over any Backbone (by default the embedded
 SmolLM2), so API-style clients and the `openai` backbone can be run and measured locally, offline.
 
-Concurrent requests are micro-batched: a worker collects what arrives within `batch_window_ms` (up to
-`max_batch`) and answers it with one `Backbone.generate` call. A bad client cannot break it: a request is
+Concurrent requests are micro-batched by a `FairBatcher`: what arrives within `batch_window_ms` (up to `max_batch`)
+starts as one batch, and a running batch pauses (keeping its KV cache, on the `hf` backbone) for a request that
+needs fewer tokens than it has left, so a short request is not held behind a long one; a client that hangs up, or
+whose `answer_deadline_s` passes, has its request dropped or its generation stopped within a step
+(docs/design/serve_scheduling.md). A bad client cannot break it: a request is
 validated before it joins a batch (its own 400: not a JSON object, no messages, `max_tokens` past the context,
 a bad Content-Length, a body over `MAX_BODY_BYTES`), a batch whose generation fails is answered request by
 request so only the failing one gets the error, reads time out after `READ_TIMEOUT_S`, and the listen backlog
@@ -22,9 +25,11 @@ import hmac
 import ipaddress
 import json
 import logging
+import select
 import socket
 import sys
 import threading
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,8 +38,8 @@ from pydantic import ValidationError
 
 from medmemorybench.memory.context import Embedder, MemoryCost
 from medmemorybench.memory.dense import DEFAULT_MODEL as EMBEDDER
-from medmemorybench.models.base import Backbone, ChatRequest
-from medmemorybench.models.batching import MicroBatcher
+from medmemorybench.models.base import Backbone, ChatRequest, Completion
+from medmemorybench.models.batching import SLICE_TOKENS, FairBatcher
 from medmemorybench.models.tools import call_message, result_message
 
 logger = logging.getLogger(__name__)
@@ -56,6 +61,22 @@ MAX_EMBEDDING_INPUTS = 256
 """Most texts one /v1/embeddings request may send (100,000 gave an 851 MB reply)."""
 MAX_EMBEDDING_CHARS = 32_000
 """Longest text one embedding input may be (MiniLM reads 256 tokens of it)."""
+ANSWER_DEADLINE_S = 600.0
+"""Longest a chat request may wait for its answer, queue included; past it, its generation stops and it gets 504."""
+HANGUP_POLL_S = 0.1
+"""How often a waiting request checks whether its client has hung up (its generation then stops)."""
+
+
+def has_hung_up(connection: socket.socket) -> bool:
+    """Whether the client closed its end (readable with nothing to read); data it sent ahead does not count."""
+    try:
+        poller = select.poll()  # (not select.select: it fails for descriptors past 1,024)
+        poller.register(connection, select.POLLIN)
+        return bool(poller.poll(0)) and connection.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except (OSError, ValueError):  # reset, or already closed
+        return True
 
 
 class _Server(ThreadingHTTPServer):
@@ -183,8 +204,8 @@ def served_name(model_id: str) -> str:
     return Path(model_id).name if Path(model_id).is_dir() else model_id
 
 
-def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str,
-             api_key: str | None) -> type[BaseHTTPRequestHandler]:
+def _handler(batcher: FairBatcher, embedder: Embedder, model_name: str, api_key: str | None,
+             answer_deadline_s: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         timeout = READ_TIMEOUT_S  # a client that stops sending does not hold a thread forever
 
@@ -272,7 +293,9 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str,
             except BadRequest as exc:
                 self._send(400, {"error": {"message": f"bad request: {exc}"}})
                 return
-            result = batcher.submit(request)
+            result = self._answer(request)
+            if result is None:
+                return
             if result.error:
                 self._send(500, {"error": {"message": result.error}})
                 return
@@ -295,6 +318,25 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str,
                 "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": usage,
             })
+
+        def _answer(self, request: ChatRequest) -> Completion | None:
+            """The request's completion, or None when its client hung up or the deadline passed (a 504 sent): its
+            generation is then cancelled, dropped from the queue or stopped within a decoding step."""
+            gone = threading.Event()
+            generation = batcher.enqueue(request, gone.is_set)
+            deadline = time.monotonic() + answer_deadline_s
+            while not generation.finished.wait(HANGUP_POLL_S):
+                if has_hung_up(self.connection):
+                    gone.set()
+                    self.close_connection = True
+                    logger.info("client %s hung up: its request is cancelled", self.client_address)
+                    return None
+                if time.monotonic() > deadline:
+                    gone.set()
+                    self.close_connection = True
+                    self._send(504, {"error": {"message": f"no answer within {answer_deadline_s:g} s; cancelled"}})
+                    return None
+            return generation.completion
 
         def _stream(self, reply_id: str, text: str, calls: list[dict], finish: str, usage: dict) -> None:
             """The answer as server-sent events, as OpenAI streams it: the role, the text (or the tool calls), the
@@ -337,14 +379,16 @@ def _handler(batcher: MicroBatcher, embedder: Embedder, model_name: str,
 
 def make_server(backbone: Backbone, host: str = "127.0.0.1", port: int = 8000, max_batch: int = 16,
                 batch_window_ms: float = 20.0, model_name: str | None = None,
-                embedder: Embedder | None = None, api_key: str | None = None) -> ThreadingHTTPServer:
+                embedder: Embedder | None = None, api_key: str | None = None,
+                slice_tokens: int = SLICE_TOKENS, answer_deadline_s: float = ANSWER_DEADLINE_S) -> ThreadingHTTPServer:
     """A server ready for `serve_forever()` (port 0 picks a free port: see `server.server_address`); `embedder`
     answers /v1/embeddings (default the packaged MiniLM, loaded on the first request); with `api_key`, every request
-    must carry `Authorization: Bearer <api_key>` (else 401)."""
-    batcher = MicroBatcher(backbone, max_batch, batch_window_ms)
+    must carry `Authorization: Bearer <api_key>` (else 401). A running batch may pause for a shorter request after
+    `slice_tokens` steps; a chat request unanswered after `answer_deadline_s` is cancelled with a 504."""
+    batcher = FairBatcher(backbone, max_batch, batch_window_ms, slice_tokens)
     embedder = embedder or Embedder(EMBEDDER, MemoryCost())
     server = _Server((host, port), _handler(batcher, embedder, model_name or served_name(backbone.model_id),
-                                            api_key))
+                                            api_key, answer_deadline_s))
     server.batcher = batcher  # type: ignore[attr-defined]
     return server
 

@@ -25,7 +25,7 @@ class JsonConstraint:
             import xgrammar
         except ImportError:
             raise InputError(f"JSON-schema answers on the hf backbone need xgrammar: {INSTALL}") from None
-        self._xgr = xgrammar
+        self._xgr, self._vocab_size = xgrammar, vocab_size
         info = xgrammar.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)
         self._compiler = xgrammar.GrammarCompiler(info)
         self._compiled: dict[str, Any] = {}
@@ -43,3 +43,41 @@ class JsonConstraint:
         from xgrammar.contrib.hf import LogitsProcessor
 
         return LogitsProcessor([self._grammar(schema) for schema in schemas])
+
+    def row_processor(self, schemas: list[dict | None]) -> RowGrammars:
+        """A processor for a cohort that may pause and resume (`HFBackbone.generate_slice`): a schema per row,
+        None for a free row."""
+        return RowGrammars(self._xgr, [None if s is None else self._grammar(s) for s in schemas], self._vocab_size)
+
+
+class RowGrammars:
+    """Per-row grammar masks that outlive one `generate()` call: the matchers keep their place across a pause,
+    rows can be dropped (`select`), free rows are left alone, and a row stopped early (its own `max_tokens`, a
+    cancelled client) is not fed the padding that follows (xgrammar's own processor asserts on it)."""
+
+    def __init__(self, xgr: Any, grammars: list[Any], vocab_size: int) -> None:
+        self._xgr, self._vocab_size = xgr, vocab_size
+        self.matchers = [None if g is None else xgr.GrammarMatcher(g) for g in grammars]
+        self._taken = False  # whether the last column of input_ids is a sampled token not yet accepted
+
+    def select(self, rows: list[int]) -> None:
+        """Keep only these rows, in this order."""
+        self.matchers = [self.matchers[i] for i in rows]
+
+    def stop_row(self, row: int) -> None:
+        """A row that finished: its grammar takes no more tokens."""
+        self.matchers[row] = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self._taken:
+            for row, matcher in enumerate(self.matchers):
+                if matcher is not None and not matcher.is_terminated():
+                    matcher.accept_token(int(input_ids[row, -1]))
+        self._taken = True
+        rows = [row for row, m in enumerate(self.matchers) if m is not None and not m.is_terminated()]
+        if rows:
+            bitmask = self._xgr.allocate_token_bitmask(len(self.matchers), self._vocab_size)
+            for row in rows:
+                self.matchers[row].fill_next_token_bitmask(bitmask, row)
+            self._xgr.apply_token_bitmask_inplace(scores, bitmask, indices=rows)
+        return scores

@@ -6,8 +6,10 @@ comes back with `error` set and empty text: it is recorded as an error, never sc
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -71,6 +73,50 @@ class Completion(BaseModel):
     """The tools the model called (`{"id", "name", "arguments"}`; a request with `tools` only)."""
 
 
+CANCELLED = "cancelled: the client hung up or its deadline passed"
+"""The error of a generation whose client no longer wants it (`Generation.is_cancelled`)."""
+
+
+def never_cancelled() -> bool:
+    return False
+
+
+@dataclass(eq=False)
+class Generation:
+    """One request being answered, possibly in slices (`Backbone.generate_slice`): what it has generated so far,
+    whether its client still wants it, and its completion once it has one."""
+
+    request: ChatRequest
+    """What to generate."""
+    is_cancelled: Callable[[], bool] = never_cancelled
+    """Whether its client has gone (hung up, or its deadline passed); asked between decoding steps."""
+    token_ids: list[int] = field(default_factory=list)
+    """Tokens generated so far (set when a slice pauses; backends that cannot pause leave it empty)."""
+    state: object | None = None
+    """The backbone's own state for continuing a paused generation (a KV cache); dropped once finished."""
+    completion: Completion | None = None
+    """The answer, once finished (None while queued or paused)."""
+    finished: threading.Event = field(default_factory=threading.Event)
+    """Set with `completion`."""
+
+    @property
+    def remaining_tokens(self) -> int:
+        """Tokens it may still generate."""
+        return self.request.max_tokens - len(self.token_ids)
+
+    def finish(self, completion: Completion) -> None:
+        """Record the answer, release the backbone's state and wake whoever waits for it."""
+        self.completion, self.state = completion, None
+        self.finished.set()
+
+    def finish_if_cancelled(self) -> bool:
+        """Finish with the `CANCELLED` error when its client has gone; whether it did."""
+        if self.is_cancelled():
+            self.finish(Completion(error=CANCELLED, completion_tokens=len(self.token_ids)))
+            return True
+        return False
+
+
 class Backbone(ABC):
     """A language model behind `generate`."""
 
@@ -110,6 +156,22 @@ class Backbone(ABC):
         for index, completion in enumerate(out):
             on_done(index, completion)
         return out
+
+    def batch_key(self, request: ChatRequest) -> Hashable:
+        """Requests whose keys are equal may start a `generate_slice` together (the default: any)."""
+        return None
+
+    def generate_slice(self, generations: Sequence[Generation], should_pause: Callable[[int], bool]) -> None:
+        """Advance generations that started together (or continue ones that paused together): each either
+        finishes (`Generation.finish`, as soon as it is done, while the others go on) or pauses, keeping its tokens
+        and `state` for a later call with the same generations (less those finished since). `should_pause(steps)`
+        is asked between decoding steps (`steps`: tokens generated in this call); when it says True, all still
+        running pause. A cancelled generation finishes with the `CANCELLED` error within a step.
+
+        Backends that cannot pause (an API, a test double) answer each one whole: this default, which
+        cancels only before it starts. docs/design/serve_scheduling.md says why and how `serve` uses it."""
+        live = [g for g in generations if not g.finish_if_cancelled()]
+        self.generate_each([g.request for g in live], lambda index, completion: live[index].finish(completion))
 
 
 class WrappingBackbone(Backbone):

@@ -8,14 +8,14 @@ answers with JSON that parses and fits it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from medmemorybench.errors import InputError
 from medmemorybench.models._json_constraint import JsonConstraint
-from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg
+from medmemorybench.models.base import Backbone, ChatRequest, Completion, Generation, check_arg
 from medmemorybench.models.embedded import embedded_model_path
 from medmemorybench.models.tools import as_constrained, read_tool_reply
 
@@ -110,22 +110,47 @@ class HFBackbone(Backbone):
             sampling["temperature"] = first.temperature
             torch.manual_seed(first.seed or 0)
         if first.response_schema is not None:
-            if self._constraint is None:
-                self._constraint = JsonConstraint(self.tokenizer, self.model.config.vocab_size)
-            sampling["logits_processor"] = [self._constraint.logits_processor([r.response_schema for r in batch])]
+            sampling["logits_processor"] = [self.constraint().logits_processor([r.response_schema for r in batch])]
         started = time.perf_counter()
         with torch.no_grad():
             generated = self.model.generate(input_ids=input_ids, attention_mask=attention,
                                             max_new_tokens=max(r.max_tokens for r in batch),
                                             pad_token_id=pad, **sampling)
         latency_ms = 1000 * (time.perf_counter() - started) / len(batch)
-        completions = []
-        for row, request, (ids, cut) in zip(generated, batch, encoded, strict=True):
-            new_tokens = row[width:][: request.max_tokens]
-            text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
-            for stop in request.stop:
-                text = text.split(stop)[0]
-            completions.append(Completion(text=text.strip(), prompt_tokens=len(ids),
-                                          completion_tokens=int((new_tokens != pad).sum()),
-                                          latency_ms=latency_ms, truncated_tokens=cut))
-        return completions
+        return [self.completion(request, row[width:][: request.max_tokens], len(ids), cut, latency_ms)
+                for row, request, (ids, cut) in zip(generated, batch, encoded, strict=True)]
+
+    def completion(self, request: ChatRequest, new_tokens: torch.Tensor, prompt_tokens: int, cut: int,
+                   latency_ms: float) -> Completion:
+        """The completion of `new_tokens` (padding after the end not counted), cut at the first stop string."""
+        text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        for stop in request.stop:
+            text = text.split(stop)[0]
+        return Completion(text=text.strip(), prompt_tokens=prompt_tokens,
+                          completion_tokens=int((new_tokens != self.tokenizer.pad_token_id).sum()),
+                          latency_ms=latency_ms, truncated_tokens=cut)
+
+    def constraint(self) -> JsonConstraint:
+        """The JSON-schema grammars (made on the first request with a schema)."""
+        if self._constraint is None:
+            self._constraint = JsonConstraint(self.tokenizer, self.model.config.vocab_size)
+        return self._constraint
+
+    def batch_key(self, request: ChatRequest) -> Hashable:
+        return (request.temperature, request.seed if request.temperature > 0 else None)  # (one sampler per batch)
+
+    def generate_slice(self, generations: Sequence[Generation], should_pause: Callable[[int], bool]) -> None:
+        """Pausable generation (`_hf_cohort.py`): a paused cohort keeps its KV cache, so greedy output is the same
+        token for token as one uninterrupted `generate`."""
+        from medmemorybench.models._hf_cohort import Cohort
+
+        live = [g for g in generations if not g.finish_if_cancelled()]
+        if not live:
+            return
+        cohort = live[0].state
+        if not isinstance(cohort, Cohort) or any(g.state is not cohort for g in live):
+            if any(g.state is not None for g in live):
+                raise ValueError("generate_slice: generations that paused apart cannot go on together")
+            cohort = Cohort(self, live)
+        cohort.keep(live)
+        cohort.run(should_pause)

@@ -11,7 +11,9 @@ from medmemorybench.models import ChatRequest, load_backbone
 
 @pytest.fixture(scope="module")
 def smol():
-    return load_backbone("hf", {"batch_size": 4, "max_length": 384})  # a short window keeps the test fast
+    # a short window keeps the test fast; one thread, as the suite runs two workers on two cores (two threads each
+    # made these tests 7x slower at load 5, measured)
+    return load_backbone("hf", {"batch_size": 4, "max_length": 384, "threads": 1})
 
 
 def test_batched_greedy_generation_is_deterministic(smol):
@@ -62,3 +64,45 @@ def test_a_tools_request_comes_back_as_a_call_of_a_listed_tool_with_valid_argume
     (call,) = completion.tool_calls  # the 135M model writes prose unaided; under the call schema it calls the tool
     assert call["name"] == "search_archive" and set(call["arguments"]) == {"query"}
     assert isinstance(call["arguments"]["query"], str) and len(call["arguments"]["query"]) <= 60
+
+
+def _sliced(smol, generations: list, pause_every: int) -> int:
+    """Run `generations` to the end through `generate_slice`, pausing every `pause_every` steps; the calls made."""
+    calls = 0
+    while live := [g for g in generations if not g.finished.is_set()]:
+        smol.generate_slice(live, lambda steps: steps >= pause_every)
+        calls += 1
+    return calls
+
+
+def test_generation_paused_and_resumed_is_token_for_token_the_same_as_whole(smol):
+    from medmemorybench.models.base import Generation
+
+    requests = [ChatRequest(messages=[{"role": "user", "content": "Name three fruits."}], max_tokens=16),
+                ChatRequest(messages=[{"role": "user", "content": "What is the capital of France?"}], max_tokens=6),
+                ChatRequest(messages=[{"role": "user", "content": "List the facts: metformin 1000 mg, allergic to "
+                                                                  "penicillin."}], max_tokens=40,
+                            response_schema=FACTS)]
+    whole = [smol.generate([r])[0] for r in requests]  # each alone, never paused
+    generations = [Generation(r) for r in requests]
+    assert _sliced(smol, generations, pause_every=3) > 3  # (paused, and resumed from its KV cache, several times)
+    for alone, sliced in zip(whole, generations, strict=True):
+        assert sliced.completion.text == alone.text and sliced.completion.completion_tokens == alone.completion_tokens
+    assert json.loads(generations[2].completion.text)["facts"]  # the schema row kept its grammar across pauses
+
+
+def test_a_cancelled_generation_stops_within_a_step(smol):
+    from medmemorybench.models.base import CANCELLED, Generation
+
+    asked = []
+    cancelled = Generation(ChatRequest(messages=[{"role": "user", "content": "Write a long story."}], max_tokens=300),
+                           lambda: len(asked) >= 4)
+    kept = Generation(ChatRequest(messages=[{"role": "user", "content": "Say hi."}], max_tokens=6))
+
+    def count_steps(steps: int) -> bool:  # (never pauses)
+        asked.append(steps)
+        return False
+
+    smol.generate_slice([cancelled, kept], count_steps)
+    assert cancelled.completion.error == CANCELLED and kept.completion.error is None and kept.completion.text
+    assert len(asked) <= 6 and cancelled.state is None  # (stopped at once; its cache let go)
