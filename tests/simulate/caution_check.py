@@ -27,6 +27,9 @@ The seed-31 read:
   was stopped for hallucinations, the seed-31 read; NICE NG71).
 - `advice_safe_for_condition`: advice unsafe with a condition on record is never said to that patient, what takes
   its place instead (`Advice.instead`: "one drink a day" three times in cirrhosis, the seed-31 read; EASL 2018).
+- `blood_tests_within_reach`: a patient who can give blood only every so often (a remote site: every three months)
+  is started on no drug whose checks come sooner, the recheck after a start or a dose change included (lithium: a
+  level after one week, NICE CG185; started on a remote worker, the seed-31 read).
 - `caution_when_told`: an allergy or past illness told (or an allergy's account corrected) while the patient takes a
   drug it cautions is weighed that visit: the caution is said (ACE-inhibitor angioedema corrected to airway
   swelling on losartan with no word of it, the seed-31 read).
@@ -152,7 +155,7 @@ def sleep_onset_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
 
 
 
-def _red_flags(kb: KnowledgeBase) -> dict[str, DrugRedFlag]:
+def red_flag_symptoms(kb: KnowledgeBase) -> dict[str, DrugRedFlag]:
     """Symptom id as recorded (`<illness>.<symptom>`) -> the drug harm it warns of."""
     return {f"{i.key}.{s.key}": s.drug_red_flag for i in kb.illnesses.values() for s in i.symptoms
             if s.drug_red_flag is not None}
@@ -160,7 +163,7 @@ def _red_flags(kb: KnowledgeBase) -> dict[str, DrugRedFlag]:
 
 def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """`drug_red_flag_same_day`."""
-    flags, spans, out = _red_flags(kb), taking_spans(year), []
+    flags, spans, out = red_flag_symptoms(kb), taking_spans(year), []
     for event in year.events:
         for fact in event.facts:
             flag = flags.get(fact.symptom) if isinstance(fact, SymptomFact) else None
@@ -245,4 +248,24 @@ def caution_when_told_violations(kb: KnowledgeBase, year: CareYear) -> list[str]
                     what = fact.group if isinstance(fact, AllergyFact) else fact.history
                     out.append(fail("caution_when_told", year, event, f"{what} told while {drug} is taken, and "
                                     "its caution not said"))
+    return out
+
+
+def blood_test_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`blood_tests_within_reach`."""
+    profile = next((kb.economic_profiles[t.option] for t in year.persona.traps if t.category == "lifestyle_economic"),
+                   None)
+    interval = profile.min_blood_test_interval_days if profile is not None else None
+    if interval is None:
+        return []
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not (isinstance(fact, MedicationFact) and fact.action == "start"):
+                continue
+            sooner = [(m.lab, min(m.every_days, m.recheck_days or m.every_days)) for m in kb.drugs[fact.drug].monitoring
+                      if kb.labs[m.lab].kind == "lab" and min(m.every_days, m.recheck_days or m.every_days) < interval]
+            if sooner:
+                out.append(fail("blood_tests_within_reach", year, event, f"{fact.drug} started needing {sooner} "
+                                f"(days) with blood tests only every {interval} days"))
     return out

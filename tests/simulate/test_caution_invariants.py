@@ -24,6 +24,7 @@ from tests.simulate.caution_check import (
     NO_DRIVING_SLEEP,
     advice_safety_violations,
     arb_caution_violations,
+    blood_test_violations,
     caution_when_told_violations,
     class_harm_violations,
     habit_stop_violations,
@@ -101,6 +102,10 @@ def test_caution_when_told_a_history_told_on_a_drug_it_cautions_is_weighed_that_
     assert any(isinstance(f, CautionFact) and any(isinstance(g, AllergyFact | HistoryFact) for g in e.facts)
                and not any(isinstance(g, MedicationFact) and g.action == "start" for g in e.facts)
                for y in years for e in y.events for f in e.facts), "no caution said at a telling in 1,000 patients"
+
+
+def test_blood_tests_within_reach_no_drug_checked_sooner_than_the_patient_can_give_blood(kb, years):
+    check([v for year in years for v in blood_test_violations(kb, year)])
 
 
 # --- the rules themselves ----------------------------------------------------------------------------
@@ -266,3 +271,17 @@ def test_angioedema_corrected_on_losartan_with_no_word_of_it_is_caught(kb, years
     broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not isinstance(f, CautionFact)])
     assert any(v.startswith("[caution_when_told]") and event.event_id in v
                for v in caution_when_told_violations(kb, broken))
+
+
+def test_lithium_started_on_a_remote_worker_is_caught(kb, years):
+    # (the seed-31 read, P0015 E056: a level a week after the start, from a patient who gives blood every 3 months)
+    year = next((y for y in years if any(t.option == "remote_worker_rare_blood_tests" for t in y.persona.traps)), None)
+    if year is None:
+        pytest.skip("no remote worker among the 1,000 patients")
+    event = year.events[-1]
+    lithium = MedicationFact(drug="lithium", action="start", dose=400.0, unit="mg", frequency="once_daily",
+                             reason="add_on")
+    found = blood_test_violations(kb, _edit(year, event.event_id, lambda facts: [*facts, lithium]))
+    assert any(v.startswith("[blood_tests_within_reach]") and "lithium_level" in v for v in found), found
+    assert not verdict(kb, "lithium", Patient(40, "male", "major_depressive_disorder", [Constraint(
+        "lifestyle_economic", "remote_worker_rare_blood_tests", 90)])).is_allowed
