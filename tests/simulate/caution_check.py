@@ -104,8 +104,8 @@ def habit_stop_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     if habit is None or habit.stop is None:
         return []
     stop, told, seen = habit.stop, False, None
-    # (advice said for its own sake too, stopping alcohol in fatty liver disease or in place of the limit in cirrhosis,
-    # is no sign of a stop said too early)
+    # (advice said for its own sake too, in place of the alcohol limit in cirrhosis before the drinking is told, is no
+    # sign of a stop said too early)
     own = stop.advice in kb.conditions[year.persona.condition].lifestyle_advice or any(
         a.instead is not None and a.instead.advice == stop.advice for a in kb.advice.values())
     spans = taking_spans(year)

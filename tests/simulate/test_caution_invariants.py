@@ -94,7 +94,7 @@ def test_class_harm_not_repeated_no_drug_of_a_harm_after_one_was_stopped_for_it(
 def test_advice_safe_for_condition_no_alcohol_limit_in_cirrhosis(kb, years):
     check([v for year in years for v in advice_safety_violations(kb, year)])
     stop = kb.habits["nightly_alcohol"].stop
-    assert stop is not None and CIRRHOSIS in stop.conditions and stop.advice == "alcohol_abstinence"
+    assert stop is not None and CIRRHOSIS in stop.conditions and stop.advice == "alcohol_stop_cirrhosis"
 
 
 def test_caution_when_told_a_history_told_on_a_drug_it_cautions_is_weighed_that_visit(kb, years):
@@ -253,7 +253,7 @@ def test_pramipexole_after_ropinirole_stopped_for_hallucinations_is_caught(kb, y
 
 def test_one_drink_a_day_in_cirrhosis_is_caught(kb, years):
     # (the seed-31 read, P0014 E060/E089/E092)
-    year, event = _first(years, lambda e: _has_advice("alcohol_abstinence")(e) and any(
+    year, event = _first(years, lambda e: _has_advice("alcohol_stop_cirrhosis")(e) and any(
         isinstance(f, HistoryFact) and f.history == CIRRHOSIS or isinstance(f, MedicationFact)
         and f.indication == f"history:{CIRRHOSIS}" for f in e.facts))
     assert not advice_safety_violations(kb, year)
