@@ -82,6 +82,7 @@ Toxicity = Literal[
     "gi_ulcerogenic",
     "immunosuppressive",
     "teratogenic",
+    "psychotomimetic",
 ]
 """Closed vocabulary of harms a drug can do; an adverse effect of one kind makes every drug of that kind avoided
 from then on (a patient whose methotrexate raised their liver enzymes is not switched to leflunomide)."""
@@ -637,6 +638,17 @@ class Interaction(_Record):
     """Reference."""
 
 
+class AdviceInstead(_Record):
+    """Where a piece of general advice is unsafe, what is said in its place."""
+
+    advice: str
+    """Advice key said instead (stopping alcohol completely)."""
+    conditions: list[str] = Field(min_length=1)
+    """Condition or history-condition keys: any of them on record makes the general advice unsafe."""
+    source: str
+    """Reference."""
+
+
 class Advice(_Record):
     """A piece of lifestyle or diet advice a doctor gives."""
 
@@ -651,6 +663,9 @@ class Advice(_Record):
     safety: bool = False
     """What a harm or a risk calls for (no driving, a safety plan, stopping a habit): said plainly, never wrapped as
     lifestyle encouragement ("small steps count", "better than medicine")."""
+    instead: AdviceInstead | None = None
+    """Where this advice is unsafe, what is said in its place (the general alcohol limit in cirrhosis: none at all,
+    EASL 2018 and AASLD 2019)."""
 
 
 class HabitStop(_Record):
@@ -801,6 +816,28 @@ class RenalBaseline(_Record):
 # --- conditions ---------------------------------------------------------------------------------
 
 
+class DrugRedFlag(_Record):
+    """What a symptom means in a patient taking a drug that can do a harm it is the first sign of (a fever or a sore
+    throat on a drug that can take the white cells away): acted on the day it is told."""
+
+    toxicity: Toxicity
+    """Drugs of this toxicity (`Drug.toxicities`, or an adverse effect's) are the ones it warns of."""
+    effects: list[str] = Field(default_factory=list)
+    """Adverse-effect keys that make a drug one it warns of too (tocilizumab's neutropenia, not marrow toxicity)."""
+    labs: list[str] = Field(min_length=1)
+    """Labs measured that same day (the full blood count with its neutrophils); the drug is held until they are
+    known, given back when none is below its `harm_below`, stopped when one is."""
+    advice: str
+    """Advice key said that visit: why the count, and what to do if it happens again."""
+    source: str
+    """Reference."""
+
+    def warns_of(self, drug: Drug) -> bool:
+        """Whether a patient taking `drug` who tells this symptom is acted on that day."""
+        return self.toxicity in drug.toxicities or any(
+            e.toxicity == self.toxicity or e.key in self.effects for e in drug.adverse_effects)
+
+
 class Symptom(_Record):
     """A presenting symptom."""
 
@@ -816,6 +853,8 @@ class Symptom(_Record):
     """A care step this symptom, told from the turning point on, calls for at that visit (orthopnoea or 2 kg in a
     week in heart failure: the diuretic started or raised; ESC 2021 heart-failure guideline): a congestion sign is
     never just noted."""
+    drug_red_flag: DrugRedFlag | None = None
+    """(An intercurrent illness's.) The drug harm it can be the first sign of, acted on the day it is told."""
     at_examination: bool = False
     """(An intercurrent illness's.) Told only at the visit that examines and treats the illness, never at the first
     one that tries self-care: fever with pain on breathing in is not sent home with cough advice (NICE NG120)."""

@@ -285,6 +285,13 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
             _check_refs(f"{where}.by_partner[{number}]", "partners", entry.partners, kb, errors)
             if not kb.expand(entry.partners) <= members:
                 errors.append(f"{where}.by_partner[{number}]: partners: names a drug that is on neither side")
+    for advice in kb.advice.values():
+        if advice.instead is not None:
+            where = f"diet.yaml: advice.{advice.key}.instead"
+            if advice.instead.advice not in kb.advice or advice.instead.advice == advice.key:
+                errors.append(f"{where}: advice: unknown advice '{advice.instead.advice}' (or the advice itself)")
+            errors += [f"{where}: conditions: unknown condition '{key}'" for key in advice.instead.conditions
+                       if key not in kb.conditions and key not in kb.history_conditions]
     for habit in kb.habits.values():
         where = f"diet.yaml: habits.{habit.key}"
         _check_refs(where, "conflicts_with", habit.conflicts_with, kb, errors)
@@ -561,6 +568,16 @@ def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: symptoms: at least one must be told at the first visit (not at_examination)")
         if illness.self_care not in kb.advice:
             errors.append(f"{where}: self_care: unknown advice '{illness.self_care}'")
+        for symptom in illness.symptoms:
+            flag = symptom.drug_red_flag
+            if flag is None:
+                continue
+            at = f"{where}: symptoms.{symptom.key}.drug_red_flag"
+            errors += [f"{at}: labs: unknown lab '{lab}'" for lab in flag.labs if lab not in kb.labs]
+            if flag.advice not in kb.advice:
+                errors.append(f"{at}: advice: unknown advice '{flag.advice}'")
+            if not any(flag.warns_of(drug) for drug in kb.drugs.values()):
+                errors.append(f"{at}: warns of no drug (toxicity '{flag.toxicity}', effects {flag.effects})")
         _check_range(where, "age", illness.age, errors)
         for name in ("finding", "outcome"):
             errors.extend(check_finding(kb, f"{where}: {name}", getattr(illness, name), illness.drawn,

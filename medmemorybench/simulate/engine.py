@@ -23,7 +23,17 @@ from medmemorybench.simulate.body import BodyLabModel
 from medmemorybench.simulate.findings import DrawnValues, StatedFindings
 from medmemorybench.simulate.formulas import RELATED, convert
 from medmemorybench.simulate.labs import LabModel, StepEffect
-from medmemorybench.simulate.models import AdviceFact, DiagnosisFact, Event, Fact, LabFact, MedicationFact, Trap
+from medmemorybench.simulate.models import (
+    AdviceFact,
+    AllergyFact,
+    CautionFact,
+    DiagnosisFact,
+    Event,
+    Fact,
+    LabFact,
+    MedicationFact,
+    Trap,
+)
 from medmemorybench.simulate.persona import Body
 from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
@@ -37,6 +47,8 @@ N_PHASES = 5
 MIN_ENCOUNTERS, MAX_ENCOUNTERS = 10, 365
 TASK_PROBABILITY = 0.4
 """Chance that a due clinical task, rather than a routine visit, fills an encounter with no story item due."""
+CAUTION_TRAPS = ("allergy", "disease_history")
+"""Trap categories whose telling puts a caution on a drug already taken (an ARB after ACE-inhibitor angioedema)."""
 
 
 PHASE_SIZE_JITTER = 0.2
@@ -272,7 +284,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
-        facts += self.habit_stop_due(facts)
+        facts += self.habit_stop_due(facts) + self.cautions_now_known(facts)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
@@ -325,6 +337,39 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         trap = self.traps.get(category)
         return trap is not None and (self.handle(f"trap:{category}") is not None or trap.fact in facts)
 
+    def cautions_now_known(self, facts: list[Fact]) -> list[Fact]:
+        """The cautions an allergy or past illness told (or an allergy's account corrected) at this visit puts on a
+        drug already taken: said that visit with their safety net, as at a start (the seed-31 read: ACE-inhibitor
+        angioedema told, then corrected to airway swelling, while on losartan, and never weighed)."""
+        told = {c for c in CAUTION_TRAPS if c in self.traps and self.traps[c].fact in facts}
+        told |= {"allergy"} if any(isinstance(f, AllergyFact) and f.corrected_from for f in facts) else set()
+        if not told:
+            return []
+        started = {f.drug for f in facts if isinstance(f, MedicationFact) and f.action == "start"}
+        patient = self.refresh_patient()
+        return [CautionFact(drug=drug, rule=c.rule, trap=c.trap) for drug in sorted(self.state.active)
+                if drug not in started and self.doctor_knows(drug)
+                for c in verdict(self.kb, drug, patient).cautions if c.trap in told]
+
+    def conditions_on_record(self, facts: list[Fact]) -> set[str]:
+        """Condition and history-condition keys the doctor knows of at this visit: the condition once diagnosed, a
+        past illness told, the illness a long-term drug told of is taken for."""
+        conditions = {self.condition.key} if self.handle("diagnosis") or any(
+            isinstance(f, DiagnosisFact) and f.status == "confirmed" for f in facts) else set()
+        for category in ("disease_history", "medication_history"):
+            told = self.traps.get(category)
+            if told is not None and self._on_record(category, facts):
+                conditions |= {told.option if category == "disease_history" else told.indication} - {None}
+        return conditions
+
+    def advice_now(self, advice: str, facts: list[Fact] = ()) -> str:  # type: ignore[assignment]
+        """The advice said for `advice` at this visit: what is said in its place where a condition on record makes
+        it unsafe (`Advice.instead`: no alcohol at all in cirrhosis, never the general limit)."""
+        instead = self.kb.advice[advice].instead
+        if instead is not None and self.conditions_on_record(facts) & set(instead.conditions):
+            return instead.advice
+        return advice
+
     def habit_stop_due(self, facts: list[Fact]) -> list[Fact]:
         """The advice to give up a habit on record at the first visit where a risk it meets is on record too (diet.yaml
         `stop`): a drug the doctor knows is taken (started today, or the long-term drug once told), an eGFR under the
@@ -340,12 +385,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         egfr = next((f.value for f in facts if isinstance(f, LabFact) and f.lab == "egfr"), None)
         if egfr is None and (latest := self.latest_value("egfr")) is not None:
             egfr = latest[1]
-        conditions = {self.condition.key} if self.handle("diagnosis") or any(
-            isinstance(f, DiagnosisFact) and f.status == "confirmed" for f in facts) else set()
-        for category in ("disease_history", "medication_history"):
-            told = self.traps.get(category)
-            if told is not None and self._on_record(category, facts):
-                conditions |= {told.option if category == "disease_history" else told.indication} - {None}
+        conditions = self.conditions_on_record(facts)
         drugs = {f"habit_stop:{drug}" for drug in known & self.kb.expand(stop.taking)}
         at_risk = bool(drugs) or bool(conditions & set(stop.conditions)) or (
             stop.egfr_below is not None and egfr is not None and egfr < stop.egfr_below)
@@ -357,14 +397,15 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
     def lab_spec(self, key: str) -> Lab:
         return self.kb.labs[key]
 
-    def measure(self, labs: list[str]) -> list[Fact]:
-        """Measure the labs whose measuring interval has passed (a result still fresh stands for itself).
+    def measure(self, labs: list[str], urgent: bool = False) -> list[Fact]:
+        """Measure the labs whose measuring interval has passed (a result still fresh stands for itself; `urgent`:
+        any not yet measured today, as a red flag asks).
 
         Creatinine and eGFR drawn together are one sample: the eGFR reported is the equation applied to the
         creatinine measured (or the reverse where the condition follows creatinine)."""
         values: dict[str, float] = {}
         for lab in dict.fromkeys(labs):
-            if self.labs.can_measure(lab, self.day):
+            if self.labs.can_measure(lab, self.day) or (urgent and self.labs.last_measured.get(lab) != self.day):
                 values[lab] = self.labs.measure(lab, self.day)
         primary, derived = self.labs.primary, self.labs.derived
         if primary in values and derived in values:

@@ -126,7 +126,8 @@ class MedicationFact(_Record):
     """Why, as a code: first_line, titration, step_up, add_on, symptomatic, complication:<key>,
     adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, long_term, adherence, stable,
     co_prescription, course_completed, patient_correction, replaced_by:<drug>, maintenance (back to the
-    maintenance drug after an induction course), illness:<key> (a course for an intercurrent illness)."""
+    maintenance drug after an induction course), illness:<key> (a course for an intercurrent illness),
+    blood_count_normal / blood_count_low (held for a red flag's same-day count: given back, or stopped)."""
     indication: str | None = None
     """What it treats, on record before it starts: condition:<key>, complication:<key>, lab:<key>,
     history:<key>, misdiagnosis:<icd11>, with:<drug> (given alongside another drug), illness:<key>."""

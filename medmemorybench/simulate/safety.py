@@ -132,8 +132,12 @@ def _bars_single_dose(kb: KnowledgeBase, drug: Drug, preference: str) -> bool:
 
 
 def _needs_blood_tests_sooner(kb: KnowledgeBase, drug: Drug, interval_days: int | None) -> bool:
+    """Whether a drug needs blood taken more often than every `interval_days`: its routine checks, or the recheck
+    after a start or a dose change (lithium: a level after one week, NICE CG185, though every 3 months once stable;
+    the seed-31 read started it in a patient who can give blood only every three months)."""
     return interval_days is not None and any(
-        m.every_days < interval_days and kb.labs[m.lab].kind == "lab" for m in drug.monitoring)
+        min(m.every_days, m.recheck_days or m.every_days) < interval_days and kb.labs[m.lab].kind == "lab"
+        for m in drug.monitoring)
 
 
 def is_long_term(kb: KnowledgeBase, drug_key: str, regimen: str | None = None) -> bool:

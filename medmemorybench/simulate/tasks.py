@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, Illness
+from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, Illness, Symptom
 from medmemorybench.simulate.findings import Episode
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
+    AdviceFact,
     AvoidedFact,
     DiagnosisFact,
     Event,
@@ -601,7 +602,8 @@ class ClinicalTasks:
                                                episode=self.episode(illness, task.trigger))
         worse = [SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in illness.symptoms
                  if s.at_examination]  # (what brought the patient back, examined now)
-        facts: list[Fact] = [*worse, TestFact(test=reason, name=illness.test, finding=finding),
+        facts: list[Fact] = [*worse, *self.drug_red_flag_checks([s for s in illness.symptoms if s.at_examination]),
+                             TestFact(test=reason, name=illness.test, finding=finding),
                              DiagnosisFact(name=illness.name, icd11=illness.icd11, status="acute"),
                              *self.start(rx, reason, reason, self.next_event_id()),
                              *labs, *measured]
@@ -612,6 +614,28 @@ class ClinicalTasks:
         self.add_task(Task("illness_review", review_on, deadline=deadline, reason=illness.key, trigger=event.event_id,
                            yields=True))
         return True
+
+    def drug_red_flag_checks(self, symptoms: list[Symptom]) -> list[Fact]:
+        """A symptom told that can be the first sign of a drug's harm (a fever or a sore throat on sulfasalazine, a
+        thionamide or mirtazapine: agranulocytosis; `Symptom.drug_red_flag`) is acted on that day: the count is
+        measured and the drug held until it is known, then given back with the reason, or stopped when a count is
+        below its harm threshold (the seed-31 read: gargles and no white count for a month)."""
+        flag = next((s.drug_red_flag for s in symptoms if s.drug_red_flag is not None), None)
+        drugs = [d for d in sorted(self.state.active) if flag is not None and self.doctor_knows(d)
+                 and flag.warns_of(self.kb.drugs[d])]
+        if flag is None or not drugs:
+            return []
+        facts: list[Fact] = [*self.measure(flag.labs, urgent=True), AdviceFact(advice=flag.advice)]
+        low = any(isinstance(f, LabFact) and (harm := self.kb.labs[f.lab].harm_below) is not None and f.value < harm
+                  for f in facts)
+        for drug in drugs:
+            if low:
+                facts += self.stop(drug, "blood_count_low")
+                self.patient.intolerant.add(drug)
+                self.patient.toxicities.add(flag.toxicity)
+            else:
+                facts.append(self.continue_fact(drug, "blood_count_normal"))
+        return facts
 
     def _task_illness_review(self, task: Task) -> bool | None:
         """The review after an intercurrent illness's course, and what it finds."""

@@ -193,7 +193,7 @@ class StoryActions:
                 facts += self.stop(drug, "diagnosis_revised")
         facts += self.measure(self.monitored_now())
         if cond.diagnosis_advice is not None and self.gives(cond.diagnosis_advice, facts):
-            facts.append(AdviceFact(advice=cond.diagnosis_advice))
+            facts.append(AdviceFact(advice=self.advice_now(cond.diagnosis_advice, facts)))
         triggers = [self.handle("tests"), self.handle("turning")]
         if self.story.first_line_at_diagnosis:
             self.state.handles["diagnosis"] = self.next_event_id()
@@ -519,7 +519,7 @@ class StoryActions:
         measured = self._body_on_record()
         options = [self.condition.counselling_advice] if self.condition.counselling_advice else []
         options += self.condition.lifestyle_advice[::-1]
-        advice = next((a for a in options if self.gives(a, measured)), None)
+        advice = next((self.advice_now(a, measured) for a in options if self.gives(a, measured)), None)
         facts: list[Fact] = [AdviceFact(advice=advice)] if advice else []
         facts += measured
         if drug in self.state.active and not self.state.active[drug].suspected:
@@ -551,7 +551,8 @@ class StoryActions:
         first = [s for s in illness.symptoms if not s.at_examination]  # (a red flag is examined, not self-cared)
         told = first[:self.rng.randint(1, len(first))]  # (the presenting one always)
         facts: list[Fact] = [*(SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in told),
-                             AdviceFact(advice=illness.self_care), *self.measure(self.vitals())]
+                             *self.drug_red_flag_checks(told), AdviceFact(advice=illness.self_care),
+                             *self.measure(self.vitals())]
         # (brought in for it, or raised at a check-up: new symptoms come up both ways)
         kind = "symptom_report" if self.rng.random() < 0.6 else "follow_up"
         event = self.emit(kind, facts, [], f"illness:{illness.key}")
@@ -661,7 +662,8 @@ class StoryActions:
             while self.advice_cycle:
                 advice = self.advice_cycle.pop()
                 if self.gives(advice, measured):
-                    return self.emit("lifestyle", [AdviceFact(advice=advice), *measured], [])
+                    return self.emit("lifestyle", [AdviceFact(advice=self.advice_now(advice, measured)), *measured],
+                                     [])
         return self.emit("follow_up", measured or self.symptoms(1), [])
 
     def known_bmi(self, facts: list[Fact] = ()) -> float | None:  # type: ignore[assignment]

@@ -284,3 +284,27 @@ def test_a_habit_stop_with_unknown_advice_and_no_risk_is_reported(tmp_path):
     message = str(info.value)
     assert f"diet.yaml: habits.{habit}: stop.advice: unknown advice 'stop_lo_salt'" in message
     assert f"diet.yaml: habits.{habit}: stop: names no risk" in message
+
+
+def test_an_advice_instead_with_unknown_advice_and_condition_is_reported(tmp_path):
+    data = copy_knowledge(tmp_path)
+    _edit_yaml(data, "diet.yaml", lambda doc: next(a for a in doc["advice"] if a["key"] == "alcohol_limit")[
+        "instead"].update(advice="no_alcohol", conditions=["cirrhosis_of_the_liver"]))
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge(data)
+    message = str(info.value)
+    assert "diet.yaml: advice.alcohol_limit.instead: advice: unknown advice 'no_alcohol'" in message
+    assert "diet.yaml: advice.alcohol_limit.instead: conditions: unknown condition 'cirrhosis_of_the_liver'" in message
+
+
+def test_a_drug_red_flag_with_unknown_lab_and_advice_is_reported(tmp_path):
+    # (an intercurrent.yaml anchor is written out in full by the dump, so the strep throat's flag is its own copy)
+    data = copy_knowledge(tmp_path)
+    _edit_yaml(data, "intercurrent.yaml", lambda doc: next(i for i in doc["illnesses"] if i["key"] == "strep_throat")[
+        "symptoms"][0]["drug_red_flag"].update(labs=["anc"], advice="count_today"))
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge(data)
+    message = str(info.value)
+    where = "intercurrent.yaml: strep_throat: symptoms.sore_throat_fever.drug_red_flag"
+    assert f"{where}: labs: unknown lab 'anc'" in message
+    assert f"{where}: advice: unknown advice 'count_today'" in message

@@ -14,20 +14,42 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
 - `sleep_onset_no_driving`: daytime sleepiness on a dopamine agonist (the labels' warning of falling asleep during
   daily activities) is acted on the visit it is told: the dose lowered or the drug stopped, and no driving or
   machinery while it lasts (ropinirole sleepiness left 33 days with no driving advice, the seed-29 read).
+
+The seed-31 read:
+
+- `drug_red_flag_same_day`: a symptom that can be the first sign of a drug's harm (a fever or a sore throat on a
+  drug that can take the white cells away: sulfasalazine, a thionamide, mirtazapine) gets, the visit it is told, the
+  blood count measured and the drug held until it is known: given back with the count's reason, or stopped when a
+  count is below its harm threshold (sulfasalazine SmPC; ATA 2016; Remeron label; gargles and no white count for a
+  month, the seed-31 read).
+- `class_harm_not_repeated`: a drug stopped for a harm of a kind (`toxicity`: hallucinations on a dopamine agonist)
+  is never followed by the start of another drug that can do the same harm (pramipexole 13 days after ropinirole
+  was stopped for hallucinations, the seed-31 read; NICE NG71).
+- `advice_safe_for_condition`: advice unsafe with a condition on record is never said to that patient, what takes
+  its place instead (`Advice.instead`: "one drink a day" three times in cirrhosis, the seed-31 read; EASL 2018).
+- `blood_tests_within_reach`: a patient who can give blood only every so often (a remote site: every three months)
+  is started on no drug whose checks come sooner, the recheck after a start or a dose change included (lithium: a
+  level after one week, NICE CG185; started on a remote worker, the seed-31 read).
+- `caution_when_told`: an allergy or past illness told (or an allergy's account corrected) while the patient takes a
+  drug it cautions is weighed that visit: the caution is said (ACE-inhibitor angioedema corrected to airway
+  swelling on losartan with no word of it, the seed-31 read).
 """
 
 from __future__ import annotations
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import DrugRedFlag
 from medmemorybench.simulate.models import (
     AdverseFact,
     AdviceFact,
+    AllergyFact,
     CareYear,
     CautionFact,
     DiagnosisFact,
     DietFact,
     Event,
     HistoryFact,
+    LabFact,
     MedicationFact,
     SymptomFact,
 )
@@ -82,6 +104,10 @@ def habit_stop_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     if habit is None or habit.stop is None:
         return []
     stop, told, seen = habit.stop, False, None
+    # (advice said for its own sake too, in place of the alcohol limit in cirrhosis before the drinking is told, is no
+    # sign of a stop said too early)
+    own = stop.advice in kb.conditions[year.persona.condition].lifestyle_advice or any(
+        a.instead is not None and a.instead.advice == stop.advice for a in kb.advice.values())
     spans = taking_spans(year)
     out = []
     for event in year.events:
@@ -92,7 +118,7 @@ def habit_stop_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
         egfr = latest_egfr(year, event)
         risk = sorted(drugs) + sorted(conditions & set(stop.conditions)) + (
             [f"eGFR {egfr:g}"] if stop.egfr_below is not None and egfr is not None and egfr < stop.egfr_below else [])
-        if advised and not (told and risk):
+        if advised and not (told and risk) and not own:
             out.append(fail("habit_stop_advised", year, event, f"{stop.advice} given before the habit and a risk "
                             "were both on record"))
         if not (told and risk):
@@ -127,3 +153,119 @@ def sleep_onset_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                                 "with no driving advice"))
     return out
 
+
+
+def red_flag_symptoms(kb: KnowledgeBase) -> dict[str, DrugRedFlag]:
+    """Symptom id as recorded (`<illness>.<symptom>`) -> the drug harm it warns of."""
+    return {f"{i.key}.{s.key}": s.drug_red_flag for i in kb.illnesses.values() for s in i.symptoms
+            if s.drug_red_flag is not None}
+
+
+def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`drug_red_flag_same_day`."""
+    flags, spans, out = red_flag_symptoms(kb), taking_spans(year), []
+    for event in year.events:
+        for fact in event.facts:
+            flag = flags.get(fact.symptom) if isinstance(fact, SymptomFact) else None
+            if flag is None:
+                continue
+            taking, _ = _on_record(year, event, spans)
+            stopped = {f.drug for f in event.facts if isinstance(f, MedicationFact) and f.action == "stop"}
+            for drug in sorted(d for d in taking | stopped if flag.warns_of(kb.drugs[d])):
+                counts = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in flag.labs}
+                low = [lab for lab, value in counts.items() if (h := kb.labs[lab].harm_below) is not None and value < h]
+                given_back = any(isinstance(f, MedicationFact) and f.drug == drug and f.action == "continue"
+                                 and f.reason == "blood_count_normal" for f in event.facts)
+                if set(counts) != set(flag.labs):
+                    out.append(fail("drug_red_flag_same_day", year, event, f"{fact.symptom} told on {drug}, and "
+                                    f"{sorted(set(flag.labs) - set(counts))} not measured that day"))
+                elif low and drug not in stopped:
+                    out.append(fail("drug_red_flag_same_day", year, event, f"{drug} not stopped with {low} below "
+                                    "the harm threshold"))
+                elif not low and not given_back:
+                    out.append(fail("drug_red_flag_same_day", year, event, f"{fact.symptom} told on {drug}: not "
+                                    "held for the count and given back with its result"))
+                if not any(isinstance(f, AdviceFact) and f.advice == flag.advice for f in event.facts):
+                    out.append(fail("drug_red_flag_same_day", year, event, f"{flag.advice} not said"))
+    return out
+
+
+def class_harm_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`class_harm_not_repeated`."""
+    harmed: dict[str, str] = {}  # toxicity -> the drug stopped for it
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, MedicationFact):
+                continue
+            drug = kb.drugs[fact.drug]
+            if fact.action == "start":
+                out += [fail("class_harm_not_repeated", year, event, f"{fact.drug} started after {harmed[kind]} "
+                             f"was stopped for a {kind} harm") for kind in drug.toxicities if kind in harmed]
+            elif fact.action == "stop" and fact.reason and fact.reason.startswith("adverse_effect:"):
+                key = fact.reason.partition(":")[2]
+                effect = next((e for e in drug.adverse_effects if e.key == key), None)
+                if effect is not None and effect.toxicity is not None:
+                    harmed.setdefault(effect.toxicity, fact.drug)
+    return out
+
+
+def advice_safety_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`advice_safe_for_condition`."""
+    spans, out = taking_spans(year), []
+    for event in year.events:
+        for fact in event.facts:
+            instead = kb.advice[fact.advice].instead if isinstance(fact, AdviceFact) else None
+            if instead is None:
+                continue
+            _, conditions = _on_record(year, event, spans)
+            if unsafe := conditions & set(instead.conditions):
+                out.append(fail("advice_safe_for_condition", year, event, f"{fact.advice} said with "  # type: ignore[union-attr]
+                                f"{sorted(unsafe)} on record ({instead.advice} instead)"))
+    return out
+
+
+def _cautioned_by(kb: KnowledgeBase, fact: AllergyFact | HistoryFact) -> frozenset[str]:
+    """Drugs an allergy or a past illness qualifies (given with a caution)."""
+    if isinstance(fact, AllergyFact):
+        caution = kb.allergy_groups[fact.group].caution
+        return kb.expand(caution.drugs) if caution is not None else frozenset()
+    return kb.expand([k for r in kb.contraindications if r.history == fact.history and r.level == "caution"
+                      for k in [*r.classes, *r.drugs]])
+
+
+def caution_when_told_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`caution_when_told`."""
+    spans, out = taking_spans(year), []
+    for event in year.events:
+        taking = {d for d, runs in spans.items() if any(start < event.date and (end is None or event.date < end)
+                                                        for start, end in runs)}
+        for fact in event.facts:
+            if not isinstance(fact, AllergyFact | HistoryFact):
+                continue
+            for drug in sorted(taking & _cautioned_by(kb, fact)):
+                if not any(isinstance(f, CautionFact) and f.drug == drug for f in event.facts):
+                    what = fact.group if isinstance(fact, AllergyFact) else fact.history
+                    out.append(fail("caution_when_told", year, event, f"{what} told while {drug} is taken, and "
+                                    "its caution not said"))
+    return out
+
+
+def blood_test_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`blood_tests_within_reach`."""
+    profile = next((kb.economic_profiles[t.option] for t in year.persona.traps if t.category == "lifestyle_economic"),
+                   None)
+    interval = profile.min_blood_test_interval_days if profile is not None else None
+    if interval is None:
+        return []
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not (isinstance(fact, MedicationFact) and fact.action == "start"):
+                continue
+            sooner = [(m.lab, min(m.every_days, m.recheck_days or m.every_days)) for m in kb.drugs[fact.drug].monitoring
+                      if kb.labs[m.lab].kind == "lab" and min(m.every_days, m.recheck_days or m.every_days) < interval]
+            if sooner:
+                out.append(fail("blood_tests_within_reach", year, event, f"{fact.drug} started needing {sooner} "
+                                f"(days) with blood tests only every {interval} days"))
+    return out

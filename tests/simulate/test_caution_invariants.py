@@ -9,17 +9,33 @@ from __future__ import annotations
 
 import pytest
 
-from medmemorybench.simulate.models import AdviceFact, CareYear, CautionFact, Event, LabFact, MedicationFact
+from medmemorybench.simulate.models import (
+    AdviceFact,
+    AllergyFact,
+    CareYear,
+    CautionFact,
+    Event,
+    HistoryFact,
+    LabFact,
+    MedicationFact,
+)
 from medmemorybench.simulate.safety import Constraint, Patient, rule_text, verdict
 from tests.simulate.caution_check import (
     NO_DRIVING_SLEEP,
+    advice_safety_violations,
     arb_caution_violations,
+    blood_test_violations,
+    caution_when_told_violations,
+    class_harm_violations,
     habit_stop_violations,
+    red_flag_violations,
     sleep_onset_violations,
 )
 from tests.simulate.clinical import check, patient_rule_violations
 
 SALT = "stop_potassium_salt_substitute"
+COUNT = "blood_count_today"
+CIRRHOSIS = "chronic_liver_disease"
 
 
 def _first(years: list[CareYear], has) -> tuple[CareYear, Event]:  # noqa: ANN001
@@ -64,6 +80,32 @@ def test_sleep_onset_no_driving_agonist_sleepiness_is_acted_on_the_day_it_is_tol
     told = {f.drug for y in years for e in y.events if _has_advice(NO_DRIVING_SLEEP)(e) for f in e.facts
             if isinstance(f, MedicationFact) and f.action in ("stop", "decrease")}
     assert told & {"ropinirole", "rotigotine"}, "no sleepiness on ropinirole or rotigotine among 1,000 patients"
+
+
+def test_drug_red_flag_same_day_a_fever_on_a_drug_that_can_take_the_white_cells_gets_a_count(kb, years):
+    check([v for year in years for v in red_flag_violations(kb, year)])
+    assert any(_has_advice(COUNT)(e) for y in years for e in y.events), "no fever on such a drug in 1,000 patients"
+
+
+def test_class_harm_not_repeated_no_drug_of_a_harm_after_one_was_stopped_for_it(kb, years):
+    check([v for year in years for v in class_harm_violations(kb, year)])
+
+
+def test_advice_safe_for_condition_no_alcohol_limit_in_cirrhosis(kb, years):
+    check([v for year in years for v in advice_safety_violations(kb, year)])
+    stop = kb.habits["nightly_alcohol"].stop
+    assert stop is not None and CIRRHOSIS in stop.conditions and stop.advice == "alcohol_stop_cirrhosis"
+
+
+def test_caution_when_told_a_history_told_on_a_drug_it_cautions_is_weighed_that_visit(kb, years):
+    check([v for year in years for v in caution_when_told_violations(kb, year)])
+    assert any(isinstance(f, CautionFact) and any(isinstance(g, AllergyFact | HistoryFact) for g in e.facts)
+               and not any(isinstance(g, MedicationFact) and g.action == "start" for g in e.facts)
+               for y in years for e in y.events for f in e.facts), "no caution said at a telling in 1,000 patients"
+
+
+def test_blood_tests_within_reach_no_drug_checked_sooner_than_the_patient_can_give_blood(kb, years):
+    check([v for year in years for v in blood_test_violations(kb, year)])
 
 
 # --- the rules themselves ----------------------------------------------------------------------------
@@ -174,3 +216,72 @@ def test_bupropion_raised_to_300_mg_at_a_low_egfr_is_caught(kb, years):
         for f in facts]])
     assert any(v.startswith("[renal_rule]") and "bupropion_egfr_60_dose" in v
                for v in patient_rule_violations(kb, broken, "renal"))
+
+
+def test_gargles_for_a_febrile_sore_throat_on_sulfasalazine_are_caught(kb, years):
+    # (the seed-31 read, P0014 E029: self-care advice only, the drug continued, no white count for a month)
+    year, event = _first(years, _has_advice(COUNT))
+    assert not red_flag_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
+        isinstance(f, LabFact) and f.lab in ("wbc", "neutrophils") or isinstance(f, AdviceFact) and f.advice == COUNT
+        or isinstance(f, MedicationFact) and f.reason == "blood_count_normal")])
+    found = red_flag_violations(kb, broken)
+    assert any("not measured" in v and event.event_id in v for v in found), found
+    assert any(COUNT in v for v in found), found
+
+
+def test_a_drug_given_back_on_a_low_count_is_caught(kb, years):
+    year, event = _first(years, _has_advice(COUNT))
+    broken = _edit(year, event.event_id, lambda facts: [
+        f.model_copy(update={"value": 0.3}) if isinstance(f, LabFact) and f.lab == "neutrophils" else f for f in facts])
+    assert any("not stopped" in v and event.event_id in v for v in red_flag_violations(kb, broken))
+
+
+def test_pramipexole_after_ropinirole_stopped_for_hallucinations_is_caught(kb, years):
+    year = years[0]
+    first, later = year.events[1], year.events[3]
+    stop = MedicationFact(drug="ropinirole", action="stop", dose=2.0, unit="mg", frequency="once_daily",
+                          reason="adverse_effect:hallucinations")
+    start = MedicationFact(drug="pramipexole", action="start", dose=0.375, unit="mg", frequency="once_daily",
+                           reason="adverse_effect:hallucinations")
+    broken = _edit(_edit(year, first.event_id, lambda facts: [*facts, stop]), later.event_id,
+                   lambda facts: [*facts, start])
+    found = class_harm_violations(kb, broken)
+    assert any(v.startswith("[class_harm_not_repeated]") and later.event_id in v and "pramipexole" in v
+               for v in found), found
+
+
+def test_one_drink_a_day_in_cirrhosis_is_caught(kb, years):
+    # (the seed-31 read, P0014 E060/E089/E092)
+    year, event = _first(years, lambda e: _has_advice("alcohol_stop_cirrhosis")(e) and any(
+        isinstance(f, HistoryFact) and f.history == CIRRHOSIS or isinstance(f, MedicationFact)
+        and f.indication == f"history:{CIRRHOSIS}" for f in e.facts))
+    assert not advice_safety_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [*facts, AdviceFact(advice="alcohol_limit")])
+    assert any(v.startswith("[advice_safe_for_condition]") and event.event_id in v
+               for v in advice_safety_violations(kb, broken))
+
+
+def test_angioedema_corrected_on_losartan_with_no_word_of_it_is_caught(kb, years):
+    # (the seed-31 read, P0009 E063: "my throat swelled" told while on losartan, no reassessment)
+    year, event = _first(years, lambda e: any(isinstance(f, AllergyFact) for f in e.facts) and any(
+        isinstance(f, CautionFact) for f in e.facts) and not any(
+        isinstance(f, MedicationFact) and f.action == "start" for f in e.facts))
+    assert not caution_when_told_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not isinstance(f, CautionFact)])
+    assert any(v.startswith("[caution_when_told]") and event.event_id in v
+               for v in caution_when_told_violations(kb, broken))
+
+
+def test_lithium_started_on_a_remote_worker_is_caught(kb, years):
+    # (the seed-31 read, P0015 E056: a level a week after the start, from a patient who gives blood every 3 months)
+    year = next((y for y in years if any(t.option == "remote_worker_rare_blood_tests" for t in y.persona.traps)), None)
+    if year is None:
+        pytest.skip("no remote worker among the 1,000 patients")
+    event = year.events[-1]
+    lithium = MedicationFact(drug="lithium", action="start", dose=400.0, unit="mg", frequency="once_daily",
+                             reason="add_on")
+    found = blood_test_violations(kb, _edit(year, event.event_id, lambda facts: [*facts, lithium]))
+    assert any(v.startswith("[blood_tests_within_reach]") and "lithium_level" in v for v in found), found
+    assert not verdict(kb, "lithium", Patient(40, "male", "major_depressive_disorder", [Constraint(
+        "lifestyle_economic", "remote_worker_rare_blood_tests", 90)])).is_allowed
