@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from medmemorybench.dataset.audit import age_distribution, audit_questions, format_table
+from medmemorybench.dataset.audit import age_distribution, audit_questions, format_table, question_only
 from medmemorybench.dataset.audit import cohort_prior as cohort_prior_probe
 from medmemorybench.dataset.schema import LANGUAGES, PERSONAS_SPLIT, RENDERED, config_name, split_name
 from medmemorybench.dataset.variety import format_variety, stream_variety
@@ -160,10 +160,11 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
     The cohort prior thins each drug's commoner answer by coin (`questions.cohort`), and then evens the drugs whose
     asked answers still lean beyond a fair coin's (`CohortPrior.lopsided`); a draw can still, by chance,
     leave the other patients' answers for a drug (or their opposite) predicting a patient's beyond the audit's
-    bar over the whole cohort. The published questions must not hold that: the coins are then drawn again (a
-    seeded sequence: the same seed gives the same draw), at most `PRIOR_DRAWS` times, until neither the IG probe
-    nor the MQ one (advisory: it does not stop a build) fails; where none passes both, the first draw the IG probe
-    passes is kept. The card records the draws.
+    bar over the whole cohort, or leave a patient's own other questions predicting an IG answer (the drug named in
+    an SUA question: it is taken, so "yes") beyond the `question_only` bar. The published questions must not hold
+    that: the coins are then drawn again (a seeded sequence: the same seed gives the same draw), at most
+    `PRIOR_DRAWS` times, until none of the IG probes nor the MQ cohort one (advisory: it does not stop a build)
+    fails; where none passes them all, the first draw the IG probes pass is kept. The card records the draws.
     """
     kept: tuple[list[dict[str, PatientBuild]], int] | None = None
     for draw in range(PRIOR_DRAWS):
@@ -179,10 +180,10 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
         asked = [q for build in builds for q in build[language].questions]
         builds = _without(builds, prior.lopsided(asked, lambda name, keys=keys: keys.get(name, name)))
         first = [q.model_dump() for build in builds for q in build[language].questions]
-        failed = {r.scope: not r.passed for r in cohort_prior_probe(first, language)}
-        if not any(failed.values()):
+        probes = cohort_prior_probe(first, language) + [r for r in question_only(first, language) if r.scope == "IG"]
+        if all(r.passed for r in probes):
             return builds, draw + 1
-        if kept is None and not failed.get("IG"):
+        if kept is None and all(r.passed for r in probes if r.scope == "IG"):
             kept = (builds, draw + 1)
     return kept or (builds, PRIOR_DRAWS)
 

@@ -1,6 +1,8 @@
 """The cohort's questions are asked again, with the prior's coins drawn anew, when a draw leaves the other patients'
 IG answers predicting a patient's (`dataset.build.cohort_questions`)."""
 
+from dataclasses import replace
+
 import medmemorybench.dataset.build as build
 from medmemorybench.dataset.audit import ProbeResult
 from medmemorybench.dataset.build import BuildOptions, build_dataset
@@ -41,3 +43,22 @@ def test_draws_stop_at_the_limit_and_the_gate_then_refuses(monkeypatch):
     monkeypatch.setattr(build, "PRIOR_DRAWS", 2)
     built = build_dataset(default_knowledge(), None, OPTIONS)
     assert built.stats["prior_draws"] == 2
+
+
+def test_a_draw_whose_own_questions_predict_ig_answers_is_drawn_again(monkeypatch):
+    """Seed 37's default build (2026-12-07): a patient's SUA questions named the drugs its IG questions asked about
+    ("yes": the drug is taken) at 0.698 against a bar of 0.691, and the audit refused the export. The question-only
+    IG probe now takes part in the redraw, as the cohort prior does."""
+    kb = default_knowledge()
+    draws = []
+    real = build.question_only
+
+    def probe(questions, language="en"):  # the IG result fails the first draw only
+        results = real(questions, language)
+        if any(r.scope == "IG" for r in results):
+            draws.append(len(questions))
+        return [replace(r, passed=False) if r.scope == "IG" and len(draws) == 1 else r for r in results]
+
+    monkeypatch.setattr(build, "question_only", probe)
+    built = build_dataset(kb, None, OPTIONS)
+    assert built.stats["prior_draws"] == 2 and len(draws) == 2
