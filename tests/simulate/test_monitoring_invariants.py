@@ -21,7 +21,9 @@ from medmemorybench.simulate.models import (
 )
 from tests.simulate.clinical import check
 from tests.simulate.monitoring_check import (
+    CHANGES,
     WORKUP_ENCOUNTERS,
+    _taken_on,
     advice_violations,
     due_violations,
     out_of_range_share,
@@ -34,6 +36,7 @@ from tests.simulate.monitoring_check import (
     serious_harm_violations,
     start_dose_violations,
     stop_recheck_violations,
+    taking_spans,
     taper_violations,
     workup_violations,
 )
@@ -154,8 +157,20 @@ def test_lithium_and_warfarin_levels_are_measured(years):
 # --- crafted violations --------------------------------------------------------------------------------
 
 
-def test_a_lithium_start_with_no_level_after_it_is_caught(kb, years):
-    year, event = _first(years, _starts("lithium"))
+def test_a_lithium_change_with_no_level_after_it_is_caught(kb, years):
+    """A lithium start, dose change or interacting drug started while lithium is taken, its level then dropped.
+    (Since the blood-test limit counts lithium's level a week after a start, none of the 1,000 years starts lithium:
+    the long-term lithium of a bipolar history is changed or met by its partners instead.)"""
+    partners = {other for other, _ in kb.interaction_partners.get("lithium", [])}
+
+    def moves_lithium(year: CareYear) -> Event | None:
+        spans = taking_spans(year)
+        return next((e for e in year.events if _taken_on(spans, "lithium", e.date) and any(
+            isinstance(f, MedicationFact) and f.action in CHANGES and (f.drug == "lithium" or f.drug in partners)
+            for f in e.facts)), None)
+
+    year, event = next(((y, e) for y in years if (e := moves_lithium(y)) is not None), (None, None))
+    assert year is not None and event is not None, "no lithium start, change or partner among the 1,000 patients"
     assert not recheck_violations(kb, year)
     broken = _without(year, lambda e, f: isinstance(f, LabFact) and f.lab == "lithium_level")
     assert any(v.startswith("[monitoring_recheck]") and event.event_id in v for v in recheck_violations(kb, broken))
