@@ -7,7 +7,7 @@ patient is, what they were taking on a day, the latest eGFR on record), not from
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
@@ -214,3 +214,13 @@ def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> lis
                 failures.append(fail(f"{kind}_rule", year, event, f"{fact.drug} {fact.dose} {fact.unit} "
                                      f"{fact.frequency} breaks rule:{rule.key} (eGFR {egfr})"))
     return failures
+
+
+def first_event(years: list[CareYear], has: Callable[[Event], bool]) -> tuple[CareYear, Event]:
+    """The first visit of the cohort that `has` picks, for a crafted violation to start from. None is a failure, not
+    a skip: a crafted test with nothing to break could never fail."""
+    for year in years:
+        for event in year.events:
+            if has(event):
+                return year, event
+    raise AssertionError("no such event among the 1,000 patients: the crafted violation has nothing to start from")

@@ -7,14 +7,11 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 
 from __future__ import annotations
 
-import pytest
-
 from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
     CareYear,
     CautionFact,
-    Event,
     HistoryFact,
     LabFact,
     MedicationFact,
@@ -31,19 +28,11 @@ from tests.simulate.caution_check import (
     red_flag_violations,
     sleep_onset_violations,
 )
-from tests.simulate.clinical import check, patient_rule_violations
+from tests.simulate.clinical import check, first_event, patient_rule_violations
 
 SALT = "stop_potassium_salt_substitute"
 COUNT = "blood_count_today"
 CIRRHOSIS = "chronic_liver_disease"
-
-
-def _first(years: list[CareYear], has) -> tuple[CareYear, Event]:  # noqa: ANN001
-    for year in years:
-        for event in year.events:
-            if has(event):
-                return year, event
-    pytest.skip("no such event among the 1,000 patients")
 
 
 def _edit(year: CareYear, event_id: str, edit) -> CareYear:  # noqa: ANN001
@@ -145,8 +134,8 @@ def test_an_arb_is_cautioned_after_ace_angioedema_and_an_arni_is_barred(kb):
 
 
 def test_losartan_after_ramipril_angioedema_with_no_word_of_it_is_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, CautionFact) and f.rule == "allergy:ace_inhibitor_reaction"
-                                              for f in e.facts))
+    year, event = first_event(years, lambda e: any(
+        isinstance(f, CautionFact) and f.rule == "allergy:ace_inhibitor_reaction" for f in e.facts))
     assert not arb_caution_violations(kb, year)
     broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
         isinstance(f, CautionFact) and f.rule == "allergy:ace_inhibitor_reaction")])
@@ -155,7 +144,7 @@ def test_losartan_after_ramipril_angioedema_with_no_word_of_it_is_caught(kb, yea
 
 
 def test_a_salt_substitute_never_stopped_beside_an_arb_is_caught(kb, years):
-    year, event = _first(years, _has_advice(SALT))
+    year, event = first_event(years, _has_advice(SALT))
     assert not habit_stop_violations(kb, year)
     broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
         isinstance(f, AdviceFact) and f.advice == SALT)])
@@ -164,7 +153,7 @@ def test_a_salt_substitute_never_stopped_beside_an_arb_is_caught(kb, years):
 
 
 def test_a_salt_substitute_stopped_weeks_after_its_risk_is_caught(kb, years):
-    year, event = _first(years, _has_advice(SALT))
+    year, event = first_event(years, _has_advice(SALT))
     later = next(e for e in year.events if e.index > event.index)
     moved = _edit(_edit(year, event.event_id, lambda facts: [f for f in facts if not (
         isinstance(f, AdviceFact) and f.advice == SALT)]), later.event_id, lambda facts: [*facts, AdviceFact(
@@ -176,8 +165,7 @@ def test_losartan_started_months_after_the_salt_advice_with_no_word_of_it_is_cau
     # (told to stop in January at an eGFR of 57; losartan in September: the advice is said again that day)
     again = [(y, [e for e in y.events if _has_advice(SALT)(e)]) for y in years]
     year, event = next(((y, told[1]) for y, told in again if len(told) > 1), (None, None))
-    if year is None:
-        pytest.skip("no salt-substitute advice said again among the 1,000 patients")
+    assert year is not None and event is not None, "no salt-substitute advice said again among the 1,000 patients"
     assert not habit_stop_violations(kb, year)
     broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
         isinstance(f, AdviceFact) and f.advice == SALT)])
@@ -187,7 +175,7 @@ def test_losartan_started_months_after_the_salt_advice_with_no_word_of_it_is_cau
 
 def test_a_salt_substitute_advised_against_before_any_risk_is_caught(kb, years):
     # (the advice says "with your kidneys or with medicines that keep potassium": untrue before either is on record)
-    year, event = _first(years, lambda e: _has_advice(SALT)(e) and e.index > 2 and not any(
+    year, event = first_event(years, lambda e: _has_advice(SALT)(e) and e.index > 2 and not any(
         isinstance(f, LabFact) and f.lab == "egfr" for f in e.facts))
     first = year.events[0]
     early = _edit(year, first.event_id, lambda facts: [*facts, AdviceFact(advice=SALT)])
@@ -196,7 +184,7 @@ def test_a_salt_substitute_advised_against_before_any_risk_is_caught(kb, years):
 
 
 def test_ropinirole_sleepiness_left_for_weeks_with_no_driving_advice_is_caught(kb, years):
-    year, event = _first(years, lambda e: _has_advice(NO_DRIVING_SLEEP)(e) and any(
+    year, event = first_event(years, lambda e: _has_advice(NO_DRIVING_SLEEP)(e) and any(
         isinstance(f, MedicationFact) and f.drug in ("ropinirole", "rotigotine") for f in e.facts))
     assert not sleep_onset_violations(kb, year)
     broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
@@ -207,7 +195,7 @@ def test_ropinirole_sleepiness_left_for_weeks_with_no_driving_advice_is_caught(k
 
 
 def test_bupropion_raised_to_300_mg_at_a_low_egfr_is_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "bupropion"
+    year, event = first_event(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "bupropion"
                                               and f.action == "start" for f in e.facts))
     assert not patient_rule_violations(kb, year, "renal")
     low = LabFact(lab="egfr", value=21.0, unit="mL/min/1.73m2")
@@ -220,7 +208,7 @@ def test_bupropion_raised_to_300_mg_at_a_low_egfr_is_caught(kb, years):
 
 def test_gargles_for_a_febrile_sore_throat_on_sulfasalazine_are_caught(kb, years):
     # (the seed-31 read, P0014 E029: self-care advice only, the drug continued, no white count for a month)
-    year, event = _first(years, _has_advice(COUNT))
+    year, event = first_event(years, _has_advice(COUNT))
     assert not red_flag_violations(kb, year)
     broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
         isinstance(f, LabFact) and f.lab in ("wbc", "neutrophils") or isinstance(f, AdviceFact) and f.advice == COUNT
@@ -231,7 +219,7 @@ def test_gargles_for_a_febrile_sore_throat_on_sulfasalazine_are_caught(kb, years
 
 
 def test_a_drug_given_back_on_a_low_count_is_caught(kb, years):
-    year, event = _first(years, _has_advice(COUNT))
+    year, event = first_event(years, _has_advice(COUNT))
     broken = _edit(year, event.event_id, lambda facts: [
         f.model_copy(update={"value": 0.3}) if isinstance(f, LabFact) and f.lab == "neutrophils" else f for f in facts])
     assert any("not stopped" in v and event.event_id in v for v in red_flag_violations(kb, broken))
@@ -253,7 +241,7 @@ def test_pramipexole_after_ropinirole_stopped_for_hallucinations_is_caught(kb, y
 
 def test_one_drink_a_day_in_cirrhosis_is_caught(kb, years):
     # (the seed-31 read, P0014 E060/E089/E092)
-    year, event = _first(years, lambda e: _has_advice("alcohol_stop_cirrhosis")(e) and any(
+    year, event = first_event(years, lambda e: _has_advice("alcohol_stop_cirrhosis")(e) and any(
         isinstance(f, HistoryFact) and f.history == CIRRHOSIS or isinstance(f, MedicationFact)
         and f.indication == f"history:{CIRRHOSIS}" for f in e.facts))
     assert not advice_safety_violations(kb, year)
@@ -264,7 +252,7 @@ def test_one_drink_a_day_in_cirrhosis_is_caught(kb, years):
 
 def test_angioedema_corrected_on_losartan_with_no_word_of_it_is_caught(kb, years):
     # (the seed-31 read, P0009 E063: "my throat swelled" told while on losartan, no reassessment)
-    year, event = _first(years, lambda e: any(isinstance(f, AllergyFact) for f in e.facts) and any(
+    year, event = first_event(years, lambda e: any(isinstance(f, AllergyFact) for f in e.facts) and any(
         isinstance(f, CautionFact) for f in e.facts) and not any(
         isinstance(f, MedicationFact) and f.action == "start" for f in e.facts))
     assert not caution_when_told_violations(kb, year)
@@ -276,8 +264,7 @@ def test_angioedema_corrected_on_losartan_with_no_word_of_it_is_caught(kb, years
 def test_lithium_started_on_a_remote_worker_is_caught(kb, years):
     # (the seed-31 read, P0015 E056: a level a week after the start, from a patient who gives blood every 3 months)
     year = next((y for y in years if any(t.option == "remote_worker_rare_blood_tests" for t in y.persona.traps)), None)
-    if year is None:
-        pytest.skip("no remote worker among the 1,000 patients")
+    assert year is not None, "no remote worker among the 1,000 patients"
     event = year.events[-1]
     lithium = MedicationFact(drug="lithium", action="start", dose=400.0, unit="mg", frequency="once_daily",
                              reason="add_on")

@@ -7,8 +7,6 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 
 from __future__ import annotations
 
-import pytest
-
 from medmemorybench.simulate.models import (
     AdviceFact,
     AvoidedFact,
@@ -19,7 +17,7 @@ from medmemorybench.simulate.models import (
     MedicationFact,
     SymptomFact,
 )
-from tests.simulate.clinical import check
+from tests.simulate.clinical import check, first_event
 from tests.simulate.monitoring_check import (
     CHANGES,
     WORKUP_ENCOUNTERS,
@@ -40,14 +38,6 @@ from tests.simulate.monitoring_check import (
     taper_violations,
     workup_violations,
 )
-
-
-def _first(years: list[CareYear], has) -> tuple[CareYear, Event]:  # noqa: ANN001
-    for year in years:
-        for event in year.events:
-            if has(event):
-                return year, event
-    pytest.skip("no such event among the 1,000 patients")
 
 
 def _without(year: CareYear, drop) -> CareYear:  # noqa: ANN001
@@ -178,7 +168,7 @@ def test_a_lithium_change_with_no_level_after_it_is_caught(kb, years):
 
 
 def test_an_inr_judged_against_the_reference_range_on_warfarin_is_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, LabFact) and f.target for f in e.facts)
+    year, event = first_event(years, lambda e: any(isinstance(f, LabFact) and f.target for f in e.facts)
                          and not any(isinstance(f, MedicationFact) and f.action == "start" for f in e.facts))
     assert not range_violations(kb, year)
     broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
@@ -189,7 +179,7 @@ def test_an_inr_judged_against_the_reference_range_on_warfarin_is_caught(kb, yea
 
 
 def test_warfarin_started_at_5_mg_at_84_is_caught(kb, years):
-    year, event = _first([y for y in years if y.persona.age >= 80], _starts("warfarin"))
+    year, event = first_event([y for y in years if y.persona.age >= 80], _starts("warfarin"))
     assert not start_dose_violations(kb, year)
     broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
         f.model_copy(update={"dose": 5.0}) if isinstance(f, MedicationFact) and f.drug == "warfarin"
@@ -198,7 +188,7 @@ def test_warfarin_started_at_5_mg_at_84_is_caught(kb, years):
 
 
 def test_a_qt_prolonging_drug_in_long_qt_with_no_ecg_is_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, CautionFact) and f.rule.startswith("contraindication:")
+    year, event = first_event(years, lambda e: any(isinstance(f, CautionFact) and f.rule.startswith("contraindication:")
                                               and kb.labs["qtc"] and any(isinstance(g, LabFact) and g.lab == "qtc"
                                                                          for g in e.facts) for f in e.facts))
     assert not qt_violations(kb, year)
@@ -208,7 +198,7 @@ def test_a_qt_prolonging_drug_in_long_qt_with_no_ecg_is_caught(kb, years):
 
 
 def test_sleep_attacks_left_for_a_later_visit_are_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "no_driving_sleep_attacks"
+    year, event = first_event(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "no_driving_sleep_attacks"
                                               for f in e.facts))
     assert not serious_harm_violations(kb, year)
     broken = _without(year, lambda e, f: e.event_id == event.event_id and (
@@ -219,7 +209,7 @@ def test_sleep_attacks_left_for_a_later_visit_are_caught(kb, years):
 
 
 def test_orthopnoea_noted_and_left_is_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, MedicationFact) and f.reason.startswith("symptom:")
+    year, event = first_event(years, lambda e: any(isinstance(f, MedicationFact) and f.reason.startswith("symptom:")
                                               for f in e.facts))
     assert not red_flag_violations(kb, year)
     broken = _without(year, lambda e, f: e.event_id == event.event_id and isinstance(f, MedicationFact))
@@ -227,14 +217,15 @@ def test_orthopnoea_noted_and_left_is_caught(kb, years):
 
 
 def test_prednisolone_40_mg_for_56_days_with_no_taper_is_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, MedicationFact) and f.reason == "taper" for f in e.facts))
+    year, event = first_event(years, lambda e: any(isinstance(f, MedicationFact) and f.reason == "taper"
+                                                   for f in e.facts))
     assert not taper_violations(kb, year)
     broken = _without(year, lambda e, f: isinstance(f, MedicationFact) and f.reason == "taper")
     assert any(v.startswith("[steroid_taper]") and "no step down" in v for v in taper_violations(kb, broken))
 
 
 def test_amoxicillin_passed_over_for_its_own_kidney_dose_rule_is_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "amoxicillin"
+    year, event = first_event(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "amoxicillin"
                                               and f.frequency == "twice_daily" and f.dose <= 250 for f in e.facts))
     assert not renal_cap_violations(kb, year)
     passed_over = AvoidedFact(drug="amoxicillin", traps=[], rules=["rule:antibiotics_amoxicillin_egfr_30"],
@@ -255,7 +246,7 @@ def test_a_work_up_left_for_weeks_after_the_turning_point_is_caught(kb, years):
 
 
 def test_suicidal_thoughts_found_with_no_safety_plan_are_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "safety_plan_crisis"
+    year, event = first_event(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "safety_plan_crisis"
                                               for f in e.facts))
     assert not advice_violations(kb, year)
     broken = _without(year, lambda e, f: isinstance(f, AdviceFact) and f.advice == "safety_plan_crisis")
@@ -263,7 +254,7 @@ def test_suicidal_thoughts_found_with_no_safety_plan_are_caught(kb, years):
 
 
 def test_congestion_at_the_turning_point_left_untreated_is_caught(kb, years):
-    year, event = _first(years, lambda e: e.kind != "symptom_report" and any(
+    year, event = first_event(years, lambda e: e.kind != "symptom_report" and any(
         isinstance(f, MedicationFact) and f.reason.startswith("symptom:") and f.indication.startswith("symptom:")
         for f in e.facts))
     assert not red_flag_violations(kb, year)
@@ -276,14 +267,14 @@ def test_colitis_left_unchecked_after_its_drug_stopped_is_caught(kb, years):
         return any(isinstance(f, MedicationFact) and f.action == "stop" and f.reason.startswith("adverse_effect:")
                    and f.step and kb.conditions["ulcerative_colitis"].care_path[0].key == f.step for f in e.facts)
 
-    year, event = _first([y for y in years if y.persona.condition == "ulcerative_colitis"], unreplaced_stop)
+    year, event = first_event([y for y in years if y.persona.condition == "ulcerative_colitis"], unreplaced_stop)
     assert not stop_recheck_violations(kb, year)
     broken = _without(year, lambda e, f: e.index > event.index and isinstance(f, LabFact) and f.lab == "mayo_score")
     assert any(v.startswith("[rechecked_after_stop]") for v in stop_recheck_violations(kb, broken))
 
 
 def test_pleuritic_pain_sent_home_with_cough_advice_is_caught(kb, years):
-    year, event = _first(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "self_care_cough"
+    year, event = first_event(years, lambda e: any(isinstance(f, AdviceFact) and f.advice == "self_care_cough"
                                               for f in e.facts))
     assert not red_flag_examined_violations(kb, year)
     sign = next(s for s in kb.illnesses["community_pneumonia"].symptoms if s.at_examination)
@@ -328,7 +319,7 @@ def test_a_diuretic_at_65_started_with_no_sodium_is_caught(kb, years):
         return any(isinstance(f, CautionFact) and f.rule == "rule:beers_hyponatraemia" for f in e.facts) and \
             any(isinstance(f, LabFact) and f.lab == "sodium" for f in e.facts)
 
-    year, event = _first(years, cautioned_start)
+    year, event = first_event(years, cautioned_start)
     assert not qt_violations(kb, year)
     broken = _without(year, lambda e, f: isinstance(f, LabFact) and f.lab == "sodium")
     assert any(v.startswith("[qt_rule]") and "sodium" in v and event.event_id in v for v in qt_violations(kb, broken))
