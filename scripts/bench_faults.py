@@ -2,11 +2,15 @@
 fault-injecting server of `tests/faults.py`, at a share of mixed faults over several seeds, then at 100 %; then
 SIGKILLs at random instants (also during a resume's own start) followed by `--resume`, compared with a clean run;
 then Ctrl-C while every request hangs; then every case of the bad-input table (`tests/bad_inputs.py`), one
-process each.
+process each; then issue 28's attacks (`--only attacks`, `scripts/fault_attacks.py`), each end to end through the
+command as an attacker would: a forged run on a hidden-gold release, a tampered and a copied bundle, a persona_id
+that is a path, a server echoing the API key in its 401 body, deeply nested JSON and YAML, and `serve`'s
+head-of-line latency on the embedded SmolLM2.
 
-Run: .venv/bin/python scripts/bench_faults.py [--seeds 11] [--share 0.2] [--kills 20] [--only inputs ...]
+Run: .venv/bin/python scripts/bench_faults.py [--seeds 11] [--share 0.2] [--kills 20] [--only inputs attacks ...]
 Prints the figures of docs/benchmarks.md (runs completed, faults served by kind, errors recorded, tracebacks,
-samples lost / duplicated / changed after the kills, seconds from SIGINT to exit, bad inputs refused clearly).
+samples lost / duplicated / changed after the kills, seconds from SIGINT to exit, bad inputs refused clearly, and
+one row per attack: expected, observed, pass/fail, seconds). Exits 1 when an attack fails.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # (tests/faults.py
 
 from tests.bad_inputs import CASES, Workspace, markers, problems, run_in_child  # noqa: E402
 from tests.faults import fault_server  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fault_attacks import print_table, run_attacks  # noqa: E402
 
 CLI = [sys.executable, "-m", "medmemorybench.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -150,7 +157,7 @@ def bad_inputs(data: Path, work: Path) -> None:
         print(f"  {problem}")
 
 
-SECTIONS = ("faults", "kills", "interrupts", "inputs")
+SECTIONS = ("faults", "kills", "interrupts", "inputs", "attacks")
 
 
 def main() -> None:
@@ -161,12 +168,14 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
+    failed = False
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        subprocess.run([*CLI, "build", "--seed", "0", "--personas", "2", "--health_sessions", "10",
-                        "--family_sessions", "10", "--out", str(work / "data")], env=ENV, check=True,
-                       capture_output=True)
         data = work / "data" / "medmemorybench"
+        if set(args.only) - {"attacks"}:  # (the attacks make tiny builds of their own)
+            subprocess.run([*CLI, "build", "--seed", "0", "--personas", "2", "--health_sessions", "10",
+                            "--family_sessions", "10", "--out", str(work / "data")], env=ENV, check=True,
+                           capture_output=True)
         if "faults" in args.only:
             faults(data, work, args.seeds, args.share)
         if "kills" in args.only:
@@ -175,6 +184,15 @@ def main() -> None:
             interrupts(data, work)
         if "inputs" in args.only:
             bad_inputs(data, work)
+        if "attacks" in args.only:
+            started = time.perf_counter()
+            rows = run_attacks(work / "attacks")
+            print_table(rows)
+            failed = not all(row.passed for row in rows)
+            print(f"attacks: {sum(row.passed for row in rows)} of {len(rows)} passed in "
+                  f"{time.perf_counter() - started:.0f} s")
+    if failed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
