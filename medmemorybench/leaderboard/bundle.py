@@ -226,8 +226,10 @@ def read_sample_lines(path: Path) -> list[dict[str, Any]]:
             raise InputError(f"{path}: line {number} is {len(line):,} bytes, over the {MAX_LINE_BYTES:,} accepted")
         try:
             value = loads_json(line.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise InputError(f"{path}: line {number} is not valid JSON") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: line {number} is not UTF-8 text") from None
+        except json.JSONDecodeError as exc:  # (says "nested too deeply" for a hostile nesting, as `submit` does)
+            raise InputError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
         if not isinstance(value, dict):
             raise InputError(f"{path}: line {number} is not a JSON object")
         samples.append(value)

@@ -48,7 +48,7 @@ def test_resume_and_report_on_nested_files_are_one_line(dataset_dir, tmp_path):
                     "--dataset_path", str(dataset_dir), "--output_path", str(out))
     assert first.returncode == 0, first.stderr
     samples = out / "samples.jsonl"
-    samples.write_text(samples.read_text() + DEEP_JSON + "\n")
+    samples.write_text(samples.read_text() + "[" * 5_000 + "]" * 5_000 + "\n")  # (deep, under the line limit)
     resumed = run_cli("run", "--tasks", "medmemorybench_efficient_sua", "--memory", "bm25", "--checkpoints", "10",
                       "--dataset_path", str(dataset_dir), "--output_path", str(out), "--resume")
     assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
@@ -82,3 +82,15 @@ def test_a_nested_bundle_is_left_out_and_the_board_still_stands(answered_run, tm
     page = run_cli("leaderboard", "--results", str(folder), "--html", str(tmp_path / "site"), "--no-verify")
     assert page.returncode == 0, page.stderr
     assert (tmp_path / "site" / "index.html").exists()
+
+
+def test_a_bundle_with_a_nested_samples_line_is_left_out_saying_so(answered_run, dataset_dir, tmp_path):
+    folder = tmp_path / "results"
+    bundle = write_to_folder(prepare_submission(answered_run), folder)
+    samples = bundle / "samples.jsonl"
+    samples.write_text(samples.read_text() + "[" * 5_000 + "]" * 5_000 + "\n")  # (deep, under the line limit)
+    meta = json.loads((bundle / "submission.json").read_text())
+    meta["files"]["samples.jsonl"] = sha256(samples.read_bytes())
+    (bundle / "submission.json").write_text(json.dumps(meta))
+    board = load_board(folder, verify_with=dataset_dir)  # (a verified board reads every sample)
+    assert any(str(samples) in reason and "nested too deeply" in reason for reason in board.left_out)
