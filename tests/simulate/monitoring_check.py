@@ -148,17 +148,27 @@ def _year_end(year: CareYear) -> str:
     return year.events[-1].date
 
 
+def partners_of(kb: KnowledgeBase, drug: str) -> set[str]:
+    """The drugs the knowledge base says interact with `drug`."""
+    return {other for other, _ in kb.interaction_partners.get(drug, [])}
+
+
+def level_changes(event: Event, drug: str, partners: set[str]) -> list[MedicationFact]:
+    """A visit's starts and dose changes that move `drug`'s level: its own, or an interacting drug's (`partners`)."""
+    return [f for f in event.facts if isinstance(f, MedicationFact) and f.action in CHANGES
+            and (f.drug == drug or f.drug in partners)]
+
+
 def recheck_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """`monitoring_recheck`."""
     out = []
     spans = taking_spans(year)
     for drug, checks in _rechecked(kb).items():
-        partners = {other for other, _ in kb.interaction_partners.get(drug, [])}
+        partners = partners_of(kb, drug)
         for event in year.events:
             if not _taken_on(spans, drug, event.date):
                 continue
-            moved = [f for f in event.facts if isinstance(f, MedicationFact) and f.action in CHANGES
-                     and (f.drug == drug or f.drug in partners)]
+            moved: list[MedicationFact | LabFact] = [*level_changes(event, drug, partners)]
             moved += [f for f in event.facts if isinstance(f, LabFact) and f.target is not None
                       and any(f.lab == lab for lab, _, _ in checks) and not f.target[0] <= f.value <= f.target[1]]
             if not moved:

@@ -19,12 +19,13 @@ from medmemorybench.simulate.models import (
 )
 from tests.simulate.clinical import check, first_event
 from tests.simulate.monitoring_check import (
-    CHANGES,
     WORKUP_ENCOUNTERS,
     _taken_on,
     advice_violations,
     due_violations,
+    level_changes,
     out_of_range_share,
+    partners_of,
     qt_violations,
     range_violations,
     recheck_violations,
@@ -151,13 +152,12 @@ def test_a_lithium_change_with_no_level_after_it_is_caught(kb, years):
     """A lithium start, dose change or interacting drug started while lithium is taken, its level then dropped.
     (Since the blood-test limit counts lithium's level a week after a start, none of the 1,000 years starts lithium:
     the long-term lithium of a bipolar history is changed or met by its partners instead.)"""
-    partners = {other for other, _ in kb.interaction_partners.get("lithium", [])}
+    partners = partners_of(kb, "lithium")
 
     def moves_lithium(year: CareYear) -> Event | None:
         spans = taking_spans(year)
-        return next((e for e in year.events if _taken_on(spans, "lithium", e.date) and any(
-            isinstance(f, MedicationFact) and f.action in CHANGES and (f.drug == "lithium" or f.drug in partners)
-            for f in e.facts)), None)
+        return next((e for e in year.events if _taken_on(spans, "lithium", e.date)
+                     and level_changes(e, "lithium", partners)), None)
 
     year, event = next(((y, e) for y in years if (e := moves_lithium(y)) is not None), (None, None))
     assert year is not None and event is not None, "no lithium start, change or partner among the 1,000 patients"
