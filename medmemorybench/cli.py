@@ -448,7 +448,9 @@ BoardVerify = Annotated[bool, _switch(
     "verify", help="Re-score every bundle against the release (--dataset_path) before showing it (the default); "
                    "--no-verify checks only the files' hashes, and the page says so.")]
 BoardRelease = Annotated[str | None, _option(
-    "--dataset_path", help="The release the board's rows are re-scored against (default: a local build).")]
+    "--dataset_path", help="The release the board's rows are re-scored against and ranked on (default: a local "
+                           "build); with --no-verify, its recorded fingerprint still keeps runs on other builds "
+                           "out of the ranking.")]
 BoardGold = Annotated[Path | None, _option(
     "--gold", help="The sealed gold of a hidden-gold release (`build --hidden`), whose public folder is "
                    "--dataset_path: its runs are scored against it.")]
@@ -532,17 +534,20 @@ def _imported_from(folder: Path) -> str | None:
     return str(source.get("title") or source.get("name")) if source else None
 
 
-def board_release(verify: bool, dataset_path: str | None, gold: Path | None) -> tuple[Path | None, dict | None]:
-    """The release a board re-scores its bundles against (None with --no-verify) and its sealed gold (with --gold),
-    for `leaderboard` and `publish --space`."""
+def board_release(verify: bool, dataset_path: str | None,
+                  gold: Path | None) -> tuple[Path | None, dict | None, str | None]:
+    """The release a board re-scores its bundles against (None with --no-verify), its sealed gold (with --gold), and
+    with --no-verify the fingerprint `--dataset_path` records (runs on other builds kept out of the ranking), for
+    `leaderboard` and `publish --space`."""
     from medmemorybench.dataset.hidden import is_hidden, read_sealed
     from medmemorybench.dataset.load import find_local
     from medmemorybench.errors import InputError
+    from medmemorybench.leaderboard.board import recorded_build
 
     if not verify:
         if gold is not None:
             raise InputError("--gold: scores runs against the sealed gold, which --no-verify would not do")
-        return None, None
+        return None, None, None if dataset_path is None else recorded_build(dataset_path, "--dataset_path")[1]
     if gold is not None and dataset_path is None:
         raise InputError("--gold: give --dataset_path, the hidden-gold release's public folder")
     sealed = read_sealed(gold) if gold is not None else None
@@ -552,11 +557,11 @@ def board_release(verify: bool, dataset_path: str | None, gold: Path | None) -> 
                          "against; give the release, or --no-verify to show rows checked only against their hashes")
     if gold is not None and not is_hidden(release):
         raise InputError(f"--gold: {release} is not a hidden-gold release (its gold is public)")
-    return release, sealed
+    return release, sealed, None
 
 
 def _publish_space(space: str, results: Path | None, results_repo: str | None, dry_run: bool,
-                   release: Path | None = None, sealed: dict | None = None) -> None:
+                   release: Path | None = None, sealed: dict | None = None, pinned: str | None = None) -> None:
     """The board of a results folder, or of a results repo (downloaded), as a static Space."""
     import tempfile
 
@@ -574,8 +579,9 @@ def _publish_space(space: str, results: Path | None, results_repo: str | None, d
     with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
         if results is None and results_repo is not None:
             results = fetch_results(results_repo, Path(download))
+        # (an import's rows hold the source's data; a run on another build compares with nothing on the Space)
         board = load_board(results, samples_link=samples_link, on_left_out=_left_out, verify_with=release,
-                           sealed=sealed, with_imports=False)  # (an import's rows hold the source's data)
+                           sealed=sealed, published=True, pinned=pinned)
     source = results_repo or str(results)
     if dry_run:
         for name, data in space_files(board, source).items():
@@ -669,6 +675,10 @@ def leaderboard_cmd(
     verify: BoardVerify = True,
     dataset_path: BoardRelease = None,
     gold: BoardGold = None,
+    other_release: Annotated[list[Path] | None, _option(
+        "--other_release", help="A MedMemoryBench build other than the release (another seed, a private build; "
+                                "repeatable): runs on it are re-scored against it and shown in a table of their "
+                                "own, never ranked; without it they are left out.")] = None,
 ) -> None:
     """Write the leaderboard as one self-contained page: the paper's table, quality, cost, the saturation curves,
     filters, sorting and each row's provenance, beside the paper's reference rows.
@@ -679,6 +689,7 @@ def leaderboard_cmd(
       medmemorybench leaderboard --repo_id my-org/medmemorybench-results --html board --dataset_path out
       medmemorybench leaderboard --results results --html board --gold season1/sealed-gold.json.gz \
         --dataset_path season1/medmemorybench
+      medmemorybench leaderboard --results results --html board --dataset_path out --other_release private/out
     """
     import tempfile
 
@@ -689,7 +700,7 @@ def leaderboard_cmd(
     with _user_errors():
         if (results is None) == (repo_id is None):
             raise InputError("leaderboard: give --results DIR or --repo_id ORG/NAME")
-        release, sealed = board_release(verify, dataset_path, gold)
+        release, sealed, pinned = board_release(verify, dataset_path, gold)
         with tempfile.TemporaryDirectory(prefix="medmemorybench-results-") as download:
             if repo_id is not None:
                 results = fetch_results(repo_id, Path(download))
@@ -697,10 +708,12 @@ def leaderboard_cmd(
             else:
                 links = relative_link(results, html)
             board = load_board(results, samples_link=links, verify_with=release, on_left_out=_left_out,
-                               sealed=sealed)
+                               sealed=sealed, other_releases=other_release or (), pinned=pinned)
             page = write_site(board, html, repo_id or str(results))
         runs = sum(1 for row in board.rows if row.kind == "run")
         others = f", {len(board.other_rows)} runs on other benchmarks" if board.other_rows else ""
+        builds = sum(len(build.rows) for build in board.other_builds)
+        others += f", {builds} runs on other builds (not ranked)" if builds else ""
         say(f"leaderboard: {runs} runs and {len(board.rows) - runs} paper reference rows{others}; open "
             f"{page.resolve()}")
 

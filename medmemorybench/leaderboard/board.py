@@ -5,12 +5,14 @@ reference rows."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medmemorybench.dataset.load import dataset_source
+from medmemorybench.dataset.load import DATASET_DIRNAME, build_metadata, dataset_source, is_build
+from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError
 from medmemorybench.harness.results import RUN_HEADER, SAMPLES, SUMMARY
 from medmemorybench.leaderboard.bundle import (
@@ -25,6 +27,7 @@ from medmemorybench.leaderboard.bundle import (
     read_json_object,
     sha256,
 )
+from medmemorybench.leaderboard.rescore import ReleaseFacts, release_facts, verify_run
 from medmemorybench.leaderboard.systems import load_systems
 from medmemorybench.render.stream import CHECKPOINT_EVERY
 from medmemorybench.report import MODES, benchmark_of, is_ceiling, paper_rows, source_of, table_mean
@@ -35,6 +38,7 @@ QUALITY_METRICS = ("correct", "recall_at_k", "token_f1", "rouge_l", "hallucinate
 CURVE_METRICS = ("correct", "recall_at_k")
 """Drawn against the checkpoint (the saturation curve)."""
 MAX_BUNDLES = 500
+_FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass
@@ -73,6 +77,19 @@ class BoardRow:
 
 
 @dataclass
+class OtherBuild:
+    """Runs on one MedMemoryBench build other than the board's release (a private build, another seed, a slice of
+    another build): a table of their own, headed with that build's fingerprint and size, never ranked with the
+    release's rows nor with another build's."""
+
+    release: ReleaseFacts
+    rows: list[BoardRow]
+    rescored: bool
+    """Re-scored against that build (`--other_release`); False on a board that re-scores nothing (`--no-verify`),
+    whose heading then knows only the fingerprint the runs recorded."""
+
+
+@dataclass
 class Board:
     """What the page shows."""
 
@@ -89,7 +106,12 @@ class Board:
     """Whether every run shown was re-scored against the release (`--verify`), not only hash-checked."""
     other_rows: list[BoardRow] = field(default_factory=list)
     """Runs on imports of other benchmarks (LoCoMo, LongMemEval), labelled with their source, in a table of their
-    own: never mixed into the MedMemoryBench ranking. Empty on a published Space (`with_imports=False`)."""
+    own: never mixed into the MedMemoryBench ranking. Empty on a published Space (`published=True`)."""
+    release: ReleaseFacts | None = None
+    """The data the ranked rows ran on (None: a `--no-verify` board given no release, which cannot tell builds
+    apart; the page says so)."""
+    other_builds: list[OtherBuild] = field(default_factory=list)
+    """Runs on other MedMemoryBench builds, one table per build. Empty on a published Space."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -142,8 +164,6 @@ def read_bundle(folder: Path, verify_with: Path | None = None,
         raise InputError(f"{folder}: a run on a hidden-gold release: it is shown only once scored against the "
                          "sealed gold (`leaderboard --gold FILE --dataset_path RELEASE`)")
     if verify_with is not None:
-        from medmemorybench.leaderboard.rescore import verify_run
-
         verified = verify_run(folder, verify_with, sealed)
         if verified.verification == "unscored":  # (a hidden-release run whose manifest claims public gold)
             raise InputError(f"{folder}: ran on a hidden-gold release, which only `--gold` scores")
@@ -226,60 +246,179 @@ def reference_rows() -> list[BoardRow]:
 
 def load_board(results: Path, *, samples_link: Callable[[str], str] | None = None,
                verify_with: Path | None = None, on_left_out: Callable[[str], None] | None = None,
-               sealed: dict[str, Any] | None = None, with_imports: bool = True) -> Board:
-    """Every bundle of a results folder (refused ones listed in `left_out`), then the paper's reference rows; runs
-    on imports of other benchmarks apart, in `other_rows` (each re-scored against its own import).
+               sealed: dict[str, Any] | None = None, published: bool = False, other_releases: Sequence[Path] = (),
+               pinned: str | None = None) -> Board:
+    """Every bundle of a results folder (refused ones listed in `left_out`), then the paper's reference rows. Runs on
+    imports of other benchmarks go apart, in `other_rows` (each re-scored against its own import), and runs on other
+    MedMemoryBench builds than the release, in `other_builds` (each re-scored against its own build): neither is
+    ever ranked with the release's rows.
 
     Args:
         samples_link: bundle path (relative to `results`) -> the link the page gives to its samples.jsonl.
-        verify_with: a release folder to re-score every bundle against.
+        verify_with: a release folder to re-score every bundle against; its fingerprint, re-computed from its rows,
+            decides which runs are ranked.
         sealed: that release's sealed gold, when it is a hidden-gold release (`dataset.hidden`).
-        with_imports: keep runs on imports (a local board); False leaves them out (the published Space).
+        published: the board of the published Space: runs on imports and on other builds are left out with a line.
+        other_releases: build folders runs on other builds are re-scored against, matched by fingerprint; a run on a
+            build not among them is left out (a verified board shows nothing it could not re-score).
+        pinned: without `verify_with`, the release's fingerprint as its folder records it (`--no-verify
+            --dataset_path`): runs on other builds still go to their own tables. With neither, builds are not told
+            apart (the page says so).
+
+    Raises:
+        InputError: the release or a folder of `other_releases` is not a build as built, or `other_releases` is
+            given to a board that re-scores nothing.
     """
+    if other_releases and verify_with is None:
+        raise InputError("--other_release: re-scores runs on other builds, which --no-verify would not do")
     folders, left_out = bundle_dirs(results)
-    bundles = []
+    release = release_facts(verify_with) if verify_with is not None else ReleaseFacts(pinned) if pinned else None
+    builds = _other_builds(other_releases, release)
+    placed = []
     for folder in folders:
+        try:
+            placed.append((folder, _place(folder, folder.relative_to(results).as_posix(), release, verify_with,
+                                          builds, published)))
+        except InputError as exc:
+            left_out.append(str(exc))
+    bundles, build_of, facts = [], {}, {}
+    for folder, place in sorted(placed, key=lambda item: item[1].order):  # (one release read at a time)
         bundle_id = folder.relative_to(results).as_posix()
         try:
-            imported = _import_release(folder, verify_with)
-            if imported is not None and not with_imports:
-                left_out.append(f"{bundle_id}: a run on an import of {imported[0]}: not published with the board "
-                                "(the source's data, under the source's licence)")
-                continue
-            release = verify_with if imported is None else imported[1]
-            summary, system, manifest = read_bundle(folder, release, None if imported else sealed)
+            if place.build is not None and place.against is not None and place.build not in facts:
+                facts[place.build] = release_facts(place.against)
+            summary, system, manifest = read_bundle(folder, place.against, sealed if place.on_release else None)
         except InputError as exc:
             left_out.append(str(exc))
             continue
         link = samples_link(f"{bundle_id}/{SAMPLES}") if samples_link else f"{bundle_id}/{SAMPLES}"
         bundles.append((bundle_id, summary, system, manifest, link))
+        if place.build is not None:
+            build_of[bundle_id] = place.build
     bundles, copies = _without_copies(bundles)
     left_out += copies
     for reason in left_out:
         if on_left_out:
             on_left_out(reason)
-    ours = [b for b in bundles if source_of(b[1]) is None]
-    others = [b for b in bundles if source_of(b[1]) is not None]
+    ours = [b for b in bundles if b[0] not in build_of and source_of(b[1]) is None]
+    others = [b for b in bundles if b[0] not in build_of and source_of(b[1]) is not None]
     types, rows = run_rows(ours) if ours else ([], [])
     other_rows = run_rows(others)[1] if others else []
     for row, (_id, summary, *_rest) in zip(other_rows, others, strict=True):
         row.benchmark = benchmark_of(summary)
         row.tasks = ", ".join(summary["tasks"])
         row.unscored = any(unscored_entry(task) for task in summary["tasks"].values() if isinstance(task, dict))
+    other_builds = [OtherBuild(facts.get(fingerprint, ReleaseFacts(fingerprint)),
+                               _best_first(run_rows([b for b in bundles if build_of.get(b[0]) == fingerprint])[1]),
+                               rescored=verify_with is not None)
+                    for fingerprint in sorted(set(build_of.values()))]
     systems = load_systems()
     return Board(types=types, rows=rows + reference_rows(), paradigms=dict(systems.paradigms), left_out=left_out,
-                 paper=systems.paper.model_dump(), rescored=verify_with is not None, other_rows=other_rows)
+                 paper=systems.paper.model_dump(), rescored=verify_with is not None, other_rows=other_rows,
+                 release=release, other_builds=[build for build in other_builds if build.rows])
 
 
-def _import_release(folder: Path, verify_with: Path | None) -> tuple[str, Path | None] | None:
-    """For a bundle of a run on an import: (its source's title, the import to re-score it against: the folder its
-    header names, when the board re-scores and that folder is an import of the same source); None for a run on
-    MedMemoryBench. (An import is never the board's release: each is re-scored against its own.)
+def _best_first(rows: list[BoardRow]) -> list[BoardRow]:
+    """A build's own table in its order: the ceiling on top, then the highest mean (a run without one last)."""
+    return sorted(rows, key=lambda row: (row.kind != "ceiling", row.mean is None, -(row.mean or 0.0)))
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a bundle goes on the board and what it is re-scored against."""
+
+    against: Path | None
+    """The build folder it is re-scored against (None: not re-scored)."""
+    build: str | None = None
+    """The fingerprint of the other MedMemoryBench build it ran on; None for the release (or an import)."""
+    imported: bool = False
+
+    @property
+    def on_release(self) -> bool:
+        """Whether it ran on the board's release (so the release's sealed gold scores it)."""
+        return self.build is None and not self.imported
+
+    @property
+    def order(self) -> tuple[int, str]:
+        """The release's bundles first, then imports, then each other build's together."""
+        return (0 if self.on_release else 1 if self.imported else 2, self.build or "")
+
+
+def _place(folder: Path, bundle_id: str, release: ReleaseFacts | None, verify_with: Path | None,
+           builds: dict[str, Path], published: bool) -> _Place:
+    """Where a bundle goes, from the build its run recorded (its `run.json`, hash-checked when it is read).
+
+    Raises:
+        InputError: it is not shown: a run on an import or another build on the published board, or one on a build
+            the board cannot re-score it against.
+    """
+    header = read_json_object(folder / RUN_HEADER)
+    imported = _import_release(folder, header, verify_with)
+    if imported is not None:
+        if published:
+            raise InputError(f"{bundle_id}: a run on an import of {imported[0]}: not published with the board (the "
+                             "source's data, under the source's licence)")
+        return _Place(imported[1], imported=True)
+    recorded = header.get("dataset_fingerprint")
+    if release is None or recorded == release.fingerprint:
+        return _Place(verify_with)
+    if not isinstance(recorded, str) or not _FINGERPRINT.match(recorded):
+        raise InputError(f"{folder / RUN_HEADER}: dataset_fingerprint: not the SHA-256 of a build")
+    other = (f"{folder}: ran on another MedMemoryBench build (fingerprint {recorded[:12]}, not the release's "
+             f"{release.fingerprint[:12]})")
+    if published:
+        raise InputError(f"{other}: not published with the board, which shows runs on the release only")
+    if verify_with is None:
+        return _Place(None, recorded)
+    if recorded not in builds:
+        raise InputError(f"{other}: shown, in a table of its own, only re-scored against that build: give its "
+                         "folder with --other_release FOLDER")
+    return _Place(builds[recorded], recorded)
+
+
+def _other_builds(folders: Sequence[Path], release: ReleaseFacts | None) -> dict[str, Path]:
+    """The build folders given for runs on other builds, by the fingerprint each records (checked against its rows
+    when a run is re-scored against it).
+
+    Raises:
+        InputError: naming `--other_release` when a folder is no MedMemoryBench build, an import, or the release.
+    """
+    found: dict[str, Path] = {}
+    for given in folders:
+        folder, fingerprint = recorded_build(given, "--other_release")
+        if dataset_source(folder) is not None:
+            raise InputError(f"--other_release: {folder} is an import of another benchmark (a run on an import is "
+                             "re-scored against the import its run names)")
+        if release is not None and fingerprint == release.fingerprint:
+            raise InputError(f"--other_release: {folder} is the release itself (--dataset_path)")
+        found.setdefault(fingerprint, folder)
+    return found
+
+
+def recorded_build(given: str | Path, option: str) -> tuple[Path, str]:
+    """The build at `given` (or in its `medmemorybench/` folder; nowhere else) and the fingerprint it records, unread:
+    its rows are checked against it when a run is re-scored against it.
+
+    Raises:
+        InputError: naming `option` when there is no build there or it records no fingerprint.
+    """
+    folder = next((f for f in (Path(given), Path(given) / DATASET_DIRNAME) if is_build(f)), None)
+    if folder is None:
+        raise InputError(f"{option}: no MedMemoryBench build at {given}")
+    fingerprint = build_metadata(folder).get("fingerprint")
+    if not isinstance(fingerprint, str):
+        raise InputError(f"{option}: {folder / METADATA_FILE}: records no fingerprint")
+    return folder, fingerprint
+
+
+def _import_release(folder: Path, header: dict[str, Any], verify_with: Path | None) -> tuple[str, Path | None] | None:
+    """For a bundle of a run on an import (its run header `header`): (its source's title, the import to re-score it
+    against: the folder its header names, when the board re-scores and that folder is an import of the same source);
+    None for a run on MedMemoryBench. (An import is never the board's release: each is re-scored against its own.)
 
     Raises:
         InputError: when the board re-scores and the run's import is not here to re-score it against.
     """
-    header = read_json_object(folder / RUN_HEADER)
     source = header.get("dataset_source")
     if not isinstance(source, dict):
         return None

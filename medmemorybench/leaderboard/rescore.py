@@ -20,7 +20,7 @@ from typing import Any
 from medmemorybench.dataset.build import fingerprint_rows
 from medmemorybench.dataset.hidden import gold_rows
 from medmemorybench.dataset.load import find_local, read_rows
-from medmemorybench.dataset.schema import METADATA_FILE
+from medmemorybench.dataset.schema import METADATA_FILE, base_config
 from medmemorybench.errors import InputError
 from medmemorybench.harness.observed import retrieval_query
 from medmemorybench.harness.prompting import template_hashes
@@ -131,16 +131,46 @@ def _release(header: dict, run_dir: Path, dataset_path: str | Path | None) -> tu
     if folder is None:
         raise InputError(f"--dataset_path: no MedMemoryBench build at {given or './out'}; pass the release the "
                          "run used (the gold re-scoring reads)")
+    rows, fingerprint, hidden = read_release(folder)
+    if recorded != fingerprint:
+        raise InputError(f"{run_dir / RUN_HEADER}: dataset_fingerprint {recorded[:12]} is not the release at "
+                         f"{folder} ({fingerprint[:12]}); pass --dataset_path of the release the run used")
+    return rows, fingerprint, hidden
+
+
+def read_release(folder: Path) -> tuple[dict, str, bool]:
+    """A build folder's rows, their fingerprint (re-computed, and refused unless it is the one the folder records)
+    and whether it is a hidden-gold release.
+
+    Raises:
+        InputError: naming the folder when its rows are not the build its metadata records (an edited folder).
+    """
     rows, fingerprint = _read_release(folder)
     meta = read_json_object(folder / METADATA_FILE)
     if meta.get("fingerprint") != fingerprint:
         raise InputError(f"{folder}: its rows do not match its own fingerprint ({METADATA_FILE} says "
                          f"{str(meta.get('fingerprint'))[:12]}, the rows give {fingerprint[:12]}): not a release "
                          "as built; rebuild or download it again")
-    if recorded != fingerprint:
-        raise InputError(f"{run_dir / RUN_HEADER}: dataset_fingerprint {recorded[:12]} is not the release at "
-                         f"{folder} ({fingerprint[:12]}); pass --dataset_path of the release the run used")
     return rows, fingerprint, meta.get("hidden") is True
+
+
+@dataclass(frozen=True)
+class ReleaseFacts:
+    """Which data a table's runs ran on, as the page names it: its fingerprint and size (None when the board did
+    not read its rows: `--no-verify`)."""
+
+    fingerprint: str
+    patients: int | None = None
+    questions: int | None = None
+    """Distinct questions of the build (each is asked in both modes)."""
+
+
+def release_facts(folder: Path) -> ReleaseFacts:
+    """A build's fingerprint and size, counted from its rows (`read_release`: an edited folder is refused)."""
+    rows, fingerprint, _hidden = read_release(folder)
+    first = next((config for config in sorted(rows) if base_config(config) == "questions"), None)  # (one language's)
+    questions = [q for split_rows in rows[first].values() for q in split_rows] if first else []
+    return ReleaseFacts(fingerprint, len({q["persona_id"] for q in questions}), len(questions))
 
 
 _RELEASES: dict[tuple, tuple[dict, str]] = {}

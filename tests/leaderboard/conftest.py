@@ -66,6 +66,23 @@ def oracle_run(dataset_dir, tmp_path_factory) -> Path:
     return config.output_path
 
 
+@pytest.fixture(scope="session")
+def other_build_run(tmp_path_factory) -> tuple[Path, Path]:
+    """(A retrieval-only run, its build): one patient of another seed than `dataset_dir`'s, complete on its own data
+    (so a submitter could present it as "every question answered")."""
+    from medmemorybench.dataset import BuildOptions, build_dataset, export_dataset
+    from medmemorybench.knowledge import default_knowledge
+    from medmemorybench.render.templates import load_templates
+
+    root = tmp_path_factory.mktemp("other-build")
+    built = build_dataset(default_knowledge(), load_templates("en"),
+                          BuildOptions(seed=6, personas=1, health_sessions=10, family_sessions=0))
+    folder = export_dataset(built, root / "build")
+    config = run_config(folder, root, memory="bm25")
+    run(config)
+    return config.output_path, folder
+
+
 def copy_run(run_dir: Path, tmp_path: Path) -> Path:
     """A copy of a run folder (without the memory's working files) to tamper with."""
     target = tmp_path / "run-copy"

@@ -42,7 +42,7 @@ def test_an_import_run_is_its_own_table_labelled_with_its_source(locomo_run, tmp
 
 def test_the_published_board_leaves_import_runs_out(locomo_run, tmp_path):
     write_to_folder(prepare_submission(locomo_run[0]), tmp_path / "results")
-    board = load_board(tmp_path / "results", with_imports=False)
+    board = load_board(tmp_path / "results", published=True)
     assert not board.other_rows and "not published with the board" in board.left_out[0]
     assert 'id="other-benchmarks"' not in render_page(board, "results")
 
