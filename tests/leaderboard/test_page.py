@@ -21,6 +21,7 @@ from medmemorybench.leaderboard import (
     write_site,
     write_to_folder,
 )
+from medmemorybench.leaderboard.board import recorded_build
 from tests.leaderboard.browser import Browser, find_chromium
 
 # (skipped only outside CI: there `make install` has installed chromium, and its absence must fail)
@@ -37,21 +38,24 @@ class Quiet(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site(answered_run, retrieval_run, oracle_run, tmp_path_factory):
-    """A results folder with the answered run, an HTML-named retrieval slice and the ceiling (an oracle slice), its
-    page, and a server of both."""
+def site(answered_run, retrieval_run, oracle_run, other_build_run, dataset_dir, tmp_path_factory):
+    """A results folder with the answered run, an HTML-named retrieval slice, the ceiling (an oracle slice) and a
+    complete run on another build (a graph paradigm, as the slice), its page (kept apart by the release's recorded
+    fingerprint, as `--no-verify --dataset_path` does), and a server of both."""
     root = tmp_path_factory.mktemp("site")
     results, html = root / "results", root / "board"
     honest = prepare_submission(answered_run)
     evil = prepare_submission(retrieval_run, allow_partial=True, claim=SystemClaim(name=EVIL, paradigm="graph"))
     ceiling = prepare_submission(oracle_run, allow_partial=True)
-    for submission in (honest, evil, ceiling):
+    other_build = prepare_submission(other_build_run[0], claim=SystemClaim(name="Other Seed", paradigm="graph"))
+    for submission in (honest, evil, ceiling, other_build):
         write_to_folder(submission, results)
-    write_site(load_board(results, samples_link=relative_link(results, html)), html, "results")
+    pinned = recorded_build(dataset_dir, "--dataset_path")[1]
+    write_site(load_board(results, samples_link=relative_link(results, html), pinned=pinned), html, "results")
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield {"url": f"http://127.0.0.1:{server.server_address[1]}", "honest": honest, "evil": evil, "ceiling": ceiling,
-           "root": root}
+           "other_build": other_build, "root": root}
     server.shutdown()
     server.server_close()
 
@@ -184,6 +188,29 @@ def test_provenance_links_to_the_samples(page, site):
     href = page.evaluate("document.querySelector('#main-table tr.details a').href")
     with urllib.request.urlopen(href, timeout=10) as response:
         assert response.read() == site["honest"].files["samples.jsonl"]
+
+
+def test_a_run_on_another_build_is_only_in_its_own_table_whatever_the_filters_and_order(page, site):
+    other = str(site["other_build"].path)
+    fingerprint = site["other_build"].manifest.dataset_fingerprint
+    seen = set()
+    for selector, value in (("#paradigm", "graph"), ("#paper", False), ("#complete", True)):
+        reset(page)
+        set_control(page, selector, value)
+        for key in ("mean", "mean", "system"):
+            page.evaluate(f"document.querySelector('#main-table th[data-key={key}]').click()")
+            seen.update(page.evaluate(f"{ROWS}.map(r => r.dataset.id)"))
+    assert other not in seen and str(site["evil"].path) in seen
+    everywhere = ("[...document.querySelectorAll('#quality-table tr, #cost-table tr, #saturation [data-id]')]"
+                  ".map(e => e.dataset.id)")
+    assert other not in page.evaluate(everywhere)
+    section = f"document.querySelector('section.other-build[data-fingerprint=\"{fingerprint}\"]')"
+    heading = page.evaluate(f"{section}.querySelector('h2').textContent")
+    assert heading == f"Another MedMemoryBench build, fingerprint {fingerprint[:12]}: not comparable, not ranked"
+    assert page.evaluate(f"{section}.getBoundingClientRect().height") > 0
+    cells = page.evaluate(f"[...{section}.querySelectorAll('tbody td')].map(td => td.textContent)")
+    assert cells[0] == "Other Seed / noneother build" and cells[-1] == "not re-scored"
+    assert fingerprint in page.evaluate(f"{section}.textContent")  # (in full, beside the short one)
 
 
 def test_the_page_fits_a_screenshot(page, tmp_path):
