@@ -415,6 +415,15 @@ CASES: list[Case] = [
     Case("leaderboard: --gold without --dataset_path", lambda w: (w.file("results/submissions/.keep", ""), [
         "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--gold",
         str(w.file("gold.json.gz", "x"))])[1], "--dataset_path"),
+    Case("leaderboard: --other_release not a build", lambda w: (w.file("results/submissions/.keep", ""), [
+        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--dataset_path",
+        str(w.data), "--other_release", str(w.root / "no-build")])[1], "--other_release"),
+    Case("leaderboard: --other_release with --no-verify", lambda w: (w.file("results/submissions/.keep", ""), [
+        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--no-verify",
+        "--other_release", str(w.data)])[1], "--other_release"),
+    Case("leaderboard: --no-verify --dataset_path not a build", lambda w: (w.file("results/submissions/.keep", ""), [
+        "leaderboard", "--results", str(w.root / "results"), "--html", str(w.root / "board"), "--no-verify",
+        "--dataset_path", str(w.root / "no-release")])[1], "--dataset_path"),
     Case("publish: nothing to publish", lambda w: ["publish", "--dry_run"], "publish"),
     Case("publish: a folder without --repo_id", lambda w: ["publish", str(w.data), "--dry_run"], "--repo_id"),
     Case("publish: --space without --results", lambda w: ["publish", "--space", "org/board", "--dry_run"],
