@@ -145,3 +145,66 @@ PNEUMONIA = Fact("crackles at the right lung base and a right lower lobe consoli
 def test_a_finding_on_the_other_side_or_with_another_score_is_not_told(answer: str, told: bool) -> None:
     fact = PNEUMONIA if answer.isascii() else Fact("右下肺可闻及湿啰音，胸片示右下叶实变，CRB-65评分1分", "finding")
     assert states(read_answer(answer), fact) is told
+
+
+KNEE = Fact("左膝内侧关节间隙变窄、边缘骨赘形成，Kellgren-Lawrence 3级", "finding")
+
+
+@pytest.mark.parametrize(("answer", "told"), [
+    # one structured element changed, everything else said: the side, the site, the grade
+    ("X线片上右膝内侧关节间隙变窄，边缘有骨赘，Kellgren-Lawrence 3级。", False),
+    ("左膝外侧关节间隙变窄，边缘长了骨赘，K-L分级是3级。", False),
+    ("左膝内侧关节间隙变窄、边缘骨赘形成，Kellgren-Lawrence 2级。", False),
+    # the same elements in other words, and a grade in Chinese numerals
+    ("拍片看到您左膝关节内侧的间隙变窄了，关节边缘有骨赘形成，Kellgren-Lawrence分级为三级。", True),
+    ("左膝内侧关节间隙变窄，边缘骨赘形成，K-L 3级；您的高血压是2级，这和膝盖无关。", True),
+])
+def test_a_chinese_finding_with_another_side_site_or_grade_is_not_told(answer: str, told: bool) -> None:
+    assert states(read_answer(answer), KNEE) is told
+
+
+GENE = Fact("BRCA2截短型致病变异", "finding")
+
+
+@pytest.mark.parametrize(("answer", "told"), [
+    ("基因检测发现BRCA1截短型致病变异。", False),
+    ("基因检测发现BRCA2错义致病变异。", False),
+    ("The test found a pathogenic truncating BRCA1 variant.", False),
+    ("基因检测结果是BRCA2截短型的致病变异。", True),
+    ("BRCA1/BRCA2基因检测查到BRCA2截短型致病变异。", True),
+])
+def test_a_finding_with_another_gene_or_variant_type_is_not_told(answer: str, told: bool) -> None:
+    fact = GENE if answer[0] in "基B" and not answer.startswith("The") else Fact(
+        "pathogenic truncating BRCA2 variant", "finding")
+    assert states(read_answer(answer), fact) is told
+
+
+def test_a_class_or_above_is_told_by_a_higher_class_and_contradicted_by_a_lower() -> None:
+    fact = Fact("总肾体积1450 mL，属快速进展的Mayo影像分级（1C级及以上）", "finding")
+    assert states(read_answer("磁共振总肾体积1450 mL，Mayo影像分级1D级，进展快。"), fact)
+    assert not states(read_answer("磁共振总肾体积1450 mL，Mayo影像分级1B级。"), fact)
+    english = Fact("total kidney volume 1450 mL, in a rapidly progressive Mayo imaging class (1C or above)", "finding")
+    assert states(read_answer("Your total kidney volume was 1450 mL, a rapidly progressive Mayo imaging class, 1D."),
+                  english)
+    assert not states(read_answer("Your total kidney volume was 1450 mL, a rapidly progressive Mayo imaging class, "
+                                  "1B."), english)
+
+
+TOLD = "您先说夜尿增多，3月eGFR 58，慢性肾脏病3a期，6月降到41，3b期；超声见双肾多发囊肿，"
+KIDNEY_CHAIN = [[Fact("夜尿增多", "name")],
+                [Fact("eGFR 58 mL/min/1.73m²，慢性肾脏病3a期", "finding")],
+                [Fact("eGFR降至41 mL/min/1.73m²，慢性肾脏病3b期", "finding")],
+                [Fact("双肾多发囊肿", "finding"), Fact("HNF1B截短型致病变异", "finding")]]
+
+
+@pytest.mark.parametrize(("answer", "passed"), [
+    # every step told by one of its facts, but the gene test told with another gene: the chain's finding contradicted
+    (TOLD + "基因检测是HNF1A截短型变异。", False),
+    (TOLD + "基因检测是HNF1B错义变异。", False),
+    # stage 3a and 3b are both true findings of the story: neither is the other's rival
+    (TOLD + "基因检测是HNF1B截短型变异。", True),
+    ("您先说夜尿增多；后来eGFR降到41，慢性肾脏病3b期；超声见双肾多发囊肿，基因检测发现HNF1B截短型致病变异。", True),
+])
+def test_a_chain_told_with_a_contradicted_finding_is_wrong(answer: str, passed: bool) -> None:
+    check = check_chain(read_answer(answer), KIDNEY_CHAIN, "是什么让您查出了这个肾病？")
+    assert check.passed is passed and bool(check.contradicted) is not passed
