@@ -3,8 +3,8 @@
 A finding names things that have exactly one right form among a few rivals: a gene or a code (PKD1, not PKD2; HLA-B27;
 CKD G3a), a class, grade or stage by its letter or number (Mayo 1C, not 1B; 慢性肾脏病3a期; Kellgren-Lawrence 3级;
 ISN/RPS IV型; NYHA class III), a variant type (truncating, 截短型; not missense, 错义), a severity (mild, 中度), a
-site (medial, 下叶) and a side (right, 左). An answer contradicts such an element when it names a rival of it and never
-the element's own form:
+site (medial, 下叶) and a side (right, 左; bilateral, 双侧, or the two sides named). An answer contradicts such an
+element when it names a rival of it and never the element's own form:
 
 - a code or grade is a rival when it shares a tag with the element's (a code's letters, "pkd"; a name before it,
   "mayo"; its class word, "stage", 级, 期) and has another value; where the only shared tag is a bare class word,
@@ -44,7 +44,7 @@ _NOT_NAMES = frozenset(("the", "a", "an", "of", "in", "at", "is", "was", "were",
 _AT_LEAST = re.compile(r"\s*[级期型]?\s*(?:及以上|或以上|以上|or above|or higher|and above|or more|\+)")
 
 EXCLUSIVE: dict[str, dict[str, str]] = {
-    "side": {"right": r"\bright\b|右", "left": r"\bleft\b|左"},
+    "side": {"right": r"\bright\b|右", "left": r"\bleft\b|左", "both": r"\bbilateral(?:ly)?\b|双侧|两侧|两边"},
     "site": {"medial": r"\bmedial\b|内侧", "lateral": r"\blateral\b|外侧"},
     "lobe": {"upper": r"\bupper lobe|上叶", "middle": r"\bmiddle lobe|中叶", "lower": r"\blower lobe|下叶"},
     "segment": {"proximal": r"\bproximal\b|近端", "distal": r"\bdistal\b|远端"},
@@ -142,6 +142,8 @@ def _members(text: str, kind: str) -> dict[str, list[int]]:
         hits = [m.start() for m in re.finditer(pattern, text)]
         if hits:
             found[name] = hits
+    if kind == "side" and "right" in found and "left" in found:
+        found.setdefault("both", found["right"] + found["left"])  # ("the left and the right sinus": both)
     return found
 
 

@@ -7,7 +7,7 @@ A question's `facts` (`docs/dataset.md`) say what a correct answer must state, e
 | quantity | gives the value ("97 percent", "sixty dollars", "0.5 g"; a bare number will do) | offers another |
 | date | names the day in any written form | offers another day as an alternative ("11 July or maybe 2 March") |
 | name | names it (the gold's name, a brand, an abbreviation, a lay name: its `aliases`) | - |
-| finding | most of its elements (`FINDING_SHARE`; numbers as values), none on the other side or another score | - |
+| finding | most of its elements (`FINDING_SHARE`; numbers as values), none with another score, grade or side | - |
 | gist | touches every concept group of the fact (`aliases`: one group each, its words joined by a bar) | - |
 | polarity | opens with that side (`_stance.polarity`) | - |
 | sentence | states its numbers and `SENTENCE_RECALL` of its content words | - |

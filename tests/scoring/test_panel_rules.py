@@ -179,6 +179,15 @@ def test_a_finding_with_another_gene_or_variant_type_is_not_told(answer: str, to
     assert states(read_answer(answer), fact) is told
 
 
+@pytest.mark.parametrize(("answer", "told"), [
+    ("胸片上肺静脉纹理增多，右侧有少量胸腔积液。", False),
+    ("胸片显示上肺静脉纹理增多，两侧都有少量胸腔积液。", True),
+    ("胸片显示上肺静脉纹理增多，左边和右边都有少量胸腔积液。", True),
+])
+def test_a_bilateral_finding_told_on_one_side_is_not_told(answer: str, told: bool) -> None:
+    assert states(read_answer(answer), Fact("上肺静脉纹理增多，双侧少量胸腔积液", "finding")) is told
+
+
 def test_a_class_or_above_is_told_by_a_higher_class_and_contradicted_by_a_lower() -> None:
     fact = Fact("总肾体积1450 mL，属快速进展的Mayo影像分级（1C级及以上）", "finding")
     assert states(read_answer("磁共振总肾体积1450 mL，Mayo影像分级1D级，进展快。"), fact)
