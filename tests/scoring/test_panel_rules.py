@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from medmemorybench.scoring import score_answer
@@ -217,3 +220,18 @@ KIDNEY_CHAIN = [[Fact("夜尿增多", "name")],
 def test_a_chain_told_with_a_contradicted_finding_is_wrong(answer: str, passed: bool) -> None:
     check = check_chain(read_answer(answer), KIDNEY_CHAIN, "是什么让您查出了这个肾病？")
     assert check.passed is passed and bool(check.contradicted) is not passed
+
+
+FINDING_ELEMENTS_ZH = Path(__file__).with_name("finding_elements_zh.jsonl")
+"""Twenty Chinese answers to findings of a default build of seed 21 (2026-12-07), written as a capable model writes
+them after the structured-element rule: ten near misses with one element changed (side, lobe, class, grade, gene,
+stage) and ten paraphrases with the same elements, each labelled by a physician's reading. First reading: no false
+reject, one false accept (a bilateral effusion told on the right), which made "bilateral" a side."""
+
+
+def test_chinese_findings_with_one_element_changed_are_not_told_and_paraphrases_are() -> None:
+    rows = [json.loads(line) for line in FINDING_ELEMENTS_ZH.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 20 and sum(r["label"] == "correct" for r in rows) == 10
+    wrong = [r["answer"] for r in rows
+             if states(read_answer(r["answer"]), Fact(r["finding"], "finding")) is not (r["label"] == "correct")]
+    assert wrong == []
