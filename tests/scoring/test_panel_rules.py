@@ -150,45 +150,30 @@ def test_a_finding_on_the_other_side_or_with_another_score_is_not_told(answer: s
     assert states(read_answer(answer), fact) is told
 
 
-KNEE = Fact("左膝内侧关节间隙变窄、边缘骨赘形成，Kellgren-Lawrence 3级", "finding")
+KNEE = "左膝内侧关节间隙变窄、边缘骨赘形成，Kellgren-Lawrence 3级"
+GENE = "BRCA2截短型致病变异"
+EFFUSION = "上肺静脉纹理增多，双侧少量胸腔积液"
 
 
-@pytest.mark.parametrize(("answer", "told"), [
-    # one structured element changed, everything else said: the side, the site, the grade
-    ("X线片上右膝内侧关节间隙变窄，边缘有骨赘，Kellgren-Lawrence 3级。", False),
-    ("左膝外侧关节间隙变窄，边缘长了骨赘，K-L分级是3级。", False),
-    ("左膝内侧关节间隙变窄、边缘骨赘形成，Kellgren-Lawrence 2级。", False),
-    # the same elements in other words, and a grade in Chinese numerals
-    ("拍片看到您左膝关节内侧的间隙变窄了，关节边缘有骨赘形成，Kellgren-Lawrence分级为三级。", True),
-    ("左膝内侧关节间隙变窄，边缘骨赘形成，K-L 3级；您的高血压是2级，这和膝盖无关。", True),
+@pytest.mark.parametrize(("finding", "answer", "told"), [
+    # one structured element changed, everything else said: the side, the site, the grade, the gene, the variant type
+    (KNEE, "X线片上右膝内侧关节间隙变窄，边缘有骨赘，Kellgren-Lawrence 3级。", False),
+    (KNEE, "左膝外侧关节间隙变窄，边缘长了骨赘，K-L分级是3级。", False),
+    (KNEE, "左膝内侧关节间隙变窄、边缘骨赘形成，Kellgren-Lawrence 2级。", False),
+    (GENE, "基因检测发现BRCA1截短型致病变异。", False),
+    (GENE, "基因检测发现BRCA2错义致病变异。", False),
+    ("pathogenic truncating BRCA2 variant", "The test found a pathogenic truncating BRCA1 variant.", False),
+    (EFFUSION, "胸片上肺静脉纹理增多，右侧有少量胸腔积液。", False),
+    # the same elements in other words: a grade in Chinese numerals, a rival of another finding, both sides named
+    (KNEE, "拍片看到您左膝关节内侧的间隙变窄了，关节边缘有骨赘形成，Kellgren-Lawrence分级为三级。", True),
+    (KNEE, "左膝内侧关节间隙变窄，边缘骨赘形成，K-L 3级；您的高血压是2级，这和膝盖无关。", True),
+    (GENE, "基因检测结果是BRCA2截短型的致病变异。", True),
+    (GENE, "BRCA1/BRCA2基因检测查到BRCA2截短型致病变异。", True),
+    (EFFUSION, "胸片显示上肺静脉纹理增多，两侧都有少量胸腔积液。", True),
+    (EFFUSION, "胸片显示上肺静脉纹理增多，左边和右边都有少量胸腔积液。", True),
 ])
-def test_a_chinese_finding_with_another_side_site_or_grade_is_not_told(answer: str, told: bool) -> None:
-    assert states(read_answer(answer), KNEE) is told
-
-
-GENE = Fact("BRCA2截短型致病变异", "finding")
-
-
-@pytest.mark.parametrize(("answer", "told"), [
-    ("基因检测发现BRCA1截短型致病变异。", False),
-    ("基因检测发现BRCA2错义致病变异。", False),
-    ("The test found a pathogenic truncating BRCA1 variant.", False),
-    ("基因检测结果是BRCA2截短型的致病变异。", True),
-    ("BRCA1/BRCA2基因检测查到BRCA2截短型致病变异。", True),
-])
-def test_a_finding_with_another_gene_or_variant_type_is_not_told(answer: str, told: bool) -> None:
-    fact = GENE if answer[0] in "基B" and not answer.startswith("The") else Fact(
-        "pathogenic truncating BRCA2 variant", "finding")
-    assert states(read_answer(answer), fact) is told
-
-
-@pytest.mark.parametrize(("answer", "told"), [
-    ("胸片上肺静脉纹理增多，右侧有少量胸腔积液。", False),
-    ("胸片显示上肺静脉纹理增多，两侧都有少量胸腔积液。", True),
-    ("胸片显示上肺静脉纹理增多，左边和右边都有少量胸腔积液。", True),
-])
-def test_a_bilateral_finding_told_on_one_side_is_not_told(answer: str, told: bool) -> None:
-    assert states(read_answer(answer), Fact("上肺静脉纹理增多，双侧少量胸腔积液", "finding")) is told
+def test_a_finding_with_one_structured_element_changed_is_not_told(finding: str, answer: str, told: bool) -> None:
+    assert states(read_answer(answer), Fact(finding, "finding")) is told
 
 
 def test_a_class_or_above_is_told_by_a_higher_class_and_contradicted_by_a_lower() -> None:
