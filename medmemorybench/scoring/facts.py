@@ -7,7 +7,7 @@ A question's `facts` (`docs/dataset.md`) say what a correct answer must state, e
 | quantity | gives the value ("97 percent", "sixty dollars", "0.5 g"; a bare number will do) | offers another |
 | date | names the day in any written form | offers another day as an alternative ("11 July or maybe 2 March") |
 | name | names it (the gold's name, a brand, an abbreviation, a lay name: its `aliases`) | - |
-| finding | most of its elements (`FINDING_SHARE`; numbers as values), none on the other side or another score | - |
+| finding | most of its elements (`FINDING_SHARE`; numbers as values), none with another score, grade or side | - |
 | gist | touches every concept group of the fact (`aliases`: one group each, its words joined by a bar) | - |
 | polarity | opens with that side (`_stance.polarity`) | - |
 | sentence | states its numbers and `SENTENCE_RECALL` of its content words | - |
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from medmemorybench.scoring._dates import parse_iso
+from medmemorybench.scoring._elements import contradictions
 from medmemorybench.scoring._reading import Mention, Reading, canonical_text, read_answer, spelling_neutral
 from medmemorybench.scoring._stance import polarity
 from medmemorybench.scoring._units import DIMENSIONLESS, in_unit, same_kind, unit_of
@@ -366,37 +367,34 @@ def _clause_negative(text: str, position: int) -> bool:
     return bool(_NEGATIVE.search(_clause_at(text, position)))
 
 
+def _elements(form: str) -> list[str]:
+    """A finding's elements that are results (its thresholds aside, unless it is nothing else)."""
+    return [e for e in finding_elements(form) if not _is_reference(e)] or finding_elements(form)
+
+
 def _states_finding(reading: Reading, fact: Fact) -> int | None:
     for form in fact.forms:
-        elements = [e for e in finding_elements(form) if not _is_reference(e)] or finding_elements(form)
+        elements = _elements(form)
         read = [_read_element(reading, e) for e in elements]
         found = [p for p, _ in read if p is not None]
-        # (an element said the other way round, on the other side, or with another score contradicts the finding,
-        # however much else is told)
-        contradicted = any(c for _, c in read) or any(_other_side(reading, e) or _other_score(reading, e)
+        # (an element said the other way round, with another score, or with another gene, class, grade, site or side
+        # contradicts the finding, however much else is told)
+        contradicted = any(c for _, c in read) or any(_other_score(reading, e) or contradictions(reading.raw, e, form)
                                                       for e in elements)
         if elements and len(found) >= math.ceil(FINDING_SHARE * len(elements)) and not contradicted:
             return min(found)
     return None
 
 
-_SIDES = {"right": "left", "left": "right", "右": "左", "左": "右"}
-_SIDE = re.compile(r"\b(?:right|left)\b|右|左")
-
-
-def _sides(text: str) -> set[str]:
-    """The body sides a text names ("right lower lobe", "左下肺"; "左右", about, is none)."""
-    return {m.group(0) for m in _SIDE.finditer(canonical_text(text).replace("左右", ""))}
-
-
-def _other_side(reading: Reading, element: str) -> bool:
-    """Whether the answer puts the element on the other side only: "the left lower lobe" for "right lower lobe"."""
-    own = _sides(element)
-    if len(own) != 1:
-        return False
-    side = next(iter(own))
-    named = _sides(reading.text)
-    return _SIDES[side] in named and side not in named
+def contradicted(reading: Reading, fact: Fact, known: Iterable[Fact] = ()) -> list[str]:
+    """What the answer names in the place of a finding's gene, code, class, grade, stage, variant type, severity, site
+    or side (`_elements.contradictions`; empty when nothing, or when the fact is no finding); `known`: the other
+    findings of the story, whose forms are other true findings, not rivals."""
+    if fact.kind != "finding":
+        return []
+    others = [form for other in known if other.kind == "finding" and other != fact for form in other.forms]
+    found = [[c for e in _elements(form) for c in contradictions(reading.raw, e, form, others)] for form in fact.forms]
+    return [] if any(not f for f in found) else found[0]
 
 
 def _other_score(reading: Reading, element: str) -> bool:
@@ -569,11 +567,14 @@ class ChainCheck:
     conflicting: tuple[str, ...] = ()
     """Values the answer offers that equal none of the chain's values of their kind ("NT-proBNP 436 pg/mL" where the
     record measured 911): a step told with the wrong value is another patient's story."""
+    contradicted: tuple[str, ...] = ()
+    """What the answer names in the place of a finding's gene, class, grade, site or side (`contradicted`): "PKD2" where
+    the test found PKD1, however many steps it tells."""
 
     @property
     def passed(self) -> bool:
         return (self.ncr >= CHAIN_COVERAGE and self.conclusion and self.cause and self.reasons and not self.rivals
-                and not self.conflicting)
+                and not self.conflicting and not self.contradicted)
 
 
 KEY_GROUP = "key"
@@ -603,15 +604,17 @@ def unit_kind(spelling: str) -> str:
 def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
                 told: list[str] | None = None) -> ChainCheck:
     """Which steps of a chain the answer tells (a step is told when any one of its facts is stated), and which values
-    it offers that the chain and the record (`RECORD_GROUP`) never had.
+    it offers that the chain and the record (`RECORD_GROUP`) never had, and what it names in the place of a finding's
+    gene, class, grade, site or side (`contradicted`).
 
     Correct (`passed`) when at least `CHAIN_COVERAGE` of the steps the question does not give are told, the last
     two of them (the conclusion and what brought it about) are, and so is every step that tells why a drug was passed
-    over, and no value of a chain's kind is one the chain and the record never had ("NT-proBNP 436" where it was
-    911). The order of telling is measured (`crc`) but not required: a capable answer to "why ...?" often gives the
-    conclusion first and the causes after "because". The question gives a step when it names every fact the step's
-    own sentence (`told`, the gold's step) states ("what tests found my anxiety?" gives "I was worrying all the
-    time"), or, without the sentences, every fact of the step.
+    over, no value of a chain's kind is one the chain and the record never had ("NT-proBNP 436" where it was
+    911), and no finding is contradicted ("a PKD2 missense variant" for "a truncating PKD1 variant"). The order of
+    telling is measured (`crc`) but not required: a capable answer to "why ...?" often gives the conclusion first
+    and the causes after "because". The question gives a step when it names every fact the step's own sentence
+    (`told`, the gold's step) states ("what tests found my anxiety?" gives "I was worrying all the time"), or,
+    without the sentences, every fact of the step.
     """
     asked = read_answer(question)
     drugs_given = [f for facts in steps for f in facts if f.group != RIVAL_GROUP and f.kind == "name"]
@@ -625,6 +628,9 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
     # (a chain with values holds its record's too, its own among them; a row of an older build holds none, and a
     # value there cannot be told from another true visit)
     conflicting = tuple(dict.fromkeys(_chain_conflicts(reading, values, record, asked))) if record else ()
+    # (a finding of one step is no rival to another's: stage 3a in March, 3b in June)
+    findings = [f for facts in steps for f in facts if f.kind == "finding"]
+    contradicting = tuple(dict.fromkeys(c for f in findings for c in contradicted(reading, f, findings)))
     sentences = [read_answer(t) for t in told] if told and len(told) == len(steps) else None
 
     def is_given(i: int, facts: list[Fact]) -> bool:
@@ -651,7 +657,7 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
     why = [i for i in open_steps if any(f.group == WHY_GROUP for f in steps[i])]
     return ChainCheck(covered, given, ncr, crc, bool(open_steps) and open_steps[-1] in positions,
                       len(open_steps) < 2 or open_steps[-2] in positions, all(i in positions for i in why), rivals,
-                      conflicting)
+                      conflicting, contradicting)
 
 
 _TELLING = re.compile(r"[.;!?\n。；！？，]|(?<=[\u3400-\u9fff]),|,(?=[\u3400-\u9fff])|"

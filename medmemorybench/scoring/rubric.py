@@ -124,10 +124,13 @@ def score_chain(question: Question, prediction: str) -> Score:
         metadata["rivals"] = list(check.rivals)
     if check.conflicting:
         metadata["conflicting"] = list(check.conflicting)
+    if check.contradicted:
+        metadata["contradicted"] = list(check.contradicted)
     if not check.passed:
         why = ("the conclusion is not told" if not check.conclusion else
                f"tells {', '.join(check.rivals)} as given in the place of the chain's drug" if check.rivals else
                f"offers {', '.join(check.conflicting)} where the record has another value" if check.conflicting else
+               f"names {', '.join(check.contradicted)} where a finding has another" if check.contradicted else
                f"tells {check.ncr:.0%} of the steps")
         return Score(0.0, explanation=why, metadata=metadata)
     return Score(1.0, explanation=f"tells {check.ncr:.0%} of the steps and the conclusion", metadata=metadata)

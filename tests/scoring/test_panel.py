@@ -58,15 +58,12 @@ def test_rule_scorer_holds_out_of_sample():
 def test_rule_scorer_on_the_seed_21_panel():
     # seed 21's panel (2026-12-06, second session) was written and labelled on today's generator; its first reading
     # (FR 5.8 %, FA 4.5 %) led to the date, yes/no, MQ "only", abstention, negated-harm and contradicted-finding
-    # rules, and its second (FA 6) to the chain's value and rival checks and the IG subject rule, so these figures
-    # are in-sample now (docs/benchmarks.md): no false reject, and one false accept, a Chinese chain told with
-    # another gene variant (PKD2 missense for PKD1 truncating: the judge's measure)
+    # rules, its second (FA 6) to the chain's value and rival checks and the IG subject rule, and its last false
+    # accept (a Chinese chain told with PKD2 missense for PKD1 truncating) to the structured elements of a finding
+    # read in Chinese, so these figures are in-sample now (docs/benchmarks.md): no false reject, no false accept
     verdicts = [(a, score_answer(a.question, a.answer)["correct"].value == 1.0) for a in load_panel(HELDOUT_21)]
     overall = agreement(verdicts)
-    assert len(verdicts) == 308 and overall.false_rejects == 0 and overall.kappa >= 0.95
-    by_type = by_slice(verdicts, lambda a: a.query_type)
-    assert all(s.false_accepts == 0 for name, s in by_type.items() if name != "MCD"), by_type
-    assert by_type["MCD"].false_accepts <= 1
+    assert len(verdicts) == 308 and overall.false_rejects == 0 and overall.false_accepts == 0
 
 
 def test_kappa_is_cohens():

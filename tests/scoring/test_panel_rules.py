@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from medmemorybench.scoring import score_answer
@@ -145,3 +148,75 @@ PNEUMONIA = Fact("crackles at the right lung base and a right lower lobe consoli
 def test_a_finding_on_the_other_side_or_with_another_score_is_not_told(answer: str, told: bool) -> None:
     fact = PNEUMONIA if answer.isascii() else Fact("右下肺可闻及湿啰音，胸片示右下叶实变，CRB-65评分1分", "finding")
     assert states(read_answer(answer), fact) is told
+
+
+KNEE = "左膝内侧关节间隙变窄、边缘骨赘形成，Kellgren-Lawrence 3级"
+GENE = "BRCA2截短型致病变异"
+EFFUSION = "上肺静脉纹理增多，双侧少量胸腔积液"
+
+
+@pytest.mark.parametrize(("finding", "answer", "told"), [
+    # one structured element changed, everything else said: the side, the site, the grade, the gene, the variant type
+    (KNEE, "X线片上右膝内侧关节间隙变窄，边缘有骨赘，Kellgren-Lawrence 3级。", False),
+    (KNEE, "左膝外侧关节间隙变窄，边缘长了骨赘，K-L分级是3级。", False),
+    (KNEE, "左膝内侧关节间隙变窄、边缘骨赘形成，Kellgren-Lawrence 2级。", False),
+    (GENE, "基因检测发现BRCA1截短型致病变异。", False),
+    (GENE, "基因检测发现BRCA2错义致病变异。", False),
+    ("pathogenic truncating BRCA2 variant", "The test found a pathogenic truncating BRCA1 variant.", False),
+    (EFFUSION, "胸片上肺静脉纹理增多，右侧有少量胸腔积液。", False),
+    # the same elements in other words: a grade in Chinese numerals, a rival of another finding, both sides named
+    (KNEE, "拍片看到您左膝关节内侧的间隙变窄了，关节边缘有骨赘形成，Kellgren-Lawrence分级为三级。", True),
+    (KNEE, "左膝内侧关节间隙变窄，边缘骨赘形成，K-L 3级；您的高血压是2级，这和膝盖无关。", True),
+    (GENE, "基因检测结果是BRCA2截短型的致病变异。", True),
+    (GENE, "BRCA1/BRCA2基因检测查到BRCA2截短型致病变异。", True),
+    (EFFUSION, "胸片显示上肺静脉纹理增多，两侧都有少量胸腔积液。", True),
+    (EFFUSION, "胸片显示上肺静脉纹理增多，左边和右边都有少量胸腔积液。", True),
+])
+def test_a_finding_with_one_structured_element_changed_is_not_told(finding: str, answer: str, told: bool) -> None:
+    assert states(read_answer(answer), Fact(finding, "finding")) is told
+
+
+def test_a_class_or_above_is_told_by_a_higher_class_and_contradicted_by_a_lower() -> None:
+    fact = Fact("总肾体积1450 mL，属快速进展的Mayo影像分级（1C级及以上）", "finding")
+    assert states(read_answer("磁共振总肾体积1450 mL，Mayo影像分级1D级，进展快。"), fact)
+    assert not states(read_answer("磁共振总肾体积1450 mL，Mayo影像分级1B级。"), fact)
+    english = Fact("total kidney volume 1450 mL, in a rapidly progressive Mayo imaging class (1C or above)", "finding")
+    assert states(read_answer("Your total kidney volume was 1450 mL, a rapidly progressive Mayo imaging class, 1D."),
+                  english)
+    assert not states(read_answer("Your total kidney volume was 1450 mL, a rapidly progressive Mayo imaging class, "
+                                  "1B."), english)
+
+
+TOLD = "您先说夜尿增多，3月eGFR 58，慢性肾脏病3a期，6月降到41，3b期；超声见双肾多发囊肿，"
+KIDNEY_CHAIN = [[Fact("夜尿增多", "name")],
+                [Fact("eGFR 58 mL/min/1.73m²，慢性肾脏病3a期", "finding")],
+                [Fact("eGFR降至41 mL/min/1.73m²，慢性肾脏病3b期", "finding")],
+                [Fact("双肾多发囊肿", "finding"), Fact("HNF1B截短型致病变异", "finding")]]
+
+
+@pytest.mark.parametrize(("answer", "passed"), [
+    # every step told by one of its facts, but the gene test told with another gene: the chain's finding contradicted
+    (TOLD + "基因检测是HNF1A截短型变异。", False),
+    (TOLD + "基因检测是HNF1B错义变异。", False),
+    # stage 3a and 3b are both true findings of the story: neither is the other's rival
+    (TOLD + "基因检测是HNF1B截短型变异。", True),
+    ("您先说夜尿增多；后来eGFR降到41，慢性肾脏病3b期；超声见双肾多发囊肿，基因检测发现HNF1B截短型致病变异。", True),
+])
+def test_a_chain_told_with_a_contradicted_finding_is_wrong(answer: str, passed: bool) -> None:
+    check = check_chain(read_answer(answer), KIDNEY_CHAIN, "是什么让您查出了这个肾病？")
+    assert check.passed is passed and bool(check.contradicted) is not passed
+
+
+FINDING_ELEMENTS_ZH = Path(__file__).with_name("finding_elements_zh.jsonl")
+"""Twenty Chinese answers to findings of a default build of seed 21 (2026-12-07), written as a capable model writes
+them after the structured-element rule: ten near misses with one element changed (side, lobe, class, grade, gene,
+stage) and ten paraphrases with the same elements, each labelled by a physician's reading. First reading: no false
+reject, one false accept (a bilateral effusion told on the right), which made "bilateral" a side."""
+
+
+def test_chinese_findings_with_one_element_changed_are_not_told_and_paraphrases_are() -> None:
+    rows = [json.loads(line) for line in FINDING_ELEMENTS_ZH.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 20 and sum(r["label"] == "correct" for r in rows) == 10
+    wrong = [r["answer"] for r in rows
+             if states(read_answer(r["answer"]), Fact(r["finding"], "finding")) is not (r["label"] == "correct")]
+    assert wrong == []
