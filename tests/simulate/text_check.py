@@ -259,16 +259,17 @@ def acute_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
 
 _ALONE = re.compile(r"\b(?:I cook for myself|Cooking for one|Living on my own|It's just me at home|I live by myself"
                     r"|I live on my own)\b")
-_COOK = re.compile(r"\b(my [a-z][a-z -]*?) does most of the cooking|\b(?:At home|In our house) (my [a-z -]+?) "
+_COOK = re.compile(r"\b([Mm]y [a-z][a-z -]*?) does most of the cooking|\b(?:At home|In our house),? (my [a-z -]+?) "
                    r"(?:does the cooking|is the cook)|\bI eat what (my [a-z -]+?) (?:cooks|puts)")
 _COOKS_FOR = re.compile(r"\b(?:I cook for|[Ff]or|Cooking for|Feeding) (my [a-z -]+?) and me\b")
+"""(A relative said first in a sentence starts with a capital: "My wife does most of the cooking".)"""
 
 
 def cooking_claims(text: str) -> list[tuple[str, str]]:
     """What an English session says of the patient's home: ("alone", ""), ("cook", who cooks) or ("for", whom the
     patient cooks for)."""
     claims = [("alone", "")] if _ALONE.search(text) else []
-    claims += [("cook", next(g for g in m.groups() if g)) for m in _COOK.finditer(text)]
+    claims += [("cook", next(g for g in m.groups() if g).lower()) for m in _COOK.finditer(text)]
     claims += [("for", m.group(1)) for m in _COOKS_FOR.finditer(text)]
     return claims
 
