@@ -128,6 +128,27 @@ class Text(_Record):
     """Simplified Chinese."""
 
 
+class ToldText(Text):
+    """A phrase a patient tells of their past (an allergy's agent or reaction), marked where it says a needle was
+    used: a patient who faints at needles tells it only as `phobic` says (the trap is never contradicted)."""
+
+    by_needle: bool = False
+    """The phrase says the patient had an injection, a shot or a drip ("Remicade (infliximab) infusions")."""
+    phobic: Text | None = None
+    """How a patient who faints at needles tells it: how they got through it ("given lying down"); None: they do
+    not."""
+
+    def plain(self) -> Text:
+        """The phrase as a record states it."""
+        return Text(en=self.en, zh=self.zh)
+
+    def told(self, needle_phobic: bool) -> Text | None:
+        """The words of this patient (None: not theirs to tell)."""
+        if needle_phobic and self.by_needle:
+            return self.phobic
+        return self.plain()
+
+
 class Code(_Record):
     """A code in a terminology (ICD-11, LOINC, ATC)."""
 
@@ -531,9 +552,9 @@ class AllergyGroup(_Record):
     """Identifier."""
     name: Text
     """Name of the allergy ("sulfonamide allergy")."""
-    agents: list[Text] = Field(min_length=1)
+    agents: list[ToldText] = Field(min_length=1)
     """What the patient reacted to, as they would name it."""
-    reactions: list[Text] = Field(min_length=1)
+    reactions: list[ToldText] = Field(min_length=1)
     """Reactions the patient may report."""
     reaction_type: Literal["immediate", "delayed", "severe_cutaneous", "organ_specific", "intolerance"] | None = None
     """What kind of reaction it is: immediate (IgE: hives, angioedema, anaphylaxis), delayed (rash days later),
@@ -548,6 +569,13 @@ class AllergyGroup(_Record):
     inhibitor angioedema)."""
     source: str
     """Where the cross-reactivity comes from."""
+
+    def told(self, needle_phobic: bool) -> tuple[list[Text], list[Text]]:
+        """The agents and reactions a patient may tell, in their words: one who faints at needles tells a needle
+        only as they got through it, or not at all (an empty list: this allergy cannot be theirs)."""
+        agents = [t for t in (a.told(needle_phobic) for a in self.agents) if t is not None]
+        reactions = [t for t in (r.told(needle_phobic) for r in self.reactions) if t is not None]
+        return agents, reactions
 
 
 class LabRange(_Record):
@@ -1136,6 +1164,11 @@ class Stressor(_Record):
     family: list[str] = Field(default_factory=list)
     """Relations (`relatives.yaml`) of which the patient must have one for the text to be true of them ("my partner
     has dementia": a wife or a husband)."""
+    without_family: list[str] = Field(default_factory=list)
+    """Relations of which the patient must have none: a life event that ended them ("my marriage ended": no wife or
+    husband anywhere in the year)."""
+    lives_alone: bool = False
+    """Said only by a patient who lives on their own ("the flat is silent")."""
 
 
 class DiseaseGroup(_Record):
@@ -1270,6 +1303,24 @@ class RelativeTemplate(_Record):
     """Their age minus the patient's (range)."""
     typical_conditions: list[str] = Field(min_length=1)
     """Condition or history-condition keys such a relative typically has."""
+    lives_with: Literal["always", "may", "never"]
+    """Whether such a relative shares the patient's home: a spouse always (one who lives alone has none), a parent,
+    parent-in-law or adult child may, a sibling, aunt or uncle keeps a home of their own."""
+
+
+class HouseholdRules(_Record):
+    """Who lives with the patient and who does the cooking, drawn once per persona (people.yaml `household`)."""
+
+    joins_probability: float = Field(ge=0, le=1)
+    """Chance that one relative who may share the home (`RelativeTemplate.lives_with: may`) lives with the patient."""
+    patient_cooks_probability: float = Field(ge=0, le=1)
+    """Chance that the patient does the cooking where someone at home could."""
+    cook_age: tuple[int, int]
+    """Ages at which a relative does most of a household's cooking."""
+    cook_excludes: list[str] = Field(default_factory=list)
+    """Conditions (condition or history keys) that take cooking out of a relative's hands."""
+    source: str
+    """Where the living arrangements and the limits on cooking come from."""
 
 
 class NamesByLanguage(_Record):
@@ -1328,6 +1379,8 @@ class People(_Record):
     """Range a patient's body-mass index is drawn from where the condition does not set it (kg/m²)."""
     smoking_prevalence: float = Field(ge=0, le=1)
     """Share of patients who smoke now (they, and only they, have the lifestyle with `smoker: true`)."""
+    household: HouseholdRules
+    """Who lives with the patient and who cooks."""
     source: str
     """Where the heights, the BMI range and the smoking prevalence come from."""
 

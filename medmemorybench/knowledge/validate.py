@@ -240,9 +240,11 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         errors += [f"conditions/{condition.key}.yaml: symptoms.{s.key}.red_flag_step: unknown care step "
                    f"'{s.red_flag_step}'" for s in condition.symptoms
                    if s.red_flag_step and s.red_flag_step not in steps]
-        errors += [f"conditions/{condition.key}.yaml: stressors.{s.key}.family: unknown relation '{r}'"
-                   for s in condition.stressors for r in s.family if r not in kb.relatives]
-        if sum(1 for s in condition.stressors if not s.requires and not s.family) < 2:
+        errors += [f"conditions/{condition.key}.yaml: stressors.{s.key}.{field}: unknown relation '{r}'"
+                   for s in condition.stressors for field, relations in (("family", s.family),
+                                                                         ("without_family", s.without_family))
+                   for r in relations if r not in kb.relatives]
+        if sum(1 for s in condition.stressors if not (s.requires or s.family or s.without_family or s.lives_alone)) < 2:
             errors.append(f"conditions/{condition.key}.yaml: stressors: fewer than two fit every patient (no "
                           "`requires`): a retired or jobless patient would have nothing to bring up")
     for hist in kb.history_conditions.values():
@@ -557,6 +559,9 @@ def _check_people(kb: KnowledgeBase, errors: list[str]) -> None:
         if not (130 <= mean <= 200 and 0 < sd <= 15):
             errors.append(f"people.yaml: height_cm.{sex}: mean {mean} / sd {sd} is not an adult height distribution")
     _check_range("people.yaml", "bmi", people.bmi, errors)
+    errors += [f"people.yaml: household.cook_excludes: unknown condition '{key}'"
+               for key in kb.people.household.cook_excludes
+               if key not in kb.conditions and key not in kb.history_conditions]
 
 
 def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:

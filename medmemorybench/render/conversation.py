@@ -44,6 +44,7 @@ from medmemorybench.simulate.models import (
     ComplicationFact,
     DiagnosisFact,
     Event,
+    Household,
     LabFact,
     MedicationFact,
     Persona,
@@ -66,6 +67,9 @@ ASIDE_PROBABILITY = 0.6
 """Visits where the patient mentions their life in passing (a relative, their work, the day)."""
 REPEAT_ADVICE_BRIEFLY = 0.7
 """Advice given before is referred back to ("the walking we agreed on 4 March") rather than read out in full."""
+HOUSEHOLD_TALK_PROBABILITY = 0.2
+"""Lifestyle visits where the patient's account of their routine is who cooks at home (the household drawn once per
+persona: `simulate/household.py`)."""
 GOODBYE_PROBABILITY = 0.5
 TECHNICAL_REGISTER_SHARE = 0.3
 """Patients who speak of their results in clinical terms (the rest use lay words)."""
@@ -290,6 +294,9 @@ class SessionRenderer:
             return Act("doctor", "hx.mood"), Act("patient", "ans.mood"), \
                 (Act("doctor", "hx.impact"), Act("patient", "ans.impact")) if rng.random() < 0.5 else None
         if kind == "lifestyle":
+            household = self.persona.household
+            if household is not None and rng.random() < HOUSEHOLD_TALK_PROBABILITY:
+                return Act("doctor", "hx.routine"), self._cooking(household), None
             return Act("doctor", "hx.routine"), Act("patient", "ans.routine"), None
         if kind in ("diagnostic_test", "diagnosis"):
             return Act("doctor", "hx.tests_how"), Act("patient", "ans.tests_how"), None
@@ -310,6 +317,18 @@ class SessionRenderer:
         relative = rng.choice(self.persona.family)
         return Act("doctor", "hx.general"), Act("patient", "ans.general",
                                                  {"relative": self.kb.relatives[relative.relation].text}), None
+
+    def _cooking(self, household: Household) -> Act:
+        """Who cooks at home, as the persona's one household says: a member, or the patient for them or alone."""
+        if household.cook is not None:
+            return Act("patient", "ans.routine.cook_other", {"cook": self.kb.relatives[household.cook].text})
+        if household.members:
+            return Act("patient", "ans.routine.cook_for", {"household": self._members(household)})
+        return Act("patient", "ans.routine.cook_alone")
+
+    def _members(self, household: Household) -> str:
+        texts = [text_of(self.kb.relatives[relation].text, self.lang) for relation in household.members]
+        return self.templates.word("joiner", "and").join(texts)
 
     def _clarify(self, answer: Act) -> list[Act]:
         """The doctor names the pill the patient described by when they take it."""

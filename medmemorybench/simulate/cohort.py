@@ -10,6 +10,7 @@ from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.care_plan import plan_care
 from medmemorybench.simulate.engine import YearBuilder
 from medmemorybench.simulate.family import make_family
+from medmemorybench.simulate.household import draw_household
 from medmemorybench.simulate.models import CareYear, Persona
 from medmemorybench.simulate.persona import (
     applicable_advice,
@@ -67,7 +68,8 @@ def simulate_patient(
         except SimulationError:
             if attempt == PERSONA_ATTEMPTS - 1:
                 raise
-    # the job and the lifestyle fit the age and every trap text about work; a patient who lives alone has no spouse
+    # the job and the lifestyle fit the age and every trap text about work; a patient who lives alone has no spouse,
+    # and who shares the home and cooks is drawn once (`household.py`)
     required = [trait for trap in traps for trait in trap_requirements(kb, trap.category, trap.option)]
     occupation = choose_occupation(kb, who.age, required, rngs["demographics"])
     lifestyle = choose_lifestyle(kb, occupation, who.age, who.body.smoker, rngs["demographics"])
@@ -75,8 +77,10 @@ def simulate_patient(
     plan = plan_care(kb, condition, patient)
     family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"],
                          patient_name=who.name, lives_alone=lives_alone)
+    household = draw_household(kb, family, lives_alone, rngs["family"])
     events = YearBuilder(kb, condition, persona_id, traps, patient, rngs, n_encounters, body=who.body,
-                         traits=frozenset(occupation.traits), relations=frozenset(r.relation for r in family)).build()
+                         traits=frozenset(occupation.traits), relations=frozenset(r.relation for r in family),
+                         lives_alone=not household.members).build()
     persona = Persona(
         persona_id=persona_id,
         condition=condition.key,
@@ -92,6 +96,7 @@ def simulate_patient(
         smoker=who.body.smoker,
         traps=traps,
         family=family,
+        household=household,
     )
     return CareYear(seed=seed, persona=persona, events=events)
 

@@ -133,7 +133,8 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
 
     def __init__(self, kb: KnowledgeBase, condition: Condition, persona_id: str, traps: list[Trap],
                  patient: Patient, rngs: dict[str, random.Random], n_encounters: int, body: Body | None = None,
-                 traits: frozenset[str] = frozenset(), relations: frozenset[str] = frozenset()) -> None:
+                 traits: frozenset[str] = frozenset(), relations: frozenset[str] = frozenset(),
+                 lives_alone: bool = False) -> None:
         if not MIN_ENCOUNTERS <= n_encounters <= MAX_ENCOUNTERS:
             raise InputError(
                 f"--encounters: {n_encounters} is out of range; a year holds "
@@ -148,6 +149,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
                                        choose_illnesses(kb, patient, rngs["illnesses"]))
         self.traits = traits  # the occupation's (people.yaml): which strains of work and life are true of them
         self.relations = relations  # the family's (relatives.yaml): whose strains are true of them
+        self.lives_alone = lives_alone  # nobody shares the home (`household.py`): "the flat is silent" is true
         self.body = body  # one height: weight and BMI read through it (`body.py`), and the advice it allows
         self.labs = (LabModel if body is None else partial(BodyLabModel, body=body))(
             kb.labs, condition, rngs["labs"], drift_days=rngs["labs"].randint(*phase_bounds(2)),

@@ -135,8 +135,8 @@ def make_family(
             groups = [g for g in sorted(kb.allergy_groups) if not taken & kb.expand(
                 [*kb.allergy_groups[g].classes, *kb.allergy_groups[g].drugs])]
             group = kb.allergy_groups[rng.choice(groups)]
-            allergies.append(AllergyFact(group=group.key, agent=rng.choice(group.agents),
-                                         reaction=rng.choice(group.reactions)))
+            allergies.append(AllergyFact(group=group.key, agent=rng.choice(group.agents).plain(),
+                                         reaction=rng.choice(group.reactions).plain()))
         relatives.append(Relative(
             relation=template.relation,
             name=Text(en=rng.choice([n for n in given[template.sex].en if n not in taken_en]),

@@ -366,6 +366,16 @@ class Relative(_Record):
     """Their lab values (the patient's lab names, other values)."""
 
 
+class Household(_Record):
+    """Who the patient lives with and who does the cooking: drawn once per persona (`simulate/household.py`), and
+    every rendering of home life reads it."""
+
+    members: list[str] = Field(default_factory=list)
+    """Relations (`relatives.yaml`) of the family who share the patient's home; empty: the patient lives alone."""
+    cook: str | None = None
+    """The member who does most of the cooking; None: the patient cooks."""
+
+
 class Persona(_Record):
     """One patient."""
 
@@ -397,6 +407,8 @@ class Persona(_Record):
     """The six trap facts."""
     family: list[Relative]
     """Two to four relatives."""
+    household: Household | None = None
+    """Who lives with the patient and who cooks; None in records made before it was kept."""
 
     @property
     def histories(self) -> list[str]:

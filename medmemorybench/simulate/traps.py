@@ -131,11 +131,30 @@ def _options(
             yield Constraint(category, key, ceiling)
 
 
+def refuses_needles(kb: KnowledgeBase, constraints: Collection[Constraint]) -> bool:
+    """Whether a trap of the patient refuses injections (a needle phobia): nothing they tell took a needle calmly."""
+    return any(c.category == "medication_preference" and "injection" in kb.preferences[c.option].excludes_forms
+               for c in constraints)
+
+
+def _tellable(kb: KnowledgeBase, patient: Patient, constraint: Constraint) -> bool:
+    """Whether the trap can be told beside the patient's others: an allergy told only through a needle taken calmly
+    ("the heparin shots") is not the allergy of one who faints at needles, whichever comes first."""
+    trial = [*patient.constraints, constraint]
+    if not refuses_needles(kb, trial):
+        return True
+    for allergy in (c for c in trial if c.category == "allergy"):
+        agents, reactions = kb.allergy_groups[allergy.option].told(needle_phobic=True)
+        if not agents or not reactions:
+            return False
+    return True
+
+
 def _trap_fact(kb: KnowledgeBase, constraint: Constraint, patient: Patient, rng: random.Random):  # noqa: ANN202
     key = constraint.option
     if constraint.category == "allergy":
-        group = kb.allergy_groups[key]
-        return AllergyFact(group=key, agent=rng.choice(group.agents), reaction=rng.choice(group.reactions))
+        agents, reactions = kb.allergy_groups[key].told(needle_phobic=refuses_needles(kb, patient.constraints))
+        return AllergyFact(group=key, agent=rng.choice(agents), reaction=rng.choice(reactions))
     if constraint.category == "medication_history":
         result = verdict(kb, key, patient)  # the formulation this patient can take (once daily, small...)
         assert result.formulation is not None
@@ -261,6 +280,8 @@ def choose_traps(
             is_strong = any(f.drug in chosen for f in bites) or bool(undermined)
             (strong if is_strong else weak).append((constraint, bites, undermined))
         for constraint, bites, undermined in strong + weak:
+            if not _tellable(kb, patient, constraint):
+                continue
             visited += 1
             if visited > MAX_SEARCH_NODES:
                 return None

@@ -466,10 +466,11 @@ class StoryActions:
     # --- phase 4: strain and adherence ----------------------------------------------------------
 
     def _true_stressors(self) -> list[Stressor]:
-        """The condition's strains that can be true of this patient: the job's traits, and family they have ("my
-        partner has dementia" only with a spouse)."""
+        """The condition's strains that can be true of this patient: the job's traits, family they have ("my
+        partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone)."""
         return [s for s in self.condition.stressors if set(s.requires) <= self.traits
-                and not set(s.excludes) & self.traits and (not s.family or self.relations & set(s.family))]
+                and not set(s.excludes) & self.traits and (not s.family or self.relations & set(s.family))
+                and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)]
 
     def _stressor(self, item: StoryItem) -> Event:
         stressor = self.rng.choice(self._true_stressors() or list(self.condition.stressors))

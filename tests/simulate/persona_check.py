@@ -11,7 +11,7 @@ from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Lifestyle, Occupation
-from medmemorybench.simulate.models import AdviceFact, CareYear, LabFact, MedicationFact
+from medmemorybench.simulate.models import AdviceFact, AllergyFact, CareYear, LabFact, MedicationFact, StressorFact
 from tests.simulate.clinical import GIVEN, fail
 
 WORK_TEXT = re.compile(r"\b(?:work|works|working|job|shifts?|lunch|boss|drive|operat\w*)\b", re.IGNORECASE)
@@ -139,7 +139,9 @@ def lifestyle_advice_gated(kb: KnowledgeBase, year: CareYear) -> list[str]:
 
 
 def trap_never_contradicted(kb: KnowledgeBase, year: CareYear) -> list[str]:
-    """A needle phobia told as a trap stands all year: no drug given that only comes as an injection or infusion."""
+    """A needle phobia told as a trap stands all year: no drug given that only comes as an injection or infusion,
+    and no allergy told through a needle taken calmly ("I react badly to Remicade (infliximab) infusions" beside "I
+    faint at the sight of one"; told as the patient got through it, lying down, it stands)."""
     rule = "trap_never_contradicted"
     excluded: set[str] = set()
     for trap in year.persona.traps:
@@ -148,6 +150,13 @@ def trap_never_contradicted(kb: KnowledgeBase, year: CareYear) -> list[str]:
     if not excluded:
         return []
     out = []
+    calm = {text.en for group in kb.allergy_groups.values() for text in (*group.agents, *group.reactions)
+            if text.by_needle}
+    told = [(None, t.fact) for t in year.persona.traps if isinstance(t.fact, AllergyFact)]
+    told += [(e, f) for e in year.events for f in e.facts if isinstance(f, AllergyFact)]  # (corrections included)
+    for event, fact in told:
+        out += [fail(rule, year, event, f"{said!r} told by a patient who faints at needles")
+                for said in (fact.agent.en, fact.reaction.en) if said in calm]
     for event in year.events:
         for fact in event.facts:
             if isinstance(fact, MedicationFact) and fact.action in GIVEN and fact.drug in kb.drugs:
@@ -155,6 +164,61 @@ def trap_never_contradicted(kb: KnowledgeBase, year: CareYear) -> list[str]:
                 if forms and forms <= excluded:
                     out.append(fail(rule, year, event, f"{fact.drug} ({sorted(forms)}) given to a patient who "
                                                        f"refused {sorted(excluded)}"))
+    return out
+
+
+def household_coherent(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """One household for the year: its members are family who may share a home (a spouse always does; a sibling,
+    aunt or uncle keeps their own), nobody where the patient says they live alone, and the cook, if not the patient,
+    is a member of an age and health to cook."""
+    rule, persona = "household_coherent", year.persona
+    household = persona.household
+    if household is None:
+        return [fail(rule, year, None, "no household drawn: who lives with the patient and who cooks is not one fact")]
+    family = {r.relation: r for r in persona.family}
+    out = [fail(rule, year, None, f"{m} lives with the patient but is not in the family") for m in household.members
+           if m not in family]
+    out += [fail(rule, year, None, f"{m} keeps a home of their own (relatives.yaml lives_with: never)")
+            for m in household.members if m in family and kb.relatives[m].lives_with == "never"]
+    out += [fail(rule, year, None, f"the patient's {r} does not live with them") for r in family
+            if kb.relatives[r].lives_with == "always" and r not in household.members and not lives_alone(kb, year)]
+    if lives_alone(kb, year) and household.members:
+        out.append(fail(rule, year, None, f"says they live on their own, yet lives with {household.members}"))
+    if household.cook is not None:
+        cook = family.get(household.cook)
+        rules = kb.people.household
+        if household.cook not in household.members or cook is None:
+            out.append(fail(rule, year, None, f"{household.cook} does the cooking but does not live with the patient"))
+        elif not rules.cook_age[0] <= cook.age <= rules.cook_age[1] or set(cook.conditions) & set(rules.cook_excludes):
+            out.append(fail(rule, year, None, f"{household.cook} aged {cook.age} with {cook.conditions} does the "
+                                              "cooking"))
+    return out
+
+
+def lives_alone(kb: KnowledgeBase, year: CareYear) -> bool:
+    """Whether a trap text of the patient says they live on their own."""
+    return any(t.category == "medication_preference" and kb.preferences[t.option].lives_alone
+               for t in year.persona.traps)
+
+
+def life_events_respected(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """A life event told stands beside the household of the year: "my marriage ended" is never said by a patient
+    whose family has a wife or husband, and "the flat is silent" never by one who lives with someone."""
+    rule, persona = "life_events_respected", year.persona
+    stressors = {s.key: s for s in kb.conditions[persona.condition].stressors}
+    relations = {r.relation for r in persona.family}
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            stressor = stressors.get(fact.stressor) if isinstance(fact, StressorFact) else None
+            if stressor is None:
+                continue
+            ended = sorted(relations & set(stressor.without_family))
+            if ended:
+                out.append(fail(rule, year, event, f"{stressor.text.en!r} beside a {ended[0]} in the family"))
+            if stressor.lives_alone and persona.household is not None and persona.household.members:
+                out.append(fail(rule, year, event, f"{stressor.text.en!r} from one who lives with "
+                                                   f"{persona.household.members}"))
     return out
 
 
@@ -202,5 +266,7 @@ CHECKS = {
     "lifestyle_advice_gated": lifestyle_advice_gated,
     "trap_never_contradicted": trap_never_contradicted,
     "body_consistent": body_consistent,
+    "household_coherent": household_coherent,
+    "life_events_respected": life_events_respected,
 }
 """Rule name -> its check."""

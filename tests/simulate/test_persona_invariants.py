@@ -9,10 +9,23 @@ from __future__ import annotations
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.fields import trap_detail
 from medmemorybench.render.templates import load_templates
-from medmemorybench.simulate.models import AdviceFact, CareYear, Event, LabFact, MedicationFact, Relative, Trap
-from tests.simulate.clinical import check
+from medmemorybench.simulate.models import (
+    AdviceFact,
+    AllergyFact,
+    CareYear,
+    Event,
+    Household,
+    LabFact,
+    MedicationFact,
+    Relative,
+    StressorFact,
+    Trap,
+)
+from tests.simulate.clinical import check, first_event
 from tests.simulate.persona_check import (
     body_consistent,
+    household_coherent,
+    life_events_respected,
     lifestyle_advice_gated,
     persona_occupation,
     relative_names_distinct,
@@ -136,6 +149,64 @@ def test_trap_never_contradicted_catches_a_crafted_violation(kb, years):
     traps: list[Trap] = [t.model_copy(update={"option": "needle_phobia"}) if t.category == "medication_preference"
                          else t for t in other.persona.traps]
     assert trap_never_contradicted(kb, _with_event(_edit(other, traps=traps), other.events[-1], fact))
+
+
+def test_trap_never_contradicted_catches_an_infusion_told_calmly(kb, years):
+    """The seed-37 UC patient: "I'm terrified of needles" beside "I react badly to Remicade (infliximab)
+    infusions", told with no word of how they got through them."""
+    year = next(y for y in years if any(t.option == "needle_phobia" for t in y.persona.traps)
+                and any(t.option == "infliximab_infusion_reaction" for t in y.persona.traps))
+    calm = next(a for a in kb.allergy_groups["infliximab_infusion_reaction"].agents if a.by_needle).plain()
+    traps = [t.model_copy(update={"fact": t.fact.model_copy(update={"agent": calm})})
+             if isinstance(t.fact, AllergyFact) else t for t in year.persona.traps]
+    failures = trap_never_contradicted(kb, _edit(year, traps=traps))
+    assert failures and failures[0].startswith("[trap_never_contradicted]") and "infusions" in failures[0]
+
+
+# --- household_coherent ---------------------------------------------------------------------------
+
+
+def test_household_coherent(kb, years):
+    check(_run(household_coherent, kb, years))
+
+
+def test_household_coherent_catches_a_crafted_violation(kb, years):
+    year = next(y for y in years if any(kb.relatives[r.relation].lives_with == "never" for r in y.persona.family))
+    sibling = next(r for r in year.persona.family if kb.relatives[r.relation].lives_with == "never")
+    # a sibling with their own home doing the cooking (the seed-37 "my younger brother does most of the cooking")
+    crafted = _edit(year, household=Household(members=[sibling.relation], cook=sibling.relation))
+    failures = household_coherent(kb, crafted)
+    assert failures and failures[0].startswith("[household_coherent]") and "home of their own" in failures[0]
+    # a patient who lives on their own, yet lives with someone; and none drawn at all
+    alone = next(y for y in years if any(t.option == "once_daily_blister_pack" for t in y.persona.traps))
+    relation = alone.persona.family[0].relation
+    assert any("live on their own" in f for f in household_coherent(kb, _edit(
+        alone, household=Household(members=[relation]))))
+    assert household_coherent(kb, _edit(year, household=None))
+    # a 98-year-old mother at the stove
+    old = next(y for y in years if any(r.age > kb.people.household.cook_age[1] and
+                                       kb.relatives[r.relation].lives_with == "may" for r in y.persona.family))
+    elder = next(r for r in old.persona.family if r.age > kb.people.household.cook_age[1]
+                 and kb.relatives[r.relation].lives_with == "may")
+    members = [*old.persona.household.members, elder.relation]
+    assert any("does the cooking" in f for f in household_coherent(kb, _edit(
+        old, household=Household(members=members, cook=elder.relation))))
+
+
+# --- life_events_respected ------------------------------------------------------------------------
+
+
+def test_life_events_respected(kb, years):
+    check(_run(life_events_respected, kb, years))
+
+
+def test_life_events_respected_catches_a_crafted_violation(kb, years):
+    """The seed-37 depression patient: "my marriage ended last year" beside a wife who drives him in."""
+    year, event = first_event([y for y in years if y.persona.condition == "major_depressive_disorder"
+                               and {"wife", "husband"} & {r.relation for r in y.persona.family}],
+                              lambda e: any(isinstance(f, StressorFact) for f in e.facts))
+    failures = life_events_respected(kb, _with_event(year, event, StressorFact(stressor="divorce")))
+    assert failures and failures[0].startswith("[life_events_respected]") and "marriage ended" in failures[0]
 
 
 # --- body_consistent ------------------------------------------------------------------------------

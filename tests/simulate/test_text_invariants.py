@@ -9,12 +9,14 @@ from __future__ import annotations
 import pytest
 
 from medmemorybench.knowledge.models import Text
+from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.fact_acts import FactSlots
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate.models import (
     AdverseFact,
     CautionFact,
     ComplicationFact,
+    Household,
     LabFact,
     MedicationFact,
 )
@@ -22,6 +24,8 @@ from tests.simulate.clinical import check
 from tests.simulate.text_check import (
     acute_violations,
     caution_text_violations,
+    cooking_claims,
+    household_talk_violations,
     kdigo_stage,
     reason_violations,
     severity_violations,
@@ -182,3 +186,41 @@ def test_two_rules_of_one_history_for_one_drug_are_reported(tmp_path):
 
     assert "'ibuprofen' already has a caution rule for stroke_history" in knowledge_problems(tmp_path, "history.yaml",
                                                                                              change)
+
+
+# --- household_talk_true ------------------------------------------------------------------------------------------
+
+HOME_TALK_KINDS = ("lifestyle", "trap_disclosure")
+"""The visits whose sessions say who cooks (a routine) or that the patient lives alone (a trap told)."""
+
+
+def home_talk(kb, templates, year):  # noqa: ANN001, ANN201
+    """(visit, English session text) of the visits that speak of home; the others only move the renderer on."""
+    renderer, out = SessionRenderer(kb, templates, year), []
+    for event in year.events:
+        if event.kind in HOME_TALK_KINDS:
+            out.append((event, " ".join(turn.text for turn in renderer.render(event).turns)))
+        else:
+            renderer.ctx.advance(event)
+    return out
+
+
+def test_household_talk_true(kb, years):
+    templates = load_templates("en")
+    check([f for year in years for f in household_talk_violations(kb, year, home_talk(kb, templates, year))])
+
+
+def test_household_talk_true_catches_a_crafted_violation(kb, years):
+    """The seed-37 Parkinson's patient: "I cook for my father and me", then "my younger sister does most of the
+    cooking"."""
+    templates = load_templates("en")
+    year = next(y for y in years if y.persona.household and y.persona.household.members
+                and any(cooking_claims(t) for _, t in home_talk(kb, templates, y)))
+    talk = [(e, t) for e, t in home_talk(kb, templates, year) if cooking_claims(t)]
+    event = talk[-1][0]
+    crafted = [*talk, (event, "My younger sister does most of the cooking, to be honest.")]
+    failures = household_talk_violations(kb, year, crafted)
+    assert failures and failures[0].startswith("[household_talk_true]") and "younger sister" in failures[0]
+    # the same sessions read against another household (someone else cooks) disagree too
+    other = year.model_copy(update={"persona": year.persona.model_copy(update={"household": Household()})})
+    assert household_talk_violations(kb, other, talk)

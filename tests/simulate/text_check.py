@@ -2,8 +2,9 @@
 rule of the pair it is said for, a reason names the fact that caused it, a CKD stage and a severity word come from the
 value measured, and an acute illness gets the first-line course of current guidance.
 
-The checks read what the renderer fills a fact's slots with (`FactSlots`) and the year's facts, and judge them against
-the knowledge base's rules and guideline tables written here, never against the code that picks the text.
+The checks read what the renderer fills a fact's slots with (`FactSlots`), the sessions it renders, and the year's
+facts, and judge them against the knowledge base's rules and guideline tables written here, never against the code that
+picks the text. A household is one fact: every session that says who cooks says the persona's.
 """
 
 from __future__ import annotations
@@ -252,3 +253,48 @@ def acute_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             if fact.drug in EGFR_FLOOR and egfr is not None and egfr < EGFR_FLOOR[fact.drug]:
                 failures.append(fail("acute_first_line", year, event, f"{fact.drug} at eGFR {egfr}"))
     return failures
+
+
+# --- household_talk_true ------------------------------------------------------------------------------------------
+
+_ALONE = re.compile(r"\b(?:I cook for myself|Cooking for one|Living on my own|It's just me at home|I live by myself"
+                    r"|I live on my own)\b")
+_COOK = re.compile(r"\b([Mm]y [a-z][a-z -]*?) does most of the cooking|\b(?:At home|In our house),? (my [a-z -]+?) "
+                   r"(?:does the cooking|is the cook)|\bI eat what (my [a-z -]+?) (?:cooks|puts)")
+_COOKS_FOR = re.compile(r"\b(?:I cook for|[Ff]or|Cooking for|Feeding) (my [a-z -]+?) and me\b")
+"""(A relative said first in a sentence starts with a capital: "My wife does most of the cooking".)"""
+
+
+def cooking_claims(text: str) -> list[tuple[str, str]]:
+    """What an English session says of the patient's home: ("alone", ""), ("cook", who cooks) or ("for", whom the
+    patient cooks for)."""
+    claims = [("alone", "")] if _ALONE.search(text) else []
+    claims += [("cook", next(g for g in m.groups() if g).lower()) for m in _COOK.finditer(text)]
+    claims += [("for", m.group(1)) for m in _COOKS_FOR.finditer(text)]
+    return claims
+
+
+def household_claim(kb: KnowledgeBase, year: CareYear) -> tuple[str, str] | None:
+    """What the persona's one household says in those terms (None: a record without one)."""
+    household = year.persona.household
+    if household is None:
+        return None
+    if household.cook is not None:
+        return "cook", kb.relatives[household.cook].text.en
+    if household.members:
+        return "for", " and ".join(kb.relatives[m].text.en for m in household.members)
+    return "alone", ""
+
+
+def household_talk_violations(kb: KnowledgeBase, year: CareYear, texts: list[tuple[Event, str]]) -> list[str]:
+    """[household_talk_true] every session that says who cooks or who the patient lives with says the one household
+    of the persona (where it has none, the year's first such account): no "my younger sister does most of the
+    cooking" after "I cook for my uncle and me", no cook beside "I live on my own"."""
+    rule, out = "household_talk_true", []
+    expected = household_claim(kb, year)
+    for event, text in texts:
+        for claim in cooking_claims(text):
+            expected = expected or claim
+            if claim != expected:
+                out.append(fail(rule, year, event, f"says {claim} where the household is {expected}"))
+    return out
