@@ -284,7 +284,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
-        facts += self.habit_stop_due(facts) + self.cautions_now_known(facts)
+        facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
