@@ -496,15 +496,32 @@ class ClinicalTasks:
                                           release=active.release))  # type: ignore[arg-type]
         return out
 
-    def rechecks_due_now(self, facts: list[Fact]) -> list[Fact]:
+    def rechecks_due_now(self, facts: list[Fact], triggers: list[str | None] = ()) -> list[Fact]:  # type: ignore[assignment]
         """Rechecks that have fallen due, taken at whatever visit this is ("while you're here, your INR"): a visit
-        busy with something else must not push a level check past its window."""
+        busy with something else must not push a level check past its window. Not at a visit whose result would
+        read as the effect of what it follows up (`reads_as_effect`): that recheck waits for the next visit."""
         due = [t for t in self.due_tasks() if t.kind == "monitor" and t.reason == "recheck" and t.lab and t.drug
                and self.doctor_knows(t.drug) and self.labs.can_measure(t.lab, self.day)
-               and not any(isinstance(f, LabFact) and f.lab == t.lab for f in facts)]
+               and not any(isinstance(f, LabFact) and f.lab == t.lab for f in facts)
+               and not self.reads_as_effect(t.lab, facts, triggers)]
         for task in due:
             self.state.tasks.remove(task)
         return self.measure(list(dict.fromkeys(t.lab for t in due))) if due else []
+
+    def reads_as_effect(self, lab: str, facts: list[Fact], triggers: list[str | None]) -> bool:
+        """Whether `lab` measured at this visit would be read as the effect of a change it follows up before the lab
+        can show it: a step's drug changed at a triggering visit within the lab's response time, or missed doses
+        told here fewer than the drug's waning and the lab's response take (a potassium 8 days after an MRA start,
+        in a visit linked to that start)."""
+        if any(lab not in self.too_early_dropped([lab], t) for t in triggers if t):
+            return True
+        for lapse in (f for f in facts if isinstance(f, AdherenceFact)):
+            active = self.state.active.get(lapse.drug)
+            step = self.step(active.step) if active is not None and active.step else None
+            needed = (self.kb.drugs[lapse.drug].wanes_days or 0) + self._response_days(lab)
+            if step is not None and lab in (*step.moves, *step.targets) and lapse.missed_days < needed:
+                return True
+        return False
 
     def _book_recheck(self, drug: str, lab: str, within: int) -> None:
         if any(t.kind == "monitor" and t.reason == "recheck" and t.drug == drug and t.lab == lab

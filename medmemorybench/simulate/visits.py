@@ -244,7 +244,9 @@ class StoryActions:
         rules allow starting today."""
         patient = self.refresh_patient()
         for key in comp.treatment:
-            running = any(a.step == key and not a.suspected for a in self.state.active.values())
+            running = [a.drug for a in self.state.active.values() if a.step == key and not a.suspected]
+            if any(self.raise_held(drug) for drug in running):
+                return False  # (a running drug a caution holds at its dose treats nothing new: a QTc past 470 ms)
             if not running and (self.base_missing(self.step(key))
                                 or choose_for_step(self.kb, self.step(key), patient) is None):
                 return False
