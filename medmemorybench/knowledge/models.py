@@ -590,6 +590,20 @@ class LabRange(_Record):
     complication's `labs`)."""
 
 
+class HarmWorkup(_Record):
+    """Labs taken the day a harm is told in a patient with a history that can cause it instead of the drug."""
+
+    effects: list[str] = Field(min_length=1)
+    """Adverse-effect keys (a drug's `adverse_effects`) the harm is told as."""
+    labs: list[str] = Field(min_length=1)
+    """Lab keys measured that day."""
+    named_drugs: bool = False
+    """Also for a patient without the history who takes a drug one of the history's rules names (a QT-prolonging
+    drug: the same fit may be torsades)."""
+    source: str
+    """Guideline."""
+
+
 class HistoryCondition(_Record):
     """A past or coexisting disease that may contraindicate drugs."""
 
@@ -614,6 +628,9 @@ class HistoryCondition(_Record):
     incompatible: list[str] = Field(default_factory=list)
     """Main conditions or other histories it cannot be on record beside (a past HFrEF in a patient diagnosed
     with HFpEF; hypothyroidism before Graves disease); checked both ways."""
+    harm_workup: list[HarmWorkup] = Field(default_factory=list)
+    """Harms that may be this disease showing itself, with the labs taken the day one is told (a fit in long QT
+    syndrome may be torsades de pointes: an ECG and the electrolytes)."""
 
 
 class Contraindication(_Record):
@@ -632,6 +649,9 @@ class Contraindication(_Record):
     before and after a QT-prolonging drug in long QT syndrome)."""
     recheck_days: int | None = Field(default=None, ge=1)
     """Days within which the `monitoring` labs are repeated after the start."""
+    no_increase_above: float | None = None
+    """For a caution with `monitoring`: a dose it names is not raised while the latest result of its first
+    monitoring lab is above this (a QT-prolonging drug at a QTc past 470 ms)."""
     reason: Text
     """Why."""
     source: str
@@ -1025,6 +1045,9 @@ class CareStep(_Record):
     """Labs it drives to a range of its own instead (radioiodine: free T4 low, TSH high), overriding earlier steps."""
     titrate_on: str | None = None
     """The lab whose result decides a dose increase (default: the first of `moves`)."""
+    adds_to: str | None = None
+    """The step whose drug this one is added to (augmentation adds to the antidepressant): it starts and is kept
+    only while a drug of that step is taken, and stops when none is left."""
 
     @field_validator("candidates", mode="before")
     @classmethod

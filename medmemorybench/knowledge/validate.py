@@ -226,6 +226,8 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: monitoring goes with a caution (a contraindicated drug is never started)")
         if bool(rule.monitoring) != (rule.recheck_days is not None):
             errors.append(f"{where}: monitoring and recheck_days go together")
+        if rule.no_increase_above is not None and not rule.monitoring:
+            errors.append(f"{where}: no_increase_above reads the first monitoring lab; give monitoring")
     # a rule id names only the history (`contraindication:<history>`): its words are the one rule of that history
     # naming the drug at that level, so two would leave the text said for the pair undecided
     first: dict[tuple[str, str, str], int] = {}
@@ -249,6 +251,11 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                           "`requires`): a retired or jobless patient would have nothing to bring up")
     for hist in kb.history_conditions.values():
         where = f"history.yaml: {hist.key}"
+        effects = {e.key for d in kb.drugs.values() for e in d.adverse_effects}
+        for workup in hist.harm_workup:
+            errors += [f"{where}: harm_workup.labs: unknown lab '{lab}'" for lab in workup.labs if lab not in kb.labs]
+            errors += [f"{where}: harm_workup.effects: no drug has the adverse effect '{key}'"
+                       for key in workup.effects if key not in effects]
         if not ICD11_CODE.match(hist.icd11):
             errors.append(f"{where}: icd11: '{hist.icd11}' is not an ICD-11 code")
         _check_range(where, "age", hist.age, errors)
@@ -388,6 +395,8 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                         errors.append(f"{at}.{field_name}: '{lab_key}' is not a monitored lab")
             for lab_key, value in step.targets.items():
                 _check_range(at, f"targets.{lab_key}", value, errors)
+            if step.adds_to is not None and (step.adds_to not in steps or step.adds_to == step.key):
+                errors.append(f"{at}.adds_to: '{step.adds_to}' is not another step of this condition")
             indication = step.indication
             if indication.complication and indication.complication not in complications:
                 errors.append(f"{at}.indication.complication: unknown complication '{indication.complication}'")

@@ -283,10 +283,10 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         A kidney result that changes what is allowed changes the regimen at the same visit: a drug now barred
         below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
         falls); a habit on record that has become a danger is advised against (`habit_stop_due`)."""
-        facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts)
+        facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts, list(triggered_by))
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
-        facts += self.habit_stop_due(facts) + self.cautions_now_known(facts)
+        facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,

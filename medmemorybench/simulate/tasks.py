@@ -201,7 +201,7 @@ class ClinicalTasks:
             return None
         spec = self.kb.drugs[drug].dose
         interval = spec.titration_days or 0
-        if not acute and self.day - active.last_change < interval:
+        if not acute and self.day - active.last_change < interval or self.raise_held(drug):
             return None
         dose = next_dose(self.kb, drug, active.dose, self.refresh_patient(), active.release, active.frequency)
         if dose is None or (active.ceiling is not None and dose > active.ceiling):
@@ -218,6 +218,38 @@ class ClinicalTasks:
         return MedicationFact(drug=drug, action="increase", dose=dose, unit=active.unit, frequency=active.frequency,
                               previous_dose=previous, reason=reason, indication=active.indication, step=active.step,
                               release=active.release)  # type: ignore[arg-type]
+
+    def raise_held(self, drug: str) -> bool:
+        """Whether a caution of the patient's histories holds the dose where it is: the latest result of the lab it
+        watches is past its `no_increase_above` (a QT-prolonging drug at a QTc over 470 ms in long QT syndrome; the
+        seed-37 read: aripiprazole doubled at 486 ms)."""
+        for rule in self.kb.contraindications:
+            if rule.no_increase_above is None or rule.history not in self.patient.conditions \
+                    or drug not in self.kb.expand(rule.drugs + rule.classes):
+                continue
+            latest = self.latest_value(rule.monitoring[0])
+            if latest is not None and latest[1] > rule.no_increase_above:
+                return True
+        return False
+
+    def base_missing(self, step: CareStep) -> bool:
+        """Whether an augmenting step (`CareStep.adds_to`) has no drug of the step it adds to taken."""
+        return step.adds_to is not None and not any(a.step == step.adds_to for a in self.state.active.values())
+
+    def without_lone_augmenters(self, facts: list[Fact]) -> list[Fact]:
+        """The visit's facts with every augmenting drug whose base step has no drug left, and none coming (no switch
+        pending), stopped instead of continued: it treats nothing alone (the seed-37 read: aripiprazole
+        "augmentation" months after bupropion stopped)."""
+        for drug, active in sorted(self.state.active.items()):
+            step = self.step(active.step) if active.step else None
+            if step is None or not self.base_missing(step) or drug not in self.state.active \
+                    or any(t.kind == "switch" and t.step == step.adds_to for t in self.state.tasks) \
+                    or any(isinstance(f, MedicationFact) and f.action == "stop" and f.step == step.adds_to
+                           and f.reason.startswith("adverse_effect:") for f in facts):
+                continue  # (its switch is booked for the next visit once the harm is acted on)
+            facts = [f for f in facts if not (isinstance(f, MedicationFact) and f.drug == drug)]
+            facts += self.stop(drug, "nothing_to_augment")
+        return facts
 
     def _schedule_target_titration(self, drug: str, event_id: str) -> None:
         """A drug the label titrates to a target dose on a schedule gets its next step booked."""
@@ -299,7 +331,7 @@ class ClinicalTasks:
                 running.indication = indication_of(step)
                 facts.append(self.continue_fact(running.drug, reason_of(step)))
                 continue
-            if step.key in self.state.started_steps and running is not None:
+            if step.key in self.state.started_steps and running is not None or self.base_missing(step):
                 continue
             rx = choose_for_step(self.kb, step, self.refresh_patient())
             if rx is None:
@@ -464,15 +496,32 @@ class ClinicalTasks:
                                           release=active.release))  # type: ignore[arg-type]
         return out
 
-    def rechecks_due_now(self, facts: list[Fact]) -> list[Fact]:
+    def rechecks_due_now(self, facts: list[Fact], triggers: list[str | None] = ()) -> list[Fact]:  # type: ignore[assignment]
         """Rechecks that have fallen due, taken at whatever visit this is ("while you're here, your INR"): a visit
-        busy with something else must not push a level check past its window."""
+        busy with something else must not push a level check past its window. Not at a visit whose result would
+        read as the effect of what it follows up (`reads_as_effect`): that recheck waits for the next visit."""
         due = [t for t in self.due_tasks() if t.kind == "monitor" and t.reason == "recheck" and t.lab and t.drug
                and self.doctor_knows(t.drug) and self.labs.can_measure(t.lab, self.day)
-               and not any(isinstance(f, LabFact) and f.lab == t.lab for f in facts)]
+               and not any(isinstance(f, LabFact) and f.lab == t.lab for f in facts)
+               and not self.reads_as_effect(t.lab, facts, triggers)]
         for task in due:
             self.state.tasks.remove(task)
         return self.measure(list(dict.fromkeys(t.lab for t in due))) if due else []
+
+    def reads_as_effect(self, lab: str, facts: list[Fact], triggers: list[str | None]) -> bool:
+        """Whether `lab` measured at this visit would be read as the effect of a change it follows up before the lab
+        can show it: a step's drug changed at a triggering visit within the lab's response time, or missed doses
+        told here fewer than the drug's waning and the lab's response take (a potassium 8 days after an MRA start,
+        in a visit linked to that start)."""
+        if any(lab not in self.too_early_dropped([lab], t) for t in triggers if t):
+            return True
+        for lapse in (f for f in facts if isinstance(f, AdherenceFact)):
+            active = self.state.active.get(lapse.drug)
+            step = self.step(active.step) if active is not None and active.step else None
+            needed = (self.kb.drugs[lapse.drug].wanes_days or 0) + self._response_days(lab)
+            if step is not None and lab in (*step.moves, *step.targets) and lapse.missed_days < needed:
+                return True
+        return False
 
     def _book_recheck(self, drug: str, lab: str, within: int) -> None:
         if any(t.kind == "monitor" and t.reason == "recheck" and t.drug == drug and t.lab == lab
@@ -517,7 +566,10 @@ class ClinicalTasks:
             running = next((a for a in self.state.active.values() if a.step == step.key and not a.suspected), None)
             if running is not None:
                 increased = self.increase(running.drug, reason, event_id, acute=acute)
-                facts.append(increased or self.continue_fact(running.drug, reason))
+                held = increased is None and self.raise_held(running.drug)
+                facts.append(increased or self.continue_fact(running.drug, "raise_held" if held else reason))
+                continue
+            if self.base_missing(step):
                 continue
             rx = choose_for_step(self.kb, step, self.refresh_patient())
             if rx is not None:
@@ -528,7 +580,8 @@ class ClinicalTasks:
         """After an adverse effect: the step's next drug, of another class (not a look-alike of the culprit)."""
         assert task.step and task.reason and task.drug
         step = self.step(task.step)
-        rx = choose_for_step(self.kb, step, self.refresh_patient(), exclude=self.look_alikes(task.drug))
+        rx = None if self.base_missing(step) else \
+            choose_for_step(self.kb, step, self.refresh_patient(), exclude=self.look_alikes(task.drug))
         if rx is None:
             # nothing else in its step: the disease it controlled is checked at once, and still active it is taken to
             # the next step (colitis left six months untreated after sulfasalazine stopped, seed-17 and -19 reads)

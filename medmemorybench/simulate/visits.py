@@ -244,8 +244,11 @@ class StoryActions:
         rules allow starting today."""
         patient = self.refresh_patient()
         for key in comp.treatment:
-            running = any(a.step == key and not a.suspected for a in self.state.active.values())
-            if not running and choose_for_step(self.kb, self.step(key), patient) is None:
+            running = [a.drug for a in self.state.active.values() if a.step == key and not a.suspected]
+            if any(self.raise_held(drug) for drug in running):
+                return False  # (a running drug a caution holds at its dose treats nothing new: a QTc past 470 ms)
+            if not running and (self.base_missing(self.step(key))
+                                or choose_for_step(self.kb, self.step(key), patient) is None):
                 return False
         return True
 
@@ -394,7 +397,8 @@ class StoryActions:
             delta = self.labs.harm_delta(effect.lab, onset, effect.lab_delta)
             self.labs.add_offset("adverse", effect.lab, onset, delta)
         facts: list[Fact] = [SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay),
-                             AdverseFact(drug=drug, effect=effect.key)]
+                             AdverseFact(drug=drug, effect=effect.key),
+                             *self.measure(self.harm_workup_labs(effect.key), urgent=True)]
         if effect.is_serious:  # acted on at this visit, not the next one (held until shown otherwise)
             if self._lab_shows_it(effect):
                 facts += self.measure([effect.lab])  # (the count that shows it, taken the same day)
@@ -404,6 +408,20 @@ class StoryActions:
             self.state.done.add("adverse_confirm")
             return event
         return self.emit("adverse_event", facts, [self.handle(f"started:{drug}")], "adverse")
+
+    def harm_workup_labs(self, effect: str) -> list[str]:
+        """The labs a history of the patient's asks for the day this harm is told (`HistoryCondition.harm_workup`):
+        a fit in long QT syndrome, or on a drug a long-QT rule names, may be torsades de pointes: an ECG and the
+        electrolytes that day (the seed-37 read: a "fit" on bupropion put down to the drug with none)."""
+        labs: list[str] = []
+        for history in self.kb.history_conditions.values():
+            named = {d for r in self.kb.contraindications if r.history == history.key
+                     for d in self.kb.expand(r.drugs + r.classes)}
+            for workup in history.harm_workup:
+                taking_named = workup.named_drugs and any(self.doctor_knows(d) for d in named & set(self.state.active))
+                if effect in workup.effects and (history.key in self.patient.conditions or taking_named):
+                    labs += workup.labs
+        return list(dict.fromkeys(labs))
 
     def _lab_shows_it(self, effect: AdverseEffect) -> bool:
         """Whether a lab test (not a questionnaire) that shows a serious harm can be taken the day it is told and is

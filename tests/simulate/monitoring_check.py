@@ -43,6 +43,12 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
 - `serious_harm_at_once`: a serious harm (sleep attacks, angioedema, a seizure, a bleed on warfarin, a low white
   count) is acted on at the visit it is told (the dose lowered or the drug stopped), with the advice it calls for
   (no driving with sleep attacks); the lab that shows it is in that visit only where it is past its level.
+- `raise_held_past_limit`: a drug a caution of the patient's histories names with `no_increase_above` is never raised
+  while the latest result of its lab on record, that visit's included, is past it (the seed-37 read: aripiprazole
+  doubled in congenital long QT a fortnight after a QTc of 486 ms).
+- `augments_a_base`: a drug of an augmenting step (`CareStep.adds_to`) is taken only while a drug of the step it adds
+  to is, or at the visit that stops that drug for a harm and the next one (its switch); with none left it is stopped
+  (the seed-37 read: aripiprazole "augmentation" with no antidepressant left).
 """
 
 from __future__ import annotations
@@ -487,4 +493,47 @@ def red_flag_examined_violations(kb: KnowledgeBase, year: CareYear) -> list[str]
             if illness is not None and illness.self_care in advice:
                 out.append(fail("red_flag_examined", year, event, f"{fact.symptom} told and sent home with "
                                 f"{illness.self_care}"))
+    return out
+
+
+def raise_held_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`raise_held_past_limit`."""
+    rules = [r for r in kb.contraindications if r.no_increase_above is not None and r.history in year.persona.histories]
+    out = []
+    for rule in rules:
+        assert rule.no_increase_above is not None
+        lab, drugs = rule.monitoring[0], kb.expand(rule.drugs + rule.classes)
+        latest: float | None = None
+        for event in year.events:
+            latest = next((f.value for f in reversed(event.facts) if isinstance(f, LabFact) and f.lab == lab), latest)
+            for fact in event.facts:
+                if isinstance(fact, MedicationFact) and fact.action == "increase" and fact.drug in drugs \
+                        and latest is not None and latest > rule.no_increase_above:
+                    out.append(fail("raise_held_past_limit", year, event, f"{fact.drug} raised to {fact.dose:g} "
+                                    f"{fact.unit} with the latest {lab} {latest:g}, past "
+                                    f"{rule.no_increase_above:g} (contraindication:{rule.history})"))
+    return out
+
+
+def augment_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`augments_a_base`."""
+    bases = {s.key: s.adds_to for s in kb.conditions[year.persona.condition].care_path if s.adds_to}
+    if not bases:
+        return []
+    out = []
+    spans = taking_spans(year)
+    steps: dict[str, str | None] = {}  # drug -> the care step its last start was for
+    for index, event in enumerate(year.events):
+        steps |= {f.drug: f.step for f in event.facts if isinstance(f, MedicationFact) and f.action == "start"}
+        taken = {d: step for d, step in steps.items() if _taken_on(spans, d, event.date)}
+        recent = year.events[max(0, index - 1):index + 1]
+        for drug, step in taken.items():
+            base = bases.get(step or "")
+            if base is None or base in taken.values():
+                continue
+            switching = any(isinstance(f, MedicationFact) and f.action == "stop" and f.step == base
+                            and f.reason.startswith("adverse_effect:") for e in recent for f in e.facts)
+            if not switching:
+                out.append(fail("augments_a_base", year, event, f"{drug} ({step}) taken with nothing of {base} "
+                                "to add to"))
     return out

@@ -22,11 +22,13 @@ from tests.simulate.monitoring_check import (
     WORKUP_ENCOUNTERS,
     _taken_on,
     advice_violations,
+    augment_violations,
     due_violations,
     level_changes,
     out_of_range_share,
     partners_of,
     qt_violations,
+    raise_held_violations,
     range_violations,
     recheck_violations,
     red_flag_examined_violations,
@@ -45,6 +47,11 @@ def _without(year: CareYear, drop) -> CareYear:  # noqa: ANN001
     """The year with every fact `drop` picks removed."""
     return year.model_copy(update={"events": [e.model_copy(update={"facts": [f for f in e.facts if not drop(e, f)]})
                                               for e in year.events]})
+
+
+def _with_reason(years: list[CareYear], reason: str) -> list[MedicationFact]:
+    """Every medication fact of the cohort given for `reason` (to show a rule is exercised)."""
+    return [f for y in years for e in y.events for f in e.facts if isinstance(f, MedicationFact) and f.reason == reason]
 
 
 def _starts(drug: str):  # noqa: ANN202
@@ -127,9 +134,7 @@ def test_red_flag_examined_fever_with_pleuritic_pain_is_examined_not_sent_home(k
 
 def test_steroid_taper_a_long_steroid_course_is_stepped_down(kb, years):
     check([v for year in years for v in taper_violations(kb, year)])
-    tapered = [f for y in years for e in y.events for f in e.facts
-               if isinstance(f, MedicationFact) and f.reason == "taper"]
-    assert tapered, "no steroid taper among 1,000 patients: the rule is never exercised"
+    assert _with_reason(years, "taper"), "no steroid taper among 1,000 patients: the rule is never exercised"
 
 
 def test_renal_dose_not_bar_a_dose_cap_chooses_a_formulation_before_it_bars_the_drug(kb, years):
@@ -138,6 +143,20 @@ def test_renal_dose_not_bar_a_dose_cap_chooses_a_formulation_before_it_bars_the_
     twice = [f for y in years for e in y.events for f in e.facts if isinstance(f, MedicationFact)
              and f.drug == "amoxicillin" and f.frequency == "twice_daily" and f.dose <= 250]
     assert twice, "no kidney dose of amoxicillin among 1,000 patients: the rule is never exercised"
+
+
+def test_raise_held_past_limit_no_qt_prolonging_dose_is_raised_past_a_prolonged_qtc(kb, years):
+    check([v for year in years for v in raise_held_violations(kb, year)])
+    assert _with_reason(years, "raise_held"), \
+        "no dose held at a prolonged QTc among 1,000 patients: the rule is never exercised"
+
+
+def test_augments_a_base_an_augmenting_drug_is_never_taken_alone(kb, years):
+    check([v for year in years for v in augment_violations(kb, year)])
+    augmented = [f for y in years for e in y.events for f in e.facts
+                 if isinstance(f, MedicationFact) and f.action == "start" and f.step == "augmentation"
+                 and y.persona.condition == "major_depressive_disorder"]
+    assert augmented, "no augmentation among 1,000 patients: the rule is never exercised"
 
 
 def test_lithium_and_warfarin_levels_are_measured(years):
@@ -323,3 +342,24 @@ def test_a_diuretic_at_65_started_with_no_sodium_is_caught(kb, years):
     assert not qt_violations(kb, year)
     broken = _without(year, lambda e, f: isinstance(f, LabFact) and f.lab == "sodium")
     assert any(v.startswith("[qt_rule]") and "sodium" in v and event.event_id in v for v in qt_violations(kb, broken))
+
+
+def test_a_qt_prolonging_dose_raised_at_a_qtc_past_the_limit_is_caught(kb, years):
+    """An increase of a drug a long-QT caution holds, with a QTc of 495 ms read that visit."""
+    held = kb.expand([d for r in kb.contraindications if r.no_increase_above for d in r.drugs])
+    year, event = first_event([y for y in years if "long_qt_syndrome" in y.persona.histories], lambda e: any(
+        isinstance(f, MedicationFact) and f.action == "increase" and f.drug in held for f in e.facts))
+    assert not raise_held_violations(kb, year)
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
+        *e.facts, LabFact(lab="qtc", value=495, unit="ms")]}) if e is event else e for e in year.events]})
+    assert any(v.startswith("[raise_held_past_limit]") and event.event_id in v
+               for v in raise_held_violations(kb, broken))
+
+
+def test_an_augmenting_drug_with_no_antidepressant_left_is_caught(kb, years):
+    """An augmentation start with the antidepressant it was added to taken out of the year."""
+    year, event = first_event([y for y in years if y.persona.condition == "major_depressive_disorder"], lambda e: any(
+        isinstance(f, MedicationFact) and f.action == "start" and f.step == "augmentation" for f in e.facts))
+    assert not augment_violations(kb, year)
+    broken = _without(year, lambda e, f: isinstance(f, MedicationFact) and f.step == "ssri_first_line")
+    assert any(v.startswith("[augments_a_base]") and event.event_id in v for v in augment_violations(kb, broken))
