@@ -876,6 +876,8 @@ class MoodScreen(_Record):
     """Condition or history-condition keys whose review visits assess mood with a score on record."""
     review_kinds: list[str]
     """Visit kinds that review the condition."""
+    recall_days: int
+    """A score measured within this many days stands for a review visit (the questionnaire's recall period)."""
     risk_complications: list[str]
     """Complications that are thoughts of self-harm: a positive screen with one on record gets `crisis_advice`."""
     safety_net_advice: str
@@ -883,8 +885,7 @@ class MoodScreen(_Record):
     crisis_advice: str
     """Advice key where thoughts of self-harm are on record."""
     follow_up_days: int
-    """A positive screen is seen again with a new score this many days on (the first visit from then): no sooner than
-    the questionnaire's own `min_interval_days`, its recall period, allows a new score."""
+    """A positive screen is seen again with a new score within this many days."""
     source: str
 
 

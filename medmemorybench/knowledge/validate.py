@@ -726,9 +726,6 @@ def _check_mood_screen(kb: KnowledgeBase, errors: list[str]) -> None:
     where = "patient_rules.yaml: mood_screen"
     if rule.lab not in kb.labs:
         errors.append(f"{where}: lab: unknown lab '{rule.lab}'")
-    elif rule.follow_up_days < kb.labs[rule.lab].kinetics.min_interval_days:
-        errors.append(f"{where}: follow_up_days {rule.follow_up_days} is sooner than {rule.lab}'s min_interval_days: "
-                      "the review could not take a new score")
     for advice in (rule.safety_net_advice, rule.crisis_advice):
         if advice not in kb.advice:
             errors.append(f"{where}: unknown advice '{advice}'")

@@ -1,13 +1,17 @@
 """Low mood assessed (the seed-13 to seed-37 physician reads, issue 27): mood voiced at a visit is screened there with
 the questionnaire the base has, depression and bipolar disorder have a score at every review, and a positive screen
-asks about thoughts of self-harm with a safety net and a review with a new score two weeks on (patient_rules.yaml
-`mood_screen`). A mixin of `YearBuilder`: it uses the builder's state."""
+asks about thoughts of self-harm with a safety net and a review within two weeks (patient_rules.yaml `mood_screen`).
+A mixin of `YearBuilder`: it uses the builder's state."""
 
 from __future__ import annotations
 
 from medmemorybench.knowledge.models import MoodScreen
 from medmemorybench.simulate.models import AdviceFact, ComplicationFact, Event, Fact, LabFact, SymptomFact
 from medmemorybench.simulate.tasks import Task
+
+MOOD_REVIEW_EARLIEST = 7
+"""Days before the review's deadline it may already take place (a week on: visits are a few days apart, and a visit
+taken by an acute illness must not push it past two weeks)."""
 
 
 def voices_low_mood(rule: MoodScreen, kind: str, facts: list[Fact]) -> bool:
@@ -36,12 +40,11 @@ class MoodCare:
         if not voiced and not reviewed and not booked:
             return []
         scored = [f for f in facts if isinstance(f, LabFact) and f.lab == rule.lab]
-        # (a score of the questionnaire's recall period, two weeks, stands: it asks about those two weeks, and a new
-        # one sooner is no new measure; a booked review falls due only once that period is over)
-        if not scored and self.labs.can_measure(rule.lab, self.day):
-            scored = self.measure([rule.lab])
-        elif not scored:
-            return []
+        last = self.labs.last_measured.get(rule.lab)
+        recent = last is not None and self.day - last < rule.recall_days
+        # (voiced or booked: assessed that visit; a review: a score of the last two weeks stands)
+        if not scored and (voiced or booked or not recent):
+            scored = self.measure([rule.lab], urgent=True)
         if not any(f.value >= rule.positive_at for f in scored):
             return scored
         at_risk = any(isinstance(f, ComplicationFact) and f.complication in rule.risk_complications
@@ -56,10 +59,11 @@ class MoodCare:
         if rule is None or not advised & {rule.safety_net_advice, rule.crisis_advice} \
                 or any(t.kind == "mood_review" for t in self.state.tasks):
             return
-        due = self.day + rule.follow_up_days
-        self.add_task(Task("mood_review", due, deadline=due, lab=rule.lab, trigger=event.event_id))
+        deadline = self.day + rule.follow_up_days
+        self.add_task(Task("mood_review", deadline - MOOD_REVIEW_EARLIEST, deadline=deadline, lab=rule.lab,
+                           trigger=event.event_id))
 
     def _task_mood_review(self, task: Task) -> bool:
         assert task.lab
-        self.emit("follow_up", self.measure([task.lab]), [task.trigger])
+        self.emit("follow_up", self.measure([task.lab], urgent=True), [task.trigger])
         return True

@@ -1,7 +1,6 @@
 """Low mood assessed (`low_mood_assessed`, the seed-13 to seed-37 physician reads): mood voiced at a visit is scored
 there, depression and bipolar disorder have a score at every review, and a positive screen is answered with the
-self-harm question and its safety net (or the crisis team) and a new score two weeks on (a score of the last two
-weeks stands for a visit's own: the questionnaire asks about those two weeks).
+self-harm question and its safety net (or the crisis team) and a new score within two weeks.
 
 Read from the events and the knowledge base's `mood_screen` rule alone, never from the engine's state."""
 
@@ -10,7 +9,7 @@ from __future__ import annotations
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import MoodScreen
 from medmemorybench.simulate.models import AdviceFact, CareYear, DiagnosisFact, Event, HistoryFact, LabFact
-from medmemorybench.simulate.mood import voices_low_mood
+from medmemorybench.simulate.mood import MOOD_REVIEW_EARLIEST, voices_low_mood
 from tests.simulate.clinical import days_between, fail
 
 RULE = "low_mood_assessed"
@@ -33,27 +32,32 @@ def _reviewed(kb: KnowledgeBase, rule: MoodScreen, year: CareYear, event: Event)
 
 
 def _seen_again(rule: MoodScreen, year: CareYear, event: Event) -> bool:
-    """A new score at the first visit `follow_up_days` or more on (or the year ended first)."""
-    later = [e for e in year.events[event.index:] if days_between(event.date, e.date) >= rule.follow_up_days]
-    return not later or score_at(rule, later[0]) is not None
+    """A new score within `follow_up_days`; where no visit fell in the review's week, at the first visit after it (or
+    the year ended first)."""
+    if days_between(event.date, year.events[-1].date) <= rule.follow_up_days:
+        return True
+    after = year.events[event.index:]
+    if any(score_at(rule, e) is not None and 0 < days_between(event.date, e.date) <= rule.follow_up_days
+           for e in after):
+        return True
+    later = [e for e in after if days_between(event.date, e.date) >= MOOD_REVIEW_EARLIEST]
+    return days_between(event.date, later[0].date) > rule.follow_up_days and score_at(rule, later[0]) is not None
 
 
 def low_mood_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     rule = kb.mood_screen
     assert rule is not None
     out = []
-    recall = kb.labs[rule.lab].kinetics.min_interval_days  # (the questionnaire's recall period: two weeks)
-    scored = [e for e in year.events if score_at(rule, e) is not None]
+    scored = [(e, v) for e in year.events if (v := score_at(rule, e)) is not None]
     for event in year.events:
         voiced = voices_low_mood(rule, event.kind, event.facts)
         value = score_at(rule, event)
-        recent = any(0 <= days_between(e.date, event.date) < recall for e in scored)
-        if voiced and not recent:
-            out.append(fail(RULE, year, event, f"low mood voiced ({event.kind}) and no {rule.lab} that visit or in "
-                            f"the {recall} days before"))
+        if voiced and value is None:
+            out.append(fail(RULE, year, event, f"low mood voiced ({event.kind}) and no {rule.lab} that visit"))
             continue
-        if _reviewed(kb, rule, year, event) and not recent:
-            out.append(fail(RULE, year, event, f"a review of mood with no {rule.lab} in {recall} days"))
+        if _reviewed(kb, rule, year, event) and not any(
+                0 <= days_between(e.date, event.date) < rule.recall_days for e, _ in scored):
+            out.append(fail(RULE, year, event, f"a review of mood with no {rule.lab} in {rule.recall_days} days"))
             continue
         if not voiced and not _reviewed(kb, rule, year, event) or value is None or value < rule.positive_at:
             continue
@@ -61,6 +65,5 @@ def low_mood_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
         if not advised & {rule.safety_net_advice, rule.crisis_advice}:
             out.append(fail(RULE, year, event, f"{rule.lab} {value:g}: no self-harm question or safety net"))
         if not _seen_again(rule, year, event):
-            out.append(fail(RULE, year, event,
-                            f"{rule.lab} {value:g}: no new score at the first visit {rule.follow_up_days} days on"))
+            out.append(fail(RULE, year, event, f"{rule.lab} {value:g}: no new score within {rule.follow_up_days} days"))
     return out

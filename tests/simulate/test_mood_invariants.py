@@ -8,10 +8,10 @@ from tests.simulate.clinical import check, first_event
 from tests.simulate.mood_check import low_mood_violations
 
 
-def _without(year: CareYear, event_id: str | None, drop) -> CareYear:  # noqa: ANN001
-    """The year with the facts `drop` picks removed from one visit (None: from every visit)."""
+def _without(year: CareYear, event_id: str, drop) -> CareYear:  # noqa: ANN001
+    """The year with the facts `drop` picks removed from one visit."""
     return year.model_copy(update={"events": [
-        e.model_copy(update={"facts": [f for f in e.facts if not drop(f)]}) if event_id in (None, e.event_id) else e
+        e.model_copy(update={"facts": [f for f in e.facts if not drop(f)]}) if e.event_id == event_id else e
         for e in year.events]})
 
 
@@ -22,11 +22,10 @@ def test_low_mood_assessed_every_voiced_low_mood_and_review_is_scored_and_acted_
     assert rule.safety_net_advice in advised, "no positive mood screen among 1,000 patients: the rule is never met"
 
 
-def test_low_mood_assessed_fails_a_psychological_visit_with_no_score_in_two_weeks(kb, years):
+def test_low_mood_assessed_fails_a_psychological_visit_with_its_score_removed(kb, years):
     rule = kb.mood_screen
     year, event = first_event(years, lambda e: e.kind in rule.voiced_kinds)
-    # (every score of the year removed: a score of the two weeks before would stand for the visit's own)
-    broken = _without(year, None, lambda f: isinstance(f, LabFact) and f.lab == rule.lab)
+    broken = _without(year, event.event_id, lambda f: isinstance(f, LabFact) and f.lab == rule.lab)
     assert any(event.event_id in v for v in low_mood_violations(kb, broken))
 
 
