@@ -22,7 +22,6 @@ from medmemorybench.knowledge.models import (
     Interaction,
     Lab,
     MedicationPreference,
-    MoodScreen,
     PatientRule,
     People,
     RelativeTemplate,
@@ -65,8 +64,6 @@ class KnowledgeBase:
     """Clinical scores findings state (scores.yaml)."""
     unit_words: dict[str, UnitWords] = field(default_factory=dict)
     """How units are said per language where not as written (units.yaml)."""
-    mood_screen: MoodScreen | None = None
-    """When mood is screened and what a positive screen calls for (patient_rules.yaml `mood_screen`)."""
     memo: dict = field(default_factory=dict, compare=False, repr=False)
     """Derived indexes computed once per loaded base by the modules that need them (never data)."""
 

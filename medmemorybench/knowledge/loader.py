@@ -30,7 +30,6 @@ from medmemorybench.knowledge.models import (
     Interaction,
     Lab,
     MedicationPreference,
-    MoodScreen,
     PatientRule,
     People,
     RelativeTemplate,
@@ -58,7 +57,7 @@ _SECTIONS: dict[str, dict[str, type[BaseModel]]] = {
     "preferences.yaml": {"medication_preferences": MedicationPreference, "economic_profiles": EconomicProfile},
     "noise_topics.yaml": {"topics": Topic},
     "relatives.yaml": {"relatives": RelativeTemplate},
-    "patient_rules.yaml": {"rules": PatientRule, "renal_baseline": RenalBaseline, "mood_screen": MoodScreen},
+    "patient_rules.yaml": {"rules": PatientRule, "renal_baseline": RenalBaseline},
     "code_checks.yaml": {"codes": CodeCheck},
     "intercurrent.yaml": {"illnesses": Illness},
     "scores.yaml": {"scores": Score},
@@ -214,7 +213,6 @@ def load_knowledge(data_dir: Path | str = DATA_DIR, require_complete: bool | Non
         aliases=aliases,  # type: ignore[arg-type]  # None only when errors is non-empty
         scores=_index(get("scores"), lambda r: r.key, "scores.yaml", errors),
         unit_words=unit_words,
-        mood_screen=next(iter(get("mood_screen")), None),
     )
     if not errors:
         errors.extend(check_references(kb, data_dir))

@@ -861,34 +861,6 @@ class RenalBaseline(_Record):
     """Reference."""
 
 
-class MoodScreen(_Record):
-    """When the doctor screens mood with the questionnaire the base has, and what a positive screen calls for."""
-
-    lab: str
-    """The questionnaire's lab key (PHQ-9)."""
-    positive_at: float
-    """A score at or above this is a positive screen (a likely depressive episode)."""
-    voiced_kinds: list[str]
-    """Visit kinds where the patient voices low mood, strain or feeling down: screened that visit."""
-    symptoms: list[str]
-    """Symptom or complication keys that are low mood or loss of interest: screened the visit they are told."""
-    review_conditions: list[str]
-    """Condition or history-condition keys whose review visits assess mood with a score on record."""
-    review_kinds: list[str]
-    """Visit kinds that review the condition."""
-    recall_days: int
-    """A score measured within this many days stands for a review visit (the questionnaire's recall period)."""
-    risk_complications: list[str]
-    """Complications that are thoughts of self-harm: a positive screen with one on record gets `crisis_advice`."""
-    safety_net_advice: str
-    """Advice key for a positive screen with no thoughts of self-harm on record: risk asked, safety net, review."""
-    crisis_advice: str
-    """Advice key where thoughts of self-harm are on record."""
-    follow_up_days: int
-    """A positive screen is seen again with a new score within this many days."""
-    source: str
-
-
 # --- conditions ---------------------------------------------------------------------------------
 
 

@@ -718,26 +718,6 @@ def _check_aliases(kb: KnowledgeBase, errors: list[str]) -> None:
                     errors.append(f"aliases.yaml: {section}.{key}: '{alias}' also names {', '.join(others)}")
 
 
-def _check_mood_screen(kb: KnowledgeBase, errors: list[str]) -> None:
-    """The mood screen's questionnaire, advice, conditions and symptoms exist."""
-    rule = kb.mood_screen
-    if rule is None:
-        return
-    where = "patient_rules.yaml: mood_screen"
-    if rule.lab not in kb.labs:
-        errors.append(f"{where}: lab: unknown lab '{rule.lab}'")
-    for advice in (rule.safety_net_advice, rule.crisis_advice):
-        if advice not in kb.advice:
-            errors.append(f"{where}: unknown advice '{advice}'")
-    for key in rule.review_conditions:
-        if key not in kb.conditions and key not in kb.history_conditions:
-            errors.append(f"{where}: review_conditions: unknown condition '{key}'")
-    named = {s.key for c in kb.conditions.values() for s in c.symptoms} | \
-        {c.key for cond in kb.conditions.values() for c in cond.complications}
-    for key in set(rule.symptoms + rule.risk_complications) - named:
-        errors.append(f"{where}: unknown symptom or complication '{key}'")
-
-
 def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     """Every reference resolves, codes are well formed, units known, ranges sane.
 
@@ -758,5 +738,4 @@ def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     _check_units(kb, errors)
     _check_gists(kb, errors)
     _check_aliases(kb, errors)
-    _check_mood_screen(kb, errors)
     return errors

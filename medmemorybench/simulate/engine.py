@@ -34,7 +34,6 @@ from medmemorybench.simulate.models import (
     MedicationFact,
     Trap,
 )
-from medmemorybench.simulate.mood import MoodCare
 from medmemorybench.simulate.persona import Body
 from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
@@ -129,7 +128,7 @@ class YearState:
     """Drug -> its hold on a lab's range (warfarin on INR), ended when the drug stops."""
 
 
-class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
+class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
     """Plays one patient's year; `build()` returns the events in date order."""
 
     def __init__(self, kb: KnowledgeBase, condition: Condition, persona_id: str, traps: list[Trap],
@@ -288,7 +287,6 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
         facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
-        facts += self.mood_screen_now(kind, facts)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
@@ -302,7 +300,6 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         if handle:
             self.state.handles[handle] = event.event_id
         self.schedule_rechecks(event)
-        self.book_mood_review(event)
         return event
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:

@@ -776,6 +776,5 @@ TASK_HANDLERS = {
     "resume": ClinicalTasks._task_resume,
     "illness_treat": ClinicalTasks._task_illness_treat,
     "illness_review": ClinicalTasks._task_illness_review,
-    "mood_review": lambda builder, task: builder._task_mood_review(task),
 }
 """Task kind -> handler: an unknown kind fails at import time of the mapping, not mid-year."""
