@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
@@ -142,11 +143,29 @@ def _with_pair_deltas(kb: KnowledgeBase, year: CareYear, lab: str, low: float, h
     return low, high
 
 
-def kinetic_bound(kb: KnowledgeBase, year: CareYear, lab: str, v1: float, v2: float, gap_days: int) -> float:
-    """Largest change first-order kinetics allow between two measurements `gap_days` apart, with noise.
+@dataclass(frozen=True)
+class LabEnvelope:
+    """What bounds one lab's movement over one patient's year (`lab_envelope`): the same for every pair of its
+    measurements, so made once per year and lab (a 1,000-patient cohort has ~120,000 pairs)."""
 
-    A lab read from another (creatinine from eGFR) moves as its primary does, through the equation: the
-    bound is the primary's movement times the steepest slope of the equation over the primary's range."""
+    span: float
+    """How far the lab (or its primary) can be driven: its targets' hull, with related labs' offsets."""
+    tau: float
+    """Days for the primary to go about two thirds of the way (half its response time)."""
+    slope: float
+    """Steepest slope of the equation reading the lab from its primary over that hull (1 for a lab measured itself)."""
+    carried_noise: float
+    """The primary's noise read over through the equation (0 for a lab measured itself)."""
+    largest: float
+    """Largest magnitude the lab takes over the hull."""
+    cv: float
+    decimals: int
+
+
+def lab_envelope(kb: KnowledgeBase, year: CareYear, lab: str) -> LabEnvelope:
+    """A lab's `LabEnvelope` in a year. A lab read from another (creatinine from eGFR) moves as its primary does,
+    through the equation: its movement is the primary's times the steepest slope of the equation over the primary's
+    range."""
     spec = kb.labs[lab]
     assert spec.kinetics is not None
     primary = _primary_of(kb, year, lab)
@@ -156,18 +175,23 @@ def kinetic_bound(kb: KnowledgeBase, year: CareYear, lab: str, v1: float, v2: fl
         low, high = _with_pair_deltas(kb, year, source, low, high)
     source_spec = kb.labs[source]
     assert source_spec.kinetics is not None
-    tau = source_spec.kinetics.response_days / 2
-    movement = (high - low) * (1 - math.exp(-gap_days / tau))
+    slope, carried, largest = 1.0, 0.0, max(abs(low), abs(high))
     if primary is not None:
         female = year.persona.sex == "female"
         grid = [low + (high - low) * i / 200 for i in range(201)]
         mapped = [convert(primary, max(g, 0.5), year.persona.age, female) for g in grid]
         slope = max(abs(b - a) / ((high - low) / 200) for a, b in zip(mapped, mapped[1:], strict=False))
-        movement *= slope
-        movement += slope * 4 * source_spec.kinetics.cv * max(abs(low), abs(high))  # the primary's noise, read over
-        low, high = min(mapped), max(mapped)
-    noise = 2 * 2 * spec.kinetics.cv * max(abs(low), abs(high), abs(v1), abs(v2))
-    return movement + noise + 2 * 10 ** -spec.decimals
+        carried = slope * 4 * source_spec.kinetics.cv * largest
+        largest = max(abs(min(mapped)), abs(max(mapped)))
+    return LabEnvelope(high - low, source_spec.kinetics.response_days / 2, slope, carried, largest, spec.kinetics.cv,
+                       spec.decimals)
+
+
+def kinetic_bound(envelope: LabEnvelope, v1: float, v2: float, gap_days: int) -> float:
+    """Largest change first-order kinetics allow between two measurements `gap_days` apart, with noise."""
+    movement = envelope.span * (1 - math.exp(-gap_days / envelope.tau)) * envelope.slope + envelope.carried_noise
+    noise = 2 * 2 * envelope.cv * max(envelope.largest, abs(v1), abs(v2))
+    return movement + noise + 2 * 10 ** -envelope.decimals
 
 
 def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
