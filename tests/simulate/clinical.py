@@ -48,12 +48,17 @@ def given(year: CareYear) -> Iterator[tuple[Event, MedicationFact]]:
 
 def latest_egfr(year: CareYear, event: Event) -> float | None:
     """The latest eGFR on record up to and including this event."""
+    return latest_value(year, event, "egfr")
+
+
+def latest_value(year: CareYear, event: Event, lab: str) -> float | None:
+    """The latest value of a lab on record up to and including this event."""
     value = None
     for other in year.events:
         if other.index > event.index:
             break
         for fact in other.facts:
-            if isinstance(fact, LabFact) and fact.lab == "egfr":
+            if isinstance(fact, LabFact) and fact.lab == lab:
                 value = fact.value
     return value
 
@@ -176,7 +181,7 @@ def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
             if form.release == fact.release and (spec.frequency == fact.frequency or fact.frequency == "once")]
 
 
-def _patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str]) -> bool:
+def patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str]) -> bool:
     when = rule.when
     persona = year.persona
     return ((when.min_age is None or persona.age >= when.min_age)
@@ -205,7 +210,7 @@ def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> lis
             continue
         egfr = latest_egfr(year, event)
         for rule in rules:
-            if fact.drug not in kb.expand(rule.drugs) or not _patient_rule_applies(rule, year, egfr, conditions):
+            if fact.drug not in kb.expand(rule.drugs) or not patient_rule_applies(rule, year, egfr, conditions):
                 continue
             if rule.release is not None and fact.release != rule.release:
                 continue  # (a rule on one form: the other is given under the cap)
