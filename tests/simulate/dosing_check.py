@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY
-from medmemorybench.simulate.models import CareYear, MedicationFact
+from medmemorybench.simulate.models import CareYear, LabFact, MedicationFact
 from medmemorybench.simulate.safety import Patient, constraints_of, verdict
 from tests.simulate.clinical import fail, given, latest_egfr, latest_value, patient_rule_applies
 from tests.simulate.monitoring_check import _taken_on, taking_spans
@@ -159,6 +159,10 @@ def _doses_limit(kb: KnowledgeBase, year: CareYear) -> float | None:
     return min((x for x in limits if x is not None), default=None)
 
 
+def _first_egfr(year: CareYear) -> float | None:
+    return next((f.value for e in year.events for f in e.facts if isinstance(f, LabFact) and f.lab == "egfr"), None)
+
+
 def course_frequency_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """[course_fits_doses_a_day] a course for an intercurrent illness given to a patient who can take things only
     once a day (a blister pack) is taken no more often than a candidate for that illness the rules allow would be
@@ -174,8 +178,9 @@ def course_frequency_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
         if fact.action != "start" or not fact.reason.startswith("illness:") or DOSES_PER_DAY[fact.frequency] <= limit:
             continue
         taking = {d for d in spans if d != fact.drug and _taken_on(spans, d, event.date)}
-        patient = Patient(persona.age, persona.sex, persona.condition, constraints_of(persona.traps),
-                          latest_egfr(year, event), taking)
+        # (before any eGFR is on record, the year's first: the prescriber knows the kidneys of a CKD history)
+        egfr = latest_egfr(year, event) or _first_egfr(year)
+        patient = Patient(persona.age, persona.sex, persona.condition, constraints_of(persona.traps), egfr, taking)
         illness = kb.illnesses[fact.reason.partition(":")[2]]
         fewer = []
         for candidate in illness.candidates:

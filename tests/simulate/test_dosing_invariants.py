@@ -7,7 +7,8 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 
 from __future__ import annotations
 
-from medmemorybench.simulate.models import AvoidedFact, CareYear, Event, LabFact, MedicationFact, TestFact
+from medmemorybench.simulate.models import AvoidedFact, CareYear, Event, LabFact, MedicationFact
+from medmemorybench.simulate.models import TestFact as Result  # (not a pytest class)
 from medmemorybench.simulate.prescribing import choose_for_step, prescribe
 from medmemorybench.simulate.safety import Patient, verdict
 from tests.simulate.clinical import check, first_event
@@ -117,9 +118,9 @@ def test_indication_dose_catches_amoxicillin_250_mg_for_pneumonia(kb, years):
 def test_test_dose_allowed_catches_a_levodopa_challenge_in_narrow_angle_glaucoma(kb, years):
     # P0007 E021 of the seed-37 read: the challenge given, levodopa avoided for the glaucoma two visits later
     glaucoma = [y for y in years if y.persona.condition == PARKINSONS and GLAUCOMA in y.persona.histories]
-    year, event = first_event(glaucoma, lambda e: any(isinstance(f, TestFact) and f.test == "dat_spect"
+    year, event = first_event(glaucoma, lambda e: any(isinstance(f, Result) and f.test == "dat_spect"
                                                       for f in e.facts))
-    facts = [f.model_copy(update={"test": "levodopa_challenge"}) if isinstance(f, TestFact) and f.test == "dat_spect"
+    facts = [f.model_copy(update={"test": "levodopa_challenge"}) if isinstance(f, Result) and f.test == "dat_spect"
              else f for f in event.facts]
     failures = challenge_dose_violations(kb, _edit(year, event, facts))
     assert failures and failures[0].startswith("[test_dose_allowed]") and GLAUCOMA in failures[0]
