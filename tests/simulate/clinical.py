@@ -176,9 +176,19 @@ def kinetic_bound(kb: KnowledgeBase, year: CareYear, lab: str, v1: float, v2: fl
 
 
 def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
-    """The drug's formulations the fact can be of (a one-off is given "once", whatever its label schedule)."""
-    return [(form, spec) for form, spec in kb.drugs[fact.drug].formulations()
-            if form.release == fact.release and (spec.frequency == fact.frequency or fact.frequency == "once")]
+    """The drug's formulations the fact can be of (a one-off is given "once", whatever its label schedule); a kidney
+    rule that spaces the drug's doses out (`PatientRule.frequency`: pramipexole once a day below an eGFR of 30) gives
+    a more frequent formulation at its frequency, on the same doses."""
+    spacings = {r.frequency for r in kb.patient_rules if r.frequency and fact.drug in kb.expand(r.drugs)}
+    out = []
+    for form, spec in kb.drugs[fact.drug].formulations():
+        if form.release != fact.release:
+            continue
+        if spec.frequency == fact.frequency or fact.frequency == "once":
+            out.append((form, spec))
+        elif fact.frequency in spacings and DOSES_PER_DAY[spec.frequency] > DOSES_PER_DAY[fact.frequency]:
+            out.append((form, spec.model_copy(update={"frequency": fact.frequency})))
+    return out
 
 
 def patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str]) -> bool:

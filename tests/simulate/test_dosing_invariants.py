@@ -7,7 +7,7 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 
 from __future__ import annotations
 
-from medmemorybench.simulate.models import AvoidedFact, CareYear, Event, LabFact, MedicationFact
+from medmemorybench.simulate.models import CareYear, Event, LabFact, MedicationFact
 from medmemorybench.simulate.models import TestFact as Result  # (not a pytest class)
 from medmemorybench.simulate.prescribing import choose_for_step, prescribe
 from medmemorybench.simulate.safety import Patient, verdict
@@ -44,16 +44,17 @@ def _started(drug: str, **fields):  # noqa: ANN003, ANN202
 
 def test_moiety_rule_binds_prodrug_no_sulfasalazine_where_its_5_asa_is_barred(kb, years):
     check([v for year in years for v in moiety_violations(kb, year)])
-    barred = [f for y in years for e in y.events for f in e.facts if isinstance(f, AvoidedFact)
-              and f.drug == "sulfasalazine" and "rule:mesalamine_egfr_30" in f.rules]
-    assert barred, "sulfasalazine never passed over for the 5-ASA kidney rule in 1,000 patients"
+    # (the rule is exercised: colitis or arthritis with CKD stage 4, where sulfasalazine was given before)
+    low = [y for y in years if y.persona.condition in ("ulcerative_colitis", "seropositive_rheumatoid_arthritis")
+           and "ckd_stage_4" in y.persona.histories]
+    assert low, "no colitis or arthritis with CKD stage 4 in 1,000 patients"
 
 
 def test_renal_frequency_pramipexole_is_spaced_out_as_the_kidneys_fall(kb, years):
     check([v for year in years for v in spacing_violations(kb, year)])
     spaced = {f.frequency for y in years for e in y.events for f in e.facts if isinstance(f, MedicationFact)
               and f.drug == "pramipexole" and f.action == "start" and f.release == "immediate"}
-    assert {"once_daily", "three_times_daily"} <= spaced, spaced
+    assert "once_daily" in spaced, spaced
 
 
 def test_indication_dose_pneumonia_gets_its_own_amoxicillin_dose(kb, years):
@@ -88,8 +89,10 @@ def test_course_fits_doses_a_day_a_blister_pack_patient_gets_the_course_taken_le
 
 def test_moiety_rule_binds_prodrug_catches_sulfasalazine_at_egfr_21(kb, years):
     # P0014 E034 of the seed-37 read: mesalazine avoided for the kidneys, sulfasalazine 1 g twice a day instead
-    year, event = first_event(years, lambda e: any(isinstance(f, AvoidedFact) and f.drug == "mesalamine"
-                                                   and "rule:mesalamine_egfr_30" in f.rules for f in e.facts))
+    # (a colitis visit that starts a drug: where the 5-ASA step would have given sulfasalazine)
+    colitis = [y for y in years if y.persona.condition == "ulcerative_colitis"]
+    year, event = first_event(colitis, lambda e: any(isinstance(f, MedicationFact) and f.action == "start"
+                                                     for f in e.facts))
     broken = _edit(year, event, [*event.facts, LabFact(lab="egfr", value=21, unit=kb.labs["egfr"].unit),
                                  MedicationFact(drug="sulfasalazine", action="start", dose=1000, unit="mg",
                                                 frequency="twice_daily", reason="first_line")])
