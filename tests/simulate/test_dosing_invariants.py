@@ -44,10 +44,8 @@ def _started(drug: str, **fields):  # noqa: ANN003, ANN202
 
 def test_moiety_rule_binds_prodrug_no_sulfasalazine_where_its_5_asa_is_barred(kb, years):
     check([v for year in years for v in moiety_violations(kb, year)])
-    # (the rule is exercised: colitis or arthritis with CKD stage 4, where sulfasalazine was given before)
-    low = [y for y in years if y.persona.condition in ("ulcerative_colitis", "seropositive_rheumatoid_arthritis")
-           and "ckd_stage_4" in y.persona.histories]
-    assert low, "no colitis or arthritis with CKD stage 4 in 1,000 patients"
+    # (no colitis or arthritis year has CKD stage 4 any more: with sulfasalazine barred too, the trap draw finds a
+    # care step left with no drug and draws another history; the crafted test below and the rules test bind it)
 
 
 def test_renal_frequency_pramipexole_is_spaced_out_as_the_kidneys_fall(kb, years):
