@@ -78,7 +78,8 @@ class KnowledgeBase:
                 out.add(ref)
             else:
                 out.update(self.drugs_by_class.get(ref, ()))
-        return frozenset(out.union(*(self.prodrugs.get(key, ()) for key in out)))
+        prodrugs = self.prodrugs
+        return frozenset(out.union(*(prodrugs[key] for key in out if key in prodrugs)))
 
     @cached_property
     def prodrugs(self) -> dict[str, tuple[str, ...]]:

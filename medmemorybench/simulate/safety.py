@@ -334,11 +334,12 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     blocks.extend(Block(f"toxicity:{kind}") for kind in drug.toxicities if kind in patient.toxicities)
     if drug_key in patient.intolerant:
         blocks.append(Block(f"adverse:{drug_key}"))
-    spacing = spacing_of(rules)
-    usable = [f for f in (_spaced(f, spacing) for f in drug.formulations())
-              if preference is None or _usable(*f, kb, preference, one_off)]
+    spacing = spacing_of(rules) if rules else None
+    formulations = drug.formulations() if spacing is None else [_spaced(f, spacing) for f in drug.formulations()]
+    usable = [f for f in formulations if preference is None or _usable(*f, kb, preference, one_off)]
     # (a kidney regimen is no regimen for normal kidneys: with no other form left, the preference bars the drug)
-    if cap is None and usable and not (usable := [f for f in usable if not f[0].capped_only]):
+    if cap is None and any(f[0].capped_only for f in usable) \
+            and not (usable := [f for f in usable if not f[0].capped_only]):
         blocks.append(Block(f"preference:{preference}", "medication_preference"))
     if form_rules:  # (a form a rule bars leaves the others; with none of them usable the rule bars the drug)
         kept = [f for f in usable if f[0].release not in form_rules]
