@@ -9,6 +9,7 @@ from medmemorybench.knowledge.models import (
     Advice,
     Aliases,
     AllergyGroup,
+    CareStep,
     CodeCheck,
     Condition,
     Contraindication,
@@ -22,6 +23,7 @@ from medmemorybench.knowledge.models import (
     Interaction,
     Lab,
     MedicationPreference,
+    Misdiagnosis,
     PatientRule,
     People,
     RelativeTemplate,
@@ -68,14 +70,25 @@ class KnowledgeBase:
     """Derived indexes computed once per loaded base by the modules that need them (never data)."""
 
     def expand(self, refs: list[str] | tuple[str, ...]) -> frozenset[str]:
-        """Drug keys named by a list of drug or class keys."""
+        """Drug keys named by a list of drug or class keys, with the prodrugs of each (a rule on mesalamine binds
+        sulfasalazine, which releases it: the seed-37 read started sulfasalazine where mesalamine was barred)."""
         out: set[str] = set()
         for ref in refs:
             if ref in self.drugs:
                 out.add(ref)
             else:
                 out.update(self.drugs_by_class.get(ref, ()))
-        return frozenset(out)
+        prodrugs = self.prodrugs
+        return frozenset(out.union(*(prodrugs[key] for key in out if key in prodrugs)))
+
+    @cached_property
+    def prodrugs(self) -> dict[str, tuple[str, ...]]:
+        """For each active moiety, the drugs that release it (`Drug.releases`)."""
+        by_moiety: dict[str, list[str]] = {}
+        for drug in self.drugs.values():
+            for moiety in drug.releases:
+                by_moiety.setdefault(moiety, []).append(drug.key)
+        return {key: tuple(sorted(keys)) for key, keys in by_moiety.items()}
 
     @cached_property
     def drugs_by_class(self) -> dict[str, tuple[str, ...]]:
@@ -103,6 +116,16 @@ class KnowledgeBase:
             if {one, other} & self.expand(entry.partners):
                 return entry.effect
         return rule.effect
+
+    def keeping_step(self, condition: Condition, misdiagnosis: Misdiagnosis) -> CareStep | None:
+        """The care step of the true condition a misdiagnosis' drug is kept for at the revision (`kept_for`): one that
+        treats that lab above a threshold with a drug of the same class (None: none, or nothing to keep)."""
+        if misdiagnosis.kept_for is None or misdiagnosis.drug not in self.drugs:
+            return None
+        drug_class = self.drugs[misdiagnosis.drug].drug_class
+        return next((s for s in condition.care_path if s.indication.lab == misdiagnosis.kept_for
+                     and s.indication.above is not None
+                     and any(self.drugs[d].drug_class == drug_class for d in s.drug_keys if d in self.drugs)), None)
 
     def contraindication_rule(self, history: str, drug: str, level: str | None = None) -> Contraindication | None:
         """The drug–disease rule of `history` that names `drug` (itself or its class), at `level` where one is

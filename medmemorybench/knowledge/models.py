@@ -416,6 +416,9 @@ class DoseForm(_Record):
     dose: DoseSpec | None = None
     """This formulation's own dosing when it differs from the drug's (an extended-release tablet taken once
     a day); None: the drug's `dose`."""
+    capped_only: bool = False
+    """A reduced regimen for a dose cap (amoxicillin 250-500 mg every 12 hours below creatinine clearance 30): given
+    only where a patient rule caps the dose, never as a convenient regimen for normal kidneys."""
 
 
 class AdverseEffect(_Record):
@@ -500,6 +503,10 @@ class Drug(_Record):
     """ATC code (None only for devices)."""
     drug_class: str
     """A drug-class key."""
+    releases: list[str] = Field(default_factory=list)
+    """Drug keys of the active moieties it is a prodrug of (sulfasalazine is split in the colon into mesalamine,
+    5-ASA, and sulfapyridine): every rule, caution and interaction that names a moiety names this drug too
+    (`KnowledgeBase.expand`), and it carries the moiety's toxicities."""
     forms: list[DoseForm] = Field(min_length=1)
     """Available dose forms."""
     dose: DoseSpec
@@ -841,6 +848,10 @@ class PatientRule(_Record):
     each dose increase (sodium with a diuretic or an SSRI at 65 or over: the Beers caution says so)."""
     recheck_days: int | None = Field(default=None, ge=1)
     """Days within which the `monitoring` labs are repeated."""
+    frequency: Frequency | None = None
+    """For `max_dose`: how often the drug is taken at most, where the label spaces the doses out as well as capping
+    them (pramipexole: twice a day at creatinine clearance 30-50, once a day below 30); a formulation taken more
+    often is given at this frequency, on the same doses. None: as the formulation says."""
     release: Literal["immediate", "extended"] | None = None
     """For `avoid`: only this release of the drug (pramipexole's extended-release tablet below eGFR 30; the
     immediate-release one is given under the dose cap); the drug is barred only where no other form is usable."""
@@ -917,6 +928,10 @@ class Misdiagnosis(_Record):
     """ICD-11 code of the wrong diagnosis."""
     drug: str | None = None
     """Drug given for it, if any (a drug key)."""
+    kept_for: str | None = None
+    """A lab its drug treats in the true condition too (an antihypertensive given for "essential hypertension" in
+    diabetic kidney disease: systolic_bp): at the revision the drug is kept, for that lab, while the lab is above the
+    threshold of the care step that treats it, not stopped because the diagnosis changed."""
     findings: list[LabRange] = Field(default_factory=list)
     """Results that made it look right, measured at the visit where it is made (none diagnostic of the true
     condition)."""
@@ -940,6 +955,9 @@ class DiagnosticTest(_Record):
     value is drawn there unless the lab already has a value of its own, as a misdiagnosis' findings are)."""
     drawn: dict[str, DrawnValue] = Field(default_factory=dict)
     """Quantities the finding states that no lab follows, drawn once per patient."""
+    gives: str | None = None
+    """A drug key the test gives a dose of (a levodopa challenge: carbidopa/levodopa); it is not done on a patient
+    any rule bars that drug for (narrow-angle glaucoma, the seed-37 read), and another test takes its place."""
 
 
 class Monitored(_Record):

@@ -187,6 +187,17 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
         for partner in drug.co_prescribe:
             if partner not in kb.drugs:
                 errors.append(f"{where}: co_prescribe: unknown drug '{partner}'")
+        if any(f.capped_only for f in drug.forms) and not any(
+                r.level == "max_dose" and drug.key in kb.expand(r.drugs) for r in kb.patient_rules):
+            errors.append(f"{where}: forms: a capped_only form with no dose cap that could ever choose it")
+        for moiety in drug.releases:  # (a prodrug does the harm its moiety does: sulfasalazine's 5-ASA, the kidneys)
+            if moiety not in kb.drugs or moiety == drug.key:
+                errors.append(f"{where}: releases: '{moiety}' is not another drug")
+                continue
+            if missing := set(kb.drugs[moiety].toxicities) - set(drug.toxicities):
+                errors.append(f"{where}: toxicities: lacks {sorted(missing)}, which its moiety {moiety} carries")
+            if unchecked := {m.lab for m in kb.drugs[moiety].monitoring} - {m.lab for m in drug.monitoring}:
+                errors.append(f"{where}: monitoring: lacks {sorted(unchecked)}, which its moiety {moiety} needs")
         for effect in drug.adverse_effects:
             if effect.lab is not None and effect.lab not in kb.labs:
                 errors.append(f"{where}: adverse_effects.{effect.key}.lab: unknown lab '{effect.lab}'")
@@ -276,6 +287,8 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"{where}: when.conditions: unknown condition '{key}'")
         if (rule.level == "max_dose") != (rule.max_daily_dose is not None):
             errors.append(f"{where}: max_daily_dose goes with level max_dose, and only with it")
+        if rule.frequency is not None and rule.level != "max_dose":
+            errors.append(f"{where}: frequency goes with level max_dose")
         if (rule.level == "start_dose") != (rule.start_dose is not None):
             errors.append(f"{where}: start_dose goes with level start_dose, and only with it")
         if bool(rule.monitoring) != (rule.recheck_days is not None) or (rule.monitoring and rule.level != "caution"):
@@ -342,12 +355,17 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                 errors.append(f"{where}: misdiagnoses.icd11: '{mis.icd11}' is not an ICD-11 code")
             if mis.drug is not None and mis.drug not in kb.drugs:
                 errors.append(f"{where}: misdiagnoses.drug: unknown drug '{mis.drug}'")
+            elif mis.kept_for is not None and kb.keeping_step(cond, mis) is None:
+                errors.append(f"{where}: misdiagnoses.kept_for: no care step treats '{mis.kept_for}' above a threshold "
+                              f"with a drug of {mis.drug}'s class")
         for test in cond.diagnostic_tests:
             if test.loinc is not None and not LOINC_CODE.match(test.loinc):
                 errors.append(f"{where}: diagnostic_tests.{test.key}.loinc: '{test.loinc}' is not LOINC")
         followed = {mon.lab for mon in cond.monitored}
         for test in cond.diagnostic_tests:
             at = f"{where}: diagnostic_tests.{test.key}"
+            if test.gives is not None and test.gives not in kb.drugs:
+                errors.append(f"{at}: gives: unknown drug '{test.gives}'")
             errors.extend(check_finding(kb, f"{at}.finding", test.finding, test.drawn))
             _check_drawn(at, test.drawn, [test.finding], kb.labs, errors)
             _check_finding_labs(kb, at, test.labs, followed, test.finding, errors)

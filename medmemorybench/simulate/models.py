@@ -124,7 +124,8 @@ class MedicationFact(_Record):
     """Dose before an increase, a decrease or a patient's correction."""
     reason: str
     """Why, as a code: first_line, titration, step_up, add_on, symptomatic, complication:<key>,
-    adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, long_term, adherence, stable,
+    adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, still_needed (a misdiagnosis' drug kept at
+    the revision for a lab still above target), long_term, adherence, stable,
     co_prescription, course_completed, patient_correction, replaced_by:<drug>, maintenance (back to the
     maintenance drug after an induction course), illness:<key> (a course for an intercurrent illness),
     blood_count_normal / blood_count_low (held for a red flag's same-day count: given back, or stopped),

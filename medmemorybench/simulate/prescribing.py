@@ -10,12 +10,12 @@ that is duplication, not safety.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, DoseSpec, Regimen
+from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, DoseForm, DoseSpec, Regimen
 from medmemorybench.simulate.models import AvoidedFact, CautionFact, Fact, MedicationFact
-from medmemorybench.simulate.safety import Patient, Verdict, verdict
+from medmemorybench.simulate.safety import Patient, Verdict, is_long_term, verdict
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,11 @@ def prescribe(kb: KnowledgeBase, drug_key: str, patient: Patient, step: CareStep
         return None
     drug = kb.drugs[drug_key]
     candidate = step.candidate(drug_key) if step and drug_key in step.drug_keys else None
-    form, spec = result.formulation
-    doses = result.doses()
-    dose = candidate.dose if candidate and candidate.dose else doses[0]
+    form, spec = formulation = _for_use(result, candidate.dose if candidate else None)
+    doses = result.doses(formulation)
+    own_dosing = form.dose is None  # (the use's dose replaces the drug's own: prednisolone 40 mg for a burst)
+    dose = candidate.dose if candidate and candidate.dose and own_dosing \
+        else next((d for d in doses if candidate and candidate.dose and d >= candidate.dose - 1e-9), doses[0])
     per_day = DOSES_PER_DAY[spec.frequency]
     if result.max_daily_dose is not None and dose * per_day > result.max_daily_dose + 1e-9:
         dose = max(d for d in doses if d <= dose)
@@ -67,27 +69,79 @@ def prescribe(kb: KnowledgeBase, drug_key: str, patient: Patient, step: CareStep
                         course_days if regimen == "course" else None, form.release, result, avoided)
 
 
+def _for_use(result: Verdict, dose: float | None) -> tuple[DoseForm, DoseSpec]:
+    """The formulation a use with a dose of its own is given in: the first the patient can take, under the cap, that
+    holds that dose a time (amoxicillin for pneumonia at an eGFR under 30: 500 mg every 12 hours, not the 250 mg kept
+    for mild infections); the first one where none does or the use has no dose of its own."""
+    assert result.formulation is not None
+    if dose is None:
+        return result.formulation
+    return next((f for f in result.options if (f[0].dose is None and _fits(result, f, dose))
+                 or any(d >= dose - 1e-9 for d in result.doses(f))), result.formulation)
+
+
+def _fits(result: Verdict, formulation: tuple[DoseForm, DoseSpec], dose: float) -> bool:
+    """Whether `dose` a time, taken as the formulation says, is within the cap."""
+    cap = result.max_daily_dose
+    return cap is None or dose * DOSES_PER_DAY[formulation[1].frequency] <= cap + 1e-9
+
+
 def choose_for_step(kb: KnowledgeBase, step: CareStep, patient: Patient, exclude: set[str] = frozenset()  # type: ignore[assignment]
                     ) -> Prescription | None:
-    """The first candidate of `step` every rule allows, with the barred preferred ones as avoided facts."""
+    """The first candidate of `step` every rule allows, with the barred preferred ones as avoided facts; for a
+    course, a patient who can manage only so many doses a day of anything (`course_dose_limit`) gets the first
+    allowed candidate that fits that, else the one taken least often."""
     taken_groups = {kb.therapy_group(d) for d in patient.taking}
+    limit = course_dose_limit(kb, patient)
     barred: list[tuple[str, Verdict]] = []
-    for drug_key in step.drug_keys:
+    # (doses a day beyond the limit, or 0; order; drug; verdict; how many barred before it)
+    allowed: list[tuple[float, int, str, Verdict, int]] = []
+    for order, drug_key in enumerate(step.drug_keys):
         if drug_key in exclude or drug_key in patient.taking or drug_key in patient.given_once \
                 or kb.therapy_group(drug_key) in taken_groups:
             continue
-        result = verdict(kb, drug_key, patient, step.candidate(drug_key).regimen)
+        regimen = step.candidate(drug_key).regimen
+        result = verdict(kb, drug_key, patient, regimen)
         if not result.is_allowed:
             barred.append((drug_key, result))
             continue
-        avoided = tuple(AvoidedFact(drug=d, traps=v.traps, rules=[b.rule for b in v.blocks], instead=drug_key)
-                        for d, v in barred)
-        return prescribe(kb, drug_key, patient, step, result, avoided)
-    return None
+        if limit is None or is_long_term(kb, drug_key, regimen):
+            allowed.append((0, order, drug_key, result, len(barred)))
+            break
+        result = _least_often(result)
+        assert result.formulation is not None
+        per_day = DOSES_PER_DAY[result.formulation[1].frequency]
+        allowed.append((0 if per_day <= limit else per_day, order, drug_key, result, len(barred)))
+        if per_day <= limit:
+            break
+    if not allowed:
+        return None
+    _, _, drug_key, result, before = min(allowed, key=lambda a: a[:2])
+    avoided = tuple(AvoidedFact(drug=d, traps=v.traps, rules=[b.rule for b in v.blocks], instead=drug_key)
+                    for d, v in barred[:before])
+    return prescribe(kb, drug_key, patient, step, result, avoided)
+
+
+def course_dose_limit(kb: KnowledgeBase, patient: Patient) -> float | None:
+    """The most doses a day a patient manages, from a preference that binds only long-term drugs (a once-a-day
+    blister pack: a course is given beside it, fitted to it where the step has a candidate that fits, NICE NG5 and
+    the seed-37 read: penicillin V four times a day to a patient who "can only take things once a day")."""
+    limits = [kb.preferences[c.option].max_doses_per_day for c in patient.constraints
+              if c.category == "medication_preference" and kb.preferences[c.option].long_term_only]
+    return min((x for x in limits if x is not None), default=None)
+
+
+def _least_often(result: Verdict) -> Verdict:
+    """The verdict with the formulation taken fewest times a day first (clarithromycin's once-daily tablet)."""
+    if not result.options:
+        return result
+    options = tuple(sorted(result.options, key=lambda f: DOSES_PER_DAY[f[1].frequency]))
+    return replace(result, formulation=options[0], options=options)
 
 
 def ladder_of(kb: KnowledgeBase, drug_key: str, release: str, frequency: str) -> DoseSpec:
-    """The dosing of the formulation a patient is on (matched by release and frequency)."""
+    """The dosing of the formulation a patient is on (matched by release and frequency; the drug's own where a
+    kidney rule spaced its doses out, `safety.spacing_of`: the same doses, taken less often)."""
     drug = kb.drugs[drug_key]
     return next((spec for form, spec in drug.formulations() if form.release == release and spec.frequency == frequency),
                 drug.dose)
@@ -100,7 +154,7 @@ def next_dose(kb: KnowledgeBase, drug_key: str, dose: float, patient: Patient, r
     if not result.is_allowed:
         return None
     spec = ladder_of(kb, drug_key, release, frequency)
-    per_day = DOSES_PER_DAY[spec.frequency]
+    per_day = DOSES_PER_DAY[frequency]
     higher = [d for d in spec.doses() if d > dose + 1e-9
               and (result.max_daily_dose is None or d * per_day <= result.max_daily_dose + 1e-9)]
     return higher[0] if higher else None

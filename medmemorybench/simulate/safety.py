@@ -91,6 +91,9 @@ class Verdict:
     """A dose cap from a patient rule (None: none)."""
     start_dose: float | None = None
     """A lower dose a new start begins at, from a patient rule (warfarin at 80 or over; None: the ladder's)."""
+    options: tuple[tuple[DoseForm, DoseSpec], ...] = ()
+    """Every formulation the patient can take under the cap, `formulation` first (a use with a dose of its own
+    picks among them: amoxicillin 500 mg a dose for pneumonia, `prescribing.prescribe`)."""
 
     @property
     def is_allowed(self) -> bool:
@@ -101,11 +104,12 @@ class Verdict:
         """Trap categories among the blocks, once each, in order."""
         return list(dict.fromkeys(b.trap for b in self.blocks if b.trap))
 
-    def doses(self) -> list[float]:
-        """The formulation's ladder under the dose cap."""
-        if self.formulation is None:
+    def doses(self, formulation: tuple[DoseForm, DoseSpec] | None = None) -> list[float]:
+        """The ladder of the formulation (default: the first one) under the dose cap."""
+        formulation = formulation or self.formulation
+        if formulation is None:
             return []
-        _, spec = self.formulation
+        _, spec = formulation
         per_day = DOSES_PER_DAY[spec.frequency]
         return [d for d in spec.doses() if self.max_daily_dose is None or d * per_day <= self.max_daily_dose + 1e-9]
 
@@ -113,6 +117,20 @@ class Verdict:
 def _fits_cap(spec: DoseSpec, cap: float) -> bool:
     """Whether a formulation has a dose whose daily total is within `cap`."""
     return any(dose * DOSES_PER_DAY[spec.frequency] <= cap + 1e-9 for dose in spec.doses())
+
+
+def spacing_of(rules: list) -> str | None:
+    """The least often any of these patient rules lets a drug be taken (None: as its formulation says)."""
+    return min((r.frequency for r in rules if r.frequency is not None), key=DOSES_PER_DAY.__getitem__, default=None)
+
+
+def _spaced(formulation: tuple[DoseForm, DoseSpec], frequency: str | None) -> tuple[DoseForm, DoseSpec]:
+    """A formulation taken no more often than `frequency`, on the same doses (immediate-release pramipexole once a
+    day below an eGFR of 30, not three times)."""
+    form, spec = formulation
+    if frequency is None or DOSES_PER_DAY[spec.frequency] <= DOSES_PER_DAY[frequency]:
+        return formulation
+    return form, spec.model_copy(update={"frequency": frequency})
 
 
 def _usable(form: DoseForm, spec: DoseSpec, kb: KnowledgeBase, preference: str, one_off: bool = False) -> bool:
@@ -296,7 +314,8 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
                 into.append(Block(rule_id, _trap_of_history(patient, key)))
     cap = start = None
     form_rules: dict[str, str] = {}  # release -> the rule that bars that form only
-    for rule in applicable_rules(kb, patient, drug_key):
+    rules = applicable_rules(kb, patient, drug_key)
+    for rule in rules:
         if rule.level == "avoid" and rule.release is not None:
             form_rules.setdefault(rule.release, rule.key)
         elif rule.level == "avoid":
@@ -315,7 +334,13 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
     blocks.extend(Block(f"toxicity:{kind}") for kind in drug.toxicities if kind in patient.toxicities)
     if drug_key in patient.intolerant:
         blocks.append(Block(f"adverse:{drug_key}"))
-    usable = [f for f in drug.formulations() if preference is None or _usable(*f, kb, preference, one_off)]
+    spacing = spacing_of(rules) if rules else None
+    formulations = drug.formulations() if spacing is None else [_spaced(f, spacing) for f in drug.formulations()]
+    usable = [f for f in formulations if preference is None or _usable(*f, kb, preference, one_off)]
+    # (a kidney regimen is no regimen for normal kidneys: with no other form left, the preference bars the drug)
+    if cap is None and any(f[0].capped_only for f in usable) \
+            and not (usable := [f for f in usable if not f[0].capped_only]):
+        blocks.append(Block(f"preference:{preference}", "medication_preference"))
     if form_rules:  # (a form a rule bars leaves the others; with none of them usable the rule bars the drug)
         kept = [f for f in usable if f[0].release not in form_rules]
         if usable and not kept:
@@ -323,11 +348,12 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
         usable = kept
     # (a dose cap chooses the formulation that fits under it, before it bars the drug: amoxicillin 250 mg every
     # 12 hours below an eGFR of 30, not no amoxicillin)
-    formulation = next((f for f in usable if cap is None or _fits_cap(f[1], cap)), usable[0] if usable else None)
-    result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap, start)
+    fitting = tuple(f for f in usable if cap is None or _fits_cap(f[1], cap))
+    formulation = fitting[0] if fitting else usable[0] if usable else None
+    result = Verdict(tuple(dict.fromkeys(blocks)), tuple(dict.fromkeys(cautions)), formulation, cap, start, fitting)
     if result.is_allowed and not result.doses():
-        capped = next(rule for rule in applicable_rules(kb, patient, drug_key) if rule.level == "max_dose")
-        return Verdict((Block(f"rule:{capped.key}"),), result.cautions, formulation, cap, start)
+        capped = next(rule for rule in rules if rule.level == "max_dose")
+        return Verdict((Block(f"rule:{capped.key}"),), result.cautions, formulation, cap, start, fitting)
     return result
 
 

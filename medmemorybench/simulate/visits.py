@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from medmemorybench.knowledge.models import AdverseEffect, Complication, Indication, Stressor
+from medmemorybench.knowledge.models import AdverseEffect, Complication, Indication, Misdiagnosis, Stressor
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -30,6 +30,7 @@ from medmemorybench.simulate.models import (
 )
 from medmemorybench.simulate.persona import advice_applies
 from medmemorybench.simulate.prescribing import choose_for_step, ladder_of, prescribe
+from medmemorybench.simulate.safety import verdict
 from medmemorybench.simulate.story import StoryItem
 from medmemorybench.simulate.tasks import Task, is_daily
 
@@ -171,7 +172,9 @@ class StoryActions:
         too recently to repeat states the result on record."""
         self.state.handles["tests"] = self.next_event_id()  # diagnostic labs are allowed from this visit on
         labs = self.measure([m.lab for m in self.condition.monitored if m.diagnostic])
-        every = self.condition.diagnostic_tests
+        patient = self.refresh_patient()  # (a test that gives a drug is a dose of it: not where a rule bars it)
+        every = [t for t in self.condition.diagnostic_tests
+                 if t.gives is None or verdict(self.kb, t.gives, patient, "one_off").is_allowed]
         chosen = [t for t in every if self.can_state(t.finding, labs, t.drawn)][:DIAGNOSTIC_TESTS]
         chosen += [t for t in every if t not in chosen][:DIAGNOSTIC_TESTS - len(chosen)]
         tests: list[Fact] = []
@@ -184,14 +187,19 @@ class StoryActions:
     def _diagnosis(self, item: StoryItem) -> Event:
         cond = self.condition
         facts: list[Fact] = [DiagnosisFact(name=cond.name, icd11=cond.icd11.code, status="confirmed")]
+        measured = self.measure(self.monitored_now())
         if "misdiagnosis" in self.state.handles:
             mis = self.misdiagnosis
             facts.append(DiagnosisFact(name=mis.name, icd11=mis.icd11, status="ruled_out"))
             drug = mis.drug
             active = self.state.active.get(drug) if drug else None
             if active is not None and active.indication == f"misdiagnosis:{mis.icd11}":
-                facts += self.stop(drug, "diagnosis_revised")
-        facts += self.measure(self.monitored_now())
+                if self._still_needed(mis, measured):  # (the pressure it lowers is still high: kept for it, NICE NG136)
+                    active.indication = f"lab:{mis.kept_for}"
+                    facts.append(self.continue_fact(drug, "still_needed"))
+                else:
+                    facts += self.stop(drug, "diagnosis_revised")
+        facts += measured
         if cond.diagnosis_advice is not None and self.gives(cond.diagnosis_advice, facts):
             facts.append(AdviceFact(advice=self.advice_now(cond.diagnosis_advice, facts)))
         triggers = [self.handle("tests"), self.handle("turning")]
@@ -203,6 +211,15 @@ class StoryActions:
         if self.story.first_line_at_diagnosis:
             self.state.handles["first_line"] = self.state.handles["last_change"] = event.event_id
         return event
+
+    def _still_needed(self, mis: Misdiagnosis, measured: list[Fact]) -> bool:
+        """Whether the lab a misdiagnosis' drug treats in the true condition too is, on its value today (else its
+        latest), above the threshold of the step that treats it (`Misdiagnosis.kept_for`)."""
+        step = self.kb.keeping_step(self.condition, mis)
+        today = [f.value for f in measured if isinstance(f, LabFact) and f.lab == mis.kept_for]
+        seen = self.latest_value(mis.kept_for) if mis.kept_for else None
+        value = today[0] if today else seen[1] if seen else None
+        return step is not None and value is not None and value > (step.indication.above or 0)
 
     def _first_line_facts(self, triggers: list[str | None]) -> tuple[list[Fact], list[str | None]]:
         """The first prescription: the first-line step and the steps the diagnosis itself calls for now."""

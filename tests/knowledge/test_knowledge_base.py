@@ -308,3 +308,25 @@ def test_a_drug_red_flag_with_unknown_lab_and_advice_is_reported(tmp_path):
     where = "intercurrent.yaml: strep_throat: symptoms.sore_throat_fever.drug_red_flag"
     assert f"{where}: labs: unknown lab 'anc'" in message
     assert f"{where}: advice: unknown advice 'count_today'" in message
+
+
+def test_a_prodrug_binds_by_its_moiety_and_must_carry_its_harms(kb, tmp_path):
+    # every rule on mesalamine (the kidney bar, CKD 4, the nephrotoxic interaction) names sulfasalazine, which releases
+    # it; a prodrug without its moiety's toxicity or checks, or releasing an unknown drug, is reported
+    assert kb.expand(["mesalamine"]) == {"mesalamine", "sulfasalazine"}
+    data = copy_knowledge(tmp_path)
+
+    def strip(doc):  # noqa: ANN001, ANN202
+        drug = next(d for d in doc["drugs"] if d["key"] == "sulfasalazine")
+        drug["toxicities"] = ["myelotoxic", "hepatotoxic"]
+        drug["monitoring"] = [m for m in drug["monitoring"] if m["lab"] != "egfr"]
+    _edit_yaml(data, "drugs/immunology.yaml", strip)
+    _edit_yaml(data, "drugs/immunology.yaml", lambda doc: next(d for d in doc["drugs"] if d["key"] == "mesalamine")
+               .update(releases=["balsalazide"]))
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge(data)
+    reported = [line for line in str(info.value).splitlines() if "releases" in line or "moiety" in line]
+    assert sorted(line.partition(": ")[2] for line in reported) == [
+        "mesalamine: releases: 'balsalazide' is not another drug",
+        "sulfasalazine: monitoring: lacks ['egfr'], which its moiety mesalamine needs",
+        "sulfasalazine: toxicities: lacks ['nephrotoxic'], which its moiety mesalamine carries"], reported

@@ -49,12 +49,17 @@ def given(year: CareYear) -> Iterator[tuple[Event, MedicationFact]]:
 
 def latest_egfr(year: CareYear, event: Event) -> float | None:
     """The latest eGFR on record up to and including this event."""
+    return latest_value(year, event, "egfr")
+
+
+def latest_value(year: CareYear, event: Event, lab: str) -> float | None:
+    """The latest value of a lab on record up to and including this event."""
     value = None
     for other in year.events:
         if other.index > event.index:
             break
         for fact in other.facts:
-            if isinstance(fact, LabFact) and fact.lab == "egfr":
+            if isinstance(fact, LabFact) and fact.lab == lab:
                 value = fact.value
     return value
 
@@ -195,12 +200,22 @@ def kinetic_bound(envelope: LabEnvelope, v1: float, v2: float, gap_days: int) ->
 
 
 def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
-    """The drug's formulations the fact can be of (a one-off is given "once", whatever its label schedule)."""
-    return [(form, spec) for form, spec in kb.drugs[fact.drug].formulations()
-            if form.release == fact.release and (spec.frequency == fact.frequency or fact.frequency == "once")]
+    """The drug's formulations the fact can be of (a one-off is given "once", whatever its label schedule); a kidney
+    rule that spaces the drug's doses out (`PatientRule.frequency`: pramipexole once a day below an eGFR of 30) gives
+    a more frequent formulation at its frequency, on the same doses."""
+    spacings = {r.frequency for r in kb.patient_rules if r.frequency and fact.drug in kb.expand(r.drugs)}
+    out = []
+    for form, spec in kb.drugs[fact.drug].formulations():
+        if form.release != fact.release:
+            continue
+        if spec.frequency == fact.frequency or fact.frequency == "once":
+            out.append((form, spec))
+        elif fact.frequency in spacings and DOSES_PER_DAY[spec.frequency] > DOSES_PER_DAY[fact.frequency]:
+            out.append((form, spec.model_copy(update={"frequency": fact.frequency})))
+    return out
 
 
-def _patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str]) -> bool:
+def patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str]) -> bool:
     when = rule.when
     persona = year.persona
     return ((when.min_age is None or persona.age >= when.min_age)
@@ -229,7 +244,7 @@ def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> lis
             continue
         egfr = latest_egfr(year, event)
         for rule in rules:
-            if fact.drug not in kb.expand(rule.drugs) or not _patient_rule_applies(rule, year, egfr, conditions):
+            if fact.drug not in kb.expand(rule.drugs) or not patient_rule_applies(rule, year, egfr, conditions):
                 continue
             if rule.release is not None and fact.release != rule.release:
                 continue  # (a rule on one form: the other is given under the cap)

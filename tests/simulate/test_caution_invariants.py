@@ -19,6 +19,7 @@ from medmemorybench.simulate.models import (
 from medmemorybench.simulate.safety import Constraint, Patient, rule_text, verdict
 from tests.simulate.caution_check import (
     NO_DRIVING_SLEEP,
+    SLEEP_ONSET_CLASS,
     advice_safety_violations,
     arb_caution_violations,
     blood_test_violations,
@@ -68,7 +69,8 @@ def test_sleep_onset_no_driving_agonist_sleepiness_is_acted_on_the_day_it_is_tol
     check([v for year in years for v in sleep_onset_violations(kb, year)])
     told = {f.drug for y in years for e in y.events if _has_advice(NO_DRIVING_SLEEP)(e) for f in e.facts
             if isinstance(f, MedicationFact) and f.action in ("stop", "decrease")}
-    assert told & {"ropinirole", "rotigotine"}, "no sleepiness on ropinirole or rotigotine among 1,000 patients"
+    # (any agonist: the warning is the class's; once-a-day patients below eGFR 30 now take pramipexole, renal_frequency)
+    assert any(kb.drugs[d].drug_class == SLEEP_ONSET_CLASS for d in told), "no agonist sleepiness in 1,000 patients"
 
 
 def test_drug_red_flag_same_day_a_fever_on_a_drug_that_can_take_the_white_cells_gets_a_count(kb, years):
@@ -185,7 +187,7 @@ def test_a_salt_substitute_advised_against_before_any_risk_is_caught(kb, years):
 
 def test_ropinirole_sleepiness_left_for_weeks_with_no_driving_advice_is_caught(kb, years):
     year, event = first_event(years, lambda e: _has_advice(NO_DRIVING_SLEEP)(e) and any(
-        isinstance(f, MedicationFact) and f.drug in ("ropinirole", "rotigotine") for f in e.facts))
+        isinstance(f, MedicationFact) and kb.drugs[f.drug].drug_class == SLEEP_ONSET_CLASS for f in e.facts))
     assert not sleep_onset_violations(kb, year)
     broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
         isinstance(f, AdviceFact) or isinstance(f, MedicationFact) and f.action in ("stop", "decrease"))])

@@ -26,9 +26,12 @@ def test_above_egfr_30_the_extended_release_form_stays():
     assert verdict(KB, "pramipexole", _patient(45)).is_allowed
 
 
-def test_a_once_a_day_patient_below_egfr_30_gets_no_pramipexole_and_the_rule_is_the_reason():
+def test_a_once_a_day_patient_below_egfr_30_gets_immediate_release_pramipexole_once_a_day():
+    # (below eGFR 30 the label spaces the immediate-release tablet to once a day, `renal_frequency`, which a once-a-day
+    # patient can take; the extended-release tablet stays removed)
     once = Constraint("medication_preference", "once_daily_blister_pack")
     assert verdict(KB, "pramipexole", _patient(45, once)).formulation[0].release == "extended"
-    barred = verdict(KB, "pramipexole", _patient(23, once))
-    assert not barred.is_allowed
-    assert any(block.rule == "rule:pramipexole_er_egfr_30" for block in barred.blocks)
+    spaced = verdict(KB, "pramipexole", _patient(23, once))
+    assert spaced.is_allowed and spaced.formulation is not None
+    assert (spaced.formulation[0].release, spaced.formulation[1].frequency) == ("immediate", "once_daily")
+    assert all(form.release == "immediate" for form, _ in spaced.options)

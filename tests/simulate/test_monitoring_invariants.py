@@ -141,7 +141,7 @@ def test_renal_dose_not_bar_a_dose_cap_chooses_a_formulation_before_it_bars_the_
     # "amoxicillin avoided by quoting a dose-adjustment rule as if it were a bar" (the seed-11 read)
     check([v for year in years for v in renal_cap_violations(kb, year)])
     twice = [f for y in years for e in y.events for f in e.facts if isinstance(f, MedicationFact)
-             and f.drug == "amoxicillin" and f.frequency == "twice_daily" and f.dose <= 250]
+             and f.drug == "amoxicillin" and f.frequency == "twice_daily" and f.dose <= 500]
     assert twice, "no kidney dose of amoxicillin among 1,000 patients: the rule is never exercised"
 
 
@@ -245,7 +245,7 @@ def test_prednisolone_40_mg_for_56_days_with_no_taper_is_caught(kb, years):
 
 def test_amoxicillin_passed_over_for_its_own_kidney_dose_rule_is_caught(kb, years):
     year, event = first_event(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "amoxicillin"
-                                              and f.frequency == "twice_daily" and f.dose <= 250 for f in e.facts))
+                                              and f.frequency == "twice_daily" and f.dose <= 500 for f in e.facts))
     assert not renal_cap_violations(kb, year)
     passed_over = AvoidedFact(drug="amoxicillin", traps=[], rules=["rule:antibiotics_amoxicillin_egfr_30"],
                               instead="doxycycline")
