@@ -90,12 +90,14 @@ def choose_for_step(kb: KnowledgeBase, step: CareStep, patient: Patient, exclude
                     ) -> Prescription | None:
     """The first candidate of `step` every rule allows, with the barred preferred ones as avoided facts; for a
     course, a patient who can manage only so many doses a day of anything (`course_dose_limit`) gets the first
-    allowed candidate that fits that, else the one taken least often."""
+    allowed candidate with no caution that fits that, else the one taken least often. A caution outranks the fit:
+    a once-a-day tablet the rules caution for this patient (clarithromycin in heart failure, beside amlodipine) is
+    not chosen over a candidate they do not caution (the seed-47 read), only over none."""
     taken_groups = {kb.therapy_group(d) for d in patient.taking}
     limit = course_dose_limit(kb, patient)
     barred: list[tuple[str, Verdict]] = []
-    # (doses a day beyond the limit, or 0; order; drug; verdict; how many barred before it)
-    allowed: list[tuple[float, int, str, Verdict, int]] = []
+    # (cautioned; doses a day beyond the limit, or 0; order; drug; verdict; how many barred before it)
+    allowed: list[tuple[bool, float, int, str, Verdict, int]] = []
     for order, drug_key in enumerate(step.drug_keys):
         if drug_key in exclude or drug_key in patient.taking or drug_key in patient.given_once \
                 or kb.therapy_group(drug_key) in taken_groups:
@@ -106,17 +108,18 @@ def choose_for_step(kb: KnowledgeBase, step: CareStep, patient: Patient, exclude
             barred.append((drug_key, result))
             continue
         if limit is None or is_long_term(kb, drug_key, regimen):
-            allowed.append((0, order, drug_key, result, len(barred)))
+            allowed.append((False, 0, order, drug_key, result, len(barred)))
             break
         result = _least_often(result)
         assert result.formulation is not None
         per_day = DOSES_PER_DAY[result.formulation[1].frequency]
-        allowed.append((0 if per_day <= limit else per_day, order, drug_key, result, len(barred)))
-        if per_day <= limit:
+        cautioned = bool(result.cautions)
+        allowed.append((cautioned, 0 if per_day <= limit else per_day, order, drug_key, result, len(barred)))
+        if per_day <= limit and not cautioned:
             break
     if not allowed:
         return None
-    _, _, drug_key, result, before = min(allowed, key=lambda a: a[:2])
+    _, _, _, drug_key, result, before = min(allowed, key=lambda a: a[:3])
     avoided = tuple(AvoidedFact(drug=d, traps=v.traps, rules=[b.rule for b in v.blocks], instead=drug_key)
                     for d, v in barred[:before])
     return prescribe(kb, drug_key, patient, step, result, avoided)

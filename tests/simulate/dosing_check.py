@@ -17,14 +17,17 @@ candidates a patient may have). The rules (names as `docs/simulation.md` lists t
 - `kept_while_above_target`: a misdiagnosis' antihypertensive is not stopped at the revision while the pressure is above
   the threshold of the step that treats it (hydrochlorothiazide stopped at a systolic of 142; NICE NG136).
 - `course_fits_doses_a_day`: a course for a once-a-day patient is the candidate taken least often (penicillin V four
-  times a day to a patient who "can only take things once a day").
+  times a day to a patient who "can only take things once a day"), among those no more cautioned than it;
+- `course_caution_before_fit`: that fit never buys a caution: a course the rules caution for the patient is not chosen
+  while a candidate they do not caution is allowed (the seed-47 read: clarithromycin's once-daily tablet, twice, to
+  an 80-year-old with heart failure on amlodipine and lithium, where amoxicillin was allowed).
 """
 
 from __future__ import annotations
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY
-from medmemorybench.simulate.models import CareYear, LabFact, MedicationFact
+from medmemorybench.simulate.models import CareYear, Event, LabFact, MedicationFact
 from medmemorybench.simulate.safety import Patient, constraints_of, verdict
 from tests.simulate.clinical import fail, given, latest_egfr, latest_value, patient_rule_applies
 from tests.simulate.monitoring_check import _taken_on, taking_spans
@@ -163,6 +166,25 @@ def _first_egfr(year: CareYear) -> float | None:
     return next((f.value for e in year.events for f in e.facts if isinstance(f, LabFact) and f.lab == "egfr"), None)
 
 
+def course_candidates(kb: KnowledgeBase, year: CareYear, spans: dict, event: Event, fact: MedicationFact
+                      ) -> dict[str, tuple[float, bool]]:
+    """Each candidate for the course's illness that the rules allow the patient that day and the prescriber could
+    take up (no drug of a group already taken): its fewest doses a day, and whether the rules caution it."""
+    taking = {d for d in spans if d != fact.drug and _taken_on(spans, d, event.date)}
+    # (before any eGFR is on record, the year's first: the prescriber knows the kidneys of a CKD history)
+    egfr = latest_egfr(year, event) or _first_egfr(year)
+    persona = year.persona
+    patient = Patient(persona.age, persona.sex, persona.condition, constraints_of(persona.traps), egfr, taking)
+    taken_groups = {kb.therapy_group(d) for d in taking}
+    allowed = {}
+    for candidate in kb.illnesses[fact.reason.partition(":")[2]].candidates:
+        result = verdict(kb, candidate.drug, patient, candidate.regimen)
+        least = min((DOSES_PER_DAY[s.frequency] for _, s in result.options), default=None)
+        if result.is_allowed and least is not None and kb.therapy_group(candidate.drug) not in taken_groups:
+            allowed[candidate.drug] = (least, bool(result.cautions))
+    return allowed
+
+
 def course_frequency_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """[course_fits_doses_a_day] a course for an intercurrent illness given to a patient who can take things only
     once a day (a blister pack) is taken no more often than a candidate for that illness the rules allow would be
@@ -172,22 +194,22 @@ def course_frequency_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     if limit is None:
         return []
     spans = taking_spans(year)
-    persona = year.persona
     failures = []
     for event, fact in given(year):
-        if fact.action != "start" or not fact.reason.startswith("illness:") or DOSES_PER_DAY[fact.frequency] <= limit:
+        if fact.action != "start" or not fact.reason.startswith("illness:"):
             continue
-        taking = {d for d in spans if d != fact.drug and _taken_on(spans, d, event.date)}
-        # (before any eGFR is on record, the year's first: the prescriber knows the kidneys of a CKD history)
-        egfr = latest_egfr(year, event) or _first_egfr(year)
-        patient = Patient(persona.age, persona.sex, persona.condition, constraints_of(persona.traps), egfr, taking)
         illness = kb.illnesses[fact.reason.partition(":")[2]]
-        fewer = []
-        for candidate in illness.candidates:
-            result = verdict(kb, candidate.drug, patient, candidate.regimen)
-            least = min((DOSES_PER_DAY[s.frequency] for _, s in result.options), default=None)
-            if result.is_allowed and least is not None and least < DOSES_PER_DAY[fact.frequency]:
-                fewer.append(f"{candidate.drug} ({least:g} a day)")
+        allowed = course_candidates(kb, year, spans, event, fact)
+        cautioned = allowed.get(fact.drug, (0, False))[1]
+        clear = [d for d, (_, c) in allowed.items() if not c]
+        if cautioned and clear:
+            failures.append(fail("course_caution_before_fit", year, event,
+                                 f"{fact.drug} {fact.frequency} for {illness.key}, cautioned for this patient, where "
+                                 f"{', '.join(clear)} was allowed without a caution"))
+        if DOSES_PER_DAY[fact.frequency] <= limit:
+            continue
+        fewer = [f"{d} ({least:g} a day)" for d, (least, c) in allowed.items()
+                 if least < DOSES_PER_DAY[fact.frequency] and (cautioned or not c)]
         if fewer:
             failures.append(fail("course_fits_doses_a_day", year, event,
                                  f"{fact.drug} {fact.frequency} for {illness.key} to a patient who manages {limit:g} "

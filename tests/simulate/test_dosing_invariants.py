@@ -11,15 +11,17 @@ from medmemorybench.simulate.models import CareYear, Event, LabFact, MedicationF
 from medmemorybench.simulate.models import TestFact as Result  # (not a pytest class)
 from medmemorybench.simulate.prescribing import choose_for_step, prescribe
 from medmemorybench.simulate.safety import Patient, verdict
-from tests.simulate.clinical import check, first_event
+from tests.simulate.clinical import check, first_event, given
 from tests.simulate.dosing_check import (
     challenge_dose_violations,
+    course_candidates,
     course_frequency_violations,
     indication_dose_violations,
     kept_for_violations,
     moiety_violations,
     spacing_violations,
 )
+from tests.simulate.monitoring_check import taking_spans
 
 PNEUMONIA = "illness:community_pneumonia"
 PARKINSONS = "parkinsons_tremor_dominant"
@@ -147,6 +149,26 @@ def test_course_fits_doses_a_day_catches_penicillin_four_times_a_day_for_a_blist
              and f.reason.startswith("illness:") else f for f in event.facts]
     failures = course_frequency_violations(kb, _edit(year, event, facts))
     assert failures and failures[0].startswith("[course_fits_doses_a_day]")
+
+
+def test_course_caution_before_fit_catches_a_cautioned_course_where_a_clear_one_was_allowed(kb, years):
+    # P0004 E038 and E061 of the seed-47 read: clarithromycin's once-daily tablet, cautioned in heart failure and
+    # beside amlodipine, where amoxicillin was allowed without a caution. The first blister-pack course with both a
+    # cautioned and a clear candidate allowed is given the cautioned one.
+    for year in (y for y in years if BLISTER in {t.option for t in y.persona.traps}):
+        spans = taking_spans(year)
+        for event, fact in given(year):
+            if fact.action != "start" or not fact.reason.startswith("illness:"):
+                continue
+            allowed = course_candidates(kb, year, spans, event, fact)
+            cautioned = [d for d, (_, c) in allowed.items() if c]
+            if cautioned and any(not c for _, c in allowed.values()):
+                swapped = fact.model_copy(update={"drug": cautioned[0]})
+                broken = _edit(year, event, [swapped if f is fact else f for f in event.facts])
+                failures = course_frequency_violations(kb, broken)
+                assert any(f.startswith("[course_caution_before_fit]") and event.event_id in f for f in failures)
+                return
+    raise AssertionError("no blister-pack course with a cautioned and a clear candidate in 1,000 years")
 
 
 # --- the rules themselves ----------------------------------------------------------------------------
