@@ -117,15 +117,22 @@ class KnowledgeBase:
                 return entry.effect
         return rule.effect
 
-    def keeping_step(self, condition: Condition, misdiagnosis: Misdiagnosis) -> CareStep | None:
-        """The care step of the true condition a misdiagnosis' drug is kept for at the revision (`kept_for`): one that
-        treats that lab above a threshold with a drug of the same class (None: none, or nothing to keep)."""
+    def treating_step(self, condition: Condition, misdiagnosis: Misdiagnosis) -> CareStep | None:
+        """The care step of the true condition that treats the lab a misdiagnosis' drug treats too (`kept_for`) above a
+        threshold (None: none, or no such lab)."""
         if misdiagnosis.kept_for is None or misdiagnosis.drug not in self.drugs:
             return None
-        drug_class = self.drugs[misdiagnosis.drug].drug_class
         return next((s for s in condition.care_path if s.indication.lab == misdiagnosis.kept_for
-                     and s.indication.above is not None
-                     and any(self.drugs[d].drug_class == drug_class for d in s.drug_keys if d in self.drugs)), None)
+                     and s.indication.above is not None), None)
+
+    def keeping_step(self, condition: Condition, misdiagnosis: Misdiagnosis) -> CareStep | None:
+        """The treating step (`treating_step`) when it gives a drug of the misdiagnosis drug's class: the drug is kept
+        for it at the revision (None: the step gives another class, and the drug is switched to it instead)."""
+        step = self.treating_step(condition, misdiagnosis)
+        drug_class = self.drugs[misdiagnosis.drug].drug_class if misdiagnosis.drug in self.drugs else None
+        if step is None or not any(self.drugs[d].drug_class == drug_class for d in step.drug_keys if d in self.drugs):
+            return None
+        return step
 
     def contraindication_rule(self, history: str, drug: str, level: str | None = None) -> Contraindication | None:
         """The drug–disease rule of `history` that names `drug` (itself or its class), at `level` where one is

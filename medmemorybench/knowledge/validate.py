@@ -355,9 +355,9 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                 errors.append(f"{where}: misdiagnoses.icd11: '{mis.icd11}' is not an ICD-11 code")
             if mis.drug is not None and mis.drug not in kb.drugs:
                 errors.append(f"{where}: misdiagnoses.drug: unknown drug '{mis.drug}'")
-            elif mis.kept_for is not None and kb.keeping_step(cond, mis) is None:
+            elif mis.kept_for is not None and kb.treating_step(cond, mis) is None:
                 errors.append(f"{where}: misdiagnoses.kept_for: no care step treats '{mis.kept_for}' above a threshold "
-                              f"with a drug of {mis.drug}'s class")
+                              "(to keep the drug for, or switch it to)")
         for test in cond.diagnostic_tests:
             if test.loinc is not None and not LOINC_CODE.match(test.loinc):
                 errors.append(f"{where}: diagnostic_tests.{test.key}.loinc: '{test.loinc}' is not LOINC")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from medmemorybench.knowledge.models import AdverseEffect, Complication, Indication, Misdiagnosis, Stressor
+from medmemorybench.knowledge.models import AdverseEffect, CareStep, Complication, Indication, Stressor
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -194,11 +194,19 @@ class StoryActions:
             drug = mis.drug
             active = self.state.active.get(drug) if drug else None
             if active is not None and active.indication == f"misdiagnosis:{mis.icd11}":
-                if self._still_needed(mis, measured):  # (the pressure it lowers is still high: kept for it, NICE NG136)
+                keeping = self.kb.keeping_step(cond, mis)
+                treating = self.kb.treating_step(cond, mis)
+                if keeping is not None and self._above(keeping, mis.kept_for, measured):
+                    # (the pressure it lowers is still high: kept for it, NICE NG136)
                     active.indication = f"lab:{mis.kept_for}"
                     facts.append(self.continue_fact(drug, "still_needed"))
                 else:
                     facts += self.stop(drug, "diagnosis_revised")
+                    if treating is not None and self._above(treating, mis.kept_for, measured):
+                        # (a drug the true condition's care leaves out, a sulfonylurea in kidney disease, is switched
+                        # the same visit to the step that treats its lab: no weeks without treatment at an HbA1c
+                        # of 8.0 %, the seed-47 read)
+                        facts += self.start_steps([treating], lambda s: s.role, self.indication_of, [])[0]
         facts += measured
         if cond.diagnosis_advice is not None and self.gives(cond.diagnosis_advice, facts):
             facts.append(AdviceFact(advice=self.advice_now(cond.diagnosis_advice, facts)))
@@ -212,14 +220,13 @@ class StoryActions:
             self.state.handles["first_line"] = self.state.handles["last_change"] = event.event_id
         return event
 
-    def _still_needed(self, mis: Misdiagnosis, measured: list[Fact]) -> bool:
-        """Whether the lab a misdiagnosis' drug treats in the true condition too is, on its value today (else its
-        latest), above the threshold of the step that treats it (`Misdiagnosis.kept_for`)."""
-        step = self.kb.keeping_step(self.condition, mis)
-        today = [f.value for f in measured if isinstance(f, LabFact) and f.lab == mis.kept_for]
-        seen = self.latest_value(mis.kept_for) if mis.kept_for else None
+    def _above(self, step: CareStep, lab: str | None, measured: list[Fact]) -> bool:
+        """Whether `lab` (a misdiagnosis' `kept_for`) is, on its value today (else its latest), above the threshold of
+        the step that treats it."""
+        today = [f.value for f in measured if isinstance(f, LabFact) and f.lab == lab]
+        seen = self.latest_value(lab) if lab else None
         value = today[0] if today else seen[1] if seen else None
-        return step is not None and value is not None and value > (step.indication.above or 0)
+        return value is not None and value > (step.indication.above or 0)
 
     def _first_line_facts(self, triggers: list[str | None]) -> tuple[list[Fact], list[str | None]]:
         """The first prescription: the first-line step and the steps the diagnosis itself calls for now."""

@@ -136,7 +136,9 @@ def challenge_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
 def kept_for_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """[kept_while_above_target] a misdiagnosis' drug that treats a lab of the true condition too (an antihypertensive
     given for "essential hypertension") is not stopped at the revision while that lab, on its latest value, is above
-    the threshold of the step that treats it (the seed-37 read: hydrochlorothiazide stopped at a systolic of 142)."""
+    the threshold of the step that treats it (the seed-37 read: hydrochlorothiazide stopped at a systolic of 142),
+    unless a drug for that lab starts the same visit (glipizide, which kidney disease's care leaves out, switched to
+    metformin at an HbA1c of 8.0 %: the seed-47 read stopped it and left 25 days untreated)."""
     condition = kb.conditions[year.persona.condition]
     failures = []
     for event in year.events:
@@ -147,7 +149,9 @@ def kept_for_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             steps = [s for s in condition.care_path if mis and s.indication.lab == mis.kept_for
                      and s.indication.above is not None]
             value = latest_value(year, event, mis.kept_for) if mis and mis.kept_for else None
-            if steps and value is not None and value > (steps[0].indication.above or 0):
+            switched = any(isinstance(f, MedicationFact) and f.action == "start" and mis
+                           and f.indication == f"lab:{mis.kept_for}" for f in event.facts)
+            if steps and value is not None and not switched and value > (steps[0].indication.above or 0):
                 failures.append(fail("kept_while_above_target", year, event,
                                      f"{fact.drug} stopped for the revised diagnosis at {mis.kept_for} "  # type: ignore[union-attr]
                                      f"{value:g} (step {steps[0].key} treats it above {steps[0].indication.above:g})"))

@@ -75,6 +75,14 @@ def test_kept_while_above_target_an_antihypertensive_outlives_the_wrong_diagnosi
     kept = [f for y in years for e in y.events for f in e.facts if isinstance(f, MedicationFact)
             and f.reason == "still_needed"]
     assert kept and all(f.indication == "lab:systolic_bp" for f in kept), "no drug kept at a revision in 1,000 years"
+    assert any(_switched(e) for y in years for e in y.events), "no drug switched at a revision in 1,000 years"
+
+
+def _switched(event: Event) -> bool:
+    """A revision that stops glipizide and starts a drug for the HbA1c the same visit."""
+    return any(isinstance(f, MedicationFact) and f.drug == "glipizide" and f.reason == "diagnosis_revised"
+               for f in event.facts) and any(isinstance(f, MedicationFact) and f.action == "start"
+                                             and f.indication == "lab:hba1c" for f in event.facts)
 
 
 def test_course_fits_doses_a_day_a_blister_pack_patient_gets_the_course_taken_least_often(kb, years):
@@ -137,6 +145,16 @@ def test_kept_while_above_target_catches_hydrochlorothiazide_stopped_at_a_systol
              if isinstance(f, MedicationFact) and f.reason == "still_needed" else f for f in event.facts]
     failures = kept_for_violations(kb, _edit(year, event, facts))
     assert failures and failures[0].startswith("[kept_while_above_target]")
+
+
+def test_kept_while_above_target_catches_glipizide_stopped_at_an_hba1c_of_8_with_nothing_in_its_place(kb, years):
+    # P0009 E021 of the seed-47 read: glipizide stopped "because the diagnosis has changed" at an HbA1c of 8.0 %, no
+    # glucose-lowering drug for 25 days
+    year, event = first_event(years, _switched)
+    facts = [f for f in event.facts if not (isinstance(f, MedicationFact) and f.action == "start"
+                                            and f.indication == "lab:hba1c")]
+    failures = kept_for_violations(kb, _edit(year, event, facts))
+    assert failures and failures[0].startswith("[kept_while_above_target]") and "glipizide" in failures[0]
 
 
 def test_course_fits_doses_a_day_catches_penicillin_four_times_a_day_for_a_blister_pack(kb, years):
