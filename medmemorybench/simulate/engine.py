@@ -159,6 +159,8 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         self.placed_phase = 0
         self.day, self.phase = 0, 1
         self.next_day: int | None = None
+        self.on_ward_until = -1
+        """Last day of a hospital stay (an admitted complication): no clinic encounter happens before it ends."""
         self.misdiagnosis = self.rng.choice(condition.misdiagnoses)
         self.drawn = DrawnValues(rngs["findings"], patient.sex == "female")
         self.complication: Complication | None = None
@@ -205,6 +207,8 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
     def build(self) -> list[Event]:
         """Run every encounter in date order."""
         for index, (day, phase) in enumerate(self.encounters):
+            if day < self.on_ward_until:
+                continue  # (the patient is on the ward: the clinic does not see them)
             self.day, self.phase = day, phase
             self.next_day = self.encounters[index + 1][0] if index + 1 < len(self.encounters) else None
             self.left_in_year = len(self.encounters) - index

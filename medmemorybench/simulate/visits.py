@@ -43,6 +43,8 @@ again and treated (NICE NG120, NG79, NG59: most acute coughs, sinus infections a
 reassess if they do not)."""
 REVIEW_MIN_DAYS = 7
 REVIEW_WINDOW_DAYS = 28
+DISCHARGE_AFTER_DAYS = 3
+"""Days on the ward before the discharge review of an admission is due (its first visit after, at the latest)."""
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
 """Longest lapse in adherence a patient admits to."""
@@ -322,8 +324,12 @@ class StoryActions:
                           "complication")
         event_id = event.event_id
         review_after = max(REVIEW_MIN_DAYS, self._response_days(comp.lab)) if comp.lab else REVIEW_MIN_DAYS * 2
-        self.add_task(Task("review", self.day + review_after, deadline=self.day + review_after + REVIEW_WINDOW_DAYS,
-                           lab=comp.lab, trigger=event_id, reason=reason))
+        deadline = self.day + review_after + REVIEW_WINDOW_DAYS
+        if comp.after_discharge is not None:  # (the first visit once home from a few days on the ward)
+            review_after = DISCHARGE_AFTER_DAYS
+            deadline = self.on_ward_until = self.day + review_after
+        self.add_task(Task("review", self.day + review_after, deadline=deadline, lab=comp.lab, trigger=event_id,
+                           reason=reason))
         if comp.escalation and comp.escalate_after_days:
             self.add_task(Task("escalate", self.day + comp.escalate_after_days,
                                deadline=self.day + comp.escalate_after_days + 7, trigger=event_id, reason=reason))
