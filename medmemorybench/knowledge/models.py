@@ -1086,7 +1086,11 @@ class AfterDischarge(_Record):
     """The first review after a hospital admission: within days, these labs rechecked and the running drug of
     each care step in `dose_review` reviewed (raised a rung, or kept with the reason it is not raised)."""
 
+    ward_days: int = Field(ge=1)
+    """Days on the ward: the review is the first visit from then (UK National Heart Failure Audit: median stay
+    about a week)."""
     within_days: int = Field(ge=1)
+    """Days after discharge by which the review is due."""
     labs: list[str] = Field(min_length=1)
     dose_review: list[str] = Field(min_length=1)
     source: str

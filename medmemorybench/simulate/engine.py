@@ -159,8 +159,6 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         self.placed_phase = 0
         self.day, self.phase = 0, 1
         self.next_day: int | None = None
-        self.on_ward_until = -1
-        """Last day of a hospital stay (an admitted complication): no clinic encounter happens before it ends."""
         self.misdiagnosis = self.rng.choice(condition.misdiagnoses)
         self.drawn = DrawnValues(rngs["findings"], patient.sex == "female")
         self.complication: Complication | None = None
@@ -207,8 +205,6 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
     def build(self) -> list[Event]:
         """Run every encounter in date order."""
         for index, (day, phase) in enumerate(self.encounters):
-            if day < self.on_ward_until:
-                continue  # (the patient is on the ward: the clinic does not see them)
             self.day, self.phase = day, phase
             self.next_day = self.encounters[index + 1][0] if index + 1 < len(self.encounters) else None
             self.left_in_year = len(self.encounters) - index
@@ -219,6 +215,22 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
                 self.routine_visit()
             self.queue_indicated_steps()
         return self.state.events
+
+    def leave_for_ward(self, home_on: int) -> None:
+        """The patient is admitted until `home_on`: the clinic encounters booked while they are on the ward move to
+        the first free days from then (each encounter keeps its phase; the year keeps its count and order)."""
+        index = next(i for i, (day, _) in enumerate(self.encounters) if day == self.day)
+        later = self.encounters[index + 1:]
+        days = [day for day, _ in later]
+        moved = [day for day in days if day < home_on]
+        if not moved:
+            return
+        kept = set(days[len(moved):])
+        free = (d for d in range(home_on, DAYS_IN_YEAR) if d not in kept)
+        new_days = sorted([d for _, d in zip(moved, free, strict=False)] + sorted(kept))
+        if len(new_days) < len(days):
+            return  # (no room left in the year: the stay is short enough to leave the bookings)
+        self.encounters[index + 1:] = [(day, phase) for day, (_, phase) in zip(new_days, later, strict=True)]
 
     def _run_encounter(self) -> bool:
         """Do the one thing this encounter is for; False when nothing but a routine visit fits."""

@@ -626,16 +626,23 @@ class ClinicalTasks:
         facts = self.measure(labs) + self.measure(self.too_early_dropped(self.vitals(), task.trigger))
         running = [a.drug for a in self.state.active.values() if a.indication == task.reason and not a.suspected]
         after = self._after_discharge(task.reason)
-        if after is not None:  # (the labs the discharge calls for are read as they are: that is the point)
+        trigger = task.trigger
+        if after is not None:
+            # (a diuretic started on admission has not yet moved the weight: the review is then no reading of its
+            # effect, and is not linked to it)
+            cause = next(e for e in self.events if e.event_id == task.trigger)
+            if any(isinstance(f, MedicationFact) and f.action in ("start", "increase") and f.step in after.dose_review
+                   for f in cause.facts):
+                trigger = None  # (the labs the discharge calls for are read as they are: that is the point)
             measured = {f.lab for f in facts if isinstance(f, LabFact)}
-            facts += self.measure([lab for lab in after.labs if lab not in measured], urgent=True)
+            facts += self.measure([lab for lab in after.labs if lab not in measured])
             reviewed = self._dose_review(after, task.reason)
             facts += reviewed
             running = [d for d in running if d not in {f.drug for f in reviewed}]
         facts += [self.continue_fact(d, "stable") for d in running[:2]]
         if not facts:
             return None
-        self.emit("follow_up", facts, [task.trigger], "last_lab")
+        self.emit("follow_up", facts, [trigger], "last_lab")
         return True
 
     def _after_discharge(self, reason: str | None) -> AfterDischarge | None:

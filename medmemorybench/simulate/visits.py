@@ -43,8 +43,6 @@ again and treated (NICE NG120, NG79, NG59: most acute coughs, sinus infections a
 reassess if they do not)."""
 REVIEW_MIN_DAYS = 7
 REVIEW_WINDOW_DAYS = 28
-DISCHARGE_AFTER_DAYS = 3
-"""Days on the ward before the discharge review of an admission is due (its first visit after, at the latest)."""
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
 """Longest lapse in adherence a patient admits to."""
@@ -318,16 +316,23 @@ class StoryActions:
                 facts += self.stop(drug, reason)
         # Treatment starts at the visit that finds it: within every complication's window, and never left to
         # a later visit where an intervening adverse effect could leave nothing to give.
-        facts += self.treat([self.step(k) for k in comp.treatment], reason, comp.acute)
+        reviewed = set(comp.after_discharge.dose_review) if comp.after_discharge is not None else set()
+        kept = [a.drug for a in self.state.active.values() if a.step in reviewed and not a.suspected]
+        # (an admitted patient's diuretic goes into a vein on the ward: the dose by mouth is set at the discharge
+        # review, never raised here beside "I'm admitting you")
+        facts += [self.continue_fact(drug, reason) for drug in kept]
+        facts += self.treat([self.step(k) for k in comp.treatment if not (k in reviewed and kept)], reason,
+                            comp.acute)
         self.labs.resolve("complication", self.day)
         event = self.emit("complication", facts, [self._complication_cause(comp), *self.trap_triggers(facts)],
                           "complication")
         event_id = event.event_id
         review_after = max(REVIEW_MIN_DAYS, self._response_days(comp.lab)) if comp.lab else REVIEW_MIN_DAYS * 2
         deadline = self.day + review_after + REVIEW_WINDOW_DAYS
-        if comp.after_discharge is not None:  # (the first visit once home from a few days on the ward)
-            review_after = DISCHARGE_AFTER_DAYS
-            deadline = self.on_ward_until = self.day + review_after
+        if comp.after_discharge is not None:  # (the first visit once home from the ward)
+            review_after = comp.after_discharge.ward_days
+            deadline = self.day + review_after
+            self.leave_for_ward(deadline)
         self.add_task(Task("review", self.day + review_after, deadline=deadline, lab=comp.lab, trigger=event_id,
                            reason=reason))
         if comp.escalation and comp.escalate_after_days:

@@ -6,11 +6,12 @@ never the engine's state. The rule (its name as `docs/simulation.md` lists it):
 - `decompensation_admitted`: a heart-failure patient (ICD-11 BD1x) with an SpO2 at or below 90 % (2021 ESC HF
   guideline, acute HF: oxygen and hospital care below 90 %; BTS 2017 emergency oxygen guideline: below 92 % on air
   needs urgent assessment), or told acute decompensated heart failure (BD10), is admitted the same day with the
-  in-hospital plan said (ambulance on oxygen, IV loop diuretic: `acute_hf_admission`); within 14 days after, a review
-  rechecks weight, potassium and eGFR (NICE NG106 1.6: U&E after a diuretic change) and reviews the loop diuretic
-  (raised, or kept with why: its top dose, or a caution that holds it; "stable" is no review, because it decompensated
-  on that dose). The seed-37 read (P0004 E043: SpO2 89 % with oral furosemide and "I'll sort the appointment at the
-  desk") and the seed-47 read (P0004 E052: "take a taxi", "Nothing changes with furosemide", no weight or U&E).
+  in-hospital plan said (ambulance on oxygen, IV loop diuretic: `acute_hf_admission`); within 21 days of the
+  admission (a week on the ward, then NICE NG106's two weeks), a review rechecks weight, potassium and eGFR
+  (NICE NG106: U&E after a diuretic change) and reviews the loop diuretic (raised, or kept with why: its top dose, or
+  a caution that holds it; "stable" is no review, because it decompensated on that dose). The seed-37 read (P0004
+  E043: SpO2 89 % with oral furosemide and "I'll sort the appointment at the desk") and the seed-47 read (P0004
+  E052: "take a taxi", "Nothing changes with furosemide", no weight or U&E).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ HEART_FAILURE_BLOCK = "BD1"
 ACUTE_HF = "BD10"
 IN_HOSPITAL_PLAN = "acute_hf_admission"
 """Advice that says the plan: ambulance on oxygen, IV loop diuretic, daily weight and U&E."""
-REVIEW_WITHIN_DAYS = 14
-"""NICE NG106: follow-up within 2 weeks of discharge; ESC 2021 acute HF: 1-2 weeks (the knowledge base's
-`after_discharge.within_days` is checked against it in the tests)."""
+REVIEW_WITHIN_DAYS = 21
+"""From the admission: about a week on the ward (National Heart Failure Audit), then NICE NG106's follow-up within
+2 weeks of discharge (ESC 2021 acute HF: 1-2 weeks); the knowledge base's `after_discharge` is checked against it."""
 REVIEW_LABS = ("weight", "potassium", "egfr")
 REVIEWED_KEPT = {"top_dose", "raise_held"}
 """Reasons a loop diuretic kept at its dose after an admission counts as reviewed."""
