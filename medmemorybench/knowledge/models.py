@@ -1082,6 +1082,20 @@ class CareStep(_Record):
         return next(c for c in self.candidates if c.drug == drug)
 
 
+class AfterDischarge(_Record):
+    """The first review after a hospital admission: within days, these labs rechecked and the running drug of
+    each care step in `dose_review` reviewed (raised a rung, or kept with the reason it is not raised)."""
+
+    ward_days: int = Field(ge=1)
+    """Days on the ward: the review is the first visit from then (UK National Heart Failure Audit: median stay
+    about a week)."""
+    within_days: int = Field(ge=1)
+    """Days after discharge by which the review is due."""
+    labs: list[str] = Field(min_length=1)
+    dose_review: list[str] = Field(min_length=1)
+    source: str
+
+
 class Complication(_Record):
     """A complication of the disease and how it is treated."""
 
@@ -1123,6 +1137,8 @@ class Complication(_Record):
     team the same day)."""
     only_if: Indication | None = None
     """A result that must be on record for it to happen (thyrotoxic atrial fibrillation: free T4 still high)."""
+    after_discharge: AfterDischarge | None = None
+    """The review an admission calls for (acute decompensated heart failure: diuretic dose, weight, U&E)."""
 
     @field_validator("treatment", mode="before")
     @classmethod

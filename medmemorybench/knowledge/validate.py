@@ -446,6 +446,17 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                 errors.append(f"{where}: lifestyle_advice: unknown advice '{advice}'")
         errors += [f"{where}: complications.{c.key}.advice: unknown advice '{c.advice}'" for c in cond.complications
                    if c.advice is not None and c.advice not in kb.advice]
+        steps = {step.key for step in cond.care_path}
+        for comp in cond.complications:
+            after = comp.after_discharge
+            if after is None:
+                continue
+            if comp.setting != "admission":
+                errors.append(f"{where}: complications.{comp.key}.after_discharge: only an admission has a discharge")
+            errors += [f"{where}: complications.{comp.key}.after_discharge: unknown lab '{lab}'"
+                       for lab in after.labs if lab not in kb.labs]
+            errors += [f"{where}: complications.{comp.key}.after_discharge: unknown care step '{step}'"
+                       for step in after.dose_review if step not in steps]
 
 
 SPLITTABLE_FORMS = frozenset({"tablet"})

@@ -82,6 +82,11 @@ class VisitFacts:
         """Emergency care or a hospital admission was decided."""
         return any(isinstance(f, SettingFact) and f.setting != "outpatient" for f in self.decisions)
 
+    @property
+    def is_admission(self) -> bool:
+        """A hospital admission was decided: the patient goes in today, not home to a pharmacy or the desk."""
+        return any(isinstance(f, SettingFact) and f.setting == "admission" for f in self.decisions)
+
 
 @dataclass
 class Taking:

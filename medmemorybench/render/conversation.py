@@ -187,7 +187,8 @@ class SessionRenderer:
             beats.append([question[0]])
             beats.append([question[1], *safety])
             safety = []
-        goodbye = rng.random() < GOODBYE_PROBABILITY
+        # (a patient going into hospital today books nothing at the desk)
+        goodbye = rng.random() < GOODBYE_PROBABILITY and not v.is_admission
         beats.append([*self._teachback(v, rng), *([Act("patient", "bye.patient", filler=True)] if goodbye else [])])
         # (an acute visit does not close on "since we found your COPD in April, you've done well")
         looking_back = [] if urgent else self._backref(event, rng)
@@ -449,8 +450,8 @@ class SessionRenderer:
         return None
 
     def _safety(self, v: VisitFacts, urgent: bool, rng: random.Random) -> list[Act]:
-        if v.is_urgent:
-            return [Act("doctor", "safety.urgent")]
+        if v.is_urgent:  # (an admission goes in by ambulance today: no "a taxi, or an ambulance if it gets worse")
+            return [Act("doctor", "safety.admission" if v.is_admission else "safety.urgent")]
         if urgent:  # (an acute complication treated at home: no one is expecting them anywhere)
             return [Act("doctor", "safety.acute_home")]
         main = self._main_prescription(v)
@@ -463,6 +464,8 @@ class SessionRenderer:
         return [Act("doctor", "safety.general")] if rng.random() < 0.4 else []
 
     def _teachback(self, v: VisitFacts, rng: random.Random) -> list[Act]:
+        if v.is_admission:  # (no tablets to pick up today: the treatment starts on the ward)
+            return [Act("patient", "teachback.admission")]
         changed = [f for f in v.prescriptions if f.reason != "long_term"]
         if changed:
             fact = rng.choice(changed)

@@ -216,6 +216,22 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
             self.queue_indicated_steps()
         return self.state.events
 
+    def leave_for_ward(self, home_on: int) -> None:
+        """The patient is admitted until `home_on`: the clinic encounters booked while they are on the ward move to
+        the first free days from then (each encounter keeps its phase; the year keeps its count and order)."""
+        index = next(i for i, (day, _) in enumerate(self.encounters) if day == self.day)
+        later = self.encounters[index + 1:]
+        days = [day for day, _ in later]
+        moved = [day for day in days if day < home_on]
+        if not moved:
+            return
+        kept = set(days[len(moved):])
+        free = (d for d in range(home_on, DAYS_IN_YEAR) if d not in kept)
+        new_days = sorted([d for _, d in zip(moved, free, strict=False)] + sorted(kept))
+        if len(new_days) < len(days):
+            return  # (no room left in the year: the stay is short enough to leave the bookings)
+        self.encounters[index + 1:] = [(day, phase) for day, (_, phase) in zip(new_days, later, strict=True)]
+
     def _run_encounter(self) -> bool:
         """Do the one thing this encounter is for; False when nothing but a routine visit fits."""
         urgent = [t for t in self.due_tasks() if t.deadline is not None and

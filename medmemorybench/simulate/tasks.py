@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, Illness, Symptom
+from medmemorybench.knowledge.models import DOSES_PER_DAY, AfterDischarge, CareStep, Illness, Symptom
 from medmemorybench.simulate.findings import Episode
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -625,11 +625,45 @@ class ClinicalTasks:
         labs = self.too_early_dropped([task.lab] if task.lab else [], task.trigger)
         facts = self.measure(labs) + self.measure(self.too_early_dropped(self.vitals(), task.trigger))
         running = [a.drug for a in self.state.active.values() if a.indication == task.reason and not a.suspected]
+        after = self._after_discharge(task.reason)
+        trigger = task.trigger
+        if after is not None:
+            # (a diuretic started on admission has not yet moved the weight: the review is then no reading of its
+            # effect, and is not linked to it)
+            cause = next(e for e in self.events if e.event_id == task.trigger)
+            if any(isinstance(f, MedicationFact) and f.action in ("start", "increase") and f.step in after.dose_review
+                   for f in cause.facts):
+                trigger = None  # (the labs the discharge calls for are read as they are: that is the point)
+            measured = {f.lab for f in facts if isinstance(f, LabFact)}
+            facts += self.measure([lab for lab in after.labs if lab not in measured])
+            reviewed = self._dose_review(after, task.reason)
+            facts += reviewed
+            running = [d for d in running if d not in {f.drug for f in reviewed}]
         facts += [self.continue_fact(d, "stable") for d in running[:2]]
         if not facts:
             return None
-        self.emit("follow_up", facts, [task.trigger], "last_lab")
+        self.emit("follow_up", facts, [trigger], "last_lab")
         return True
+
+    def _after_discharge(self, reason: str | None) -> AfterDischarge | None:
+        """The discharge review of the admitted complication `reason` names, if it has one."""
+        kind, _, key = (reason or "").partition(":")
+        if kind != "complication":
+            return None
+        return next((c.after_discharge for c in self.condition.complications if c.key == key), None)
+
+    def _dose_review(self, after: AfterDischarge, reason: str) -> list[MedicationFact]:
+        """The dose of each reviewed step's running drug after an admission: a rung higher (the decompensation
+        happened on the dose taken at home), else kept with why (at its top rung, or a caution holds it)."""
+        out = []
+        for step in after.dose_review:
+            running = next((a for a in self.state.active.values() if a.step == step and not a.suspected), None)
+            if running is None:
+                continue
+            raised = self.increase(running.drug, reason, self.next_event_id(), acute=True)
+            held = raised is None and self.raise_held(running.drug)
+            out.append(raised or self.continue_fact(running.drug, "raise_held" if held else "top_dose"))
+        return out
 
     def _task_recovery_check(self, task: Task) -> bool | None:
         assert task.lab

@@ -323,14 +323,25 @@ class StoryActions:
                 facts += self.stop(drug, reason)
         # Treatment starts at the visit that finds it: within every complication's window, and never left to
         # a later visit where an intervening adverse effect could leave nothing to give.
-        facts += self.treat([self.step(k) for k in comp.treatment], reason, comp.acute)
+        reviewed = set(comp.after_discharge.dose_review) if comp.after_discharge is not None else set()
+        kept = [a.drug for a in self.state.active.values() if a.step in reviewed and not a.suspected]
+        # (an admitted patient's diuretic goes into a vein on the ward: the dose by mouth is set at the discharge
+        # review, never raised here beside "I'm admitting you")
+        facts += [self.continue_fact(drug, reason) for drug in kept]
+        facts += self.treat([self.step(k) for k in comp.treatment if not (k in reviewed and kept)], reason,
+                            comp.acute)
         self.labs.resolve("complication", self.day)
         event = self.emit("complication", facts, [self._complication_cause(comp), *self.trap_triggers(facts)],
                           "complication")
         event_id = event.event_id
         review_after = max(REVIEW_MIN_DAYS, self._response_days(comp.lab)) if comp.lab else REVIEW_MIN_DAYS * 2
-        self.add_task(Task("review", self.day + review_after, deadline=self.day + review_after + REVIEW_WINDOW_DAYS,
-                           lab=comp.lab, trigger=event_id, reason=reason))
+        deadline = self.day + review_after + REVIEW_WINDOW_DAYS
+        if comp.after_discharge is not None:  # (the first visit once home from the ward)
+            review_after = comp.after_discharge.ward_days
+            deadline = self.day + review_after
+            self.leave_for_ward(deadline)
+        self.add_task(Task("review", self.day + review_after, deadline=deadline, lab=comp.lab, trigger=event_id,
+                           reason=reason))
         if comp.escalation and comp.escalate_after_days:
             self.add_task(Task("escalate", self.day + comp.escalate_after_days,
                                deadline=self.day + comp.escalate_after_days + 7, trigger=event_id, reason=reason))

@@ -125,8 +125,16 @@ def test_an_admission_is_closed_with_urgent_safety_netting(kb):
     for event in year.events[: urgent.index - 1]:
         renderer.render(event)
     keys = [a.key for beat in renderer.plan(urgent) for a in beat]
-    assert "safety.urgent" in keys and "greet.doctor.urgent" in keys
+    assert "safety.admission" in keys and "greet.doctor.urgent" in keys
     assert "safety.general" not in keys
+    # (going in by ambulance today: no "a taxi, or an ambulance if it gets worse", no tablets to pick up, no desk;
+    # the seed-37 and seed-47 reads, P0004 E043 and E052)
+    assert "safety.urgent" not in keys and "bye.patient" not in keys and "teachback.admission" in keys
+    for lang, worse in (("en", "if it gets worse"), ("zh", "加重")):
+        templates = load_templates(lang)
+        for seed in range(40):
+            text = templates.realize("safety.admission", random.Random(seed), {})
+            assert worse not in text, (lang, text)
 
 
 def test_a_scan_or_a_sample_is_never_called_a_blood_test():
