@@ -20,6 +20,7 @@ def built(tmp_path_factory):
     return out / "medmemorybench"
 
 
+@pytest.mark.slow  # (about 16 s of CPU: the whole audit through the CLI; `make test-all`)
 def test_audit_prints_every_probe_and_the_card_carries_the_table(built):
     result = run_cli("audit", str(built))
     assert result.returncode == 0, result.stdout + result.stderr

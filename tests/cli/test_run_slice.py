@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import export_small_dataset
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "run_slice.py"
 
 
+@pytest.mark.slow  # (about 13 s of CPU: every system of the slice through the script; `make test-all`)
 def test_a_slice_runs_each_system_reports_them_and_resumes(tmp_path):
     data = export_small_dataset(tmp_path / "data", personas=1)
     command = [sys.executable, str(SCRIPT), "--dataset_path", str(data), "--out", str(tmp_path / "slice"),

@@ -40,6 +40,7 @@ def used_by_line(cwd):
     return json.loads(result.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow  # (about 27 s of CPU: a CLI build and three registrations; `make test-all`)
 def test_the_used_by_line_runs_offline_from_a_temporary_folder_after_a_build(tmp_path, builds):
     built = run_cli("build", "--seed", "2", "--output_path", str(tmp_path / "a"), *SMALL)
     assert built.returncode == 0, built.stderr
