@@ -176,6 +176,8 @@ class Templates:
         self.raw, self.parsed, self.grammar, self.words = raw, parsed, grammar, words
         self.parsed_words = {table: {key: parse(value) for key, value in words.get(table, {}).items()}
                              for table in EXPANDABLE_WORDS}
+        self._kept: dict[tuple[str, re.Pattern[str]], list[int]] = {}
+        """(key, avoid) -> the variants `avoid` leaves: read once, not at every realisation (a year renders ~10,000)."""
 
     def variants(self, key: str) -> list[str]:
         """All phrasings of an intent or act, as written."""
@@ -191,7 +193,9 @@ class Templates:
         variants = self.parsed[key]
         indices = range(len(variants))
         if avoid is not None:
-            indices = [i for i in indices if not avoid.search(self.raw[key][i])] or list(indices)
+            if (key, avoid) not in self._kept:
+                self._kept[key, avoid] = [i for i in indices if not avoid.search(self.raw[key][i])] or list(indices)
+            indices = self._kept[key, avoid]
         if used is not None:
             indices = [i for i in indices if (key, i) not in used] or list(indices)
         index = rng.choice(indices)

@@ -7,8 +7,7 @@ from datetime import date
 
 import pytest
 
-from medmemorybench.knowledge import default_knowledge
-from medmemorybench.simulate import simulate_patient, state_on
+from medmemorybench.simulate import state_on
 from medmemorybench.simulate.models import TRAP_CATEGORIES, EconomicFact, LabFact, MedicationFact
 from medmemorybench.simulate.safety import Constraint, forbidden_by
 from medmemorybench.simulate.summary import causal_chains
@@ -19,14 +18,10 @@ N_SEEDS_PER_CONDITION = 10
 
 
 @pytest.fixture(scope="module")
-def kb():
-    return default_knowledge()
-
-
-@pytest.fixture(scope="module")
-def years(kb):
-    # 200 patients: each roster condition under 10 different seeds.
-    return [simulate_patient(kb, seed, index) for seed in range(N_SEEDS_PER_CONDITION) for index in range(20)]
+def years(years):
+    """200 patients, each roster condition under 10 different seeds: the first ten seeds of the shared 1,000-patient
+    cohort (made once, `tests/simulate/conftest.py`), not simulated again."""
+    return years[:N_SEEDS_PER_CONDITION * 20]
 
 
 def _constraints(year):
