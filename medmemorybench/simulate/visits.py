@@ -194,15 +194,15 @@ class StoryActions:
             drug = mis.drug
             active = self.state.active.get(drug) if drug else None
             if active is not None and active.indication == f"misdiagnosis:{mis.icd11}":
-                keeping = self.kb.keeping_step(cond, mis)
                 treating = self.kb.treating_step(cond, mis)
-                if keeping is not None and self._above(keeping, mis.kept_for, measured):
+                above = treating is not None and self._above(treating, mis.kept_for, measured)
+                if above and self.kb.keeping_step(cond, mis) is not None:
                     # (the pressure it lowers is still high: kept for it, NICE NG136)
                     active.indication = f"lab:{mis.kept_for}"
                     facts.append(self.continue_fact(drug, "still_needed"))
                 else:
                     facts += self.stop(drug, "diagnosis_revised")
-                    if treating is not None and self._above(treating, mis.kept_for, measured):
+                    if above:
                         # (a drug the true condition's care leaves out, a sulfonylurea in kidney disease, is switched
                         # the same visit to the step that treats its lab: no weeks without treatment at an HbA1c
                         # of 8.0 %, the seed-47 read)
