@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from medmemorybench.normalize import normalize_text
 from medmemorybench.scoring._dates import DateMention, date_spans
@@ -85,6 +85,7 @@ _SPELLING = ((re.compile(r"(?<=[a-z])is(e|es|ed|ing|ation)\b"), r"iz\1"), (re.co
                                                                  r"selective|specific)\b)"), ""))
 
 
+@lru_cache(maxsize=16384)  # a pure function of its text, read for every fact of every answer
 def spelling_neutral(text: str) -> str:
     """British and American spellings made one ("generalised" -> "generalized", "anaemia" -> "anemia",
     "oesophagus" -> "esophagus", "tumour" -> "tumor", "litre" -> "liter"; "non-proliferative" -> "nonproliferative").
@@ -94,6 +95,7 @@ def spelling_neutral(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=16384)  # a pure function of its text, read for every fact of every answer
 def canonical_text(text: str) -> str:
     """The form every comparison reads: normalized, curly quotes and minus signs plain, numbers in digits."""
     text = normalize_text((text or "").replace("\u2212", "-").replace("\u2019", "'").replace("\u2018", "'"))
@@ -195,8 +197,10 @@ class Reading:
         return re.findall(r"[^\W_]+(?:[.'][^\W_]+)*", spelling_neutral(self.text))
 
 
+@lru_cache(maxsize=4096)
 def read_answer(answer: str) -> Reading:
-    """The answer's dates and values, each with its role (see the module docstring)."""
+    """The answer's dates and values, each with its role (see the module docstring). Read once per answer text and
+    shared (scoring asks for it per fact and per check): callers must not change the `Reading`."""
     text = canonical_text(answer)
     chinese = bool(_CJK.search(text))
     limit = 8 if chinese else 22

@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from medmemorybench.scoring._dates import parse_iso
@@ -231,6 +232,8 @@ def _mention_spans(haystack: str, form: str) -> list[tuple[int, int]]:
     needle = spelling_neutral(canonical_text(form)).strip(" .。")
     if not needle:
         return []
+    if needle not in haystack:  # the cheap test first: most names are absent
+        return []
     pattern = re.escape(needle) if _CJK.search(needle) else rf"(?<![\w+]){re.escape(needle)}(?![\w+]|\.\d)"
     return [m.span() for m in re.finditer(pattern, haystack)]
 
@@ -426,12 +429,19 @@ def _states_gist(reading: Reading, fact: Fact) -> int | None:
     return None
 
 
+@lru_cache(maxsize=8192)
+def _word_start(word: str) -> re.Pattern[str]:
+    """A gist word at a word start (its inflections by prefix); Chinese as a substring."""
+    return re.compile(re.escape(word) if _CJK.search(word) else rf"(?<![a-z0-9]){re.escape(word)}")
+
+
 def _gist_in(text: str, groups: list[list[str]]) -> int | None:
     def where(word: str, start: int, end: int) -> int | None:
         # gists.yaml's rule: a word (or phrase) at a word start, its inflections by prefix; Chinese as a substring;
         # not where its clause calls it fine ("injections would be fine for you" is no needle phobia)
-        pattern = re.escape(word) if _CJK.search(word) else rf"(?<![a-z0-9]){re.escape(word)}"
-        for m in re.compile(pattern).finditer(text, start, end):
+        if text.find(word, start, end) < 0:  # the cheap test first: most gist words are absent
+            return None
+        for m in _word_start(word).finditer(text, start, end):
             if not _ENDORSED.search(_clause_at(text, m.start())):
                 return m.start()
         return None
