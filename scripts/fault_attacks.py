@@ -11,7 +11,10 @@ through the `medmemorybench` command (and `serve` over HTTP), never through test
    the run or on the terminal;
 5. deeply nested JSON in a run's samples, a bundle's `samples.jsonl` and `system.json`, and a `--system` YAML: one
    line, exit 2, and the board still written;
-6. `serve` head-of-line: a 3-token request behind a `max_tokens=600` one on the embedded SmolLM2, then the long
+6. a run on another build (a 1-patient private build of another seed) handed in as the release's, then its build
+   edited to agree with it (`fault_attack_builds.py`): never a ranked row; with `--other_release`, in its own table;
+   the edited build refused;
+7. `serve` head-of-line: a 3-token request behind a `max_tokens=600` one on the embedded SmolLM2, then the long
    request's client hangs up.
 
 Each attack is one row: attack, expected, observed, pass/fail, seconds (`run_attacks` returns them).
@@ -395,14 +398,17 @@ def timed(name: str, attack: Callable[[], Row]) -> Row:
 
 
 def run_attacks(work: Path) -> list[Row]:
-    """Every attack, in order; the tiny builds and runs they share are made first (two builds side by side). Both
+    """Every attack, in order; the tiny builds and runs they share are made first (three builds side by side). The
     seeds are fixed, so the bench is repeatable: a 1-patient build of a drawn seed can fail validation (a trap
     category no question tests), and the forger never uses the hidden build's seed."""
+    from fault_attack_builds import OTHER_SEED, other_build_run
+
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     builds = [subprocess.Popen([*CLI, "build", *TINY, *flags, "--output_path", str(work / name)], env=ENV,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-              for name, flags in (("public", ["--seed", "11"]), ("hidden", ["--hidden", "--seed", "1"]))]
+              for name, flags in (("public", ["--seed", "11"]), ("hidden", ["--hidden", "--seed", "1"]),
+                                  ("other", ["--seed", str(OTHER_SEED)]))]
     for build in builds:
         _, stderr = build.communicate()
         if build.returncode != 0:
@@ -413,13 +419,14 @@ def run_attacks(work: Path) -> list[Row]:
         result = cli(*run_args(public / "medmemorybench", runs[name], tasks, "--model", "none"))
         if result.returncode != 0:
             raise RuntimeError(f"run {name} failed: {result.stderr[-400:]}")
-    print(f"attacks: two tiny builds (1 patient, 20 encounters, 3+3 noise sessions, English) and two retrieval-only "
+    print(f"attacks: three tiny builds (1 patient, 20 encounters, 3+3 noise sessions, English) and two retrieval-only "
           f"runs in {time.perf_counter() - started:.0f} s", flush=True)
     attacks = {"forged run on a hidden release": lambda: forged_hidden_run(work, hidden),
                "tampered and copied bundles": lambda: tampered_and_copied(work, public, runs),
                "persona_id as a path": lambda: traversal_ids(work, public),
                "401 body echoing the key": lambda: echoed_secret(work, public),
                "deeply nested JSON / YAML": lambda: deep_nesting(work, public, runs),
+               "run on another build as if official": lambda: other_build_run(work, public, work / "other", runs),
                "serve head-of-line": serve_head_of_line}
     return [timed(name, attack) for name, attack in attacks.items()]
 
