@@ -15,7 +15,8 @@ through the `medmemorybench` command (and `serve` over HTTP), never through test
    edited to agree with it (`fault_attack_builds.py`): never a ranked row; with `--other_release`, in its own table;
    the edited build refused;
 7. `serve` head-of-line: a 3-token request behind a `max_tokens=600` one on the embedded SmolLM2, then the long
-   request's client hangs up.
+   request's client hangs up (`fault_attack_serve.py`, as the next);
+8. `serve` and hostile clients: 50 slow-header connections, a 100,000-input embeddings flood, client mistakes.
 
 Each attack is one row: attack, expected, observed, pass/fail, seconds (`run_attacks` returns them).
 """
@@ -28,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -349,44 +349,6 @@ def deep_nesting(work: Path, public: Path, runs: dict[str, Path]) -> Row:
                            for name, r in reasons.items()), passed, 0)
 
 
-def serve_head_of_line(lead_s: float = 3.0) -> Row:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import bench_serve_fairness as fairness
-
-    process, port = fairness.start_server(ROOT)
-    try:
-        fairness.ask(port, fairness.SHORT, 3)  # (warm: the model loaded, the first pass made)
-        connection = socket.create_connection(("127.0.0.1", port))
-        data = fairness.body(fairness.LONG, 600)
-        connection.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                           + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
-        cpu, at = fairness.cpu_s(process.pid), time.monotonic()
-        time.sleep(lead_s)
-        busy = (fairness.cpu_s(process.pid) - cpu) / (time.monotonic() - at)  # (the long one is generating)
-        short_s, tokens, _ = fairness.ask(port, fairness.SHORT, 3)
-        connection.close()
-        idle_s = idle_after(fairness, process, cap_s=30)
-    finally:
-        process.terminate()
-        process.wait(30)
-    passed = busy > 0.5 and short_s < 10 and idle_s <= 1.0
-    return Row("serve head-of-line", "3-token reply within 10 s behind a 600-token one; generation stops within "
-               "1 s of the hang-up",
-               f"long request busy {busy:.2f} core; 3-token reply ({tokens} tokens) in {short_s:.2f} s; after the "
-               f"hang-up idle within {idle_s:.1f} s", passed, 0)
-
-
-def idle_after(fairness, process: subprocess.Popen, cap_s: float) -> float:  # noqa: ANN001
-    """Seconds until the server's CPU falls idle (under 20 % of a core over 0.5 s), as bench_serve_fairness reads it."""
-    hung_up = time.monotonic()
-    while time.monotonic() - hung_up < cap_s:
-        before, at = fairness.cpu_s(process.pid), time.monotonic()
-        time.sleep(0.5)
-        if (fairness.cpu_s(process.pid) - before) / (time.monotonic() - at) < 0.2:
-            return time.monotonic() - hung_up
-    return float("inf")
-
-
 def timed(name: str, attack: Callable[[], Row]) -> Row:
     started = time.perf_counter()
     try:
@@ -402,6 +364,7 @@ def run_attacks(work: Path) -> list[Row]:
     seeds are fixed, so the bench is repeatable: a 1-patient build of a drawn seed can fail validation (a trap
     category no question tests), and the forger never uses the hidden build's seed."""
     from fault_attack_builds import OTHER_SEED, other_build_run
+    from fault_attack_serve import hostile_clients, serve_head_of_line
 
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -427,7 +390,8 @@ def run_attacks(work: Path) -> list[Row]:
                "401 body echoing the key": lambda: echoed_secret(work, public),
                "deeply nested JSON / YAML": lambda: deep_nesting(work, public, runs),
                "run on another build as if official": lambda: other_build_run(work, public, work / "other", runs),
-               "serve head-of-line": serve_head_of_line}
+               "serve head-of-line": serve_head_of_line,
+               "serve hostile clients": hostile_clients}
     return [timed(name, attack) for name, attack in attacks.items()]
 
 
