@@ -11,12 +11,14 @@ through the `medmemorybench` command (and `serve` over HTTP), never through test
    the run or on the terminal;
 5. deeply nested JSON in a run's samples, a bundle's `samples.jsonl` and `system.json`, and a `--system` YAML: one
    line, exit 2, and the board still written;
-6. a run on another build (a 1-patient private build of another seed) handed in as the release's, then its build
+6. deep nesting in the other files the commands read: a run's run.json, summary.json and a stray `{"a": 1}` samples
+   line (`run --resume`, `report`), a build's metadata (`validate`, `run`);
+7. a run on another build (a 1-patient private build of another seed) handed in as the release's, then its build
    edited to agree with it (`fault_attack_builds.py`): never a ranked row; with `--other_release`, in its own table;
    the edited build refused;
-7. `serve` head-of-line: a 3-token request behind a `max_tokens=600` one on the embedded SmolLM2, then the long
+8. `serve` head-of-line: a 3-token request behind a `max_tokens=600` one on the embedded SmolLM2, then the long
    request's client hangs up (`fault_attack_serve.py`, as the next);
-8. `serve` and hostile clients: 50 slow-header connections, a 100,000-input embeddings flood, client mistakes.
+9. `serve` and hostile clients: 50 slow-header connections, a 100,000-input embeddings flood, client mistakes.
 
 Each attack is one row: attack, expected, observed, pass/fail, seconds (`run_attacks` returns them).
 """
@@ -349,6 +351,40 @@ def deep_nesting(work: Path, public: Path, runs: dict[str, Path]) -> Row:
                            for name, r in reasons.items()), passed, 0)
 
 
+def nested_run_files(work: Path, public: Path, runs: dict[str, Path]) -> Row:
+    """The other files the commands read made hostile: a nested run.json and a stray `{"a": 1}` samples line under
+    `run --resume`, a nested summary.json under `report`, nested dataset metadata under `validate` and `run`."""
+    release, seen = public / "medmemorybench", {}
+
+    def run_copy(name: str) -> Path:
+        folder = work / f"nested-{name}"
+        shutil.copytree(runs["efficient"], folder)
+        return folder
+
+    def resume(folder: Path, data: Path = release) -> subprocess.CompletedProcess:
+        return cli(*run_args(data, folder, "medmemorybench_efficient", "--model", "none", "--resume"))
+
+    (run_copy("header") / "run.json").write_text(DEEP_JSON)
+    seen["run --resume, nested run.json"] = resume(work / "nested-header")
+    with (run_copy("stray") / "samples.jsonl").open("a") as handle:
+        handle.write('{"a": 1}\n')
+    seen["run --resume, a stray {\"a\": 1} line"] = resume(work / "nested-stray")
+    (run_copy("summary") / "summary.json").write_text(DEEP_JSON)
+    seen["report, nested summary.json"] = cli("report", str(work / "nested-summary"))
+    data = work / "nested-data"
+    shutil.copytree(release, data)
+    (data / "medmemorybench.json").write_text('{"fingerprint": ' + DEEP_JSON + "}")
+    seen["validate, nested dataset metadata"] = cli("validate", str(data))
+    seen["run, nested dataset metadata"] = cli(*run_args(data, work / "nested-run", "medmemorybench_efficient",
+                                                         "--model", "none"))
+    passed = all(is_one_line(result) for result in seen.values())
+    return Row("nested run, summary and dataset files", "each one line naming the file, exit 2, no traceback",
+               "; ".join(f"{name}: exit {result.returncode}, {len(errors(result))} line"
+                         + ("" if "Traceback" not in result.stderr else ", TRACEBACK")
+                         + f" ({short(errors(result)[0] if errors(result) else result.stderr[-200:], 70)})"
+                         for name, result in seen.items()), passed, 0)
+
+
 def timed(name: str, attack: Callable[[], Row]) -> Row:
     started = time.perf_counter()
     try:
@@ -389,6 +425,7 @@ def run_attacks(work: Path) -> list[Row]:
                "persona_id as a path": lambda: traversal_ids(work, public),
                "401 body echoing the key": lambda: echoed_secret(work, public),
                "deeply nested JSON / YAML": lambda: deep_nesting(work, public, runs),
+               "nested run, summary and dataset files": lambda: nested_run_files(work, public, runs),
                "run on another build as if official": lambda: other_build_run(work, public, work / "other", runs),
                "serve head-of-line": serve_head_of_line,
                "serve hostile clients": hostile_clients}
