@@ -977,6 +977,23 @@ class Monitored(_Record):
     source: str
     """Where the figures come from."""
 
+    def is_on_track(self, value: float, previous: float | None, cv: float,
+                    goal: tuple[float, float] | None = None) -> bool:
+        """Whether a reading bears out "it's working": inside the range treatment aims for (`goal`, default
+        `treated`) and no further toward the untreated range than the reading before by more than one
+        measurement's variation (`cv`, a share of that reading: an MDS-UPDRS of 20 after 15 is in range but
+        worse), or outside it but nearer than the reading before (a PHQ-9 of 11 after 15)."""
+        low, high = goal or self.treated
+        rising = sum(self.untreated) > sum(self.treated)  # (the disease pushes it up: HbA1c, a symptom score)
+
+        def off(v: float) -> float:
+            return max(low - v, v - high, 0.0)
+
+        if previous is None:
+            return off(value) == 0
+        worse = (value - previous if rising else previous - value) > cv * abs(previous)
+        return (off(value) == 0 and not worse) or off(value) < off(previous)
+
 
 class Indication(_Record):
     """What must be on record before a care step starts; nothing set: the confirmed diagnosis."""
@@ -1226,6 +1243,9 @@ class Stressor(_Record):
     husband anywhere in the year)."""
     lives_alone: bool = False
     """Said only by a patient who lives on their own ("the flat is silent")."""
+    after_admission: bool = False
+    """Said only once a hospital admission is on record ("after the last admission I panic every time my ankles
+    swell": the seed-53 read heard it seven weeks before the first admission)."""
 
 
 class DiseaseGroup(_Record):

@@ -303,6 +303,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
         facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
+        facts = self.stable_only_on_track(facts)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
@@ -317,6 +318,29 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
             self.state.handles[handle] = event.event_id
         self.schedule_rechecks(event)
         return event
+
+    def stable_only_on_track(self, facts: list[Fact]) -> list[Fact]:
+        """A drug continued "because everything is stable on it" only while every marker its care step moves is on
+        track over its last two readings, this visit's included (`Monitored.is_on_track`); otherwise it is kept
+        `unchanged` (the seed-53 read: pramipexole "stable" while the motor score rose 15 -> 20 -> 23 -> 25)."""
+        monitored = {m.lab: m for m in self.condition.monitored}
+        out: list[Fact] = []
+        for fact in facts:
+            if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable" \
+                    and fact.step is not None:
+                step = self.step(fact.step)
+                for lab in (lab for lab in (*step.moves, *step.targets) if lab in monitored):
+                    readings = [f.value for e in self.events for f in e.facts
+                                if isinstance(f, LabFact) and f.lab == lab]
+                    readings += [f.value for f in facts if isinstance(f, LabFact) and f.lab == lab]
+                    kinetics = self.kb.labs[lab].kinetics
+                    if readings and not monitored[lab].is_on_track(
+                            readings[-1], readings[-2] if len(readings) > 1 else None,
+                            kinetics.cv if kinetics else 0.0, self.goal(step, lab)):
+                        fact = fact.model_copy(update={"reason": "unchanged"})
+                        break
+            out.append(fact)
+        return out
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:
         patient = self.refresh_patient()

@@ -520,13 +520,18 @@ class StoryActions:
 
     def _true_stressors(self) -> list[Stressor]:
         """The condition's strains that can be true of this patient: the job's traits, family they have ("my
-        partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone)."""
+        partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone),
+        and a hospital stay on record ("after the last admission ...": `Stressor.after_admission`)."""
+        admitted = any(isinstance(f, SettingFact) and f.setting == "admission" for e in self.events for f in e.facts)
         return [s for s in self.condition.stressors if set(s.requires) <= self.traits
                 and not set(s.excludes) & self.traits and (not s.family or self.relations & set(s.family))
-                and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)]
+                and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)
+                and (admitted or not s.after_admission)]
 
     def _stressor(self, item: StoryItem) -> Event:
-        stressor = self.rng.choice(self._true_stressors() or list(self.condition.stressors))
+        # (with no strain true of the patient, any but one that speaks of an admission not yet had)
+        stressor = self.rng.choice(self._true_stressors()
+                                   or [s for s in self.condition.stressors if not s.after_admission])
         facts: list[Fact] = [StressorFact(stressor=stressor.key), *self.measure(self.vitals())]
         return self.emit("psychological", facts, [], "stressor")
 
