@@ -127,7 +127,9 @@ class MedicationFact(_Record):
     adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, still_needed (a misdiagnosis' drug kept at
     the revision for a lab still above target), long_term, adherence, stable,
     co_prescription, course_completed, patient_correction, replaced_by:<drug>, maintenance (back to the
-    maintenance drug after an induction course), illness:<key> (a course for an intercurrent illness),
+    maintenance drug after an induction course), restart (the next maintenance drug after the condition's last
+    control drug stopped or its course ended, `Condition.restart`), illness:<key> (a course for an intercurrent
+    illness),
     blood_count_normal / blood_count_low (held for a red flag's same-day count: given back, or stopped),
     raise_held (kept at its dose: a result a caution watches is past `no_increase_above`), nothing_to_augment
     (an augmenting drug stopped with nothing left of the step it adds to), top_dose (kept at the review after an
