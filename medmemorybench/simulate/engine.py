@@ -260,7 +260,8 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         position = self.position_in_phase
         story_due = any(item.required and slot <= position and item.key not in self.state.done
                         and self._is_ready(item) for slot, item in self.placed)
-        for task in sorted(urgent, key=lambda t: (t.deadline, t.due)):
+        # (a task that booked this visit for its deadline goes first: another overdue task takes the next one)
+        for task in sorted(urgent, key=lambda t: (not t.books_visit, t.deadline, t.due)):
             if task.yields and story_due:
                 continue  # (an acute illness's next visit waits for the year's own story: a trap told in phase 1)
             if self.run_task(task):
