@@ -445,6 +445,14 @@ class AdverseEffect(_Record):
     drowsiness), stop it otherwise."""
     advice: str | None = None
     """Advice key (diet.yaml `advice`) given the day it is acted on (sleep attacks: no driving until they stop)."""
+    idiosyncratic: bool = False
+    """An idiosyncratic reaction of this drug (sulfasalazine's blood dyscrasia: the sulfapyridine moiety's, not a
+    dose-related marrow suppression): it bars the drug, not every drug that can do the same harm another way."""
+
+    @property
+    def bars_kind(self) -> Toxicity | None:
+        """The kind of harm every drug of which is avoided once the drug is stopped for it (see `toxicity`)."""
+        return None if self.idiosyncratic else self.toxicity
 
     @property
     def is_dose_related(self) -> bool:
@@ -1260,6 +1268,20 @@ class DiseaseGroup(_Record):
     """Group name."""
 
 
+class Restart(_Record):
+    """How soon the disease's care goes on after its last control drug ends (stopped, or a course or taper finished):
+    by `within_days`, the next maintenance step starts (ECCO 2022 and BSG 2019 in ulcerative colitis; Euro-Lupus
+    in lupus nephritis). See `docs/simulation.md`, `restart_after_stop`."""
+
+    within_days: int = Field(ge=1)
+    """Days after the last control drug ends by which the next maintenance drug is started."""
+    steps: list[str] = Field(min_length=1)
+    """Care-step keys whose drugs control the disease (a drug of one of them taken: the disease is treated), in the
+    order the restart tries them; the restart starts a long-term candidate, never a course (a maintenance drug)."""
+    source: str
+    """The guideline the limit comes from."""
+
+
 class Condition(_Record):
     """A chronic disease subtype: a persona's care year is built from this."""
 
@@ -1302,8 +1324,36 @@ class Condition(_Record):
     diagnosis_advice: str | None = None
     """Advice key the doctor gives at the diagnosis visit, whatever else is done (Parkinson's: driving and the
     licensing authority, NICE NG71)."""
+    restart: Restart | None = None
+    """How soon care goes on after the last control drug ends; None: no limit the guideline followed sets."""
     source: str
     """Guideline(s) the condition follows."""
+
+    def goal(self, lab: str, step: CareStep | None = None) -> tuple[float, float]:
+        """The range treatment aims `lab` at: the step's own target where it has one, else the treated range."""
+        if step is not None and lab in step.targets:
+            return step.targets[lab]
+        return next(m.treated for m in self.monitored if m.lab == lab)
+
+    def is_short_of_goal(self, lab: str, value: float, step: CareStep | None = None) -> bool:
+        """Whether a value is still on the disease's side of its goal (above it for a lab the disease raises, below
+        it for one it lowers): the one reading of "not controlled" that the engine's step-ups and the
+        `untreated_after_stop` check both use."""
+        low, high = self.goal(lab, step)
+        monitored = next(m for m in self.monitored if m.lab == lab)
+        rising = sum(monitored.untreated) > sum(monitored.treated)
+        return value > high if rising else value < low
+
+    @property
+    def activity_labs(self) -> list[str]:
+        """The labs that say whether the disease is active: the marker each control step (`restart.steps`) is
+        titrated on (colitis: Mayo score, faecal calprotectin)."""
+        steps = [s for s in self.care_path if self.restart is not None and s.key in self.restart.steps]
+        return list(dict.fromkeys(s.titrate_on or s.moves[0] for s in steps if s.titrate_on or s.moves))
+
+    def is_active(self, latest: dict[str, float]) -> bool:
+        """Whether the disease is active on these latest values (lab -> value): any activity lab short of goal."""
+        return any(self.is_short_of_goal(lab, latest[lab]) for lab in self.activity_labs if lab in latest)
 
     @field_validator("care_path")
     @classmethod

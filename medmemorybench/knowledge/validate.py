@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medmemorybench.knowledge.findings import DAYS, KINDS, LANGUAGES, labs_named, placeholders
-from medmemorybench.knowledge.models import KNOWN_UNITS, SERIOUS_EFFECTS, DrawnValue, LabRange, ScoreCriterion, Text
+from medmemorybench.knowledge.models import (
+    KNOWN_UNITS,
+    SERIOUS_EFFECTS,
+    CareStep,
+    Condition,
+    DrawnValue,
+    LabRange,
+    ScoreCriterion,
+    Text,
+)
 
 if TYPE_CHECKING:
     from medmemorybench.knowledge.base import KnowledgeBase
@@ -403,6 +412,7 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                                       f"unknown drug or class '{gone}'")
                 errors += _taper_problems(f"{where}: care_path.{step.key}.candidates.{candidate.drug}", candidate,
                                           kb)
+        errors += _restart_problems(where, cond, steps, kb)
         complications = {comp.key for comp in cond.complications}
         for step in cond.care_path:
             at = f"{where}: care_path.{step.key}"
@@ -492,6 +502,19 @@ def _check_drug_completeness(kb: KnowledgeBase, errors: list[str]) -> None:
                     errors.append(f"{where}: dose: {dose:g} {spec.unit} cannot be made from the {form.release}-release "
                                   f"{form.form} strengths {sorted(set(strengths))}; give a `ladder` of real doses")
                     break
+
+
+def _restart_problems(where: str, cond: Condition, steps: dict[str, CareStep], kb: KnowledgeBase) -> list[str]:
+    """A restart names steps of the condition, and one of them has a long-term candidate to restart with."""
+    if cond.restart is None:
+        return []
+    errors = [f"{where}: restart.steps: '{key}' is not a step of this condition"
+              for key in cond.restart.steps if key not in steps]
+    long_term = [c for key in cond.restart.steps if key in steps for c in steps[key].candidates
+                 if c.drug in kb.drugs and (c.regimen or kb.drugs[c.drug].regimen) == "chronic"]
+    if not long_term:
+        errors.append(f"{where}: restart.steps: no long-term candidate to restart with (a course is no maintenance)")
+    return errors
 
 
 def check_completeness(kb: KnowledgeBase) -> list[str]:

@@ -459,8 +459,8 @@ class FactFinder:
         taking = set(state.medications)
         stopped_for_harm = [(e, f) for e, f in self.facts(checkpoint, MedicationFact)
                             if f.action == "stop" and f.reason.startswith("adverse_effect:")]  # type: ignore[union-attr]
-        toxicities = {effect.toxicity for _, f in stopped_for_harm for effect in self.kb.drugs[f.drug].adverse_effects  # type: ignore[union-attr]
-                      if f.reason == f"adverse_effect:{effect.key}" and effect.toxicity}  # type: ignore[union-attr]
+        toxicities = {effect.bars_kind for _, f in stopped_for_harm for effect in self.kb.drugs[f.drug].adverse_effects  # type: ignore[union-attr]
+                      if f.reason == f"adverse_effect:{effect.key}" and effect.bars_kind}  # type: ignore[union-attr]
         spending = sum(self.kb.drugs[d].monthly_cost_usd for d, dose in state.medications.items()
                        if dose.until is None and is_long_term(self.kb, d))
         self._patients[checkpoint] = replace(

@@ -126,6 +126,9 @@ class YearState:
     tasks: list[Task] = field(default_factory=list)
     held: dict[str, StepEffect] = field(default_factory=dict)
     """Drug -> its hold on a lab's range (warfarin on INR), ended when the drug stops."""
+    control_ended: tuple[int, str | None] | None = None
+    """(day, the event that ended it) when the last control drug left and no restart is booked yet
+    (`Condition.restart`)."""
 
 
 class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
@@ -211,10 +214,23 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
             self.left_in_phase = sum(1 for _, p in self.encounters[index:] if p == phase)
             self.position_in_phase = sum(1 for _, p in self.encounters[:index] if p == phase)
             self._expire_courses()
+            self.queue_restart()
             if not self._run_encounter():
                 self.routine_visit()
             self.queue_indicated_steps()
+            self.queue_restart()
+            self._book_deadlines()
         return self.state.events
+
+    def _book_deadlines(self) -> None:
+        """A task whose deadline must have a visit (`Task.books_visit`) brings the next encounter forward to that day
+        when the next one falls after it (the year keeps its count, order and phases)."""
+        deadlines = [t.deadline for t in self.state.tasks if t.books_visit and t.deadline is not None
+                     and self.day < t.deadline < DAYS_IN_YEAR]
+        index = next(i for i, (day, _) in enumerate(self.encounters) if day == self.day)
+        if not deadlines or index + 1 >= len(self.encounters) or self.encounters[index + 1][0] <= min(deadlines):
+            return
+        self.encounters[index + 1] = (min(deadlines), self.encounters[index + 1][1])
 
     def leave_for_ward(self, home_on: int) -> None:
         """The patient is admitted until `home_on`: the clinic encounters booked while they are on the ward move to
@@ -244,7 +260,8 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         position = self.position_in_phase
         story_due = any(item.required and slot <= position and item.key not in self.state.done
                         and self._is_ready(item) for slot, item in self.placed)
-        for task in sorted(urgent, key=lambda t: (t.deadline, t.due)):
+        # (a task that booked this visit for its deadline goes first: another overdue task takes the next one)
+        for task in sorted(urgent, key=lambda t: (not t.books_visit, t.deadline, t.due)):
             if task.yields and story_due:
                 continue  # (an acute illness's next visit waits for the year's own story: a trap told in phase 1)
             if self.run_task(task):
@@ -494,3 +511,4 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         for key, active in list(self.state.active.items()):
             if active.ends is not None and self.day > active.ends:
                 del self.state.active[key]
+                self.note_control_end(active.step, active.ends, self.handle(f"started:{key}"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from medmemorybench.knowledge.models import DOSES_PER_DAY, AfterDischarge, CareStep, Illness, Symptom
+from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, AfterDischarge, CareStep, Illness, Symptom
 from medmemorybench.simulate.findings import Episode
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -29,7 +29,7 @@ from medmemorybench.simulate.models import (
     TestFact,
 )
 from medmemorybench.simulate.prescribing import Prescription, choose_for_step, ladder_of, next_dose, prescribe
-from medmemorybench.simulate.safety import applicable_rules, verdict
+from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
 
 YEAR_START_DATE = date(2024, 1, 1)
 """Day 0 of the year (the engine's `YEAR_START`; repeated here to keep this module free of an import cycle)."""
@@ -62,6 +62,9 @@ class Task:
     reason: str | None = None
     yields: bool = False
     """Its deadline gives way to a required story item due at the same encounter (an acute illness's visits)."""
+    books_visit: bool = False
+    """Its deadline brings the next encounter forward when none falls by it (a restart after the last control drug
+    ends: the year's visit schedule may have a gap of weeks)."""
 
 
 def is_daily(frequency: str) -> bool:
@@ -92,16 +95,8 @@ class ClinicalTasks:
     def step(self, key: str) -> CareStep:
         return next(s for s in self.condition.care_path if s.key == key)
 
-    def goal(self, step: CareStep, lab: str) -> tuple[float, float]:
-        if lab in step.targets:
-            return step.targets[lab]
-        return next(m.treated for m in self.condition.monitored if m.lab == lab)
-
     def is_short_of_goal(self, step: CareStep, lab: str, value: float) -> bool:
-        low, high = self.goal(step, lab)
-        mon = next(m for m in self.condition.monitored if m.lab == lab)
-        rising = sum(mon.untreated) > sum(mon.treated)
-        return value > high if rising else value < low
+        return self.condition.is_short_of_goal(lab, value, step)  # (the knowledge base's one reading of "controlled")
 
     # --- starting, changing, stopping ----------------------------------------------------------
 
@@ -280,6 +275,7 @@ class ClinicalTasks:
     def stop(self, drug: str, reason: str) -> list[Fact]:
         """Stop a drug today (and what was given alongside it)."""
         active = self.state.active.pop(drug)
+        self.note_control_end(active.step, self.day, self.next_event_id())
         for effect in (active.effect, self.state.held.pop(drug, None)):
             if effect is not None and (effect.end is None or effect.end > self.day):
                 self.labs.end_step(effect, self.day)
@@ -620,6 +616,89 @@ class ClinicalTasks:
         self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
+    # --- restart after the last control drug ends (`Condition.restart`) -------------------------
+
+    def is_control_taken(self, ignoring: str | None = None) -> bool:
+        """Whether the disease is held by a drug of a control step (`restart.steps`), `ignoring` one: a long-term drug,
+        or an induction course of a step that has long-term drugs (cyclophosphamide for lupus nephritis, maintenance
+        following it). A course of a step that has nothing but courses is a bridge (a steroid taper for colitis):
+        the maintenance drug starts under it (ECCO 2022: a thiopurine started while the steroid is tapered)."""
+        restart = self.condition.restart
+        return restart is not None and any(
+            a.step in restart.steps and (a.ends is None or not self._is_bridge(a.step))
+            for d, a in self.state.active.items() if d != ignoring)
+
+    def _is_bridge(self, key: str) -> bool:
+        return all((c.regimen or self.kb.drugs[c.drug].regimen) != "chronic" for c in self.step(key).candidates)
+
+    def note_control_end(self, step: str | None, day: int, cause: str | None) -> None:
+        """Remember the day the last control drug left (stopped today, or a course whose days ran out)."""
+        restart = self.condition.restart
+        if restart is not None and step in restart.steps and not self.is_control_taken():
+            self.state.control_ended = (day, cause)
+
+    def queue_restart(self) -> None:
+        """Book the next maintenance drug by `restart.within_days` after the last control drug ended (the seed-37 and
+        seed-47 reads: colitis untreated for months after sulfasalazine stopped and the steroid taper ended)."""
+        restart, ended = self.condition.restart, self.state.control_ended
+        if restart is None or ended is None or self.is_control_taken():
+            return
+        self.state.control_ended = None
+        day, cause = ended
+        self.add_task(Task("restart", self.day, deadline=day + restart.within_days, trigger=cause, books_visit=True))
+
+    def restart_choice(self, patient: Patient) -> Prescription | None:
+        """The first long-term candidate of the control steps, in `restart.steps` order, the rules allow (never a
+        course: steroids are no maintenance). A drug of the culprit's class may be it (azathioprine after
+        mycophenolate, KDIGO 2024): the culprit itself and every drug of the harm's kind are barred by the rules."""
+        restart = self.condition.restart
+        assert restart is not None
+        for key in restart.steps:
+            step = self.step(key)
+            if self.base_missing(step):
+                continue
+            courses = {c.drug for c in step.candidates if (c.regimen or self.kb.drugs[c.drug].regimen) != "chronic"}
+            rx = choose_for_step(self.kb, step, patient, exclude=courses)
+            if rx is not None:
+                return rx
+        return None
+
+    def keeps_a_restart(self, drug: str, effect: AdverseEffect) -> bool:
+        """Whether the disease keeps a maintenance drug to restart with if `drug` is stopped for `effect`: a harm that
+        would leave it none is not drawn for a year (as a trap must leave every care step a drug), so the year is one
+        a physician could carry on treating."""
+        active = self.state.active[drug]
+        if self.condition.restart is None or active.step not in self.condition.restart.steps \
+                or self.is_control_taken(ignoring=drug):
+            return True
+        if effect.is_dose_related and any(d < active.dose - 1e-9 for d in
+                                          ladder_of(self.kb, drug, active.release, active.frequency).doses()):
+            return True  # (a lower dose answers it: the drug is not stopped)
+        patient = self.refresh_patient()
+        after = replace(patient, taking=patient.taking - {drug}, intolerant=patient.intolerant | {drug},
+                        toxicities=patient.toxicities | ({effect.bars_kind} if effect.bars_kind else set()),
+                        spending_usd=patient.spending_usd - (self.kb.drugs[drug].monthly_cost_usd
+                                                             if is_long_term(self.kb, drug) else 0))
+        return self.restart_choice(after) is not None
+
+    def _task_restart(self, task: Task) -> bool | None:
+        """The next maintenance drug, with the blood tests it is monitored by taken that day as its baseline."""
+        if self.is_control_taken():
+            return False  # (a switch or a step-up has already put a control drug back)
+        patient = self.refresh_patient()
+        rx = self.restart_choice(patient)
+        if rx is None:
+            return None  # (nothing allowed today: tried again at each visit)
+        step = self.step(rx.step) if rx.step else None
+        assert step is not None
+        # (a baseline the drug it follows still moves is not taken before that drug's effect can show: it would read
+        # as its effect)
+        baseline = self.measure(self.too_early_dropped([m.lab for m in self.kb.drugs[rx.drug].monitoring],
+                                                       task.trigger))
+        facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id())
+        self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
     def _task_review(self, task: Task) -> bool | None:
         """The follow-up after a complication: is it settling on treatment?"""
         labs = self.too_early_dropped([task.lab] if task.lab else [], task.trigger)
@@ -808,6 +887,7 @@ TASK_HANDLERS = {
     "recovery_check": ClinicalTasks._task_recovery_check,
     "review": ClinicalTasks._task_review,
     "resume": ClinicalTasks._task_resume,
+    "restart": ClinicalTasks._task_restart,
     "illness_treat": ClinicalTasks._task_illness_treat,
     "illness_review": ClinicalTasks._task_illness_review,
 }

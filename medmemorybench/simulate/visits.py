@@ -382,7 +382,7 @@ class StoryActions:
                     continue
                 if effect.lab is not None and not self.labs.can_measure(effect.lab, self.day):
                     continue
-                if not self._can_carry_on(drug, effect):
+                if not self._can_carry_on(drug, effect) or not self.keeps_a_restart(drug, effect):
                     continue
                 options.append((drug, effect))
         return options
@@ -400,7 +400,7 @@ class StoryActions:
         assert active.step is not None
         after = replace(self.refresh_patient(), taking=self.patient.taking - {drug},
                         intolerant=self.patient.intolerant | {drug},
-                        toxicities=self.patient.toxicities | ({effect.toxicity} if effect.toxicity else set()))
+                        toxicities=self.patient.toxicities | ({effect.bars_kind} if effect.bars_kind else set()))
         return choose_for_step(self.kb, self.step(active.step), after, exclude=self.look_alikes(drug)) is not None
 
     def _nuisance_pending(self) -> bool:
@@ -506,10 +506,11 @@ class StoryActions:
         if active is not None:
             facts += self.stop(drug, reason)
         self.patient.intolerant.add(drug)
-        if effect.toxicity is not None:
+        if effect.bars_kind is not None:
             # From now on no drug that can do the same harm is started or raised; drugs of that kind already
             # running stay, under their monitoring (stopping an ACE inhibitor for an MRA's hyperkalaemia is not care).
-            self.patient.toxicities.add(effect.toxicity)
+            # An idiosyncratic reaction bars its own drug only (`AdverseEffect.idiosyncratic`).
+            self.patient.toxicities.add(effect.bars_kind)
         event = self.emit(kind, facts, triggers, handle)
         if step is not None:  # at the next visit, before anything else (a deadline already passed makes it urgent)
             self.add_task(Task("switch", self.day + 1, deadline=self.day + 1, step=step, drug=drug,

@@ -205,8 +205,8 @@ def class_harm_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             elif fact.action == "stop" and fact.reason and fact.reason.startswith("adverse_effect:"):
                 key = fact.reason.partition(":")[2]
                 effect = next((e for e in drug.adverse_effects if e.key == key), None)
-                if effect is not None and effect.toxicity is not None:
-                    harmed.setdefault(effect.toxicity, fact.drug)
+                if effect is not None and effect.bars_kind is not None:
+                    harmed.setdefault(effect.bars_kind, fact.drug)
     return out
 
 

@@ -313,8 +313,8 @@ def test_adverse_toxicity_rule_no_drug_with_the_harm_already_suffered_is_started
                 if is_stop and fact.reason.startswith("adverse_effect:"):
                     effect = next(e for e in kb.drugs[fact.drug].adverse_effects
                                   if e.key == fact.reason.partition(":")[2])
-                    if effect.toxicity:
-                        harmed.add(effect.toxicity)
+                    if effect.bars_kind:  # (an idiosyncratic reaction bars its own drug only)
+                        harmed.add(effect.bars_kind)
     check(failures)
 
 
