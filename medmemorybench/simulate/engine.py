@@ -131,6 +131,8 @@ class YearState:
     """Day from which the review a positive mood screen booked takes a new score (at whatever visit comes then)."""
     mood_referred: set[str] = field(default_factory=set)
     """Referrals said in this episode of low mood (since the last negative screen)."""
+    counts_low_since: dict[str, int] = field(default_factory=dict)
+    """Harm of a drug red flag (`myelotoxic`) -> the day its low count waits for a repeat from (`follow_counts`)."""
 
 
 class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
@@ -324,6 +326,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         if handle:
             self.state.handles[handle] = event.event_id
         self.schedule_rechecks(event)
+        self.follow_counts(event)
         return event
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:

@@ -733,21 +733,25 @@ class ClinicalTasks:
     def count_recovering_since(self, flag: DrugRedFlag) -> int | None:
         """The day from which a low count of the flag's harm waits for its repeat (None: none does): the latest count
         below its harm level, stop of a drug for the harm, or full count still below the reference range, with no full
-        count back in range since."""
-        since = None
-        for event in self.events:
-            day = (date.fromisoformat(event.date) - YEAR_START_DATE).days
+        count back in range since (`follow_counts`, kept as each visit is recorded)."""
+        return self.state.counts_low_since.get(flag.toxicity)
+
+    def follow_counts(self, event: Event) -> None:
+        """What a recorded visit does to each flag's low count: opens it (a count below its harm level, a drug stopped
+        for the harm), moves it on (a full count still below the reference range), or closes it (one back in range)."""
+        for flag in self.kb.drug_red_flags.values():
             counts = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in flag.labs}
             low = any(value < (self.kb.labs[lab].harm_below or 0) for lab, value in counts.items())
             stopped = any(isinstance(f, MedicationFact) and f.action == "stop" and self.stopped_for(flag, f)
                           for f in event.facts)
-            full = set(counts) == set(flag.labs)
+            waiting = self.state.counts_low_since
             if low or stopped:
-                since = day
-            elif since is not None and full:
-                in_range = all(value >= self.kb.labs[lab].reference[0] for lab, value in counts.items())
-                since = None if in_range else day
-        return since
+                waiting[flag.toxicity] = self.day
+            elif flag.toxicity in waiting and set(counts) == set(flag.labs):
+                if all(value >= self.kb.labs[lab].reference[0] for lab, value in counts.items()):
+                    del waiting[flag.toxicity]
+                else:
+                    waiting[flag.toxicity] = self.day
 
     def stopped_for(self, flag: DrugRedFlag, fact: MedicationFact) -> bool:
         """Whether a stop was for the flag's harm (a low count at a red flag, or the drug's adverse effect)."""
