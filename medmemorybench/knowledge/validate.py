@@ -791,11 +791,11 @@ def _emerging_errors(kb: KnowledgeBase, where: str, mon: Monitored) -> list[str]
     spread = lab.kinetics.spread
     errors = []
     if mon.onset[1] * (1 + spread) >= lab.positive_at:
-        errors.append(f"{where}: onset {mon.onset[1]} can read {mon.onset[1] * (1 + spread):.1f}, at or above the "
-                      f"screen's threshold {lab.positive_at}")
+        errors.append(f"{where}: onset {mon.onset[1]:g} can read {mon.onset[1] * (1 + spread):.1f}, at or above the "
+                      f"screen's threshold {lab.positive_at:g}")
     if mon.untreated[0] * (1 - spread) < lab.positive_at:
-        errors.append(f"{where}: untreated {mon.untreated[0]} can read {mon.untreated[0] * (1 - spread):.1f}, below "
-                      f"the screen's threshold {lab.positive_at}: the turning point could never come")
+        errors.append(f"{where}: untreated {mon.untreated[0]:g} can read {mon.untreated[0] * (1 - spread):.1f}, "
+                      f"below the screen's threshold {lab.positive_at:g}: the turning point could never come")
     return errors
 
 

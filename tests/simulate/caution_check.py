@@ -33,6 +33,15 @@ The seed-31 read:
 - `caution_when_told`: an allergy or past illness told (or an allergy's account corrected) while the patient takes a
   drug it cautions is weighed that visit: the caution is said (ACE-inhibitor angioedema corrected to airway
   swelling on losartan with no word of it, the seed-31 read).
+
+The seed-53 read:
+
+- `drug_red_flag_same_day` (extended): the same symptom told with no such drug taken, but a low count not yet seen
+  back in range (a drug stopped for it, no count since), gets the count that day and `recovering_advice` (four weeks
+  after sulfasalazine stopped at a white count of 2.4, on prednisolone, gargles for a febrile sore throat).
+- `low_count_rechecked`: a low count (below its harm level, or a drug stopped for the harm) is repeated, every lab of
+  the flag, at the first visit `recheck_days` or more on, and after each full count still below the reference range,
+  until one is back in range (BSR 2017; the same white count of 2.4, never repeated).
 """
 
 from __future__ import annotations
