@@ -163,6 +163,10 @@ class Code(_Record):
 # --- catalogue: labs, drug classes, drugs ---------------------------------------------------------
 
 
+NOISE_TRUNCATION = 2.0
+"""A measurement's noise is cut at this many standard deviations (its `cv`), so that changes stay bounded."""
+
+
 class Kinetics(_Record):
     """How fast a lab can change and how often it is measured: what keeps simulated values physiological."""
 
@@ -176,6 +180,11 @@ class Kinetics(_Record):
     """Coefficient of variation of a single measurement (within-person biological plus analytical), a fraction."""
     source: str
     """Where the figures come from."""
+
+    @property
+    def spread(self) -> float:
+        """The largest share of its true value a single measurement's noise can move a result by."""
+        return NOISE_TRUNCATION * self.cv
 
 
 class Lab(_Record):
@@ -211,6 +220,9 @@ class Lab(_Record):
     None: the effect's own `lab_delta` is the whole change."""
     harm_above: float | None = None
     """The level a drug harm that raises this lab takes it above (hyperkalaemia: potassium > 5.5)."""
+    positive_at: float | None = None
+    """(A screening questionnaire.) A score at or above this is a positive screen (PHQ-9 >= 10: a likely depressive
+    episode); one below it shows no condition the questionnaire screens for."""
     grades: Grading | None = None
     """The words a finding uses for a value's grade (`{grade:<lab>}`: "severe", "moderately increased
     albuminuria (A2)"), where the lab has a graded reading."""
@@ -820,6 +832,21 @@ class EconomicProfile(_Record):
     """Where the figures come from."""
 
 
+class RiskFactors(_Record):
+    """Things of a patient that each add to one harm's risk (what lowers the seizure threshold bupropion lowers
+    further), counted: a rule binds where at least `at_least` of them are present."""
+
+    conditions: list[str] = Field(default_factory=list)
+    """Condition or history-condition keys (a past stroke)."""
+    habits: list[str] = Field(default_factory=list)
+    """Diet habit keys (diet.yaml `habits`: heavy nightly drinking)."""
+    taking: list[str] = Field(default_factory=list)
+    """Drug or class keys being taken (a drug that lowers the threshold too, or one that raises the drug's level);
+    each drug taken counts once."""
+    at_least: int = Field(ge=1)
+    """How many of them bind the rule."""
+
+
 class RuleWhen(_Record):
     """Which patients a patient rule binds; every field given must hold."""
 
@@ -833,10 +860,13 @@ class RuleWhen(_Record):
     """Kidney function (eGFR) below which it applies."""
     conditions: list[str] = Field(default_factory=list)
     """Condition or history-condition keys: it applies to a patient with any of them."""
+    risk_factors: RiskFactors | None = None
+    """Risk factors it applies at, counted (`RiskFactors.at_least`)."""
 
 
 class PatientRule(_Record):
-    """A prescribing rule that binds some patients beyond their six trap facts (age, kidneys, sex, diseases)."""
+    """A prescribing rule that binds some patients beyond their six trap facts (age, kidneys, sex, diseases, risk
+    factors counted)."""
 
     key: str
     """Identifier (named in `show` and in failures)."""
@@ -880,6 +910,69 @@ class RenalBaseline(_Record):
     """Reference."""
 
 
+class MoodReferral(_Record):
+    """What a positive mood screen is referred to, by how high the score is (and by a condition on record)."""
+
+    at: float
+    """The score from which it applies."""
+    conditions: list[str] = Field(default_factory=list)
+    """Condition or history-condition keys on record it is for (none: anyone); one naming a condition goes before one
+    that does not."""
+    advice: str
+    """Advice key said: the referral, with what it offers."""
+
+
+class MoodStrain(_Record):
+    """How strain a patient voices moves the questionnaire where their condition does not follow it."""
+
+    delta: tuple[float, float]
+    """Points it adds (drawn): a few weeks of strain told as feeling low, flat or in tears scores in the mild to
+    moderate range, not as a patient with no complaint."""
+    built_days: int = Field(ge=0)
+    """Days before the visit it has built up over ("a rough few weeks"), where no score on record is more recent."""
+    lasts_days: tuple[int, int]
+    """Days it lasts from then (drawn)."""
+    source: str
+
+
+class MoodScreen(_Record):
+    """When the doctor assesses mood with the questionnaire the base has, and what a positive screen calls for."""
+
+    lab: str
+    """The questionnaire's lab key (PHQ-9); its `positive_at` is the threshold, its `min_interval_days` its recall
+    period (a score of the last two weeks stands for a visit's own)."""
+    voiced_kinds: list[str]
+    """Visit kinds where the patient voices low mood, strain or feeling down: assessed that visit."""
+    symptoms: list[str]
+    """Symptom or complication keys that are low mood or loss of interest: assessed the visit they are told."""
+    review_conditions: list[str]
+    """Condition or history-condition keys whose review visits assess mood with a score."""
+    review_kinds: list[str]
+    """Visit kinds that review the condition."""
+    risk_complications: list[str]
+    """Complications that are thoughts of self-harm: a positive screen with one on record gets `crisis_advice`."""
+    safety_net_advice: str
+    """Advice key for a positive screen with no thoughts of self-harm on record: the self-harm question asked, a safety
+    net, and the review."""
+    crisis_advice: str
+    """Advice key where thoughts of self-harm are on record."""
+    follow_up_days: int
+    """A positive screen is seen again with a new score this many days on (the first visit from then): no sooner than
+    the questionnaire's recall period allows a new score."""
+    referrals: list[MoodReferral] = Field(min_length=1)
+    """What a positive screen is referred to, by score: said at the first positive screen of an episode (since the last
+    negative one), and again where a higher score calls for another."""
+    strain: MoodStrain
+    """How voiced strain moves the score of a patient whose condition does not follow it."""
+    source: str
+
+    def referral(self, score: float, conditions: set[str]) -> MoodReferral | None:
+        """The referral a score calls for with these conditions on record: one naming a condition on record first, else
+        the highest band reached (None: below every band)."""
+        reached = [r for r in self.referrals if score >= r.at and (not r.conditions or set(r.conditions) & conditions)]
+        return max(reached, key=lambda r: (bool(r.conditions), r.at), default=None)
+
+
 # --- conditions ---------------------------------------------------------------------------------
 
 
@@ -896,6 +989,12 @@ class DrugRedFlag(_Record):
     known, given back when none is below its `harm_below`, stopped when one is."""
     advice: str
     """Advice key said that visit: why the count, and what to do if it happens again."""
+    recheck_days: int = Field(ge=1)
+    """A count below its `harm_below` (or a drug stopped for the harm before one was) is repeated, every lab, this
+    many days on, and again until none is below its reference range: a low count is followed until it recovers."""
+    recovering_advice: str
+    """Advice key said where the symptom is told with no such drug taken but the count not yet shown to recover (a
+    drug stopped for a low white count weeks ago, no count since): the count is taken that day all the same."""
     source: str
     """Reference."""
 
@@ -903,6 +1002,11 @@ class DrugRedFlag(_Record):
         """Whether a patient taking `drug` who tells this symptom is acted on that day."""
         return self.toxicity in drug.toxicities or any(
             e.toxicity == self.toxicity or e.key in self.effects for e in drug.adverse_effects)
+
+    def is_harm(self, drug: Drug, effect: str) -> bool:
+        """Whether `drug`'s adverse effect `effect` is the harm this flag warns of (a stop for it opens a recheck)."""
+        return effect in self.effects or any(e.key == effect and e.toxicity == self.toxicity
+                                             for e in drug.adverse_effects)
 
 
 class Symptom(_Record):
@@ -943,6 +1047,10 @@ class Misdiagnosis(_Record):
     findings: list[LabRange] = Field(default_factory=list)
     """Results that made it look right, measured at the visit where it is made (none diagnostic of the true
     condition)."""
+    screened_with: list[str] = Field(default_factory=list)
+    """Screening questionnaires of the true condition taken before it is made (a PHQ-9 before fatigue, poor sleep or
+    strain are called burn-out: NICE NG222 1.2); each an `emerges` lab of the condition, so it reads below the
+    screen's threshold then."""
 
 
 class DiagnosticTest(_Record):
@@ -982,6 +1090,12 @@ class Monitored(_Record):
     diagnostic: bool = False
     """An abnormal value reveals the true diagnosis: first measured at the diagnostic work-up, never in the
     misdiagnosis phase."""
+    emerges: bool = False
+    """(A diagnostic screening questionnaire, `Lab.positive_at`.) The episode declares itself: the score holds its
+    onset value, below the screen's threshold, until the misdiagnosis is made (the symptoms building: the somatic
+    items score, the core ones not yet), rises to its untreated value from the next day, and the turning point waits
+    until it is past the threshold. A screen in the misdiagnosis phase (`Misdiagnosis.screened_with`) reads below it,
+    and the one taken when the core symptoms are told, at the turning point, above it."""
     source: str
     """Where the figures come from."""
 

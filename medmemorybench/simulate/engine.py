@@ -34,6 +34,7 @@ from medmemorybench.simulate.models import (
     MedicationFact,
     Trap,
 )
+from medmemorybench.simulate.mood import MoodCare
 from medmemorybench.simulate.persona import Body
 from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
@@ -129,9 +130,15 @@ class YearState:
     control_ended: tuple[int, str | None] | None = None
     """(day, the event that ended it) when the last control drug left and no restart is booked yet
     (`Condition.restart`)."""
+    mood_review_on: int | None = None
+    """Day from which the review a positive mood screen booked takes a new score (at whatever visit comes then)."""
+    mood_referred: set[str] = field(default_factory=set)
+    """Referrals said in this episode of low mood (since the last negative screen)."""
+    counts_low_since: dict[str, int] = field(default_factory=dict)
+    """Harm of a drug red flag (`myelotoxic`) -> the day its low count waits for a repeat from (`follow_counts`)."""
 
 
-class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
+class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
     """Plays one patient's year; `build()` returns the events in date order."""
 
     def __init__(self, kb: KnowledgeBase, condition: Condition, persona_id: str, traps: list[Trap],
@@ -147,6 +154,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         self.traps = {trap.category: trap for trap in traps}
         self.patient = patient
         self.rng = rngs["events"]
+        self.mood_rng = rngs["mood"]  # (what voiced strain does to the mood score: its own draws, `mood.py`)
         self.encounters = self._lay_out(rngs["dates"], n_encounters)
         self.story: Story = plan_story(condition, traps, rngs["story"], n_encounters,
                                        choose_illnesses(kb, patient, rngs["illnesses"]))
@@ -317,10 +325,12 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
         falls); a habit on record that has become a danger is advised against (`habit_stop_due`)."""
         facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts, list(triggered_by))
+        facts += self.count_rechecks_due(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
         facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
-        facts = self.stable_only_on_track(facts)
+        facts += self.mood_screen_now(kind, facts, list(triggered_by))
+        facts = self.stable_only_on_track(facts)  # (after the screen: today's PHQ-9 is a reading of its marker)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
@@ -334,6 +344,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         if handle:
             self.state.handles[handle] = event.event_id
         self.schedule_rechecks(event)
+        self.follow_counts(event)
         return event
 
     def stable_only_on_track(self, facts: list[Fact]) -> list[Fact]:
@@ -490,9 +501,15 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         return self.rng.sample(pool, min(count, len(pool)))
 
     def allowed_now(self, lab: str) -> bool:
-        """A diagnostic lab is not measured before the work-up that looks for the true diagnosis."""
-        diagnostic = any(m.lab == lab and m.diagnostic for m in self.condition.monitored)
-        return not diagnostic or "diagnostic_test" in self.state.done or self.handle("tests") is not None
+        """A diagnostic lab is not measured before the work-up that looks for the true diagnosis; a screen that emerges
+        (`Monitored.emerges`) is measured from the turning point, where the core symptoms are told (its misdiagnosis
+        screen, below the threshold, is the misdiagnosis visit's own)."""
+        monitored = next((m for m in self.condition.monitored if m.lab == lab), None)
+        if monitored is None or not monitored.diagnostic:
+            return True
+        if "diagnostic_test" in self.state.done or self.handle("tests") is not None:
+            return True
+        return monitored.emerges and self.handle("turning") is not None
 
     def taking(self) -> set[str]:
         return set(self.state.active)

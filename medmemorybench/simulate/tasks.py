@@ -13,7 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, AfterDischarge, CareStep, Illness, Symptom
+from medmemorybench.knowledge.models import (
+    DOSES_PER_DAY,
+    AdverseEffect,
+    AfterDischarge,
+    CareStep,
+    DrugRedFlag,
+    Illness,
+    Symptom,
+)
 from medmemorybench.simulate.findings import Episode
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -789,8 +797,14 @@ class ClinicalTasks:
         flag = next((s.drug_red_flag for s in symptoms if s.drug_red_flag is not None), None)
         drugs = [d for d in sorted(self.state.active) if flag is not None and self.doctor_knows(d)
                  and flag.warns_of(self.kb.drugs[d])]
-        if flag is None or not drugs:
+        if flag is None:
             return []
+        if not drugs:
+            # (no such drug now, but a low count not yet shown to have recovered: counted that day all the same, the
+            # seed-53 read: sulfasalazine stopped at a white count of 2.4, never repeated, then gargles for a fever)
+            if self.count_recovering_since(flag) is None:
+                return []
+            return [*self.measure(flag.labs, urgent=True), AdviceFact(advice=flag.recovering_advice)]
         facts: list[Fact] = [*self.measure(flag.labs, urgent=True), AdviceFact(advice=flag.advice)]
         low = any(isinstance(f, LabFact) and (harm := self.kb.labs[f.lab].harm_below) is not None and f.value < harm
                   for f in facts)
@@ -802,6 +816,47 @@ class ClinicalTasks:
             else:
                 facts.append(self.continue_fact(drug, "blood_count_normal"))
         return facts
+
+    def count_recovering_since(self, flag: DrugRedFlag) -> int | None:
+        """The day from which a low count of the flag's harm waits for its repeat (None: none does): the latest count
+        below its harm level, stop of a drug for the harm, or full count still below the reference range, with no full
+        count back in range since (`follow_counts`, kept as each visit is recorded)."""
+        return self.state.counts_low_since.get(flag.toxicity)
+
+    def follow_counts(self, event: Event) -> None:
+        """What a recorded visit does to each flag's low count: opens it (a count below its harm level, a drug stopped
+        for the harm), moves it on (a full count still below the reference range), or closes it (one back in range)."""
+        for flag in self.kb.drug_red_flags.values():
+            counts = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in flag.labs}
+            low = any(value < (self.kb.labs[lab].harm_below or 0) for lab, value in counts.items())
+            stopped = any(isinstance(f, MedicationFact) and f.action == "stop" and self.stopped_for(flag, f)
+                          for f in event.facts)
+            waiting = self.state.counts_low_since
+            if low or stopped:
+                waiting[flag.toxicity] = self.day
+            elif flag.toxicity in waiting and set(counts) == set(flag.labs):
+                if all(value >= self.kb.labs[lab].reference[0] for lab, value in counts.items()):
+                    del waiting[flag.toxicity]
+                else:
+                    waiting[flag.toxicity] = self.day
+
+    def stopped_for(self, flag: DrugRedFlag, fact: MedicationFact) -> bool:
+        """Whether a stop was for the flag's harm (a low count at a red flag, or the drug's adverse effect)."""
+        kind, _, effect = fact.reason.partition(":")
+        return fact.reason == "blood_count_low" or kind == "adverse_effect" and flag.is_harm(self.kb.drugs[fact.drug],
+                                                                                            effect)
+
+    def count_rechecks_due(self, facts: list[Fact]) -> list[Fact]:
+        """A low count repeated at whatever visit falls `recheck_days` or more after it, every lab of it, until it is
+        back in range (BSR 2017: the white count after a drug stopped for leukopenia)."""
+        out: list[Fact] = []
+        for flag in self.kb.drug_red_flags.values():
+            since = self.count_recovering_since(flag)
+            if since is None or self.day - since < flag.recheck_days:
+                continue
+            measured = {f.lab for f in facts if isinstance(f, LabFact)}  # (a routine count's white cells: the rest now)
+            out += self.measure([lab for lab in flag.labs if lab not in measured])
+        return out
 
     def _task_illness_review(self, task: Task) -> bool | None:
         """The review after an intercurrent illness's course, and what it finds."""

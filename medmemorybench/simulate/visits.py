@@ -124,8 +124,11 @@ class StoryActions:
         for finding in mis.findings:
             if finding.lab not in self.labs.courses and finding.lab not in self.labs.baselines:
                 self.labs.baselines[finding.lab] = self.rng.uniform(*finding.range)
-        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings]),
+        # (a screen of the true condition reads below its threshold now: the episode is still building)
+        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings] + mis.screened_with),
                              DiagnosisFact(name=mis.name, icd11=mis.icd11, status="suspected")]
+        for lab in sorted(self.labs.emerging):  # (the core symptoms come in from tomorrow)
+            self.labs.emerge(lab, self.day + 1)
         event_id = self.next_event_id()
         if mis.drug and mis.drug not in self.state.active:
             rx = prescribe(self.kb, mis.drug, self.refresh_patient())
@@ -157,6 +160,7 @@ class StoryActions:
     def _turning_point(self, item: StoryItem) -> Event:
         """Signs that point at last to the true disease: the patient comes back about them, or they are
         noticed at a follow-up of the misdiagnosis."""
+        self.state.handles["turning"] = self.next_event_id()  # (a screen that emerges is taken from this visit on)
         told = [*self.symptoms(2, specific=True), *self.symptoms(1)]
         # congestion told here is treated here, before the work-up confirms what causes it (NICE NG106 1.1: a
         # diuretic for fluid overload while the echo is awaited)
@@ -165,6 +169,17 @@ class StoryActions:
         trigger = self.handle("persist") or self.handle("misdiagnosis")
         kind = "symptom_report" if self.rng.random() < 0.5 else "follow_up"
         return self.emit(kind, facts, [trigger], "turning")
+
+    def _ready_turning_point(self, item: StoryItem) -> bool:
+        """A screen that emerges (`Monitored.emerges`) is past its threshold beyond any measurement's noise, and can be
+        taken: the core symptoms are told once the episode has declared itself."""
+        for lab in sorted(self.labs.emerging):
+            spec = self.kb.labs[lab]
+            assert spec.positive_at is not None and spec.kinetics is not None
+            if lab not in self.labs.rise_from or not self.labs.can_measure(lab, self.day) or not self.labs.is_past(
+                    lab, self.day, spec.positive_at / (1 - spec.kinetics.spread), 1.0):
+                return False
+        return True
 
     def _diagnostic_test(self, item: StoryItem) -> Event:
         """The work-up: the diagnostic labs, and three tests with what they show in this patient. The condition's
@@ -839,6 +854,7 @@ READINESS = {
     "lapse": StoryActions._ready_lapse,
     "intercurrent": StoryActions._ready_intercurrent,
     "baseline_labs": StoryActions._ready_baseline_labs,
+    "turning_point": StoryActions._ready_turning_point,
 }
 """Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""
 
