@@ -364,7 +364,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                     kinetics = self.kb.labs[lab].kinetics
                     if readings and not monitored[lab].is_on_track(
                             readings[-1], readings[-2] if len(readings) > 1 else None,
-                            kinetics.cv if kinetics else 0.0, self.goal(step, lab)):
+                            kinetics.cv if kinetics else 0.0, self.condition.goal(lab, step)):
                         fact = fact.model_copy(update={"reason": "unchanged"})
                         break
             out.append(fact)
