@@ -701,8 +701,12 @@ class ClinicalTasks:
         assert step is not None
         # (a baseline the drug it follows still moves is not taken before that drug's effect can show: it would read
         # as its effect)
-        baseline = self.measure(self.too_early_dropped([m.lab for m in self.kb.drugs[rx.drug].monitoring],
-                                                       task.trigger))
+        # (a low count still waiting for its repeat is repeated whole with it: the full count with its differential
+        # that `count_rechecks_due` would otherwise take days later)
+        labs = [m.lab for m in self.kb.drugs[rx.drug].monitoring]
+        labs += [lab for flag in self.kb.drug_red_flags.values() if self.count_recovering_since(flag) is not None
+                 for lab in flag.labs if lab not in labs]
+        baseline = self.measure(self.too_early_dropped(labs, task.trigger))
         facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id())
         self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
