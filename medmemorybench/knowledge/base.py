@@ -22,6 +22,7 @@ from medmemorybench.knowledge.models import (
     Illness,
     Interaction,
     Lab,
+    MealPattern,
     MedicationPreference,
     Misdiagnosis,
     PatientRule,
@@ -48,6 +49,8 @@ class KnowledgeBase:
     interactions: list[Interaction]
     advice: dict[str, Advice]
     habits: dict[str, DietHabit]
+    meals: dict[str, MealPattern]
+    """How a patient eats day to day (diet.yaml `meals`)."""
     preferences: dict[str, MedicationPreference]
     economic_profiles: dict[str, EconomicProfile]
     topics: dict[str, Topic]

@@ -520,10 +520,12 @@ class StoryActions:
 
     def _true_stressors(self) -> list[Stressor]:
         """The condition's strains that can be true of this patient: the job's traits, family they have ("my
-        partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone)."""
+        partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone),
+        and their age ("I had to retire early" before the pension age)."""
         return [s for s in self.condition.stressors if set(s.requires) <= self.traits
                 and not set(s.excludes) & self.traits and (not s.family or self.relations & set(s.family))
-                and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)]
+                and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)
+                and s.age[0] <= self.patient.age <= s.age[1]]
 
     def _stressor(self, item: StoryItem) -> Event:
         stressor = self.rng.choice(self._true_stressors() or list(self.condition.stressors))
