@@ -89,12 +89,13 @@ from then on (a patient whose methotrexate raised their liver enzymes is not swi
 
 OccupationTrait = Literal[
     "working", "retired", "shift_work", "desk", "outdoor", "rural", "drives_all_day", "operates_machinery",
-    "remote_site", "app_delivery", "employee", "manual",
+    "remote_site", "app_delivery", "employee", "manual", "clinical",
 ]
 """What an occupation implies about a patient's days: in work or retired (exactly one), shifts, a desk, outdoor or
 rural work, and what some trap texts say of the job (driving all day, driving or operating machinery, a remote
 site, a delivery app); `employee`: someone else's staff (a boss to answer to: not a farmer, a restaurant owner, a
-self-employed hairdresser or an app courier); `manual`: work with the hands in a trade or a workshop."""
+self-employed hairdresser or an app courier); `manual`: work with the hands in a trade or a workshop; `clinical`:
+hands-on care of patients (a nurse handles needles all day)."""
 
 AdherenceAid = Literal["blister_pack", "pill_box", "phone_alarm", "calendar", "routine", "household_member"]
 """How a patient keeps to their medicines (people.yaml `adherence`): the pharmacy's once-a-day blister pack, a pill
@@ -816,6 +817,9 @@ class MedicationPreference(_Record):
     requires: list[OccupationTrait] = Field(default_factory=list)
     """Traits the patient's occupation must have for the text to be true of them ("I drive all day for work":
     `drives_all_day`); the occupation is drawn after the traps, among those that have them all."""
+    excludes: list[OccupationTrait] = Field(default_factory=list)
+    """Traits the patient's occupation must not have for the text to be true of them (one who faints at needles is
+    no nurse: `clinical`)."""
     lives_alone: bool = False
     """The text says the patient lives on their own: they have no spouse among their relatives."""
     adherence_aid: AdherenceAid | None = None

@@ -593,13 +593,15 @@ def _check_people(kb: KnowledgeBase, errors: list[str]) -> None:
         if not any(set(ls.requires) <= set(o.traits) and not set(ls.excludes) & set(o.traits)
                    and o.age[0] <= ls.age[1] and ls.age[0] <= o.age[1] for o in people.occupations):
             errors.append(f"{where}: no occupation has the traits it requires at an age it fits")
-    texts = [(f"preferences.yaml: medication_preferences.{p.key}", p.requires, p.age) for p in kb.preferences.values()]
-    texts += [(f"preferences.yaml: economic_profiles.{p.key}", p.requires, p.age)
+    texts = [(f"preferences.yaml: medication_preferences.{p.key}", p.requires, p.excludes, p.age)
+             for p in kb.preferences.values()]
+    texts += [(f"preferences.yaml: economic_profiles.{p.key}", p.requires, [], p.age)
               for p in kb.economic_profiles.values()]
-    for where, requires, age in texts:
-        if not any(set(requires) <= set(o.traits) and o.age[0] <= age[1] and age[0] <= o.age[1]
-                   for o in people.occupations):
-            errors.append(f"{where}: requires: no occupation (people.yaml) has {sorted(requires)} at ages {list(age)}")
+    for where, requires, excludes, age in texts:
+        if not any(set(requires) <= set(o.traits) and not set(excludes) & set(o.traits) and o.age[0] <= age[1]
+                   and age[0] <= o.age[1] for o in people.occupations):
+            errors.append(f"{where}: requires: no occupation (people.yaml) has {sorted(requires)} (and none of "
+                          f"{sorted(excludes)}) at ages {list(age)}")
     for sex, (mean, sd) in people.height_cm.items():
         if not (130 <= mean <= 200 and 0 < sd <= 15):
             errors.append(f"people.yaml: height_cm.{sex}: mean {mean} / sd {sd} is not an adult height distribution")

@@ -99,7 +99,7 @@ UNTRUE_TALK = {
     "son": {"en": r"\b[Ss]on\b|\b[Ss]on's\b", "zh": r"儿子"},
     "children": {"en": r"\b(?:[Kk]ids|[Cc]hildren)\b", "zh": r"孩子"},
     "boss": {"en": r"\bboss\b", "zh": r"老板|领导"},
-    "shifts": {"en": r"\bshifts?\b", "zh": r"倒班|换班|调班|夜班|轮班"},
+    "shifts": {"en": r"\b(?:my|your|a|night|early|late|long) shifts?\b|shift work", "zh": r"倒班|换班|调班|夜班|轮班"},
     "helper": {"en": r"\{helper", "zh": r"\{helper"},
     "housemate": {"en": r"\{housemate", "zh": r"\{housemate"},
 }

@@ -20,6 +20,7 @@ from medmemorybench.simulate.persona import (
     make_demographics,
     persona_id_for,
     starting_bmi,
+    trap_exclusions,
     trap_requirements,
 )
 from medmemorybench.simulate.rng import rng_for
@@ -72,7 +73,8 @@ def simulate_patient(
     # alone has no spouse, and who shares the home, cooks and helps with the tablets, and the meals, are drawn once
     # (`household.py`)
     required = [trait for trap in traps for trait in trap_requirements(kb, trap.category, trap.option)]
-    occupation = choose_occupation(kb, who.age, required, rngs["demographics"], n_encounters)
+    excluded = [trait for trap in traps for trait in trap_exclusions(kb, trap.category, trap.option)]
+    occupation = choose_occupation(kb, who.age, required, rngs["demographics"], n_encounters, excluded)
     lifestyle = choose_lifestyle(kb, occupation, who.age, who.body.smoker, rngs["demographics"])
     lives_alone = any(kb.preferences[t.option].lives_alone for t in traps if t.category == "medication_preference")
     plan = plan_care(kb, condition, patient)

@@ -63,19 +63,28 @@ def trap_requirements(kb: KnowledgeBase, category: str, option: str) -> list[str
     return []
 
 
-def occupation_fits(occupation: Occupation, age: int, required: Iterable[str], encounters: int | None = None) -> bool:
-    """Whether a patient of `age` can have `occupation` with every trait in `required`, in a year of `encounters`
-    regular visits (a remote site's roster leaves room for few: `Occupation.max_encounters`; None: any number)."""
+def trap_exclusions(kb: KnowledgeBase, category: str, option: str) -> list[str]:
+    """The occupation traits a trap's text rules out ("I faint at the sight of a needle": `clinical`)."""
+    return list(kb.preferences[option].excludes) if category == "medication_preference" else []
+
+
+def occupation_fits(occupation: Occupation, age: int, required: Iterable[str], encounters: int | None = None,
+                    excluded: Iterable[str] = ()) -> bool:
+    """Whether a patient of `age` can have `occupation` with every trait in `required` and none in `excluded`, in a
+    year of `encounters` regular visits (a remote site's roster leaves room for few: `Occupation.max_encounters`;
+    None: any number)."""
     low, high = occupation.age
+    traits = set(occupation.traits)
     roster_fits = encounters is None or occupation.max_encounters is None or encounters <= occupation.max_encounters
-    return low <= age <= high and set(required) <= set(occupation.traits) and roster_fits
+    return low <= age <= high and set(required) <= traits and not set(excluded) & traits and roster_fits
 
 
-def fitting_occupations(kb: KnowledgeBase, age: int, required: Iterable[str],
-                        encounters: int | None = None) -> list[Occupation]:
-    """The occupations a patient of `age` whose texts need `required` can have in a year of `encounters` visits."""
-    required = set(required)
-    return [o for o in kb.people.occupations if occupation_fits(o, age, required, encounters)]
+def fitting_occupations(kb: KnowledgeBase, age: int, required: Iterable[str], encounters: int | None = None,
+                        excluded: Iterable[str] = ()) -> list[Occupation]:
+    """The occupations a patient of `age` whose texts need `required` and rule out `excluded` can have in a year of
+    `encounters` visits."""
+    required, excluded = set(required), set(excluded)
+    return [o for o in kb.people.occupations if occupation_fits(o, age, required, encounters, excluded)]
 
 
 def lifestyle_fits(lifestyle: Lifestyle, occupation: Occupation, age: int, smoker: bool) -> bool:
@@ -87,13 +96,14 @@ def lifestyle_fits(lifestyle: Lifestyle, occupation: Occupation, age: int, smoke
 
 
 def choose_occupation(kb: KnowledgeBase, age: int, required: Iterable[str], rng: random.Random,
-                      encounters: int | None = None) -> Occupation:
-    """An occupation that fits the patient's age, the year's encounters and every trait their trap texts need.
+                      encounters: int | None = None, excluded: Iterable[str] = ()) -> Occupation:
+    """An occupation that fits the patient's age, the year's encounters and every trait their trap texts need or
+    rule out.
 
     Raises:
         SimulationError: when none does (the trap search only keeps texts some occupation fits).
     """
-    options = fitting_occupations(kb, age, required, encounters)
+    options = fitting_occupations(kb, age, required, encounters, excluded)
     if not options:
         raise SimulationError(f"people.yaml: no occupation fits age {age} and {encounters} encounters with traits "
                               f"{sorted(set(required))}")

@@ -28,7 +28,7 @@ from medmemorybench.simulate.models import (
     Trap,
     TrapCategory,
 )
-from medmemorybench.simulate.persona import fitting_occupations, trap_requirements
+from medmemorybench.simulate.persona import fitting_occupations, trap_exclusions, trap_requirements
 from medmemorybench.simulate.safety import (
     Constraint,
     Patient,
@@ -65,9 +65,11 @@ def _job_fits(kb: KnowledgeBase, patient: Patient, category: TrapCategory, optio
     so far needs with this option's (a bus driver's water tablets and a remote miner's blood tests cannot both be
     true, nor a remote site's roster beside a hundred visits)."""
     required = set(trap_requirements(kb, category, option))
+    excluded = set(trap_exclusions(kb, category, option))
     for constraint in patient.constraints:
         required.update(trap_requirements(kb, constraint.category, constraint.option))
-    return bool(fitting_occupations(kb, patient.age, required, encounters))
+        excluded.update(trap_exclusions(kb, constraint.category, constraint.option))
+    return bool(fitting_occupations(kb, patient.age, required, encounters, excluded))
 
 
 def _with_constraint(kb: KnowledgeBase, patient: Patient, constraint: Constraint, rng: random.Random) -> Patient:

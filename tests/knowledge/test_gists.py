@@ -180,8 +180,7 @@ PARAPHRASES = [
     ("economic_profiles", "fixed_pension", "zh", "你靠养老金过日子。"),
     ("economic_profiles", "limited_formulary_plan", "en", "Your insurance only covers generic drugs."),
     ("economic_profiles", "limited_formulary_plan", "zh", "品牌药要你自己掏钱，保险只报仿制药。"),
-    ("economic_profiles", "remote_worker_rare_blood_tests", "en", "You work at a remote site, so blood tests only every "
-                                                                  "three months."),
+    ("economic_profiles", "remote_worker_rare_blood_tests", "en", "You work at a remote site: blood tests quarterly."),
     ("economic_profiles", "remote_worker_rare_blood_tests", "zh", "你在偏远工地，大概三个月才能抽一次血。"),
     ("economic_profiles", "lab_limited_plan", "en", "Your insurance covers a blood test only every three months."),
     ("economic_profiles", "lab_limited_plan", "zh", "你的保险三个月才报销一次抽血。"),

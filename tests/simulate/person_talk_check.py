@@ -165,7 +165,8 @@ _RETIREE_DAY = re.compile(r"potter about|[Mm]ornings are slow|(?:telly|a nap) in
 _WORKING_DAY = re.compile(r"[Ww]ork, mostly|[Mm]ostly work\b|hours are all over the place|[Ww]ork takes most of the "
                           r"day|[Ww]ork keeps me busy|work gets in the way")
 _BOSS = re.compile(r"\bboss\b")
-_SHIFTS = re.compile(r"\bshifts?\b")
+_SHIFTS = re.compile(r"\b(?:my|your|a|night|early|late|long) shifts?\b")
+"""Shifts worked (not a sodium "shift" of a caution's text)."""
 
 
 def day_talk_violations(kb: KnowledgeBase, year: CareYear, talk: Talk) -> list[str]:

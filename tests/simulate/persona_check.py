@@ -58,12 +58,13 @@ def is_smoker(kb: KnowledgeBase, year: CareYear) -> bool:
     return lifestyle is not None and lifestyle.smoker
 
 
-def _trap_text(kb: KnowledgeBase, category: str, option: str) -> tuple[str, list[str]]:
+def _trap_text(kb: KnowledgeBase, category: str, option: str) -> tuple[str, list[str], list[str]]:
     if category == "medication_preference":
-        return kb.preferences[option].text.en, list(kb.preferences[option].requires)
+        preference = kb.preferences[option]
+        return preference.text.en, list(preference.requires), list(preference.excludes)
     if category == "lifestyle_economic":
-        return kb.economic_profiles[option].text.en, list(kb.economic_profiles[option].requires)
-    return "", []
+        return kb.economic_profiles[option].text.en, list(kb.economic_profiles[option].requires), []
+    return "", [], []
 
 
 def persona_occupation(kb: KnowledgeBase, year: CareYear) -> list[str]:
@@ -82,15 +83,17 @@ def persona_occupation(kb: KnowledgeBase, year: CareYear) -> list[str]:
     if lifestyle is None:
         out.append(fail(rule, year, None, f"lifestyle {persona.lifestyle.en!r} is not in people.yaml"))
     else:
-        texts.append((f"lifestyle {lifestyle.key}", lifestyle.text.en, list(lifestyle.requires)))
+        texts.append((f"lifestyle {lifestyle.key}", lifestyle.text.en, list(lifestyle.requires), []))
         if set(lifestyle.excludes) & traits:
             out.append(fail(rule, year, None, f"a {occupation.key} who {lifestyle.text.en!r}"))
         if not lifestyle.age[0] <= persona.age <= lifestyle.age[1]:
             out.append(fail(rule, year, None, f"aged {persona.age}, {lifestyle.text.en!r}"))
-    for what, text, requires in texts:
+    for what, text, requires, excludes in texts:
         missing = sorted(set(requires) - traits)
         if missing:
             out.append(fail(rule, year, None, f"a {occupation.key} says {text!r} ({what} needs {missing})"))
+        elif set(excludes) & traits:
+            out.append(fail(rule, year, None, f"a {occupation.key} says {text!r} ({what} rules out {excludes})"))
         elif "retired" in traits and WORK_TEXT.search(text) and "retired" not in requires:
             out.append(fail(rule, year, None, f"a {occupation.key} says {text!r} ({what} speaks of work)"))
     return out

@@ -24,7 +24,7 @@ from tests.simulate.person_talk_check import (
 )
 
 TALK_KINDS = ("lifestyle", "trap_disclosure", "medication_review")
-"""Visits whose sessions tell the patient's life: their day and meals, who is at home, how they keep to their tablets."""
+"""Visits whose sessions tell the patient's life: their day and meals, who is at home, how they keep to the pills."""
 LANGUAGES = ("en", "zh")
 
 
