@@ -282,7 +282,7 @@ class StoryActions:
             return False
         if not self.can_state(comp.finding, [], comp.drawn):  # (a lab its finding names is measured there)
             return False
-        if self._nuisance_pending():
+        if self.nuisance_pending():
             return False
         if comp.lab is None:
             return True
@@ -403,7 +403,7 @@ class StoryActions:
                         toxicities=self.patient.toxicities | ({effect.toxicity} if effect.toxicity else set()))
         return choose_for_step(self.kb, self.step(active.step), after, exclude=self.look_alikes(drug)) is not None
 
-    def _nuisance_pending(self) -> bool:
+    def nuisance_pending(self) -> bool:
         """A nuisance effect is being dealt with (suspected, or its switch not yet made): its replacement was judged
         safe and affordable when it began (`_can_carry_on`), so nothing new (a complication's drugs, taking the
         budget) comes before the switch that relies on it."""
