@@ -23,6 +23,7 @@ from medmemorybench.knowledge.models import (
     Illness,
     Interaction,
     Lab,
+    MealPattern,
     MedicationPreference,
     Misdiagnosis,
     MoodScreen,
@@ -50,6 +51,8 @@ class KnowledgeBase:
     interactions: list[Interaction]
     advice: dict[str, Advice]
     habits: dict[str, DietHabit]
+    meals: dict[str, MealPattern]
+    """How a patient eats day to day (diet.yaml `meals`)."""
     preferences: dict[str, MedicationPreference]
     economic_profiles: dict[str, EconomicProfile]
     topics: dict[str, Topic]

@@ -89,11 +89,18 @@ from then on (a patient whose methotrexate raised their liver enzymes is not swi
 
 OccupationTrait = Literal[
     "working", "retired", "shift_work", "desk", "outdoor", "rural", "drives_all_day", "operates_machinery",
-    "remote_site", "app_delivery",
+    "remote_site", "app_delivery", "employee", "manual", "clinical",
 ]
 """What an occupation implies about a patient's days: in work or retired (exactly one), shifts, a desk, outdoor or
 rural work, and what some trap texts say of the job (driving all day, driving or operating machinery, a remote
-site, a delivery app)."""
+site, a delivery app); `employee`: someone else's staff (a boss to answer to: not a farmer, a restaurant owner, a
+self-employed hairdresser or an app courier); `manual`: work with the hands in a trade or a workshop; `clinical`:
+hands-on care of patients (a nurse handles needles all day)."""
+
+AdherenceAid = Literal["blister_pack", "pill_box", "phone_alarm", "calendar", "routine", "household_member"]
+"""How a patient keeps to their medicines (people.yaml `adherence`): the pharmacy's once-a-day blister pack, a pill
+box they fill, an alarm on their phone, ticking a calendar, a place in the daily routine (by the kettle), or a member
+of the household who sorts or reminds."""
 
 
 Regimen = Literal["chronic", "course", "one_off"]
@@ -741,6 +748,9 @@ class Advice(_Record):
     instead: AdviceInstead | None = None
     """Where this advice is unsafe, what is said in its place (the general alcohol limit in cirrhosis: none at all,
     EASL 2018 and AASLD 2019)."""
+    needle: Literal["given", "self"] | None = None
+    """It asks for a needle: one a nurse gives (vaccines) or one the patient uses (finger-prick testing); a patient
+    who faints at needles is told how it will be managed (`MedicationPreference.needle_care`)."""
 
 
 class HabitStop(_Record):
@@ -774,10 +784,31 @@ class DietHabit(_Record):
     stop: HabitStop | None = None
     """When the habit becomes a danger and the doctor asks the patient to give it up (a potassium salt substitute
     beside an ARB or with CKD)."""
+    meals: str | None = None
+    """The everyday eating (`meals` in diet.yaml) the habit is: the patient's for the year, in place of one drawn
+    (three high-protein meals a day are not "toast, cooking for one"). None: the habit says nothing of meals."""
     reason: Text
     """Why it conflicts."""
     source: str
     """Reference."""
+
+
+class MealPattern(_Record):
+    """How a patient eats day to day (diet.yaml `meals`), said wherever they speak of their meals."""
+
+    key: str
+    """Identifier."""
+    text: Text
+    """The eating in a phrase, said after "so it's" or "mostly" ("lots of rice and bread")."""
+    drawn: bool = True
+    """Drawn for a patient whose diet habit says nothing of meals; False: only a habit's (`DietHabit.meals`)."""
+
+
+class NeedleCare(_Record):
+    """How needle procedures are done for a patient who faints at needles (blood-injection-injury phobia)."""
+
+    source: str
+    """Guidance followed (lying down, topical anaesthetic, a familiar nurse, applied tension, therapy offered)."""
 
 
 class MedicationPreference(_Record):
@@ -806,8 +837,17 @@ class MedicationPreference(_Record):
     requires: list[OccupationTrait] = Field(default_factory=list)
     """Traits the patient's occupation must have for the text to be true of them ("I drive all day for work":
     `drives_all_day`); the occupation is drawn after the traps, among those that have them all."""
+    excludes: list[OccupationTrait] = Field(default_factory=list)
+    """Traits the patient's occupation must not have for the text to be true of them (one who faints at needles is
+    no nurse: `clinical`)."""
     lives_alone: bool = False
     """The text says the patient lives on their own: they have no spouse among their relatives."""
+    adherence_aid: AdherenceAid | None = None
+    """The aid the text says the patient keeps to their medicines with (the pharmacy's blister pack): theirs for the
+    year, in place of one drawn (people.yaml `adherence`)."""
+    needle_care: NeedleCare | None = None
+    """The text is a blood-injection-injury phobia: every needle procedure the year holds is done as this says, and
+    told so (at the first blood draw once it is known, and at each needle test or needle advice)."""
 
 
 class EconomicProfile(_Record):
@@ -1074,6 +1114,9 @@ class DiagnosticTest(_Record):
     gives: str | None = None
     """A drug key the test gives a dose of (a levodopa challenge: carbidopa/levodopa); it is not done on a patient
     any rule bars that drug for (narrow-angle glaucoma, the seed-37 read), and another test takes its place."""
+    needle: bool = False
+    """It takes blood or passes a needle (a venous sample, a cannula for sedation or a tracer, a biopsy, a lumbar
+    puncture): a patient who faints at needles is told how it was managed."""
 
 
 class Monitored(_Record):
@@ -1259,6 +1302,8 @@ class Complication(_Record):
     """Labs the condition does not follow that the finding names, with the range the complication puts them in."""
     drawn: dict[str, DrawnValue] = Field(default_factory=dict)
     """Quantities the finding states that no lab follows, drawn once per patient."""
+    needle: bool = False
+    """Finding it passes a needle (a joint aspirated): a patient who faints at needles is told how it was managed."""
     setting: Literal["outpatient", "emergency", "admission"] = "outpatient"
     """Where it is managed: the severity-appropriate level of care."""
     treatment: list[str] = Field(min_length=1)
@@ -1368,6 +1413,8 @@ class Stressor(_Record):
     after_admission: bool = False
     """Said only once a hospital admission is on record ("after the last admission I panic every time my ankles
     swell": the seed-53 read heard it seven weeks before the first admission)."""
+    age: tuple[int, int] = (18, 100)
+    """Ages of a patient it is true of ("I had to retire early": before the pension age)."""
 
 
 class DiseaseGroup(_Record):
@@ -1556,12 +1603,24 @@ class HouseholdRules(_Record):
     """Chance that one relative who may share the home (`RelativeTemplate.lives_with: may`) lives with the patient."""
     patient_cooks_probability: float = Field(ge=0, le=1)
     """Chance that the patient does the cooking where someone at home could."""
-    cook_age: tuple[int, int]
-    """Ages at which a relative does most of a household's cooking."""
-    cook_excludes: list[str] = Field(default_factory=list)
-    """Conditions (condition or history keys) that take cooking out of a relative's hands."""
+    able_age: tuple[int, int]
+    """Ages at which a relative does things for the patient: the household's cooking, sorting their tablets, driving
+    them in."""
+    able_excludes: list[str] = Field(default_factory=list)
+    """Conditions (condition or history keys) that take those tasks out of a relative's hands."""
     source: str
-    """Where the living arrangements and the limits on cooking come from."""
+    """Where the living arrangements and the limits on what a relative does come from."""
+
+
+class AdherenceRules(_Record):
+    """How a patient keeps to their medicines, drawn once per persona (people.yaml `adherence`)."""
+
+    own_aids: list[AdherenceAid] = Field(min_length=1)
+    """Aids a patient keeps by themselves, drawn among where no household member helps."""
+    helper_probability: float = Field(ge=0, le=1)
+    """Chance that a member of the household able to do it sorts the tablets or reminds, where there is one."""
+    source: str
+    """Where the aids and the helper come from."""
 
 
 class NamesByLanguage(_Record):
@@ -1584,6 +1643,9 @@ class Occupation(_Record):
     """Ages of a patient who has it (working occupations end near the US state pension age of 67)."""
     traits: list[OccupationTrait] = Field(min_length=1)
     """What it implies; exactly one of `working` and `retired`."""
+    max_encounters: int | None = None
+    """The most regular encounters a year the job's roster leaves room for (a fly-in fly-out site worker is home a
+    third of the year); not drawn for a longer year. None: no limit."""
 
 
 class Lifestyle(_Record):
@@ -1601,6 +1663,9 @@ class Lifestyle(_Record):
     """Ages of a patient it fits (caring for grandchildren: 50+)."""
     smoker: bool = False
     """It says the patient smokes now: drawn for smokers only, and every smoker has it."""
+    day: Text
+    """The phrase in the patient's own account of a day ("I have the grandchildren on weekdays"): every account of
+    their day says it, so the lifestyle on record is the one they live."""
 
 
 class People(_Record):
@@ -1622,6 +1687,8 @@ class People(_Record):
     """Share of patients who smoke now (they, and only they, have the lifestyle with `smoker: true`)."""
     household: HouseholdRules
     """Who lives with the patient and who cooks."""
+    adherence: AdherenceRules
+    """How a patient keeps to their medicines."""
     source: str
     """Where the heights, the BMI range and the smoking prevalence come from."""
 

@@ -267,7 +267,10 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                    for s in condition.stressors for field, relations in (("family", s.family),
                                                                          ("without_family", s.without_family))
                    for r in relations if r not in kb.relatives]
-        if sum(1 for s in condition.stressors if not (s.requires or s.family or s.without_family or s.lives_alone)) < 2:
+        for s in condition.stressors:
+            _check_range(f"conditions/{condition.key}.yaml: stressors.{s.key}", "age", s.age, errors)
+        if sum(1 for s in condition.stressors
+               if not (s.requires or s.family or s.without_family or s.lives_alone or s.age != (18, 100))) < 2:
             errors.append(f"conditions/{condition.key}.yaml: stressors: fewer than two fit every patient (no "
                           "`requires`): a retired or jobless patient would have nothing to bring up")
     for hist in kb.history_conditions.values():
@@ -333,8 +336,12 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"{where}: advice: unknown advice '{advice.instead.advice}' (or the advice itself)")
             errors += [f"{where}: conditions: unknown condition '{key}'" for key in advice.instead.conditions
                        if key not in kb.conditions and key not in kb.history_conditions]
+    if not any(m.drawn for m in kb.meals.values()):
+        errors.append("diet.yaml: meals: none is drawn, so a patient without a meal habit has no meals to speak of")
     for habit in kb.habits.values():
         where = f"diet.yaml: habits.{habit.key}"
+        if habit.meals is not None and habit.meals not in kb.meals:
+            errors.append(f"{where}: meals: unknown meals '{habit.meals}'")
         _check_refs(where, "conflicts_with", habit.conflicts_with, kb, errors)
         _check_refs(where, "cautions", habit.cautions, kb, errors)
         for advice in habit.undermines_advice:
@@ -624,20 +631,26 @@ def _check_people(kb: KnowledgeBase, errors: list[str]) -> None:
         if not any(set(ls.requires) <= set(o.traits) and not set(ls.excludes) & set(o.traits)
                    and o.age[0] <= ls.age[1] and ls.age[0] <= o.age[1] for o in people.occupations):
             errors.append(f"{where}: no occupation has the traits it requires at an age it fits")
-    texts = [(f"preferences.yaml: medication_preferences.{p.key}", p.requires, p.age) for p in kb.preferences.values()]
-    texts += [(f"preferences.yaml: economic_profiles.{p.key}", p.requires, p.age)
+    texts = [(f"preferences.yaml: medication_preferences.{p.key}", p.requires, p.excludes, p.age)
+             for p in kb.preferences.values()]
+    texts += [(f"preferences.yaml: economic_profiles.{p.key}", p.requires, [], p.age)
               for p in kb.economic_profiles.values()]
-    for where, requires, age in texts:
-        if not any(set(requires) <= set(o.traits) and o.age[0] <= age[1] and age[0] <= o.age[1]
-                   for o in people.occupations):
-            errors.append(f"{where}: requires: no occupation (people.yaml) has {sorted(requires)} at ages {list(age)}")
+    for where, requires, excludes, age in texts:
+        if not any(set(requires) <= set(o.traits) and not set(excludes) & set(o.traits) and o.age[0] <= age[1]
+                   and age[0] <= o.age[1] for o in people.occupations):
+            errors.append(f"{where}: requires: no occupation (people.yaml) has {sorted(requires)} (and none of "
+                          f"{sorted(excludes)}) at ages {list(age)}")
     for sex, (mean, sd) in people.height_cm.items():
         if not (130 <= mean <= 200 and 0 < sd <= 15):
             errors.append(f"people.yaml: height_cm.{sex}: mean {mean} / sd {sd} is not an adult height distribution")
     _check_range("people.yaml", "bmi", people.bmi, errors)
-    errors += [f"people.yaml: household.cook_excludes: unknown condition '{key}'"
-               for key in kb.people.household.cook_excludes
+    errors += [f"people.yaml: household.able_excludes: unknown condition '{key}'"
+               for key in kb.people.household.able_excludes
                if key not in kb.conditions and key not in kb.history_conditions]
+    _check_range("people.yaml", "household.able_age", people.household.able_age, errors)
+    if "household_member" in people.adherence.own_aids or "blister_pack" in people.adherence.own_aids:
+        errors.append("people.yaml: adherence.own_aids: a household member's help and the pharmacy's blister pack are "
+                      "not aids a patient keeps by themselves")
 
 
 def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:

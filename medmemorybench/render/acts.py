@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
-from medmemorybench.knowledge.models import Text
+from medmemorybench.knowledge.models import AdherenceAid, Text
 from medmemorybench.simulate.models import EVENT_KINDS, TRAP_CATEGORIES
 
 Role = Literal["patient", "doctor"]
@@ -83,11 +83,14 @@ class Act:
 
 
 SESSION_SLOTS = frozenset({"name", "occupation", "weekday", "weekday_before", "weekday_after", "month", "relative",
-                           "relative_yours", "relative_name"})
+                           "relative_yours", "relative_name", "helper", "helper_name", "housemate", "housemate_name",
+                           "aid", "meals", "day"})
 """Slots every act of a regular session may use: how the doctor addresses the patient, their job, today, a weekday
 two or three days before and after it (an illness "since Saturday" told on a Tuesday, never "since Tuesday"; a
-start "from Sunday"), and a relative of theirs the visit may mention in passing (in the patient's words, the
-doctor's, and by name)."""
+start "from Sunday"), a relative of theirs the visit may mention in passing (in the patient's words, the doctor's,
+and by name), one able to do something for them (`helper`: drive them in, tell them what they think) and one of
+those who shares their home (`housemate`), and what the persona holds all year: how they keep to their tablets
+(`aid`, a phrase of `aid.<kind>`), what they eat (`meals`) and their lifestyle in their own words (`day`)."""
 
 _KINDS = tuple(EVENT_KINDS)
 _LABS = ("blood", "urine", "stool", "breath", "sleep_study", "ecg", "imaging", "score", "vital")
@@ -137,7 +140,8 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "ans.general": ("relative",),
     "hx.mood": (),
     "hx.routine": (),
-    "ans.routine": (),
+    "ans.routine.working": (),
+    "ans.routine.retired": (),
     "ans.routine.cook_other": ("cook",),
     "ans.routine.cook_for": ("household",),
     "ans.routine.cook_alone": (),
@@ -211,6 +215,13 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "backref.diagnosis.well": ("diagnosis", "since"),
     "bye.patient": (),
     "bye.doctor": (),
+    # --- a patient who faints at needles: how a needle procedure was or will be managed --------------------------
+    "needle.blood": (),
+    "needle.procedure": (),
+    "needle.given": (),
+    "needle.self": (),
+    # --- how the patient keeps to their tablets (said inside another sentence: the `aid` session slot) ---------------
+    **{f"aid.{kind}": ("aid_helper", "aid_helper_name") for kind in get_args(AdherenceAid)},
 }.items()}
 """Every act a phrasing file realizes, with the slots its phrasings may use beyond `SESSION_SLOTS`."""
 

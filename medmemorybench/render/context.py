@@ -116,6 +116,10 @@ class YearContext:
         """Advice key -> date first given."""
         self.last_course: MedicationFact | None = None
         """The last course given for an intercurrent illness (its review visit asks how it went)."""
+        self.preferences_told: set[str] = set()
+        """Medication preferences the patient has told (a needle phobia: needle procedures are told as managed)."""
+        self.blood_drawn_known: bool = False
+        """A blood test has been taken since a fainting needle phobia was told (the first is told as managed)."""
         self._dates = [e.date for e in year.events]
         condition = kb.conditions[year.persona.condition]
         self.monitored = {m.lab: m for m in condition.monitored}
@@ -198,6 +202,11 @@ class YearContext:
 
     def advance(self, event: Event) -> None:
         """Take in what a visit established."""
+        self.preferences_told.update(f.preference for f in event.facts if isinstance(f, PreferenceFact))
+        if any(self.kb.preferences[p].needle_care is not None for p in self.preferences_told) and any(
+                isinstance(f, LabFact) and self.kb.labs[f.lab].kind == "lab" and self.kb.labs[f.lab].specimen == "blood"
+                for f in event.facts):
+            self.blood_drawn_known = True
         for fact in event.facts:
             if isinstance(fact, MedicationFact):
                 self._medication(fact, event.date)

@@ -36,6 +36,7 @@ from medmemorybench.render.fields import (
 )
 from medmemorybench.render.models import Session, Turn, regular_session_id
 from medmemorybench.render.templates import Templates
+from medmemorybench.simulate.household import is_able
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdviceFact,
@@ -48,6 +49,8 @@ from medmemorybench.simulate.models import (
     LabFact,
     MedicationFact,
     Persona,
+    PreferenceFact,
+    Relative,
     SymptomFact,
     TestFact,
 )
@@ -109,22 +112,48 @@ UNTRUE_TALK = {
     "daughter": {"en": r"\b[Dd]aughter", "zh": r"闺女|女儿"},
     "son": {"en": r"\b[Ss]on\b|\b[Ss]on's\b", "zh": r"儿子"},
     "children": {"en": r"\b(?:[Kk]ids|[Cc]hildren)\b", "zh": r"孩子"},
+    "boss": {"en": r"\bboss\b", "zh": r"老板|领导"},
+    "shifts": {"en": r"\b(?:my|your|a|night|early|late|long) shifts?\b|shift work", "zh": r"倒班|换班|调班|夜班|轮班"},
+    "helper": {"en": r"\{helper", "zh": r"\{helper"},
+    "housemate": {"en": r"\{housemate", "zh": r"\{housemate"},
 }
-"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient), needles
-taken calmly (not said by one whose trap is a needle phobia: the fact is never contradicted later), and family the
-patient does not have (a husband for a man whose family has a wife, a partner for one who lives alone, a daughter
-where there is none: the seed-19 and seed-23 reads)."""
+"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient), a boss (not
+by a farmer or a restaurant owner: the seed-53 read) and shifts (not where the job has none), needles taken calmly
+(not said by one whose trap is a needle phobia: the fact is never contradicted later), family the patient does not
+have (a husband for a man whose family has a wife, a partner for one who lives alone, a daughter where there is none:
+the seed-19 and seed-23 reads), and a relative who does something for them where none is able (`helper`) or shares
+their home (`housemate`: no "I'll write it on the fridge for Anthony to see" from one who lives alone)."""
 FAMILY_TALK = {"wife": ("wife",), "husband": ("husband",), "spouse": ("wife", "husband"), "daughter": ("daughter",),
                "son": ("son",), "children": ("son", "daughter")}
 """Family talk and the relations (any one of them) that make it true."""
+
+
+def able_relatives(kb: KnowledgeBase, persona: Persona) -> list[Relative]:
+    """The relatives of an age and health to do something for the patient (drive them in, sort their tablets)."""
+    return [r for r in persona.family if is_able(kb, r)]
+
+
+def able_housemates(kb: KnowledgeBase, persona: Persona) -> list[Relative]:
+    """Those of `able_relatives` who share the patient's home (none for one who lives alone)."""
+    members = persona.household.members if persona.household is not None else []
+    return [r for r in able_relatives(kb, persona) if r.relation in members]
 
 
 def untrue_of(kb: KnowledgeBase, persona: Persona, lang: str) -> re.Pattern[str] | None:
     """The phrasings (as written) that would say something untrue of this patient, as one pattern (None: none)."""
     topics = []
     occupation = next((o for o in kb.people.occupations if o.key == persona.occupation_key), None)
-    if occupation is not None and "retired" in occupation.traits:
+    traits = set(occupation.traits) if occupation is not None else set()
+    if "retired" in traits:
         topics.append("work")
+    if occupation is not None and "employee" not in traits:
+        topics.append("boss")
+    if occupation is not None and "shift_work" not in traits:
+        topics.append("shifts")
+    if not able_relatives(kb, persona):
+        topics.append("helper")
+    if not able_housemates(kb, persona):
+        topics.append("housemate")
     if any(t.category == "medication_preference" and "injection" in kb.preferences[t.option].excludes_forms
            for t in persona.traps):
         topics.append("needles")
@@ -150,6 +179,24 @@ class SessionRenderer:
         """Patient turns and the stock-filler ones among them (what the variety report counts)."""
         self.untrue = untrue_of(kb, year.persona, self.lang)
         """Phrasings not said in this year: what is untrue of this patient (`untrue_of`)."""
+        persona = year.persona
+        occupation = next((o for o in kb.people.occupations if o.key == persona.occupation_key), None)
+        self.retired = occupation is not None and "retired" in occupation.traits
+        self.helpers = able_relatives(kb, persona)
+        self.housemates = able_housemates(kb, persona)
+        household = persona.household
+        self.aid = household.adherence_aid if household is not None and household.adherence_aid else "routine"
+        """How the patient keeps to their tablets, the same all year (an older record without one: a place in the
+        routine, which says nothing of anyone else)."""
+        self.aid_helper = next((r for r in persona.family if household is not None
+                                and r.relation == household.adherence_helper), None)
+        lifestyle = next((ls for ls in kb.people.lifestyles if ls.key == persona.lifestyle_key), None)
+        self.day = lifestyle.day if lifestyle is not None else None
+        self.meals = kb.meals[persona.meals].text if persona.meals in kb.meals else None
+        self.needle_phobia = next((t.option for t in persona.traps if t.category == "medication_preference"
+                                   and kb.preferences[t.option].needle_care is not None), None)
+        """The preference that is a fainting needle phobia, if the patient has it: needle procedures are told as
+        managed once it is known (`MedicationPreference.needle_care`)."""
 
     # --- planning (language-free) ------------------------------------------------------------------------
 
@@ -182,7 +229,7 @@ class SessionRenderer:
         beats: list[list[Act]] = [open_beat, greet + [first_q]]
         split = len(told_p) if second is None or len(told_p) < 3 else (len(told_p) + 1) // 2
         vague = first_a.key == "ans.adherence.vague"
-        beats.append([first_a, *told_p[:split]])
+        beats.append([first_a, *told_p[:split], *self._needle_told(event, v)])
         doctor_acks = (self._clarify(first_a) if vague else []) + self._acks(told_d, told_p[:split])
         findings = self._findings(event, v, urgent, rng)
         decisions = self._decisions(event, v, rng)
@@ -209,6 +256,27 @@ class SessionRenderer:
         beats.append([*safety, *self._next(event, rng), *looking_back,
                       *([Act("doctor", "bye.doctor", filler=True)] if goodbye or not safety else [])])
         return beats
+
+    def _needle_known(self, event: Event) -> bool:
+        """Whether the patient's fainting needle phobia is on record by this visit (told before or at it)."""
+        return self.needle_phobia is not None and (self.needle_phobia in self.ctx.preferences_told or any(
+            isinstance(f, PreferenceFact) and f.preference == self.needle_phobia for f in event.facts))
+
+    def _needle_told(self, event: Event, v: VisitFacts) -> list[Act]:
+        """How a needle procedure of this visit went for a patient who faints at needles, once the phobia is known:
+        a needle test or an aspirated joint each time, a blood test the first time after it is known (the seed-29 to
+        seed-53 reads: about 20 blood tests and a colonoscopy with no word of it; `needle_care`)."""
+        if not self._needle_known(event):
+            return []
+        condition = self.kb.conditions[self.persona.condition]
+        tests = {t.key for t in condition.diagnostic_tests if t.needle}
+        complications = {c.key for c in condition.complications if c.needle}
+        if any(isinstance(f, TestFact) and f.test in tests or isinstance(f, ComplicationFact)
+               and f.complication in complications for f in v.findings):
+            return [Act("patient", "needle.procedure")]
+        if not self.ctx.blood_drawn_known and any(self._lab_kind(f.lab) == "blood" for f in v.labs):
+            return [Act("patient", "needle.blood")]
+        return []
 
     @staticmethod
     def _acks(told_d: list[Act], said: list[Act]) -> list[Act]:
@@ -312,9 +380,13 @@ class SessionRenderer:
             household = self.persona.household
             if household is not None and rng.random() < HOUSEHOLD_TALK_PROBABILITY:
                 return Act("doctor", "hx.routine"), self._cooking(household), None
-            return Act("doctor", "hx.routine"), Act("patient", "ans.routine"), None
+            # (a working patient's day is not a retiree's: the seed-53 hairdresser "potters about, then the telly")
+            routine = "ans.routine.retired" if self.retired else "ans.routine.working"
+            return Act("doctor", "hx.routine"), Act("patient", routine), None
         if kind in ("diagnostic_test", "diagnosis"):
             return Act("doctor", "hx.tests_how"), Act("patient", "ans.tests_how"), None
+        if self.aid == "blister_pack":  # (a short course is given beside the pharmacy's pack, not in it)
+            taking = [t for t in taking if not t.fact.course_days] or taking
         if taking:
             pick = rng.choice(taking)
             drug = DrugName(pick.fact.drug, pick.fact.release)
@@ -407,6 +479,9 @@ class SessionRenderer:
                                                           "advice": self.kb.advice[fact.advice].text}))
             else:
                 out += fact_acts(self.kb, self.year, fact)
+            needle = self.kb.advice[fact.advice].needle if isinstance(fact, AdviceFact) else None
+            if needle is not None and self._needle_known(event):  # (vaccines lying down; finger-pricks made bearable)
+                out.append(Act("doctor", f"needle.{needle}"))
         return out
 
     def _raise(self, v: VisitFacts, rng: random.Random) -> list[Act] | None:
@@ -580,13 +655,22 @@ class SessionRenderer:
 
     def session_slots(self, event: Event) -> dict[str, str]:
         """What every act of the visit may say: how the doctor addresses the patient, their job, the day (and a
-        weekday two or three days either side of it, for an onset or a start), and a relative (drawn per visit,
-        language-free) the visit may mention in passing."""
+        weekday two or three days either side of it, for an onset or a start), a relative (drawn per visit,
+        language-free) the visit may mention in passing, one able to help and one who shares the home, and what holds
+        all year: how they keep to their tablets, their meals and their day."""
         name = text_of(self.persona.name, self.lang)
         order = self.templates.word("address", "order")
         given, surname = (name.split(" ", 1) + [""])[:2] if order == "given_first" else (name[1:], name[:1])
         address = self.templates.word("address", self.persona.sex).format(given=given, surname=surname)
-        relative = self._rng(event, "relative").choice(self.persona.family)
+        rng = self._rng(event, "relative")
+        relative = rng.choice(self.persona.family)
+        # (a phrasing that needs a helper or a housemate is not drawn where there is none: `untrue_of`)
+        helper = rng.choice(self.helpers) if self.helpers else relative
+        housemate = rng.choice(self.housemates) if self.housemates else helper
+        aid_helper = {"aid_helper": "", "aid_helper_name": ""} if self.aid_helper is None else {
+            "aid_helper": text_of(self.kb.relatives[self.aid_helper.relation].text, self.lang),
+            "aid_helper_name": text_of(self.aid_helper.name, self.lang)}
+        aid = self.templates.realize(f"aid.{self.aid}", self._rng(event, "aid"), aid_helper, avoid=self.untrue)
         before, after = self._rng(event, "weekdays").choices((2, 3), k=2)
         return {"name": address, "occupation": text_of(self.persona.occupation, self.lang),
                 "weekday": self.say_date(Day(event.date, "weekday")), "month": self.say_date(Day(event.date, "month")),
@@ -594,7 +678,13 @@ class SessionRenderer:
                 "weekday_after": self.say_date(Day(shifted(event.date, after), "weekday")),
                 "relative": text_of(self.kb.relatives[relative.relation].text, self.lang),
                 "relative_yours": self.templates.word("relation", relative.relation),
-                "relative_name": text_of(relative.name, self.lang)}
+                "relative_name": text_of(relative.name, self.lang),
+                "helper": text_of(self.kb.relatives[helper.relation].text, self.lang),
+                "helper_name": text_of(helper.name, self.lang),
+                "housemate": text_of(self.kb.relatives[housemate.relation].text, self.lang),
+                "housemate_name": text_of(housemate.name, self.lang),
+                "aid": aid, "meals": text_of(self.meals, self.lang) if self.meals is not None else "",
+                "day": text_of(self.day, self.lang) if self.day is not None else ""}
 
     def realize(self, act: Act, rng: random.Random, session: dict[str, str], used: set[tuple[str, int]]) -> str:
         if act.fact is not None:

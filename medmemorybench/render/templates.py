@@ -42,8 +42,8 @@ from medmemorybench.render.grammar import (
 from medmemorybench.simulate.models import TRAP_CATEGORIES
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-FRAGMENTS = ("trap_reason.", "reason.")
-"""Intents said inside another sentence (no capital, no tidying of their own)."""
+FRAGMENTS = ("trap_reason.", "reason.", "aid.")
+"""Intents and acts said inside another sentence (no capital, no tidying of their own)."""
 MIN_VARIANTS = 5
 """Variants (lines) each fact intent needs."""
 MIN_ACT_VARIANTS = 3

@@ -10,7 +10,7 @@ from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.care_plan import plan_care
 from medmemorybench.simulate.engine import YearBuilder
 from medmemorybench.simulate.family import make_family
-from medmemorybench.simulate.household import draw_household
+from medmemorybench.simulate.household import draw_household, draw_meals, trap_aid
 from medmemorybench.simulate.models import CareYear, Persona
 from medmemorybench.simulate.persona import (
     applicable_advice,
@@ -20,6 +20,7 @@ from medmemorybench.simulate.persona import (
     make_demographics,
     persona_id_for,
     starting_bmi,
+    trap_exclusions,
     trap_requirements,
 )
 from medmemorybench.simulate.rng import rng_for
@@ -63,21 +64,24 @@ def simulate_patient(
                           egfr=baseline_egfr(kb, condition, who.age, rngs["demographics"]))
         advice = applicable_advice(kb, condition.lifestyle_advice, who.body.smoker, starting_bmi(condition, who.body))
         try:
-            traps, patient = choose_traps(kb, condition, patient, rngs["traps"], advice)
+            traps, patient = choose_traps(kb, condition, patient, rngs["traps"], advice, n_encounters)
             break
         except SimulationError:
             if attempt == PERSONA_ATTEMPTS - 1:
                 raise
-    # the job and the lifestyle fit the age and every trap text about work; a patient who lives alone has no spouse,
-    # and who shares the home and cooks is drawn once (`household.py`)
+    # the job and the lifestyle fit the age, the year's visits and every trap text about work; a patient who lives
+    # alone has no spouse, and who shares the home, cooks and helps with the tablets, and the meals, are drawn once
+    # (`household.py`)
     required = [trait for trap in traps for trait in trap_requirements(kb, trap.category, trap.option)]
-    occupation = choose_occupation(kb, who.age, required, rngs["demographics"])
+    excluded = [trait for trap in traps for trait in trap_exclusions(kb, trap.category, trap.option)]
+    occupation = choose_occupation(kb, who.age, required, rngs["demographics"], n_encounters, excluded)
     lifestyle = choose_lifestyle(kb, occupation, who.age, who.body.smoker, rngs["demographics"])
     lives_alone = any(kb.preferences[t.option].lives_alone for t in traps if t.category == "medication_preference")
     plan = plan_care(kb, condition, patient)
     family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"],
                          patient_name=who.name, lives_alone=lives_alone)
-    household = draw_household(kb, family, lives_alone, rngs["family"])
+    household = draw_household(kb, family, lives_alone, rngs["family"], trap_aid(kb, traps))
+    meals = draw_meals(kb, traps, rngs["family"])
     events = YearBuilder(kb, condition, persona_id, traps, patient, rngs, n_encounters, body=who.body,
                          traits=frozenset(occupation.traits), relations=frozenset(r.relation for r in family),
                          lives_alone=not household.members).build()
@@ -97,6 +101,7 @@ def simulate_patient(
         traps=traps,
         family=family,
         household=household,
+        meals=meals,
     )
     return CareYear(seed=seed, persona=persona, events=events)
 

@@ -372,7 +372,11 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:
         patient = self.refresh_patient()
+        history = self.traps.get("medication_history")
+        untold = history.option if history is not None and not self._on_record("medication_history", facts) else None
         for drug in sorted(self.state.active):
+            if drug == untold:
+                continue  # (a drug the patient has not told of is not the doctor's to lower: reviewed once told)
             result = verdict(self.kb, drug, patient)
             renal = [b.rule for b in result.blocks if b.rule.startswith("rule:")]
             active = self.state.active[drug]

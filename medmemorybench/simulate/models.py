@@ -381,6 +381,11 @@ class Household(_Record):
     """Relations (`relatives.yaml`) of the family who share the patient's home; empty: the patient lives alone."""
     cook: str | None = None
     """The member who does most of the cooking; None: the patient cooks."""
+    adherence_aid: str | None = None
+    """How the patient keeps to their medicines (`knowledge.models.AdherenceAid`), the same all year; None in records
+    made before it was kept."""
+    adherence_helper: str | None = None
+    """The member who sorts the tablets or reminds, where the aid is `household_member`."""
 
 
 class Persona(_Record):
@@ -415,7 +420,11 @@ class Persona(_Record):
     family: list[Relative]
     """Two to four relatives."""
     household: Household | None = None
-    """Who lives with the patient and who cooks; None in records made before it was kept."""
+    """Who lives with the patient, who cooks and who helps with the tablets; None in records made before it was
+    kept."""
+    meals: str | None = None
+    """How the patient eats day to day (diet.yaml `meals`): a diet habit's own, else drawn; None in records made
+    before it was kept."""
 
     @property
     def histories(self) -> list[str]:

@@ -1,9 +1,9 @@
 """Persona demographics: name, sex, age, body, occupation and lifestyle (people.yaml), and kidney function by age.
 
 A persona is one person: their height is drawn once and their BMI is read from it wherever weight is; their job
-fits their age and every trap text that speaks of their work (drawn after the traps, among the occupations whose
-traits each text `requires`); their lifestyle phrase fits their job and age, and says they smoke exactly when
-they do.
+fits their age, the year's visits (a remote site's roster leaves room for few) and every trap text that speaks of
+their work (drawn after the traps, among the occupations whose traits each text `requires`); their lifestyle phrase
+fits their job and age, and says they smoke exactly when they do.
 """
 
 from __future__ import annotations
@@ -63,16 +63,28 @@ def trap_requirements(kb: KnowledgeBase, category: str, option: str) -> list[str
     return []
 
 
-def occupation_fits(occupation: Occupation, age: int, required: Iterable[str]) -> bool:
-    """Whether a patient of `age` can have `occupation` with every trait in `required`."""
+def trap_exclusions(kb: KnowledgeBase, category: str, option: str) -> list[str]:
+    """The occupation traits a trap's text rules out ("I faint at the sight of a needle": `clinical`)."""
+    return list(kb.preferences[option].excludes) if category == "medication_preference" else []
+
+
+def occupation_fits(occupation: Occupation, age: int, required: Iterable[str], encounters: int | None = None,
+                    excluded: Iterable[str] = ()) -> bool:
+    """Whether a patient of `age` can have `occupation` with every trait in `required` and none in `excluded`, in a
+    year of `encounters` regular visits (a remote site's roster leaves room for few: `Occupation.max_encounters`;
+    None: any number)."""
     low, high = occupation.age
-    return low <= age <= high and set(required) <= set(occupation.traits)
+    traits = set(occupation.traits)
+    roster_fits = encounters is None or occupation.max_encounters is None or encounters <= occupation.max_encounters
+    return low <= age <= high and set(required) <= traits and not set(excluded) & traits and roster_fits
 
 
-def fitting_occupations(kb: KnowledgeBase, age: int, required: Iterable[str]) -> list[Occupation]:
-    """The occupations a patient of `age` whose texts need `required` can have."""
-    required = set(required)
-    return [o for o in kb.people.occupations if occupation_fits(o, age, required)]
+def fitting_occupations(kb: KnowledgeBase, age: int, required: Iterable[str], encounters: int | None = None,
+                        excluded: Iterable[str] = ()) -> list[Occupation]:
+    """The occupations a patient of `age` whose texts need `required` and rule out `excluded` can have in a year of
+    `encounters` visits."""
+    required, excluded = set(required), set(excluded)
+    return [o for o in kb.people.occupations if occupation_fits(o, age, required, encounters, excluded)]
 
 
 def lifestyle_fits(lifestyle: Lifestyle, occupation: Occupation, age: int, smoker: bool) -> bool:
@@ -83,15 +95,18 @@ def lifestyle_fits(lifestyle: Lifestyle, occupation: Occupation, age: int, smoke
             and lifestyle.smoker == smoker)
 
 
-def choose_occupation(kb: KnowledgeBase, age: int, required: Iterable[str], rng: random.Random) -> Occupation:
-    """An occupation that fits the patient's age and every trait their trap texts need.
+def choose_occupation(kb: KnowledgeBase, age: int, required: Iterable[str], rng: random.Random,
+                      encounters: int | None = None, excluded: Iterable[str] = ()) -> Occupation:
+    """An occupation that fits the patient's age, the year's encounters and every trait their trap texts need or
+    rule out.
 
     Raises:
         SimulationError: when none does (the trap search only keeps texts some occupation fits).
     """
-    options = fitting_occupations(kb, age, required)
+    options = fitting_occupations(kb, age, required, encounters, excluded)
     if not options:
-        raise SimulationError(f"people.yaml: no occupation fits age {age} with traits {sorted(set(required))}")
+        raise SimulationError(f"people.yaml: no occupation fits age {age} and {encounters} encounters with traits "
+                              f"{sorted(set(required))}")
     return rng.choice(options)
 
 

@@ -406,6 +406,11 @@ class ClinicalTasks:
         return True
 
     def _task_start_step(self, task: Task) -> bool | None:
+        if self.nuisance_pending():  # type: ignore[attr-defined]
+            # (the switch a nuisance waits on was judged affordable when it began: a new step started first would
+            # take its budget, and the step would be left empty: atorvastatin stopped for a liver-test rise and no
+            # statin after, once chlorthalidone had taken the $35)
+            return None
         due = [t for t in self.due_tasks() if t.kind == "start_step"]
         steps = [self.step(t.step) for t in due if t.step]
         triggers = [t.trigger for t in due]

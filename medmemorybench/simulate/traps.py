@@ -28,7 +28,7 @@ from medmemorybench.simulate.models import (
     Trap,
     TrapCategory,
 )
-from medmemorybench.simulate.persona import fitting_occupations, trap_requirements
+from medmemorybench.simulate.persona import fitting_occupations, trap_exclusions, trap_requirements
 from medmemorybench.simulate.safety import (
     Constraint,
     Patient,
@@ -59,13 +59,17 @@ def _is_eligible(kb: KnowledgeBase, history: str, patient: Patient) -> bool:
             and not (hist.egfr is not None and monitors_egfr) and not clashes)
 
 
-def _job_fits(kb: KnowledgeBase, patient: Patient, category: TrapCategory, option: str) -> bool:
-    """Whether some occupation fits the patient's age and the traits every text said of them so far needs with
-    this option's (a bus driver's water tablets and a remote miner's blood tests cannot both be true)."""
+def _job_fits(kb: KnowledgeBase, patient: Patient, category: TrapCategory, option: str,
+              encounters: int | None) -> bool:
+    """Whether some occupation fits the patient's age, the year's encounters and the traits every text said of them
+    so far needs with this option's (a bus driver's water tablets and a remote miner's blood tests cannot both be
+    true, nor a remote site's roster beside a hundred visits)."""
     required = set(trap_requirements(kb, category, option))
+    excluded = set(trap_exclusions(kb, category, option))
     for constraint in patient.constraints:
         required.update(trap_requirements(kb, constraint.category, constraint.option))
-    return bool(fitting_occupations(kb, patient.age, required))
+        excluded.update(trap_exclusions(kb, constraint.category, constraint.option))
+    return bool(fitting_occupations(kb, patient.age, required, encounters, excluded))
 
 
 def _with_constraint(kb: KnowledgeBase, patient: Patient, constraint: Constraint, rng: random.Random) -> Patient:
@@ -81,7 +85,7 @@ def _with_constraint(kb: KnowledgeBase, patient: Patient, constraint: Constraint
 
 def _options(
     kb: KnowledgeBase, condition: Condition, category: TrapCategory, plan: list[StepPlan], patient: Patient,
-    rng: random.Random,
+    rng: random.Random, encounters: int | None = None,
 ) -> Iterator[Constraint]:
     if category == "medication_history":
         # A long-term drug always comes with what it is taken for: a history condition the patient can have.
@@ -106,7 +110,7 @@ def _options(
         keys = list(kb.habits)
     else:
         keys = [k for k, p in kb.economic_profiles.items() if p.age[0] <= patient.age <= p.age[1]]
-    keys = sorted(k for k in keys if _job_fits(kb, patient, category, k))
+    keys = sorted(k for k in keys if _job_fits(kb, patient, category, k, encounters))
     rng.shuffle(keys)
     for key in keys:
         if category != "lifestyle_economic":
@@ -214,8 +218,8 @@ SEARCH_ORDER: tuple[TrapCategory, ...] = (
 that the others still allow, so they are placed while the search still has room to choose."""
 
 
-def _scarcest_first(kb: KnowledgeBase, condition: Condition, patient: Patient, rng: random.Random
-                    ) -> tuple[TrapCategory, ...]:
+def _scarcest_first(kb: KnowledgeBase, condition: Condition, patient: Patient, rng: random.Random,
+                    encounters: int | None = None) -> tuple[TrapCategory, ...]:
     """The categories with the fewest options that bite this patient first (ties: `SEARCH_ORDER`), so the
     search places the hardest ones while it still has room to choose (the classic most-constrained-first
     rule); counted without the feasibility check, which is what the search itself does."""
@@ -223,14 +227,14 @@ def _scarcest_first(kb: KnowledgeBase, condition: Condition, patient: Patient, r
     preferred = {d for d, _ in _preferred(condition, plan)}
     counts = {}
     for category in SEARCH_ORDER:
-        options = _options(kb, condition, category, plan, patient, random.Random(rng.random()))
+        options = _options(kb, condition, category, plan, patient, random.Random(rng.random()), encounters)
         counts[category] = sum(1 for c in options if preferred & set(forbidden_by(kb, c)))
     return tuple(sorted(SEARCH_ORDER, key=lambda c: (counts[c], SEARCH_ORDER.index(c))))
 
 
 def choose_traps(
     kb: KnowledgeBase, condition: Condition, patient: Patient, rng: random.Random,
-    advice: Collection[str] | None = None,
+    advice: Collection[str] | None = None, encounters: int | None = None,
 ) -> tuple[list[Trap], Patient]:
     """Pick one biting option per trap category.
 
@@ -243,6 +247,8 @@ def choose_traps(
         patient: who the patient is before any trap (age, sex, baseline kidney function).
         advice: the condition's advice this patient can be given (no stopping smoking for a non-smoker); a diet
             habit undermines only these. None: all of it.
+        encounters: the year's regular encounters: a text whose job's roster leaves no room for them is not drawn
+            (`Occupation.max_encounters`). None: no limit.
 
     Returns:
         The six traps (in category order) and the patient with their constraints.
@@ -252,7 +258,7 @@ def choose_traps(
     """
     visited = 0
     deepest: list[TrapCategory] = []
-    order = _scarcest_first(kb, condition, patient, rng)
+    order = _scarcest_first(kb, condition, patient, rng, encounters)
 
     def search(index: int, patient: Patient) -> tuple[list[Trap], Patient] | None:
         """The traps from `order[index]` on, and the patient with them all (a history may set their eGFR)."""
@@ -266,7 +272,7 @@ def choose_traps(
         chosen = {p.chosen for p in plan}
         preferred = _preferred(condition, plan)
         strong, weak = [], []
-        for constraint in _options(kb, condition, category, plan, patient, rng):
+        for constraint in _options(kb, condition, category, plan, patient, rng, encounters):
             if category == "medication_history" and not verdict(kb, constraint.option, patient).is_allowed:
                 continue
             bites = _bites(kb, condition, constraint, plan, patient, preferred, rng)

@@ -297,7 +297,7 @@ class StoryActions:
             return False
         if not self.can_state(comp.finding, [], comp.drawn):  # (a lab its finding names is measured there)
             return False
-        if self._nuisance_pending():
+        if self.nuisance_pending():
             return False
         if comp.lab is None:
             return True
@@ -418,7 +418,7 @@ class StoryActions:
                         toxicities=self.patient.toxicities | ({effect.bars_kind} if effect.bars_kind else set()))
         return choose_for_step(self.kb, self.step(active.step), after, exclude=self.look_alikes(drug)) is not None
 
-    def _nuisance_pending(self) -> bool:
+    def nuisance_pending(self) -> bool:
         """A nuisance effect is being dealt with (suspected, or its switch not yet made): its replacement was judged
         safe and affordable when it began (`_can_carry_on`), so nothing new (a complication's drugs, taking the
         budget) comes before the switch that relies on it."""
@@ -537,12 +537,13 @@ class StoryActions:
     def _true_stressors(self) -> list[Stressor]:
         """The condition's strains that can be true of this patient: the job's traits, family they have ("my
         partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone),
-        and a hospital stay on record ("after the last admission ...": `Stressor.after_admission`)."""
+        and a hospital stay on record ("after the last admission ...": `Stressor.after_admission`), and their age ("I
+        had to retire early" before the pension age)."""
         admitted = any(isinstance(f, SettingFact) and f.setting == "admission" for e in self.events for f in e.facts)
         return [s for s in self.condition.stressors if set(s.requires) <= self.traits
                 and not set(s.excludes) & self.traits and (not s.family or self.relations & set(s.family))
                 and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)
-                and (admitted or not s.after_admission)]
+                and (admitted or not s.after_admission) and s.age[0] <= self.patient.age <= s.age[1]]
 
     def _stressor(self, item: StoryItem) -> Event:
         # (with no strain true of the patient, any but one that speaks of an admission not yet had)

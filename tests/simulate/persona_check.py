@@ -11,7 +11,16 @@ from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Lifestyle, Occupation
-from medmemorybench.simulate.models import AdviceFact, AllergyFact, CareYear, LabFact, MedicationFact, StressorFact
+from medmemorybench.simulate.models import (
+    AdviceFact,
+    AllergyFact,
+    CareYear,
+    DietFact,
+    LabFact,
+    MedicationFact,
+    Relative,
+    StressorFact,
+)
 from tests.simulate.clinical import GIVEN, fail
 
 WORK_TEXT = re.compile(r"\b(?:work|works|working|job|shifts?|lunch|boss|drive|operat\w*)\b", re.IGNORECASE)
@@ -49,12 +58,13 @@ def is_smoker(kb: KnowledgeBase, year: CareYear) -> bool:
     return lifestyle is not None and lifestyle.smoker
 
 
-def _trap_text(kb: KnowledgeBase, category: str, option: str) -> tuple[str, list[str]]:
+def _trap_text(kb: KnowledgeBase, category: str, option: str) -> tuple[str, list[str], list[str]]:
     if category == "medication_preference":
-        return kb.preferences[option].text.en, list(kb.preferences[option].requires)
+        preference = kb.preferences[option]
+        return preference.text.en, list(preference.requires), list(preference.excludes)
     if category == "lifestyle_economic":
-        return kb.economic_profiles[option].text.en, list(kb.economic_profiles[option].requires)
-    return "", []
+        return kb.economic_profiles[option].text.en, list(kb.economic_profiles[option].requires), []
+    return "", [], []
 
 
 def persona_occupation(kb: KnowledgeBase, year: CareYear) -> list[str]:
@@ -73,15 +83,17 @@ def persona_occupation(kb: KnowledgeBase, year: CareYear) -> list[str]:
     if lifestyle is None:
         out.append(fail(rule, year, None, f"lifestyle {persona.lifestyle.en!r} is not in people.yaml"))
     else:
-        texts.append((f"lifestyle {lifestyle.key}", lifestyle.text.en, list(lifestyle.requires)))
+        texts.append((f"lifestyle {lifestyle.key}", lifestyle.text.en, list(lifestyle.requires), []))
         if set(lifestyle.excludes) & traits:
             out.append(fail(rule, year, None, f"a {occupation.key} who {lifestyle.text.en!r}"))
         if not lifestyle.age[0] <= persona.age <= lifestyle.age[1]:
             out.append(fail(rule, year, None, f"aged {persona.age}, {lifestyle.text.en!r}"))
-    for what, text, requires in texts:
+    for what, text, requires, excludes in texts:
         missing = sorted(set(requires) - traits)
         if missing:
             out.append(fail(rule, year, None, f"a {occupation.key} says {text!r} ({what} needs {missing})"))
+        elif set(excludes) & traits:
+            out.append(fail(rule, year, None, f"a {occupation.key} says {text!r} ({what} rules out {excludes})"))
         elif "retired" in traits and WORK_TEXT.search(text) and "retired" not in requires:
             out.append(fail(rule, year, None, f"a {occupation.key} says {text!r} ({what} speaks of work)"))
     return out
@@ -170,7 +182,8 @@ def trap_never_contradicted(kb: KnowledgeBase, year: CareYear) -> list[str]:
 def household_coherent(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """One household for the year: its members are family who may share a home (a spouse always does; a sibling,
     aunt or uncle keeps their own), nobody where the patient says they live alone, and the cook, if not the patient,
-    is a member of an age and health to cook."""
+    is a member of an age and health to cook; one aid for the tablets, the one a trap text names where it names one
+    (the pharmacy's blister pack), and a helper with them only a member able to help (no mother with dementia)."""
     rule, persona = "household_coherent", year.persona
     household = persona.household
     if household is None:
@@ -186,13 +199,66 @@ def household_coherent(kb: KnowledgeBase, year: CareYear) -> list[str]:
         out.append(fail(rule, year, None, f"says they live on their own, yet lives with {household.members}"))
     if household.cook is not None:
         cook = family.get(household.cook)
-        rules = kb.people.household
         if household.cook not in household.members or cook is None:
             out.append(fail(rule, year, None, f"{household.cook} does the cooking but does not live with the patient"))
-        elif not rules.cook_age[0] <= cook.age <= rules.cook_age[1] or set(cook.conditions) & set(rules.cook_excludes):
+        elif not able(kb, cook):
             out.append(fail(rule, year, None, f"{household.cook} aged {cook.age} with {cook.conditions} does the "
                                               "cooking"))
-    return out
+    return out + _adherence_aid(kb, year)
+
+
+def _adherence_aid(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    rule, household = "household_coherent", year.persona.household
+    assert household is not None
+    named = next((kb.preferences[t.option].adherence_aid for t in year.persona.traps
+                  if t.category == "medication_preference" and kb.preferences[t.option].adherence_aid), None)
+    aid, helper = household.adherence_aid, household.adherence_helper
+    if aid is None:
+        return [fail(rule, year, None, "no adherence aid drawn: how the tablets are kept to is not one fact")]
+    if named is not None and aid != named:
+        return [fail(rule, year, None, f"keeps to the tablets with {aid}, but says {named}")]
+    if aid != "household_member":
+        own = named is not None or aid in kb.people.adherence.own_aids
+        return [] if own and helper is None else [fail(rule, year, None, f"aid {aid} with helper {helper}")]
+    family = {r.relation: r for r in year.persona.family}
+    relative = family.get(helper or "")
+    if relative is None or helper not in household.members:
+        return [fail(rule, year, None, f"{helper} helps with the tablets but does not live with the patient")]
+    if not able(kb, relative):
+        return [fail(rule, year, None, f"{helper} aged {relative.age} with {relative.conditions} helps with the "
+                                       "tablets")]
+    return []
+
+
+def meals_coherent(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """One way of eating for the year: the meals a diet habit on record is, else one drawn (not a habit's own)."""
+    rule, meals = "meals_coherent", year.persona.meals
+    habit = next((kb.habits[t.fact.habit] for t in year.persona.traps if isinstance(t.fact, DietFact)), None)
+    if meals not in kb.meals:
+        return [fail(rule, year, None, f"meals {meals!r} are not in diet.yaml")]
+    if habit is not None and habit.meals is not None and meals != habit.meals:
+        return [fail(rule, year, None, f"eats {meals} but says {habit.text.en!r} ({habit.meals})")]
+    if (habit is None or habit.meals is None) and not kb.meals[meals].drawn:
+        return [fail(rule, year, None, f"eats {meals}, a habit's meals, with no such habit on record")]
+    return []
+
+
+def roster_fits_visits(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """A job whose roster leaves room for few visits (four weeks on a remote site, two at home) is not drawn beside a
+    year of more (the seed-47 and seed-53 reads: "four weeks on, two off" beside 100 visits)."""
+    occupation = occupation_of(kb, year)
+    limit = occupation.max_encounters if occupation is not None else None
+    if limit is None or len(year.events) <= limit:
+        return []
+    return [fail("roster_fits_visits", year, None, f"a {occupation.key} (roster: at most {limit} visits a year) "  # type: ignore[union-attr]
+                                                   f"with {len(year.events)} visits")]
+
+
+def able(kb: KnowledgeBase, relative: Relative) -> bool:
+    """Whether a relative is of an age and health to do things for the patient (people.yaml `household`)."""
+    rules = kb.people.household
+    return rules.able_age[0] <= relative.age <= rules.able_age[1] and not set(relative.conditions) & set(
+        rules.able_excludes)
 
 
 def lives_alone(kb: KnowledgeBase, year: CareYear) -> bool:
@@ -203,10 +269,14 @@ def lives_alone(kb: KnowledgeBase, year: CareYear) -> bool:
 
 def life_events_respected(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """A life event told stands beside the household of the year: "my marriage ended" is never said by a patient
-    whose family has a wife or husband, and "the flat is silent" never by one who lives with someone."""
+    whose family has a wife or husband, and "the flat is silent" never by one who lives with someone; and it fits
+    their job and age ("I had to retire early from the workshop" from a retired manual worker under the pension
+    age, not from a 75-year-old retired librarian: the seed-53 read)."""
     rule, persona = "life_events_respected", year.persona
     stressors = {s.key: s for s in kb.conditions[persona.condition].stressors}
     relations = {r.relation for r in persona.family}
+    occupation = occupation_of(kb, year)
+    traits = set(occupation.traits) if occupation is not None else set()
     out = []
     for event in year.events:
         for fact in event.facts:
@@ -219,6 +289,10 @@ def life_events_respected(kb: KnowledgeBase, year: CareYear) -> list[str]:
             if stressor.lives_alone and persona.household is not None and persona.household.members:
                 out.append(fail(rule, year, event, f"{stressor.text.en!r} from one who lives with "
                                                    f"{persona.household.members}"))
+            if not set(stressor.requires) <= traits or set(stressor.excludes) & traits:
+                out.append(fail(rule, year, event, f"{stressor.text.en!r} from a {persona.occupation.en}"))
+            if not stressor.age[0] <= persona.age <= stressor.age[1]:
+                out.append(fail(rule, year, event, f"{stressor.text.en!r} at {persona.age}"))
     return out
 
 
@@ -268,5 +342,7 @@ CHECKS = {
     "body_consistent": body_consistent,
     "household_coherent": household_coherent,
     "life_events_respected": life_events_respected,
+    "meals_coherent": meals_coherent,
+    "roster_fits_visits": roster_fits_visits,
 }
 """Rule name -> its check."""

@@ -339,9 +339,12 @@ def test_angioedema_corrected_on_losartan_with_no_word_of_it_is_caught(kb, years
 
 
 def test_lithium_started_on_a_remote_worker_is_caught(kb, years):
-    # (the seed-31 read, P0015 E056: a level a week after the start, from a patient who gives blood every 3 months)
-    year = next((y for y in years if any(t.option == "remote_worker_rare_blood_tests" for t in y.persona.traps)), None)
-    assert year is not None, "no remote worker among the 1,000 patients"
+    # (the seed-31 read, P0015 E056: a level a week after the start, from a patient who gives blood every 3 months; a
+    # remote site's roster is not drawn beside a hundred visits, so the same limit comes from a plan that pays for a
+    # blood test every three months)
+    limited = {k for k, p in kb.economic_profiles.items() if p.min_blood_test_interval_days}
+    year = next((y for y in years if any(t.option in limited for t in y.persona.traps)), None)
+    assert year is not None, "no patient who can give blood only every three months among the 1,000"
     event = year.events[-1]
     lithium = MedicationFact(drug="lithium", action="start", dose=400.0, unit="mg", frequency="once_daily",
                              reason="add_on")

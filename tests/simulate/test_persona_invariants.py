@@ -13,6 +13,7 @@ from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
     CareYear,
+    DietFact,
     Event,
     Household,
     LabFact,
@@ -27,8 +28,10 @@ from tests.simulate.persona_check import (
     household_coherent,
     life_events_respected,
     lifestyle_advice_gated,
+    meals_coherent,
     persona_occupation,
     relative_names_distinct,
+    roster_fits_visits,
     trap_never_contradicted,
 )
 
@@ -184,13 +187,63 @@ def test_household_coherent_catches_a_crafted_violation(kb, years):
         alone, household=Household(members=[relation]))))
     assert household_coherent(kb, _edit(year, household=None))
     # a 98-year-old mother at the stove
-    old = next(y for y in years if any(r.age > kb.people.household.cook_age[1] and
+    old = next(y for y in years if any(r.age > kb.people.household.able_age[1] and
                                        kb.relatives[r.relation].lives_with == "may" for r in y.persona.family))
-    elder = next(r for r in old.persona.family if r.age > kb.people.household.cook_age[1]
+    elder = next(r for r in old.persona.family if r.age > kb.people.household.able_age[1]
                  and kb.relatives[r.relation].lives_with == "may")
     members = [*old.persona.household.members, elder.relation]
     assert any("does the cooking" in f for f in household_coherent(kb, _edit(
-        old, household=Household(members=members, cook=elder.relation))))
+        old, household=Household(members=members, cook=elder.relation, adherence_aid="pill_box"))))
+
+
+def test_household_coherent_catches_a_second_aid_and_a_helper_who_cannot(kb, years):
+    """The seed-53 reads: "the pharmacy packs my tablets in a blister pack" beside "my son sorts them into the box";
+    "my mother reminds me" from a mother with late-onset Alzheimer's (MMSE 20); no aid drawn at all."""
+    alone = next(y for y in years if any(t.option == "once_daily_blister_pack" for t in y.persona.traps))
+    failures = household_coherent(kb, _edit(alone, household=Household(adherence_aid="pill_box")))
+    assert failures and failures[0].startswith("[household_coherent]") and "says blister_pack" in failures[0]
+    assert any("no adherence aid" in f for f in household_coherent(kb, _edit(alone, household=Household())))
+    year = next(y for y in years if any(kb.relatives[r.relation].lives_with == "may" for r in y.persona.family))
+    parent = next(r for r in year.persona.family if kb.relatives[r.relation].lives_with == "may")
+    demented = parent.model_copy(update={"conditions": ["alzheimers_late_onset"]})
+    family = [demented if r is parent else r for r in year.persona.family]
+    members = [*year.persona.household.members, parent.relation]
+    crafted = _edit(year, family=family, household=Household(members=members, adherence_aid="household_member",
+                                                             adherence_helper=parent.relation))
+    assert any("helps with the tablets" in f for f in household_coherent(kb, crafted))
+    away = _edit(year, household=Household(members=[m for m in members if m != parent.relation],
+                                           adherence_aid="household_member", adherence_helper=parent.relation))
+    assert any("does not live with the patient" in f for f in household_coherent(kb, away))
+
+
+# --- meals_coherent -------------------------------------------------------------------------------------------
+
+
+def test_meals_coherent(kb, years):
+    check(_run(meals_coherent, kb, years))
+
+
+def test_meals_coherent_catches_ready_meals_beside_three_high_protein_meals(kb, years):
+    year = next(y for y in years if any(t.option == "high_protein_meals_with_pills" for t in y.persona.traps))
+    failures = meals_coherent(kb, _edit(year, meals="ready_meals"))
+    assert failures and failures[0].startswith("[meals_coherent]") and "protein_meals" in failures[0]
+    other = next(y for y in years if not any(isinstance(t.fact, DietFact) and kb.habits[t.fact.habit].meals
+                                             for t in y.persona.traps))
+    assert meals_coherent(kb, _edit(other, meals="protein_meals"))
+
+
+# --- roster_fits_visits ---------------------------------------------------------------------------------------
+
+
+def test_roster_fits_visits(kb, years):
+    check(_run(roster_fits_visits, kb, years))
+
+
+def test_roster_fits_visits_catches_a_remote_site_worker_seen_a_hundred_times(kb, years):
+    """The seed-47 and seed-53 depression patients: "four weeks on, two off" at a remote site, and 100 visits."""
+    year = next(y for y in years if len(y.events) > 26)
+    failures = roster_fits_visits(kb, _edit(year, occupation_key="mine_electrician"))
+    assert failures and failures[0].startswith("[roster_fits_visits]") and "mine_electrician" in failures[0]
 
 
 # --- life_events_respected ------------------------------------------------------------------------
@@ -207,6 +260,16 @@ def test_life_events_respected_catches_a_crafted_violation(kb, years):
                               lambda e: any(isinstance(f, StressorFact) for f in e.facts))
     failures = life_events_respected(kb, _with_event(year, event, StressorFact(stressor="divorce")))
     assert failures and failures[0].startswith("[life_events_respected]") and "marriage ended" in failures[0]
+
+
+def test_life_events_respected_catches_early_retirement_of_a_retired_librarian(kb, years):
+    """The seed-53 Parkinson's patient: a 75-year-old retired librarian who "had to retire early from the
+    workshop"."""
+    year, event = first_event([y for y in years if y.persona.condition == "parkinsons_tremor_dominant"],
+                              lambda e: any(isinstance(f, StressorFact) for f in e.facts))
+    librarian = _edit(year, occupation_key="retired_librarian", age=75)
+    failures = life_events_respected(kb, _with_event(librarian, event, StressorFact(stressor="early_retirement")))
+    assert any("from a" in f for f in failures) and any("at 75" in f for f in failures)
 
 
 # --- body_consistent ------------------------------------------------------------------------------
