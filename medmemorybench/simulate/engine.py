@@ -316,6 +316,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         if handle:
             self.state.handles[handle] = event.event_id
         self.schedule_rechecks(event)
+        self.titrate_to_effect(event)
         return event
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from medmemorybench.knowledge.models import AdverseEffect, CareStep, Complication, Indication, Stressor
+from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, CareStep, Complication, Indication, Stressor
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -391,7 +391,7 @@ class StoryActions:
         """Whether a physician would act on the harm: it is serious (the drug goes whatever follows), or a
         lower dose or a safe drug of another class answers it. Nobody stops the only safe drug left for a
         nuisance (leg cramps on raloxifene when every antiresorptive is barred), so a year is not given that."""
-        if effect.is_serious:
+        if effect.is_serious or effect.keeps_drug:
             return True
         active = self.state.active[drug]
         if effect.is_dose_related and any(d < active.dose - 1e-9 for d in
@@ -493,7 +493,7 @@ class StoryActions:
     def _act_on_adverse(self, drug: str, effect: AdverseEffect, facts: list[Fact], kind: str,
                         triggers: list[str | None], handle: str) -> Event:
         """Lower the dose of a dose-related harm, else stop the drug (its step's next drug at the next visit), with
-        the advice the harm calls for."""
+        the advice the harm calls for; a harm managed by `measures` keeps the drug at its lowest dose instead."""
         facts = facts + ([AdviceFact(advice=effect.advice)] if effect.advice else [])
         active = self.state.active.get(drug)  # a complication may have stopped it already
         step = active.step if active else None
@@ -503,6 +503,12 @@ class StoryActions:
         if reduced is not None:  # a dose-related harm: a lower dose, never raised past it again
             facts.append(reduced)
             return self.emit(kind if kind == "adverse_event" else "dose_change", facts, triggers, handle)
+        if active is not None and effect.keeps_drug:
+            # (levodopa's orthostatic hypotension at its lowest dose: the measures, not a stop; NICE NG71, and
+            # stopping levodopa abruptly is itself a harm)
+            active.suspected, active.ceiling = False, active.dose
+            facts.append(self.continue_fact(drug, reason))
+            return self.emit(kind, facts, triggers, handle)
         if active is not None:
             facts += self.stop(drug, reason)
         self.patient.intolerant.add(drug)
@@ -564,7 +570,22 @@ class StoryActions:
             self.labs.lapse(effect, max(self.day - missed + wanes, since), self.day)
         self.lapse_lab = lab
         facts: list[Fact] = [AdherenceFact(drug=drug, missed_days=missed), *self.measure([lab] if lab else [])]
+        facts += self.missed_dose_care(drug, facts)
         return self.emit("follow_up", facts, [self.handle("stressor")], "lapse")
+
+    def missed_dose_care(self, drug: str, facts: list[Fact]) -> list[Fact]:
+        """What missed doses of `drug` call for at the visit they are told, beyond getting back on track
+        (`MissedDoseCare`): a history on record the drug treats (a beta-blocker in long QT syndrome: an ECG and the
+        adherence talk), a complication found before (suicidal ideation: mood and safety asked again, the tablets
+        accounted for, someone trusted holding the medicines; the seed-47 read: "restart as usual")."""
+        on_record = self.conditions_on_record(facts)
+        cares = [c for h in self.kb.history_conditions.values() if h.key in on_record for c in h.missed_doses]
+        cares += [c for comp in self.condition.complications if comp.key in self.patient.complications
+                  for c in comp.missed_doses]
+        cares = [c for c in cares if not c.drugs or drug in self.kb.expand(c.drugs)]
+        measured = {f.lab for f in facts if isinstance(f, LabFact)}
+        labs = [lab for c in cares for lab in c.labs if lab not in measured and self.allowed_now(lab)]
+        return [*self.measure(list(dict.fromkeys(labs))), *(AdviceFact(advice=c.advice) for c in cares)]
 
     def _counselling(self, item: StoryItem) -> Event:
         event = self.events[[e.event_id for e in self.events].index(self.handle("lapse"))]
@@ -623,7 +644,12 @@ class StoryActions:
             active = self.state.active.get(drug) if drug else None
             if active is None:
                 return None
-            doses = [d for d in ladder_of(self.kb, drug, active.release, active.frequency).doses() if d != active.dose]
+            # (the dose on the box is one the rules allow, as the first account was: a cap at a low eGFR binds the
+            # dose the year then continues at, which is the doctor's)
+            cap = verdict(self.kb, drug, self.refresh_patient()).max_daily_dose
+            per_day = DOSES_PER_DAY.get(active.frequency, 1)
+            doses = [d for d in ladder_of(self.kb, drug, active.release, active.frequency).doses()
+                     if d != active.dose and (cap is None or d * per_day <= cap + 1e-9)]
             if not doses:
                 return None
             dose = min(doses, key=lambda d: abs(d - active.dose))
