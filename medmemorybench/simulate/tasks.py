@@ -260,7 +260,11 @@ class ClinicalTasks:
             return
         spec = ladder_of(self.kb, drug, active.release, active.frequency)
         if spec.target is not None and active.dose < spec.target and spec.titration_days:
-            self.add_task(Task("titrate_to_target", self.day + spec.titration_days, drug=drug, trigger=event_id))
+            due = self.day + spec.titration_days
+            # (a label that titrates to effect steps weekly: the step is not left to whichever visit happens to be
+            # free, the seed-47 read kept pramipexole's starting dose for months)
+            deadline = due + spec.titration_days if spec.to_effect else None
+            self.add_task(Task("titrate_to_target", due, deadline=deadline, drug=drug, trigger=event_id))
 
     def reduce(self, drug: str, reason: str) -> MedicationFact | None:
         """Lower a drug one rung of its ladder for a dose-related harm (None: already at the lowest dose)."""
@@ -403,7 +407,8 @@ class ClinicalTasks:
             if next_dose(self.kb, drug, active.dose, self.refresh_patient(), active.release, active.frequency) is None:
                 continue
             due = max(self.day + 1, active.last_change + (spec.titration_days or 0))
-            self.add_task(Task("titrate", due, step=step.key, drug=drug, trigger=event.event_id))
+            self.add_task(Task("titrate", due, deadline=due + (spec.titration_days or 0), step=step.key, drug=drug,
+                               trigger=event.event_id))
 
     def _task_titrate(self, task: Task) -> bool | None:
         assert task.drug

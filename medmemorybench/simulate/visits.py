@@ -282,6 +282,8 @@ class StoryActions:
             return False
         if not self.can_state(comp.finding, [], comp.drawn):  # (a lab its finding names is measured there)
             return False
+        if not self.ranges_hold(comp.labs):  # (a finding states its labs in the complication's range)
+            return False
         if self._nuisance_pending():
             return False
         if comp.lab is None:
@@ -584,7 +586,10 @@ class StoryActions:
                   for c in comp.missed_doses]
         cares = [c for c in cares if not c.drugs or drug in self.kb.expand(c.drugs)]
         measured = {f.lab for f in facts if isinstance(f, LabFact)}
-        labs = [lab for c in cares for lab in c.labs if lab not in measured and self.allowed_now(lab)]
+        # (not a lab the missed drug itself moves before the lapse can show on it: a PHQ-9 after three days without
+        # the antidepressant would read as their effect; the questions are asked all the same)
+        labs = [lab for c in cares for lab in c.labs if lab not in measured and self.allowed_now(lab)
+                and not self.reads_as_effect(lab, facts, [])]
         return [*self.measure(list(dict.fromkeys(labs))), *(AdviceFact(advice=c.advice) for c in cares)]
 
     def _counselling(self, item: StoryItem) -> Event:
