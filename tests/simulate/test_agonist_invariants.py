@@ -101,13 +101,17 @@ def test_a_motor_score_out_of_goal_left_stable_is_caught(kb, years):
         actions = {action for _, action in changes}
         if "increase" not in actions or "decrease" in actions:  # (titrated, never lowered for a harm)
             return None
-        return next((e for e in year.events[:index] if days_between(changes[-1][0], e.date) >= 28
+        return next((e for e in reversed(year.events[:index]) if days_between(changes[-1][0], e.date) >= 28
                      and days_between(e.date, review.date) > 21), None)
 
     year, review = _first(years, lambda y, i: scored_before(y, i) is not None)
     scored = scored_before(year, year.events.index(review))
     assert not agonist_titration_violations(kb, year)
-    high = [*scored.facts, LabFact(lab="updrs_motor", value=28.0, unit="points")]
-    found = agonist_titration_violations(kb, _edit(year, {scored.event_id: high}))
+    # (a score of 28 at that visit, and none after it up to the review: the last word on the dose is out of goal)
+    between = year.events[year.events.index(scored) + 1:year.events.index(review) + 1]
+    edits = {e.event_id: [f for f in e.facts if not (isinstance(f, LabFact) and f.lab == "updrs_motor")]
+             for e in between}
+    edits[scored.event_id] = [*scored.facts, LabFact(lab="updrs_motor", value=28.0, unit="points")]
+    found = agonist_titration_violations(kb, _edit(year, edits))
     assert any(v.startswith("[agonist_titrated]") and "motor score of 28" in v and review.event_id in v
                for v in found)
