@@ -98,10 +98,13 @@ def adverse_cause(year: CareYear, fact: MedicationFact) -> str | None:
 
 
 def lapse_acted_on(kb: KnowledgeBase, year: CareYear, fact: AdherenceFact) -> bool:
-    """Whether the visit that tells these missed doses acts on them with safety advice (a beta-blocker missed in long
-    QT syndrome; a lapse after suicidal ideation: `MissedDoseCare`)."""
+    """Whether the visit that tells these missed doses acts on them (`MissedDoseCare`: a beta-blocker missed in long
+    QT syndrome, a lapse after suicidal ideation)."""
+    cares = [c for h in kb.history_conditions.values() for c in h.missed_doses]
+    cares += [c for cond in kb.conditions.values() for comp in cond.complications for c in comp.missed_doses]
     event = next((e for e in year.events if any(other is fact for other in e.facts)), None)
-    return event is not None and any(isinstance(f, AdviceFact) and kb.advice[f.advice].safety for f in event.facts)
+    return event is not None and any(isinstance(f, AdviceFact) and f.advice in {c.advice for c in cares}
+                                     for f in event.facts)
 
 
 def complication_finding(kb: KnowledgeBase, year: CareYear, fact: ComplicationFact) -> Text | None:
