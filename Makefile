@@ -4,6 +4,8 @@ PIP := $(VENV)/bin/pip
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# Independent prerequisites side by side: the venv's installs and Chromium's apt-get (~20 s) overlap in `install`.
+MAKEFLAGS += --jobs=2
 
 .PHONY: install chromium test test-all lint demo bench clean
 

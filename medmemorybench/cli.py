@@ -392,8 +392,10 @@ def validate_cmd(
     """
     from medmemorybench.dataset import read_rows, validate_rows
     from medmemorybench.dataset.hidden import is_hidden
+    from medmemorybench.dataset.load import read_build_metadata
 
     with _user_errors():
+        read_build_metadata(folder)  # (a damaged one, which `run` refuses, is not "valid")
         problems = validate_rows(read_rows(folder), hidden=is_hidden(folder))
         if problems:
             for line in problems:

@@ -92,13 +92,21 @@ def loads_json(text: str | bytes) -> Any:
         raise json.JSONDecodeError(NESTED_TOO_DEEPLY, "", 0) from None
 
 
-def load_yaml(text: str | IO[str]) -> Any:
-    """`yaml.safe_load` through libyaml's parser where PyYAML was built with it (about 10x faster: the knowledge base
-    took ~3 s a load in pure Python), deep nesting reported as the `YAMLError` callers name their file in (see
-    `loads_json`; libyaml itself stops at 1,000 levels with a `ScannerError`)."""
+def safe_yaml_loader() -> type:
+    """PyYAML's safe loader on libyaml's parser where PyYAML was built with it (about 10x faster: the knowledge base
+    took ~3 s a load in pure Python), else the pure-Python one; subclass it to add tags."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str | IO[str], loader: type | None = None) -> Any:
+    """`yaml.safe_load` through `safe_yaml_loader()` (or `loader`, a subclass of it), deep nesting reported as the
+    `YAMLError` callers name their file in (see `loads_json`; libyaml itself stops at 1,000 levels with a
+    `ScannerError`)."""
+    import yaml
+
+    loader = loader or safe_yaml_loader()
     try:
         return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, C or Python
     except RecursionError:

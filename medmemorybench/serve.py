@@ -290,7 +290,8 @@ def _handler(batcher: FairBatcher, embedder: Embedder, model_name: str, api_key:
                 return
             try:
                 request = parse_request(body, batcher.backbone.context_window)
-            except BadRequest as exc:
+                batcher.backbone.check_request(request)  # (a schema the backbone cannot decode under: 400, not 500)
+            except ValueError as exc:  # (BadRequest, or what the backbone cannot take)
                 self._send(400, {"error": {"message": f"bad request: {exc}"}})
                 return
             result = self._answer(request)

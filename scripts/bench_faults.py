@@ -4,8 +4,8 @@ SIGKILLs at random instants (also during a resume's own start) followed by `--re
 then Ctrl-C while every request hangs; then every case of the bad-input table (`tests/bad_inputs.py`), one
 process each; then issue 28's attacks (`--only attacks`, `scripts/fault_attacks.py`), each end to end through the
 command as an attacker would: a forged run on a hidden-gold release, a tampered and a copied bundle, a persona_id
-that is a path, a server echoing the API key in its 401 body, deeply nested JSON and YAML, and `serve`'s
-head-of-line latency on the embedded SmolLM2.
+that is a path, a server echoing the API key in its 401 body, deeply nested JSON and YAML, a run on another build
+handed in as the release's (and its build edited), and `serve`'s head-of-line latency on the embedded SmolLM2.
 
 Run: .venv/bin/python scripts/bench_faults.py [--seeds 11] [--share 0.2] [--kills 20] [--only inputs attacks ...]
 Prints the figures of docs/benchmarks.md (runs completed, faults served by kind, errors recorded, tracebacks,

@@ -11,8 +11,14 @@ through the `medmemorybench` command (and `serve` over HTTP), never through test
    the run or on the terminal;
 5. deeply nested JSON in a run's samples, a bundle's `samples.jsonl` and `system.json`, and a `--system` YAML: one
    line, exit 2, and the board still written;
-6. `serve` head-of-line: a 3-token request behind a `max_tokens=600` one on the embedded SmolLM2, then the long
-   request's client hangs up.
+6. deep nesting in the other files the commands read: a run's run.json, summary.json and a stray `{"a": 1}` samples
+   line (`run --resume`, `report`), a build's metadata (`validate`, `run`);
+7. a run on another build (a 1-patient private build of another seed) handed in as the release's, then its build
+   edited to agree with it (`fault_attack_builds.py`): never a ranked row; with `--other_release`, in its own table;
+   the edited build refused;
+8. `serve` head-of-line: a 3-token request behind a `max_tokens=600` one on the embedded SmolLM2, then the long
+   request's client hangs up (`fault_attack_serve.py`, as the next);
+9. `serve` and hostile clients: 50 slow-header connections, a 100,000-input embeddings flood, client mistakes.
 
 Each attack is one row: attack, expected, observed, pass/fail, seconds (`run_attacks` returns them).
 """
@@ -25,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -346,42 +351,38 @@ def deep_nesting(work: Path, public: Path, runs: dict[str, Path]) -> Row:
                            for name, r in reasons.items()), passed, 0)
 
 
-def serve_head_of_line(lead_s: float = 3.0) -> Row:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import bench_serve_fairness as fairness
+def nested_run_files(work: Path, public: Path, runs: dict[str, Path]) -> Row:
+    """The other files the commands read made hostile: a nested run.json and a stray `{"a": 1}` samples line under
+    `run --resume`, a nested summary.json under `report`, nested dataset metadata under `validate` and `run`."""
+    release, seen = public / "medmemorybench", {}
 
-    process, port = fairness.start_server(ROOT)
-    try:
-        fairness.ask(port, fairness.SHORT, 3)  # (warm: the model loaded, the first pass made)
-        connection = socket.create_connection(("127.0.0.1", port))
-        data = fairness.body(fairness.LONG, 600)
-        connection.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                           + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
-        cpu, at = fairness.cpu_s(process.pid), time.monotonic()
-        time.sleep(lead_s)
-        busy = (fairness.cpu_s(process.pid) - cpu) / (time.monotonic() - at)  # (the long one is generating)
-        short_s, tokens, _ = fairness.ask(port, fairness.SHORT, 3)
-        connection.close()
-        idle_s = idle_after(fairness, process, cap_s=30)
-    finally:
-        process.terminate()
-        process.wait(30)
-    passed = busy > 0.5 and short_s < 10 and idle_s <= 1.0
-    return Row("serve head-of-line", "3-token reply within 10 s behind a 600-token one; generation stops within "
-               "1 s of the hang-up",
-               f"long request busy {busy:.2f} core; 3-token reply ({tokens} tokens) in {short_s:.2f} s; after the "
-               f"hang-up idle within {idle_s:.1f} s", passed, 0)
+    def run_copy(name: str) -> Path:
+        folder = work / f"nested-{name}"
+        shutil.copytree(runs["efficient"], folder)
+        return folder
 
+    def resume(folder: Path, data: Path = release) -> subprocess.CompletedProcess:
+        return cli(*run_args(data, folder, "medmemorybench_efficient", "--model", "none", "--resume"))
 
-def idle_after(fairness, process: subprocess.Popen, cap_s: float) -> float:  # noqa: ANN001
-    """Seconds until the server's CPU falls idle (under 20 % of a core over 0.5 s), as bench_serve_fairness reads it."""
-    hung_up = time.monotonic()
-    while time.monotonic() - hung_up < cap_s:
-        before, at = fairness.cpu_s(process.pid), time.monotonic()
-        time.sleep(0.5)
-        if (fairness.cpu_s(process.pid) - before) / (time.monotonic() - at) < 0.2:
-            return time.monotonic() - hung_up
-    return float("inf")
+    (run_copy("header") / "run.json").write_text(DEEP_JSON)
+    seen["run --resume, nested run.json"] = resume(work / "nested-header")
+    with (run_copy("stray") / "samples.jsonl").open("a") as handle:
+        handle.write('{"a": 1}\n')
+    seen["run --resume, a stray {\"a\": 1} line"] = resume(work / "nested-stray")
+    (run_copy("summary") / "summary.json").write_text(DEEP_JSON)
+    seen["report, nested summary.json"] = cli("report", str(work / "nested-summary"))
+    data = work / "nested-data"
+    shutil.copytree(release, data)
+    (data / "medmemorybench.json").write_text('{"fingerprint": ' + DEEP_JSON + "}")
+    seen["validate, nested dataset metadata"] = cli("validate", str(data))
+    seen["run, nested dataset metadata"] = cli(*run_args(data, work / "nested-run", "medmemorybench_efficient",
+                                                         "--model", "none"))
+    passed = all(is_one_line(result) for result in seen.values())
+    return Row("nested run, summary and dataset files", "each one line naming the file, exit 2, no traceback",
+               "; ".join(f"{name}: exit {result.returncode}, {len(errors(result))} line"
+                         + ("" if "Traceback" not in result.stderr else ", TRACEBACK")
+                         + f" ({short(errors(result)[0] if errors(result) else result.stderr[-200:], 70)})"
+                         for name, result in seen.items()), passed, 0)
 
 
 def timed(name: str, attack: Callable[[], Row]) -> Row:
@@ -395,14 +396,18 @@ def timed(name: str, attack: Callable[[], Row]) -> Row:
 
 
 def run_attacks(work: Path) -> list[Row]:
-    """Every attack, in order; the tiny builds and runs they share are made first (two builds side by side). Both
+    """Every attack, in order; the tiny builds and runs they share are made first (three builds side by side). The
     seeds are fixed, so the bench is repeatable: a 1-patient build of a drawn seed can fail validation (a trap
     category no question tests), and the forger never uses the hidden build's seed."""
+    from fault_attack_builds import OTHER_SEED, other_build_run
+    from fault_attack_serve import hostile_clients, serve_head_of_line
+
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     builds = [subprocess.Popen([*CLI, "build", *TINY, *flags, "--output_path", str(work / name)], env=ENV,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-              for name, flags in (("public", ["--seed", "11"]), ("hidden", ["--hidden", "--seed", "1"]))]
+              for name, flags in (("public", ["--seed", "11"]), ("hidden", ["--hidden", "--seed", "1"]),
+                                  ("other", ["--seed", str(OTHER_SEED)]))]
     for build in builds:
         _, stderr = build.communicate()
         if build.returncode != 0:
@@ -413,14 +418,17 @@ def run_attacks(work: Path) -> list[Row]:
         result = cli(*run_args(public / "medmemorybench", runs[name], tasks, "--model", "none"))
         if result.returncode != 0:
             raise RuntimeError(f"run {name} failed: {result.stderr[-400:]}")
-    print(f"attacks: two tiny builds (1 patient, 20 encounters, 3+3 noise sessions, English) and two retrieval-only "
+    print(f"attacks: three tiny builds (1 patient, 20 encounters, 3+3 noise sessions, English) and two retrieval-only "
           f"runs in {time.perf_counter() - started:.0f} s", flush=True)
     attacks = {"forged run on a hidden release": lambda: forged_hidden_run(work, hidden),
                "tampered and copied bundles": lambda: tampered_and_copied(work, public, runs),
                "persona_id as a path": lambda: traversal_ids(work, public),
                "401 body echoing the key": lambda: echoed_secret(work, public),
                "deeply nested JSON / YAML": lambda: deep_nesting(work, public, runs),
-               "serve head-of-line": serve_head_of_line}
+               "nested run, summary and dataset files": lambda: nested_run_files(work, public, runs),
+               "run on another build as if official": lambda: other_build_run(work, public, work / "other", runs),
+               "serve head-of-line": serve_head_of_line,
+               "serve hostile clients": hostile_clients}
     return [timed(name, attack) for name, attack in attacks.items()]
 
 

@@ -248,6 +248,12 @@ CASES: list[Case] = [
     Case("validate: corrupt split", lambda w: (w.split().write_bytes(b"PAR1 not really"),
                                                ["validate", str(w.copy_data())])[1], "checkpoint_10.parquet"),
     Case("validate: a file", lambda w: ["validate", str(w.file("f.txt", "x"))], "f.txt"),
+    # (a metadata file `run` refuses was "valid": `validate` never read it; issue 28 found it nested)
+    Case("validate: metadata nested too deeply", lambda w: (
+        (w.copy_data() / "medmemorybench.json").write_text('{"stats": ' + "[" * 30_000 + "]" * 30_000 + "}"),
+        ["validate", str(w.copy_data())])[1], "medmemorybench.json"),
+    Case("validate: metadata a list", lambda w: ((w.copy_data() / "medmemorybench.json").write_text("[1, 2]"),
+                                                 ["validate", str(w.copy_data())])[1], "medmemorybench.json"),
     Case("audit: folder missing", lambda w: ["audit", str(w.root / "nowhere")], "nowhere"),
     Case("audit: no questions config", lambda w: (shutil.rmtree(w.copy_data() / "questions"),
                                                   ["audit", str(w.copy_data())])[1], "questions"),

@@ -57,6 +57,26 @@ def build_metadata(folder: Path) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+def read_build_metadata(folder: Path) -> dict:
+    """A build folder's `medmemorybench.json`, checked: empty when the folder has none.
+
+    Raises:
+        InputError: naming the file when it is there but not a JSON object (damaged, nested too deeply, a list).
+    """
+    path = Path(folder) / METADATA_FILE
+    if not path.exists():
+        return {}
+    try:
+        meta = loads_json(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not the dataset's metadata JSON ({exc.msg})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not the dataset's metadata JSON ({exc.__class__.__name__})") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{path}: not the dataset's metadata JSON (a JSON {type(meta).__name__}, not an object)")
+    return meta
+
+
 def dataset_source(folder: Path) -> dict | None:
     """The public benchmark a build folder was imported from (`stats.source` of its metadata: name, title, variant,
     version, licence ...), or None for a MedMemoryBench build."""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from medmemorybench.dataset.hidden import is_hidden
-from medmemorybench.dataset.load import build_metadata, dataset_source, find_local, looked_in
+from medmemorybench.dataset.load import build_metadata, dataset_source, find_local, looked_in, read_build_metadata
 from medmemorybench.dataset.schema import METADATA_FILE
 from medmemorybench.errors import InputError, RunFailedError
 from medmemorybench.files import loads_json, write_atomic
@@ -45,12 +45,11 @@ MEMORY_BATCH = 16
 
 def _declared_splits(folder: Path) -> set[str]:
     """The splits the dataset's own metadata lists (empty for a folder without it)."""
-    meta_path = folder / METADATA_FILE
-    try:
-        meta = loads_json(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
-        return {f"checkpoint_{k}" for k in meta.get("stats", {}).get("questions_by_checkpoint", {})}
-    except (json.JSONDecodeError, AttributeError):
-        raise InputError(f"{meta_path}: not the dataset's metadata JSON") from None
+    stats = read_build_metadata(folder).get("stats", {})
+    by_checkpoint = stats.get("questions_by_checkpoint", {}) if isinstance(stats, dict) else None
+    if not isinstance(by_checkpoint, dict):
+        raise InputError(f"{folder / METADATA_FILE}: not the dataset's metadata JSON")
+    return {f"checkpoint_{k}" for k in by_checkpoint}
 
 
 def task_splits(folder: Path, task: TaskConfig, only: list[int] | None, declared: set[str]) -> list[str]:

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from medmemorybench.errors import MedMemoryBenchError
+from medmemorybench.files import load_yaml, safe_yaml_loader
 from medmemorybench.questions.spec import type_codes
 from medmemorybench.resources import prompts_dir, tasks_dir
 
@@ -151,8 +152,9 @@ class GroupConfig(BaseModel):
     source_file: str = ""
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML's safe loader, reading lm-eval's `!function module.name` tag as its text (never importing it)."""
+class _Loader(safe_yaml_loader()):  # type: ignore[misc]
+    """YAML's safe loader, reading lm-eval's `!function module.name` tag as its text (never importing it); libyaml's
+    where PyYAML has it (a run resolves its tasks several times; pure-Python parsing was most of that)."""
 
 
 _Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
@@ -163,7 +165,7 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     if path in seen:
         raise TaskConfigError(f"{path}: include: cycle through {' -> '.join(p.name for p in seen)}")
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        raw = load_yaml(path.read_text(encoding="utf-8"), _Loader)
     except FileNotFoundError:
         raise TaskConfigError(f"{seen[-1] if seen else path}: include: file '{path.name}' does not exist") from None
     except yaml.YAMLError as exc:

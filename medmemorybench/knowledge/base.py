@@ -16,6 +16,7 @@ from medmemorybench.knowledge.models import (
     DietHabit,
     Drug,
     DrugClass,
+    DrugRedFlag,
     EconomicProfile,
     Gists,
     HistoryCondition,
@@ -24,6 +25,7 @@ from medmemorybench.knowledge.models import (
     Lab,
     MedicationPreference,
     Misdiagnosis,
+    MoodScreen,
     PatientRule,
     People,
     RelativeTemplate,
@@ -66,6 +68,8 @@ class KnowledgeBase:
     """Clinical scores findings state (scores.yaml)."""
     unit_words: dict[str, UnitWords] = field(default_factory=dict)
     """How units are said per language where not as written (units.yaml)."""
+    mood_screen: MoodScreen | None = None
+    """When mood is assessed and what a positive screen calls for (patient_rules.yaml `mood_screen`)."""
     memo: dict = field(default_factory=dict, compare=False, repr=False)
     """Derived indexes computed once per loaded base by the modules that need them (never data)."""
 
@@ -108,6 +112,17 @@ class KnowledgeBase:
                 for drug in one:
                     partners.setdefault(drug, []).extend((other, rule) for other in sorted(others) if other != drug)
         return partners
+
+    @cached_property
+    def drug_red_flags(self) -> dict[str, DrugRedFlag]:
+        """The illnesses' drug red flags by the harm they warn of (one flag for agranulocytosis, whether a fever with
+        pleuritic pain or a sore throat tells it; `validate` keeps one flag per harm)."""
+        flags: dict[str, DrugRedFlag] = {}
+        for illness in self.illnesses.values():
+            for symptom in illness.symptoms:
+                if symptom.drug_red_flag is not None:
+                    flags.setdefault(symptom.drug_red_flag.toxicity, symptom.drug_red_flag)
+        return flags
 
     def interaction_effect(self, rule: Interaction, one: str, other: str) -> Text:
         """What an interaction does between two drugs (keys): the first of its `by_partner` effects that names

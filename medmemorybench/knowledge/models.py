@@ -163,6 +163,10 @@ class Code(_Record):
 # --- catalogue: labs, drug classes, drugs ---------------------------------------------------------
 
 
+NOISE_TRUNCATION = 2.0
+"""A measurement's noise is cut at this many standard deviations (its `cv`), so that changes stay bounded."""
+
+
 class Kinetics(_Record):
     """How fast a lab can change and how often it is measured: what keeps simulated values physiological."""
 
@@ -176,6 +180,11 @@ class Kinetics(_Record):
     """Coefficient of variation of a single measurement (within-person biological plus analytical), a fraction."""
     source: str
     """Where the figures come from."""
+
+    @property
+    def spread(self) -> float:
+        """The largest share of its true value a single measurement's noise can move a result by."""
+        return NOISE_TRUNCATION * self.cv
 
 
 class Lab(_Record):
@@ -211,6 +220,9 @@ class Lab(_Record):
     None: the effect's own `lab_delta` is the whole change."""
     harm_above: float | None = None
     """The level a drug harm that raises this lab takes it above (hyperkalaemia: potassium > 5.5)."""
+    positive_at: float | None = None
+    """(A screening questionnaire.) A score at or above this is a positive screen (PHQ-9 >= 10: a likely depressive
+    episode); one below it shows no condition the questionnaire screens for."""
     grades: Grading | None = None
     """The words a finding uses for a value's grade (`{grade:<lab>}`: "severe", "moderately increased
     albuminuria (A2)"), where the lab has a graded reading."""
@@ -450,6 +462,14 @@ class AdverseEffect(_Record):
     low blood sugar, a slow pulse, low pressure, high potassium, drowsiness), stop it otherwise."""
     advice: str | None = None
     """Advice key (diet.yaml `advice`) given the day it is acted on (sleep attacks: no driving until they stop)."""
+    idiosyncratic: bool = False
+    """An idiosyncratic reaction of this drug (sulfasalazine's blood dyscrasia: the sulfapyridine moiety's, not a
+    dose-related marrow suppression): it bars the drug, not every drug that can do the same harm another way."""
+
+    @property
+    def bars_kind(self) -> Toxicity | None:
+        """The kind of harm every drug of which is avoided once the drug is stopped for it (see `toxicity`)."""
+        return None if self.idiosyncratic else self.toxicity
 
     @property
     def is_dose_related(self) -> bool:
@@ -842,6 +862,21 @@ class EconomicProfile(_Record):
     """Where the figures come from."""
 
 
+class RiskFactors(_Record):
+    """Things of a patient that each add to one harm's risk (what lowers the seizure threshold bupropion lowers
+    further), counted: a rule binds where at least `at_least` of them are present."""
+
+    conditions: list[str] = Field(default_factory=list)
+    """Condition or history-condition keys (a past stroke)."""
+    habits: list[str] = Field(default_factory=list)
+    """Diet habit keys (diet.yaml `habits`: heavy nightly drinking)."""
+    taking: list[str] = Field(default_factory=list)
+    """Drug or class keys being taken (a drug that lowers the threshold too, or one that raises the drug's level);
+    each drug taken counts once."""
+    at_least: int = Field(ge=1)
+    """How many of them bind the rule."""
+
+
 class RuleWhen(_Record):
     """Which patients a patient rule binds; every field given must hold."""
 
@@ -855,10 +890,13 @@ class RuleWhen(_Record):
     """Kidney function (eGFR) below which it applies."""
     conditions: list[str] = Field(default_factory=list)
     """Condition or history-condition keys: it applies to a patient with any of them."""
+    risk_factors: RiskFactors | None = None
+    """Risk factors it applies at, counted (`RiskFactors.at_least`)."""
 
 
 class PatientRule(_Record):
-    """A prescribing rule that binds some patients beyond their six trap facts (age, kidneys, sex, diseases)."""
+    """A prescribing rule that binds some patients beyond their six trap facts (age, kidneys, sex, diseases, risk
+    factors counted)."""
 
     key: str
     """Identifier (named in `show` and in failures)."""
@@ -902,6 +940,69 @@ class RenalBaseline(_Record):
     """Reference."""
 
 
+class MoodReferral(_Record):
+    """What a positive mood screen is referred to, by how high the score is (and by a condition on record)."""
+
+    at: float
+    """The score from which it applies."""
+    conditions: list[str] = Field(default_factory=list)
+    """Condition or history-condition keys on record it is for (none: anyone); one naming a condition goes before one
+    that does not."""
+    advice: str
+    """Advice key said: the referral, with what it offers."""
+
+
+class MoodStrain(_Record):
+    """How strain a patient voices moves the questionnaire where their condition does not follow it."""
+
+    delta: tuple[float, float]
+    """Points it adds (drawn): a few weeks of strain told as feeling low, flat or in tears scores in the mild to
+    moderate range, not as a patient with no complaint."""
+    built_days: int = Field(ge=0)
+    """Days before the visit it has built up over ("a rough few weeks"), where no score on record is more recent."""
+    lasts_days: tuple[int, int]
+    """Days it lasts from then (drawn)."""
+    source: str
+
+
+class MoodScreen(_Record):
+    """When the doctor assesses mood with the questionnaire the base has, and what a positive screen calls for."""
+
+    lab: str
+    """The questionnaire's lab key (PHQ-9); its `positive_at` is the threshold, its `min_interval_days` its recall
+    period (a score of the last two weeks stands for a visit's own)."""
+    voiced_kinds: list[str]
+    """Visit kinds where the patient voices low mood, strain or feeling down: assessed that visit."""
+    symptoms: list[str]
+    """Symptom or complication keys that are low mood or loss of interest: assessed the visit they are told."""
+    review_conditions: list[str]
+    """Condition or history-condition keys whose review visits assess mood with a score."""
+    review_kinds: list[str]
+    """Visit kinds that review the condition."""
+    risk_complications: list[str]
+    """Complications that are thoughts of self-harm: a positive screen with one on record gets `crisis_advice`."""
+    safety_net_advice: str
+    """Advice key for a positive screen with no thoughts of self-harm on record: the self-harm question asked, a safety
+    net, and the review."""
+    crisis_advice: str
+    """Advice key where thoughts of self-harm are on record."""
+    follow_up_days: int
+    """A positive screen is seen again with a new score this many days on (the first visit from then): no sooner than
+    the questionnaire's recall period allows a new score."""
+    referrals: list[MoodReferral] = Field(min_length=1)
+    """What a positive screen is referred to, by score: said at the first positive screen of an episode (since the last
+    negative one), and again where a higher score calls for another."""
+    strain: MoodStrain
+    """How voiced strain moves the score of a patient whose condition does not follow it."""
+    source: str
+
+    def referral(self, score: float, conditions: set[str]) -> MoodReferral | None:
+        """The referral a score calls for with these conditions on record: one naming a condition on record first, else
+        the highest band reached (None: below every band)."""
+        reached = [r for r in self.referrals if score >= r.at and (not r.conditions or set(r.conditions) & conditions)]
+        return max(reached, key=lambda r: (bool(r.conditions), r.at), default=None)
+
+
 # --- conditions ---------------------------------------------------------------------------------
 
 
@@ -918,6 +1019,12 @@ class DrugRedFlag(_Record):
     known, given back when none is below its `harm_below`, stopped when one is."""
     advice: str
     """Advice key said that visit: why the count, and what to do if it happens again."""
+    recheck_days: int = Field(ge=1)
+    """A count below its `harm_below` (or a drug stopped for the harm before one was) is repeated, every lab, this
+    many days on, and again until none is below its reference range: a low count is followed until it recovers."""
+    recovering_advice: str
+    """Advice key said where the symptom is told with no such drug taken but the count not yet shown to recover (a
+    drug stopped for a low white count weeks ago, no count since): the count is taken that day all the same."""
     source: str
     """Reference."""
 
@@ -925,6 +1032,11 @@ class DrugRedFlag(_Record):
         """Whether a patient taking `drug` who tells this symptom is acted on that day."""
         return self.toxicity in drug.toxicities or any(
             e.toxicity == self.toxicity or e.key in self.effects for e in drug.adverse_effects)
+
+    def is_harm(self, drug: Drug, effect: str) -> bool:
+        """Whether `drug`'s adverse effect `effect` is the harm this flag warns of (a stop for it opens a recheck)."""
+        return effect in self.effects or any(e.key == effect and e.toxicity == self.toxicity
+                                             for e in drug.adverse_effects)
 
 
 class Symptom(_Record):
@@ -965,6 +1077,10 @@ class Misdiagnosis(_Record):
     findings: list[LabRange] = Field(default_factory=list)
     """Results that made it look right, measured at the visit where it is made (none diagnostic of the true
     condition)."""
+    screened_with: list[str] = Field(default_factory=list)
+    """Screening questionnaires of the true condition taken before it is made (a PHQ-9 before fatigue, poor sleep or
+    strain are called burn-out: NICE NG222 1.2); each an `emerges` lab of the condition, so it reads below the
+    screen's threshold then."""
 
 
 class DiagnosticTest(_Record):
@@ -1004,8 +1120,31 @@ class Monitored(_Record):
     diagnostic: bool = False
     """An abnormal value reveals the true diagnosis: first measured at the diagnostic work-up, never in the
     misdiagnosis phase."""
+    emerges: bool = False
+    """(A diagnostic screening questionnaire, `Lab.positive_at`.) The episode declares itself: the score holds its
+    onset value, below the screen's threshold, until the misdiagnosis is made (the symptoms building: the somatic
+    items score, the core ones not yet), rises to its untreated value from the next day, and the turning point waits
+    until it is past the threshold. A screen in the misdiagnosis phase (`Misdiagnosis.screened_with`) reads below it,
+    and the one taken when the core symptoms are told, at the turning point, above it."""
     source: str
     """Where the figures come from."""
+
+    def is_on_track(self, value: float, previous: float | None, cv: float,
+                    goal: tuple[float, float] | None = None) -> bool:
+        """Whether a reading bears out "it's working": inside the range treatment aims for (`goal`, default
+        `treated`) and no further toward the untreated range than the reading before by more than one
+        measurement's variation (`cv`, a share of that reading: an MDS-UPDRS of 20 after 15 is in range but
+        worse), or outside it but nearer than the reading before (a PHQ-9 of 11 after 15)."""
+        low, high = goal or self.treated
+        rising = sum(self.untreated) > sum(self.treated)  # (the disease pushes it up: HbA1c, a symptom score)
+
+        def off(v: float) -> float:
+            return max(low - v, v - high, 0.0)
+
+        if previous is None:
+            return off(value) == 0
+        worse = (value - previous if rising else previous - value) > cv * abs(previous)
+        return (off(value) == 0 and not worse) or off(value) < off(previous)
 
 
 class Indication(_Record):
@@ -1259,6 +1398,9 @@ class Stressor(_Record):
     husband anywhere in the year)."""
     lives_alone: bool = False
     """Said only by a patient who lives on their own ("the flat is silent")."""
+    after_admission: bool = False
+    """Said only once a hospital admission is on record ("after the last admission I panic every time my ankles
+    swell": the seed-53 read heard it seven weeks before the first admission)."""
 
 
 class DiseaseGroup(_Record):
@@ -1271,6 +1413,20 @@ class DiseaseGroup(_Record):
     """Group identifier."""
     name: Text
     """Group name."""
+
+
+class Restart(_Record):
+    """How soon the disease's care goes on after its last control drug ends (stopped, or a course or taper finished):
+    by `within_days`, the next maintenance step starts (ECCO 2022 and BSG 2019 in ulcerative colitis; Euro-Lupus
+    in lupus nephritis). See `docs/simulation.md`, `restart_after_stop`."""
+
+    within_days: int = Field(ge=1)
+    """Days after the last control drug ends by which the next maintenance drug is started."""
+    steps: list[str] = Field(min_length=1)
+    """Care-step keys whose drugs control the disease (a drug of one of them taken: the disease is treated), in the
+    order the restart tries them; the restart starts a long-term candidate, never a course (a maintenance drug)."""
+    source: str
+    """The guideline the limit comes from."""
 
 
 class Condition(_Record):
@@ -1315,8 +1471,36 @@ class Condition(_Record):
     diagnosis_advice: str | None = None
     """Advice key the doctor gives at the diagnosis visit, whatever else is done (Parkinson's: driving and the
     licensing authority, NICE NG71)."""
+    restart: Restart | None = None
+    """How soon care goes on after the last control drug ends; None: no limit the guideline followed sets."""
     source: str
     """Guideline(s) the condition follows."""
+
+    def goal(self, lab: str, step: CareStep | None = None) -> tuple[float, float]:
+        """The range treatment aims `lab` at: the step's own target where it has one, else the treated range."""
+        if step is not None and lab in step.targets:
+            return step.targets[lab]
+        return next(m.treated for m in self.monitored if m.lab == lab)
+
+    def is_short_of_goal(self, lab: str, value: float, step: CareStep | None = None) -> bool:
+        """Whether a value is still on the disease's side of its goal (above it for a lab the disease raises, below
+        it for one it lowers): the one reading of "not controlled" that the engine's step-ups and the
+        `untreated_after_stop` check both use."""
+        low, high = self.goal(lab, step)
+        monitored = next(m for m in self.monitored if m.lab == lab)
+        rising = sum(monitored.untreated) > sum(monitored.treated)
+        return value > high if rising else value < low
+
+    @property
+    def activity_labs(self) -> list[str]:
+        """The labs that say whether the disease is active: the marker each control step (`restart.steps`) is
+        titrated on (colitis: Mayo score, faecal calprotectin)."""
+        steps = [s for s in self.care_path if self.restart is not None and s.key in self.restart.steps]
+        return list(dict.fromkeys(s.titrate_on or s.moves[0] for s in steps if s.titrate_on or s.moves))
+
+    def is_active(self, latest: dict[str, float]) -> bool:
+        """Whether the disease is active on these latest values (lab -> value): any activity lab short of goal."""
+        return any(self.is_short_of_goal(lab, latest[lab]) for lab in self.activity_labs if lab in latest)
 
     @field_validator("care_path")
     @classmethod

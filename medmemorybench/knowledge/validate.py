@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medmemorybench.knowledge.findings import DAYS, KINDS, LANGUAGES, labs_named, placeholders
-from medmemorybench.knowledge.models import KNOWN_UNITS, SERIOUS_EFFECTS, DrawnValue, LabRange, ScoreCriterion, Text
+from medmemorybench.knowledge.models import (
+    KNOWN_UNITS,
+    SERIOUS_EFFECTS,
+    CareStep,
+    Condition,
+    DrawnValue,
+    LabRange,
+    Monitored,
+    ScoreCriterion,
+    Text,
+)
 
 if TYPE_CHECKING:
     from medmemorybench.knowledge.base import KnowledgeBase
@@ -300,6 +310,15 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         for key in rule.when.conditions:
             if key not in kb.conditions and key not in kb.history_conditions:
                 errors.append(f"{where}: when.conditions: unknown condition '{key}'")
+        factors = rule.when.risk_factors
+        if factors is not None:
+            errors += [f"{where}: when.risk_factors.conditions: unknown condition '{key}'" for key in factors.conditions
+                       if key not in kb.conditions and key not in kb.history_conditions]
+            errors += [f"{where}: when.risk_factors.habits: unknown habit '{key}'" for key in factors.habits
+                       if key not in kb.habits]
+            _check_refs(where, "when.risk_factors.taking", factors.taking, kb, errors)
+            if factors.at_least > len(factors.conditions) + len(factors.habits) + len(kb.expand(factors.taking)):
+                errors.append(f"{where}: when.risk_factors.at_least is more than the factors listed")
         if (rule.level == "max_dose") != (rule.max_daily_dose is not None):
             errors.append(f"{where}: max_daily_dose goes with level max_dose, and only with it")
         if rule.frequency is not None and rule.level != "max_dose":
@@ -418,6 +437,7 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                                       f"unknown drug or class '{gone}'")
                 errors += _taper_problems(f"{where}: care_path.{step.key}.candidates.{candidate.drug}", candidate,
                                           kb)
+        errors += _restart_problems(where, cond, steps, kb)
         complications = {comp.key for comp in cond.complications}
         for step in cond.care_path:
             at = f"{where}: care_path.{step.key}"
@@ -455,6 +475,11 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                     errors.append(f"{where}: misdiagnoses.findings: '{finding.lab}' is diagnostic of the true "
                                   "condition, so it cannot support the misdiagnosis")
                 _check_range(where, f"misdiagnoses.findings.{finding.lab}", finding.range, errors)
+            errors += [f"{where}: misdiagnoses.screened_with: '{lab}' is not a monitored lab that emerges"
+                       for lab in mis.screened_with if not any(m.lab == lab and m.emerges for m in cond.monitored)]
+        for mon in cond.monitored:
+            if mon.emerges:
+                errors += _emerging_errors(kb, f"{where}: monitored.{mon.lab}", mon)
         for advice in [*cond.lifestyle_advice, *([cond.counselling_advice] if cond.counselling_advice else []),
                        *([cond.diagnosis_advice] if cond.diagnosis_advice else [])]:
             if advice not in kb.advice:
@@ -509,6 +534,19 @@ def _check_drug_completeness(kb: KnowledgeBase, errors: list[str]) -> None:
                     errors.append(f"{where}: dose: {dose:g} {spec.unit} cannot be made from the {form.release}-release "
                                   f"{form.form} strengths {sorted(set(strengths))}; give a `ladder` of real doses")
                     break
+
+
+def _restart_problems(where: str, cond: Condition, steps: dict[str, CareStep], kb: KnowledgeBase) -> list[str]:
+    """A restart names steps of the condition, and one of them has a long-term candidate to restart with."""
+    if cond.restart is None:
+        return []
+    errors = [f"{where}: restart.steps: '{key}' is not a step of this condition"
+              for key in cond.restart.steps if key not in steps]
+    long_term = [c for key in cond.restart.steps if key in steps for c in steps[key].candidates
+                 if c.drug in kb.drugs and (c.regimen or kb.drugs[c.drug].regimen) == "chronic"]
+    if not long_term:
+        errors.append(f"{where}: restart.steps: no long-term candidate to restart with (a course is no maintenance)")
+    return errors
 
 
 def check_completeness(kb: KnowledgeBase) -> list[str]:
@@ -620,6 +658,14 @@ def _check_people(kb: KnowledgeBase, errors: list[str]) -> None:
 
 
 def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
+    flags = {s.drug_red_flag.toxicity: [] for i in kb.illnesses.values() for s in i.symptoms if s.drug_red_flag}
+    for illness in kb.illnesses.values():
+        for symptom in illness.symptoms:
+            if symptom.drug_red_flag is not None and symptom.drug_red_flag not in flags[symptom.drug_red_flag.toxicity]:
+                flags[symptom.drug_red_flag.toxicity].append(symptom.drug_red_flag)
+    errors += [f"intercurrent.yaml: drug_red_flag: {len(same)} different flags warn of '{toxicity}' (one per harm: its "
+               "count is followed the same way whichever symptom tells it)" for toxicity, same in flags.items()
+               if len(same) > 1]
     for illness in kb.illnesses.values():
         where = f"intercurrent.yaml: {illness.key}"
         if not ICD11_CODE.match(illness.icd11):
@@ -634,8 +680,13 @@ def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
                 continue
             at = f"{where}: symptoms.{symptom.key}.drug_red_flag"
             errors += [f"{at}: labs: unknown lab '{lab}'" for lab in flag.labs if lab not in kb.labs]
-            if flag.advice not in kb.advice:
-                errors.append(f"{at}: advice: unknown advice '{flag.advice}'")
+            errors += [f"{at}: {name}: unknown advice '{key}'" for name, key in
+                       (("advice", flag.advice), ("recovering_advice", flag.recovering_advice)) if key not in kb.advice]
+            errors += [f"{at}: labs: '{lab}' has no harm_below to call a count low" for lab in flag.labs
+                       if lab in kb.labs and kb.labs[lab].harm_below is None]
+            errors += [f"{at}: recheck_days: {flag.recheck_days} is sooner than {lab}'s min_interval_days"
+                       for lab in flag.labs if lab in kb.labs and (k := kb.labs[lab].kinetics) is not None
+                       and flag.recheck_days < k.min_interval_days]
             if not any(flag.warns_of(drug) for drug in kb.drugs.values()):
                 errors.append(f"{at}: warns of no drug (toxicity '{flag.toxicity}', effects {flag.effects})")
         _check_range(where, "age", illness.age, errors)
@@ -764,6 +815,50 @@ def _check_aliases(kb: KnowledgeBase, errors: list[str]) -> None:
                     errors.append(f"aliases.yaml: {section}.{key}: '{alias}' also names {', '.join(others)}")
 
 
+def _emerging_errors(kb: KnowledgeBase, where: str, mon: Monitored) -> list[str]:
+    """A score that emerges at the turning point is a diagnostic screen whose onset reads below its threshold whatever
+    the measurement's noise, and whose untreated value reads above it."""
+    lab = kb.labs.get(mon.lab)
+    if lab is None or lab.positive_at is None or lab.kinetics is None or not mon.diagnostic:
+        return [f"{where}: emerges: only a diagnostic lab with a positive_at (a screening questionnaire) emerges"]
+    spread = lab.kinetics.spread
+    errors = []
+    if mon.onset[1] * (1 + spread) >= lab.positive_at:
+        errors.append(f"{where}: onset {mon.onset[1]:g} can read {mon.onset[1] * (1 + spread):.1f}, at or above the "
+                      f"screen's threshold {lab.positive_at:g}")
+    if mon.untreated[0] * (1 - spread) < lab.positive_at:
+        errors.append(f"{where}: untreated {mon.untreated[0]:g} can read {mon.untreated[0] * (1 - spread):.1f}, "
+                      f"below the screen's threshold {lab.positive_at:g}: the turning point could never come")
+    return errors
+
+
+def _check_mood_screen(kb: KnowledgeBase, errors: list[str]) -> None:
+    """The mood screen's questionnaire, advice, conditions and symptoms exist, and its review can take a new score."""
+    rule = kb.mood_screen
+    if rule is None:
+        return
+    where = "patient_rules.yaml: mood_screen"
+    lab = kb.labs.get(rule.lab)
+    if lab is None or lab.positive_at is None or lab.kinetics is None:
+        errors.append(f"{where}: lab: '{rule.lab}' is not a screening questionnaire with a positive_at")
+    elif rule.follow_up_days < lab.kinetics.min_interval_days:
+        errors.append(f"{where}: follow_up_days {rule.follow_up_days} is sooner than {rule.lab}'s min_interval_days: "
+                      "the review could not take a new score")
+    advice = [rule.safety_net_advice, rule.crisis_advice, *(r.advice for r in rule.referrals)]
+    errors += [f"{where}: unknown advice '{key}'" for key in advice if key not in kb.advice]
+    errors += [f"{where}: unknown condition '{key}'" for key in
+               [*rule.review_conditions, *(c for r in rule.referrals for c in r.conditions)]
+               if key not in kb.conditions and key not in kb.history_conditions]
+    named = {s.key for c in kb.conditions.values() for s in c.symptoms} | \
+        {c.key for cond in kb.conditions.values() for c in cond.complications}
+    errors += [f"{where}: unknown symptom or complication '{key}'"
+               for key in sorted(set(rule.symptoms + rule.risk_complications) - named)]
+    if lab is not None and lab.positive_at is not None and min(r.at for r in rule.referrals) > lab.positive_at:
+        errors.append(f"{where}: referrals: a positive screen at {lab.positive_at} has no referral")
+    _check_range(where, "strain.delta", rule.strain.delta, errors)
+    _check_range(where, "strain.lasts_days", rule.strain.lasts_days, errors)
+
+
 def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     """Every reference resolves, codes are well formed, units known, ranges sane.
 
@@ -784,4 +879,5 @@ def check_references(kb: KnowledgeBase, data_dir: Path) -> list[str]:
     _check_units(kb, errors)
     _check_gists(kb, errors)
     _check_aliases(kb, errors)
+    _check_mood_screen(kb, errors)
     return errors

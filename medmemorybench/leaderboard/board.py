@@ -286,7 +286,7 @@ def load_board(results: Path, *, samples_link: Callable[[str], str] | None = Non
         bundle_id = folder.relative_to(results).as_posix()
         try:
             if place.build is not None and place.against is not None and place.build not in facts:
-                facts[place.build] = release_facts(place.against)
+                facts[place.build] = _other_build_facts(folder, place.against)
             summary, system, manifest = read_bundle(folder, place.against, sealed if place.on_release else None)
         except InputError as exc:
             left_out.append(str(exc))
@@ -316,6 +316,18 @@ def load_board(results: Path, *, samples_link: Callable[[str], str] | None = Non
     return Board(types=types, rows=rows + reference_rows(), paradigms=dict(systems.paradigms), left_out=left_out,
                  paper=systems.paper.model_dump(), rescored=verify_with is not None, other_rows=other_rows,
                  release=release, other_builds=[build for build in other_builds if build.rows])
+
+
+def _other_build_facts(folder: Path, build: Path) -> ReleaseFacts:
+    """The facts of the other build a bundle at `folder` ran on, read from its rows.
+
+    Raises:
+        InputError: naming the bundle (which is left out) when the build's rows are not the build as built.
+    """
+    try:
+        return release_facts(build)
+    except InputError as exc:
+        raise InputError(f"{folder}: not shown: the build it ran on (--other_release) is refused: {exc}") from None
 
 
 def _best_first(rows: list[BoardRow]) -> list[BoardRow]:

@@ -1,19 +1,26 @@
 """JSON-schema constrained decoding for the transformers backbone, with xgrammar (the engine vLLM uses).
 
-A schema is compiled once per tokenizer and reused; each `generate()` call needs a fresh logits processor
-(xgrammar's matchers keep per-call state). The grammar fixes the syntax only: a model that loops inside a
-string or a list still runs to `max_tokens`, so callers should bound lists and strings (`maxItems`,
-`maxLength`) in the schemas they send.
+A schema is compiled once per tokenizer and reused (the `MAX_GRAMMARS` most recently used are kept); each
+`generate()` call needs a fresh logits processor (xgrammar's matchers keep per-call state). The grammar fixes the
+syntax only: a model that loops inside a string or a list still runs to `max_tokens`, so callers should bound lists
+and strings (`maxItems`, `maxLength`) in the schemas they send. A schema xgrammar cannot compile is a ValueError
+with its reason (`serve` answers it with a 400 before the request joins a batch).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
+from collections import OrderedDict
 from typing import Any
 
 from medmemorybench.errors import InputError
 
+MAX_GRAMMARS = 256
+"""Compiled grammars kept (about 0.3 MB each for SmolLM2's vocabulary, measured): a client sending a new schema with
+every request to `serve` would otherwise grow the server without bound."""
+_XGRAMMAR_PREFIX = re.compile(r"^\[[^\]]*\] \S+:\d+: ")
 INSTALL = "pip install --no-deps xgrammar==0.2.9 apache-tvm-ffi==0.1.15.post2  (triton is needed on GPU only)"
 
 
@@ -28,15 +35,26 @@ class JsonConstraint:
         self._xgr, self._vocab_size = xgrammar, vocab_size
         info = xgrammar.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)
         self._compiler = xgrammar.GrammarCompiler(info)
-        self._compiled: dict[str, Any] = {}
+        self._compiled: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
 
     def _grammar(self, schema: dict) -> Any:
         key = json.dumps(schema, sort_keys=True)
         with self._lock:
             if key not in self._compiled:
-                self._compiled[key] = self._compiler.compile_json_schema(key, any_whitespace=False)
+                try:
+                    self._compiled[key] = self._compiler.compile_json_schema(key, any_whitespace=False)
+                except RuntimeError as exc:  # (xgrammar: "[time] file.cc:line: what is wrong")
+                    reason = _XGRAMMAR_PREFIX.sub("", str(exc).strip()) or "refused by xgrammar"
+                    raise ValueError(f"the JSON schema cannot be decoded under: {reason}") from None
+                while len(self._compiled) > MAX_GRAMMARS:  # (the least recently used goes; a running row keeps its)
+                    self._compiled.popitem(last=False)
+            self._compiled.move_to_end(key)
             return self._compiled[key]
+
+    def check(self, schema: dict) -> None:
+        """Raise ValueError saying why `schema` cannot be decoded under (compiled here, and kept for the request)."""
+        self._grammar(schema)
 
     def logits_processor(self, schemas: list[dict]) -> Any:
         """A processor for one `generate()` call over a batch, a schema per row."""

@@ -161,6 +161,11 @@ class Backbone(ABC):
         """Requests whose keys are equal may start a `generate_slice` together (the default: any)."""
         return None
 
+    def check_request(self, request: ChatRequest) -> None:
+        """Raise ValueError saying why this backbone cannot take `request` (a JSON schema it cannot decode under),
+        so a server refuses it before it joins a batch; the default takes every request."""
+        return None
+
     def generate_slice(self, generations: Sequence[Generation], should_pause: Callable[[int], bool]) -> None:
         """Advance generations that started together (or continue ones that paused together): each either
         finishes (`Generation.finish`, as soon as it is done, while the others go on) or pauses, keeping its tokens
@@ -195,6 +200,9 @@ class WrappingBackbone(Backbone):
 
     def identity(self) -> dict:
         return self.inner.identity()
+
+    def check_request(self, request: ChatRequest) -> None:
+        self.inner.check_request(request)
 
 
 class RetrievalOnly(Backbone):

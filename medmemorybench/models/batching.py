@@ -91,9 +91,10 @@ class FairBatcher(MicroBatcher):
     """Batches that do not hold each other up: requests arriving together start as one cohort (up to `max_batch`,
     of one `Backbone.batch_key`); the cohort with the fewest tokens left runs, and pauses between decoding steps
     (keeping its KV cache) when a request arrives that needs fewer tokens than it has left, so a 3-token request
-    is not held behind a 600-token one. A cohort member that finishes is answered at once; one whose client has
-    gone is dropped before it starts or stopped within a step. On a backbone that cannot pause (the default
-    `Backbone.generate_slice`) each cohort is generated whole, as in `MicroBatcher`."""
+    is not held behind a 600-token one. A running cohort takes no newcomers; requests waiting for one start together
+    (cohorts not yet started are formed again with each arrival). A cohort member that finishes is answered at once;
+    one whose client has gone is dropped before it starts or stopped within a step. On a backbone that cannot pause
+    (the default `Backbone.generate_slice`) each cohort is generated whole, as in `MicroBatcher`."""
 
     def __init__(self, backbone: Backbone, max_batch: int = 16, batch_window_ms: float = 20.0,
                  slice_tokens: int = SLICE_TOKENS) -> None:
@@ -110,13 +111,17 @@ class FairBatcher(MicroBatcher):
             else:
                 self._gather(self._waiting, self.max_batch)
             cohorts = [live for live in ([g for g in c if not g.finish_if_cancelled()] for c in cohorts) if live]
-            cohorts += self._cohorts([g for g in self._waiting if not g.finish_if_cancelled()])
+            # (cohorts not yet started are grouped again with the newcomers: requests that waited apart start
+            # together; a started cohort holds its KV cache and cannot take new rows)
+            started = [c for c in cohorts if _is_started(c)]
+            queued = [g for c in cohorts if not _is_started(c) for g in c]
+            cohorts = started + self._cohorts(queued + [g for g in self._waiting if not g.finish_if_cancelled()])
             self._waiting = []
             if not cohorts:
                 continue
             current = min(cohorts, key=_tokens_left)
             cohorts.remove(current)
-            paused = sum(1 for c in cohorts if c[0].state is not None)
+            paused = sum(1 for c in cohorts if _is_started(c))
             self._run(current, self._pause_rule(current, paused))
             self.batches += 1
             rest = [g for g in current if not g.finished.is_set()]
@@ -172,6 +177,11 @@ class FairBatcher(MicroBatcher):
 
 def _tokens_left(cohort: list[Generation]) -> int:
     return max(g.remaining_tokens for g in cohort)
+
+
+def _is_started(cohort: list[Generation]) -> bool:
+    """Whether the cohort has generated (it is paused, holding the backbone's state)."""
+    return any(g.state is not None or g.token_ids for g in cohort)
 
 
 class BatchingBackbone(WrappingBackbone):

@@ -139,6 +139,17 @@ class HFBackbone(Backbone):
     def batch_key(self, request: ChatRequest) -> Hashable:
         return (request.temperature, request.seed if request.temperature > 0 else None)  # (one sampler per batch)
 
+    def check_request(self, request: ChatRequest) -> None:
+        """ValueError when the request's schema (its own, or its tools' call schema) cannot be decoded under."""
+        schema = as_constrained(request).response_schema
+        if schema is None:
+            return
+        try:
+            constraint = self.constraint()
+        except InputError:  # (xgrammar is not installed: the server's own lack, reported when it generates)
+            return
+        constraint.check(schema)
+
     def generate_slice(self, generations: Sequence[Generation], should_pause: Callable[[int], bool]) -> None:
         """Pausable generation (`_hf_cohort.py`): a paused cohort keeps its KV cache, so greedy output is the same
         token for token as one uninterrupted `generate`."""

@@ -15,7 +15,7 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import CareStep, Illness
+from medmemorybench.knowledge.models import CareStep, Illness, PatientRule
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.phrasing import Phrasing
@@ -102,6 +102,10 @@ class Ruling(NamedTuple):
     """The drugs they take that bar it (a long-standing one told as a trap fact is among `traps` instead)."""
     permitted: bool
     """No rule bars it (cautions and dose caps aside)."""
+    rules: tuple[str, ...] = ()
+    """The patient rules that bar it whose deciding fact the records state by the checkpoint (an eGFR measured below
+    the rule's threshold, `stated_rules`): a right reason beside the disclosed facts, though alone they do not make a
+    question (`allowed` stays None)."""
 
 
 _FORMULATION = ("release", "acting", "depot", "injection", "patch", "cream", "gel", "spray", "inhaler", "drops",
@@ -395,7 +399,19 @@ class FactFinder:
         """Every disclosed fact and drug taken that bars a drug, as alternatives: naming any one of them is a right
         reason."""
         return [*(self.trap_fact(t, group="reason") for t in ruling.traps),
-                *(self.drug_fact(d, group="reason") for d in ruling.taken)]
+                *(self.drug_fact(d, group="reason") for d in ruling.taken),
+                *(self.lab_name_fact("egfr", group="reason") for _ in ruling.rules[:1])]
+
+    def lab_name_fact(self, lab: str, group: str = "") -> GoldFact:
+        """A lab by its name, its lay name and its other names ("eGFR", "kidney function")."""
+        return self.name_fact(self.t(self.kb.labs[lab].name),
+                              [self.lay(self.kb.labs[lab].lay), *self.kb.aliases.lab(lab, self.lang)], group)
+
+    def rule_reasons(self, ruling: Ruling, checkpoint: int) -> list[str]:
+        """The stated rules that bar a drug (`Ruling.rules`), as a gold says them: the value and why."""
+        return [self.say("ig", "lab_reason", lab=self.t(self.kb.labs[fact.lab].name), value=self.lab_value(fact),
+                         reason=self.t(rule.reason))
+                for rule, (_, fact) in self.stated_rules(list(ruling.rules), checkpoint)]
 
     # --- reading the year ---------------------------------------------------------------------
 
@@ -443,8 +459,8 @@ class FactFinder:
         taking = set(state.medications)
         stopped_for_harm = [(e, f) for e, f in self.facts(checkpoint, MedicationFact)
                             if f.action == "stop" and f.reason.startswith("adverse_effect:")]  # type: ignore[union-attr]
-        toxicities = {effect.toxicity for _, f in stopped_for_harm for effect in self.kb.drugs[f.drug].adverse_effects  # type: ignore[union-attr]
-                      if f.reason == f"adverse_effect:{effect.key}" and effect.toxicity}  # type: ignore[union-attr]
+        toxicities = {effect.bars_kind for _, f in stopped_for_harm for effect in self.kb.drugs[f.drug].adverse_effects  # type: ignore[union-attr]
+                      if f.reason == f"adverse_effect:{effect.key}" and effect.bars_kind}  # type: ignore[union-attr]
         spending = sum(self.kb.drugs[d].monthly_cost_usd for d, dose in state.medications.items()
                        if dose.until is None and is_long_term(self.kb, d))
         self._patients[checkpoint] = replace(
@@ -503,21 +519,45 @@ class FactFinder:
                             if b.rule.startswith("interaction:")} & patient.taking - named)
             plain = result.is_allowed and not result.cautions and result.max_daily_dose is None
             allowed = False if traps or taken else (True if plain else None)
-            self._rulings[key] = Ruling(allowed, traps, taken, result.is_allowed)
+            rules = self.stated_rules([b.rule.removeprefix("rule:") for b in result.blocks
+                                       if b.rule.startswith("rule:")], checkpoint)
+            self._rulings[key] = Ruling(allowed, traps, taken, result.is_allowed, tuple(r.key for r, _ in rules))
         return self._rulings[key]
 
-    def barred_reasons(self, ruling: Ruling) -> str:
-        """Why a drug is barred, as a gold says it: every disclosed fact and drug taken that bars it."""
+    def stated_rules(self, keys: list[str], checkpoint: int) -> list[tuple[PatientRule, tuple[Event, LabFact]]]:
+        """The patient rules (by key) that the records decide by the checkpoint, each with the visit and value that
+        decide it: a rule on kidney function alone, where the latest eGFR measured is below its threshold (a rule on
+        age or sex is left out: the records do not always state them)."""
+        rules = {r.key: r for r in self.kb.patient_rules}
+        egfr = [(e, f) for e, f in self.facts(checkpoint, LabFact) if f.lab == "egfr"]  # type: ignore[union-attr]
+        out = []
+        for key in keys:
+            when = rules[key].when
+            if when.egfr_below is None or when.min_age is not None or when.max_age is not None or when.sex \
+                    or when.conditions or not egfr:
+                continue
+            if egfr[-1][1].value < when.egfr_below:  # type: ignore[union-attr]
+                out.append((rules[key], egfr[-1]))
+        return out  # type: ignore[return-value]
+
+    def barred_reasons(self, ruling: Ruling, checkpoint: int) -> str:
+        """Why a drug is barred, as a gold says it: every disclosed fact, drug taken and stated rule that bars it."""
         reasons = [self.trap_reason(t) for t in ruling.traps]
         reasons += [self.say("ig", "taken_reason", drug=self.drug(d)) for d in ruling.taken]
-        return self.say("joiner", "and").join(reasons)
+        reasons += self.rule_reasons(ruling, checkpoint)
+        return self.say("joiner", "and").join(r.rstrip(".。") for r in reasons)  # (a told sentence ends mid-list)
 
     def barred_evidence(self, ruling: Ruling, checkpoint: int) -> tuple[list[Event], str]:
         """The visits that told what bars a drug, and the key fact a right answer names."""
+        decided = [(e, f) for _, (e, f) in self.stated_rules(list(ruling.rules), checkpoint)]
         if ruling.traps:
-            return [e for e in (self.disclosure(t) for t in ruling.traps) if e], self.trap_detail(ruling.traps[0])
-        started = next(e for e, f in self.facts(checkpoint, MedicationFact) if f.drug == ruling.taken[0])  # type: ignore[union-attr]
-        return [started], self.drug(ruling.taken[0])
+            told, key = [e for e in (self.disclosure(t) for t in ruling.traps) if e], self.trap_detail(ruling.traps[0])
+        elif ruling.taken:
+            told = [next(e for e, f in self.facts(checkpoint, MedicationFact) if f.drug == ruling.taken[0])]  # type: ignore[union-attr]
+            key = self.drug(ruling.taken[0])
+        else:
+            told, key = [], self.lab_value(decided[0][1])
+        return list({e.event_id: e for e in [*told, *(e for e, _ in decided)]}.values()), key
 
     def distractors(self, given: bool = False) -> list[str]:
         """The drugs the cohort's other patients take most (`CohortPrior.taken`; `given`: were given at all, courses

@@ -21,7 +21,7 @@ class GoldFact(BaseModel):
     """One of `FACT_KINDS`."""
     aliases: list[str] = Field(default_factory=list)
     """Other accepted forms (a brand, an abbreviation, a lay name); for a `gist`, its concept groups, each one's
-    words joined by "|"."""
+    words joined by "|"; for a chain's record value (`scoring.facts.RECORD_GROUP`), the ISO days it was measured."""
     required: bool = True
     """False: need not be stated, but another value in its place is wrong (the dose beside a "yes, carry on")."""
     group: str = ""

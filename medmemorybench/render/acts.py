@@ -82,9 +82,12 @@ class Act:
     """The ground-truth fact a fact intent states (its slots are that fact's surface forms)."""
 
 
-SESSION_SLOTS = frozenset({"name", "occupation", "weekday", "month", "relative", "relative_yours", "relative_name"})
-"""Slots every act of a regular session may use: how the doctor addresses the patient, their job, today, and a
-relative of theirs the visit may mention in passing (in the patient's words, the doctor's, and by name)."""
+SESSION_SLOTS = frozenset({"name", "occupation", "weekday", "weekday_before", "weekday_after", "month", "relative",
+                           "relative_yours", "relative_name"})
+"""Slots every act of a regular session may use: how the doctor addresses the patient, their job, today, a weekday
+two or three days before and after it (an illness "since Saturday" told on a Tuesday, never "since Tuesday"; a
+start "from Sunday"), and a relative of theirs the visit may mention in passing (in the patient's words, the
+doctor's, and by name)."""
 
 _KINDS = tuple(EVENT_KINDS)
 _LABS = ("blood", "urine", "stool", "breath", "sleep_study", "ecg", "imaging", "score", "vital")
@@ -95,6 +98,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     **{f"open.{kind}": () for kind in _KINDS},
     **{f"open.lab_check.{lab}": () for lab in _LABS},
     "open.symptom_report.again": ("since",),
+    "open.symptom_report.again.recent": ("since",),
     "open.symptom_report.illness": (),
     "open.follow_up.review": ("course_drug",),
     "open.follow_up.on_drug": ("drug", "form"),
@@ -111,6 +115,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "ans.onset.new": (),
     "ans.onset.acute": (),
     "ans.onset.since": ("since",),
+    "ans.onset.since.recent": ("since",),
     "ans.onset.corrected": (),
     "ans.urgent": (),
     "hx.severity": (),
@@ -199,8 +204,11 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "next.tests": ("when", "in_days", "next_day", "next_weekday", "lab"),
     "next.none": (),
     "backref.start": ("drug", "since"),
+    "backref.start.settled": ("drug", "since"),
+    "backref.start.working": ("drug", "since"),
     "backref.change": ("drug", "since"),
     "backref.diagnosis": ("diagnosis", "since"),
+    "backref.diagnosis.well": ("diagnosis", "since"),
     "bye.patient": (),
     "bye.doctor": (),
 }.items()}

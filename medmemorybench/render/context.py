@@ -35,6 +35,8 @@ from medmemorybench.simulate.models import (
     TestFact,
 )
 
+SETTLE_DAYS = 28
+"""Days before the effect of a drug that moves no marker of the condition is spoken of as settled in."""
 PATIENT_FACTS = (SymptomFact, AllergyFact, HistoryFact, PreferenceFact, DietFact, EconomicFact, StressorFact,
                  AdherenceFact)
 """Facts the patient tells (the doctor acknowledges them)."""
@@ -115,6 +117,9 @@ class YearContext:
         self.last_course: MedicationFact | None = None
         """The last course given for an intercurrent illness (its review visit asks how it went)."""
         self._dates = [e.date for e in year.events]
+        condition = kb.conditions[year.persona.condition]
+        self.monitored = {m.lab: m for m in condition.monitored}
+        self.steps = {step.key: step for step in condition.care_path}
 
     # --- questions a visit asks of the past ----------------------------------------------------------------
 
@@ -125,6 +130,59 @@ class YearContext:
     def previous_lab(self, lab: str) -> tuple[str, float] | None:
         history = self.lab_history.get(lab)
         return history[-1] if history else None
+
+    # --- what a marker bears out (credit and praise are said only when it does) --------------------------------
+
+    def markers_of(self, drug: str) -> list[str]:
+        """The monitored labs the care step of a drug being taken moves (none for a drug of no care step: a course
+        for an intercurrent illness, a long-term drug of another condition)."""
+        taking = self.taking.get(drug)
+        step = self.steps.get(taking.fact.step) if taking is not None and taking.fact.step else None
+        return [lab for lab in (*step.moves, *step.targets) if lab in self.monitored] if step is not None else []
+
+    def is_on_track(self, lab: str, value: float, drug: str | None = None) -> bool:
+        """Whether a reading bears out the treatment against the reading before it (`Monitored.is_on_track`, toward
+        the range `drug`'s care step aims for where it sets one)."""
+        previous = self.previous_lab(lab)
+        taking = self.taking.get(drug) if drug is not None else None
+        step = self.steps.get(taking.fact.step) if taking is not None and taking.fact.step else None
+        kinetics = self.kb.labs[lab].kinetics
+        return self.monitored[lab].is_on_track(value, previous[1] if previous else None,
+                                               kinetics.cv if kinetics else 0.0,
+                                               step.targets.get(lab) if step is not None else None)
+
+    def settle_days(self, drug: str) -> int:
+        """Days before a drug's effect can be judged: the longest response time of the markers it moves
+        (`Kinetics.response_days`: HbA1c ~90, blood pressure ~14), `SETTLE_DAYS` for a drug that moves none."""
+        days = [self.kb.labs[lab].kinetics.response_days for lab in self.markers_of(drug)
+                if self.kb.labs[lab].kinetics is not None]
+        return int(max(days)) if days else SETTLE_DAYS
+
+    def is_working(self, drug: str, event: Event, since: str) -> bool:
+        """Whether a visit may credit a drug started on `since` ("we started it on 12 April, and that's holding up"):
+        a marker its care step moves was measured at this visit, every such reading is on track, and the drug has
+        been taken since then long enough to show it."""
+        markers = set(self.markers_of(drug))
+        readings = [f for f in event.facts if isinstance(f, LabFact) and f.lab in markers]
+        waited = (date.fromisoformat(event.date) - date.fromisoformat(since)).days
+        return bool(readings) and waited >= self.settle_days(drug) \
+            and all(self.is_on_track(f.lab, f.value, drug) for f in readings)
+
+    def is_going_well(self, event: Event) -> bool:
+        """Whether a visit may praise how the patient has done since the diagnosis: nothing new troubles them at
+        this visit (a symptom, a side effect, a complication), and every marker of the condition measured so far
+        is on track at its latest reading (the seed-53 read: "you've coped well" at a PHQ-9 of 17 after 15)."""
+        if any(isinstance(f, SymptomFact | AdverseFact | ComplicationFact) for f in event.facts):
+            return False
+        today = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in self.monitored}
+        judged = [self.is_on_track(lab, value) for lab, value in today.items()]
+        for lab, history in self.lab_history.items():
+            if lab in self.monitored and lab not in today and history:
+                before = history[-2][1] if len(history) > 1 else None
+                kinetics = self.kb.labs[lab].kinetics
+                judged.append(self.monitored[lab].is_on_track(history[-1][1], before,
+                                                              kinetics.cv if kinetics else 0.0))
+        return bool(judged) and all(judged)
 
     def next_visit(self, event: Event) -> Event | None:
         following = self.year.events[event.index:]  # (events are numbered from 1)

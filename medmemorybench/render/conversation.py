@@ -76,6 +76,20 @@ TECHNICAL_REGISTER_SHARE = 0.3
 _STARTS = ("start", "increase", "decrease", "administer")
 
 
+def _told_before(key: str, seen: str, on: str) -> tuple[str, dict[str, SlotValue]]:
+    """The act that names when a symptom was first told, and that day as it is said: its month ("back in March"), or,
+    told earlier in the visit's own month, its day (the seed-53 read: "Do you remember what I said in March?" on 3
+    March about a symptom told on 2 March)."""
+    if seen[:7] == on[:7]:
+        return f"{key}.recent", {"since": Day(seen, "spoken")}
+    return key, {"since": Day(seen, "month")}
+
+
+def shifted(iso: str, days: int) -> str:
+    """The date `days` after (or, negative, before) an ISO date."""
+    return date.fromordinal(date.fromisoformat(iso).toordinal() + days).isoformat()
+
+
 def _next_bucket(days: int | None) -> str:
     if days is None:
         return "none"
@@ -214,7 +228,7 @@ class SessionRenderer:
                 return Act("patient", "open.symptom_report.illness")
             seen = self.ctx.symptoms_seen.get(symptoms[0].symptom)
             if seen is not None:
-                return Act("patient", "open.symptom_report.again", {"since": Day(seen, "month")})
+                return Act("patient", *_told_before("open.symptom_report.again", seen, event.date))
         if kind == "lab_check" and v.labs:
             lab_kinds = Counter(self._lab_kind(f.lab) for f in v.labs)
             return Act("patient", f"open.lab_check.{lab_kinds.most_common(1)[0][0]}")
@@ -259,7 +273,7 @@ class SessionRenderer:
             if kind == "complication":
                 answer = Act("patient", "ans.urgent")
             elif seen is not None:
-                answer = Act("patient", "ans.onset.since", {"since": Day(seen, "month")})
+                answer = Act("patient", *_told_before("ans.onset.since", seen, event.date))
             elif "." in symptoms[0].symptom:  # an acute illness's symptom is days old, not weeks
                 answer = Act("patient", "ans.onset.acute")
             elif rng.random() < CORRECTED_ONSET_PROBABILITY:
@@ -520,8 +534,18 @@ class SessionRenderer:
         when, kind, details = rng.choice(earlier)
         since = Day(when, "spoken")
         if kind == "diagnosis":
-            return [Act("doctor", "backref.diagnosis", {"diagnosis": details["name"], "since": since})]
-        return [Act("doctor", f"backref.{kind}", {"drug": DrugName(details["drug"]), "since": since})]
+            # (praise only while nothing troubles them today and the condition's markers bear it out)
+            key = "backref.diagnosis.well" if self.ctx.is_going_well(event) and rng.random() < 0.5 \
+                else "backref.diagnosis"
+            return [Act("doctor", key, {"diagnosis": details["name"], "since": since})]
+        key = f"backref.{kind}"
+        if kind == "start":  # (credit only where today's reading of what it treats bears it out; "settled" in time)
+            drug = details["drug"]
+            waited = (date.fromisoformat(event.date) - date.fromisoformat(when)).days
+            keys = [key, *(["backref.start.settled"] if waited >= self.ctx.settle_days(drug) else []),
+                    *(["backref.start.working"] if self.ctx.is_working(drug, event, when) else [])]
+            key = rng.choice(keys)
+        return [Act("doctor", key, {"drug": DrugName(details["drug"]), "since": since})]
 
     # --- realizing (one language) --------------------------------------------------------------------------
 
@@ -555,15 +579,19 @@ class SessionRenderer:
         return pattern.format(day=when.day, month=month, year=when.year, m=when.month)
 
     def session_slots(self, event: Event) -> dict[str, str]:
-        """What every act of the visit may say: how the doctor addresses the patient, their job, the day, and a
-        relative (drawn per visit, language-free) the visit may mention in passing."""
+        """What every act of the visit may say: how the doctor addresses the patient, their job, the day (and a
+        weekday two or three days either side of it, for an onset or a start), and a relative (drawn per visit,
+        language-free) the visit may mention in passing."""
         name = text_of(self.persona.name, self.lang)
         order = self.templates.word("address", "order")
         given, surname = (name.split(" ", 1) + [""])[:2] if order == "given_first" else (name[1:], name[:1])
         address = self.templates.word("address", self.persona.sex).format(given=given, surname=surname)
         relative = self._rng(event, "relative").choice(self.persona.family)
+        before, after = self._rng(event, "weekdays").choices((2, 3), k=2)
         return {"name": address, "occupation": text_of(self.persona.occupation, self.lang),
                 "weekday": self.say_date(Day(event.date, "weekday")), "month": self.say_date(Day(event.date, "month")),
+                "weekday_before": self.say_date(Day(shifted(event.date, -before), "weekday")),
+                "weekday_after": self.say_date(Day(shifted(event.date, after), "weekday")),
                 "relative": text_of(self.kb.relatives[relative.relation].text, self.lang),
                 "relative_yours": self.templates.word("relation", relative.relation),
                 "relative_name": text_of(relative.name, self.lang)}
@@ -576,6 +604,12 @@ class SessionRenderer:
         else:
             slots = {k: self._value(v, k) for k, v in act.slots.items()}
         return self.templates.realize(act.key, rng, {**session, **slots}, used, avoid=self.untrue)
+
+    def phrase(self, act: Act, rng: random.Random, session: dict[str, str]) -> str:
+        """One act of a visit's plan said on its own, drawn with `rng`, with the visit's `session_slots` (what a check
+        reads an act may be said as)."""
+        self._say_rng = rng
+        return self.realize(act, rng, session, set())
 
     def render(self, event: Event) -> Session:
         """The consultation of one event."""

@@ -43,6 +43,7 @@ from medmemorybench.simulate.models import (
     StressorFact,
     SymptomFact,
     TestFact,
+    Trap,
 )
 from medmemorybench.simulate.safety import rule_text
 
@@ -55,15 +56,23 @@ class AvoidedGroup:
     facts: tuple[AvoidedFact, ...]
 
 
+def _said_alike(fact: AvoidedFact) -> tuple:
+    """What the sentence of an avoided drug says: its trap facts, its replacement, and the causes a trap binds through
+    (the drug a long-term drug interacts with is told apart from the disease it is taken for)."""
+    causes = sorted({rule.partition("+")[0] for rule in fact.rules
+                     if rule.startswith(("interaction:", "contraindication:"))})
+    return tuple(fact.traps), fact.instead, tuple(causes)
+
+
 def grouped_avoided(decisions: list) -> list:
-    """A visit's decisions with each run of avoided drugs that share their trap facts and replacement made one
-    `AvoidedGroup` (a drug avoided for its own reason keeps its own sentence)."""
+    """A visit's decisions with each run of avoided drugs said alike (`_said_alike`) made one `AvoidedGroup` (a drug
+    avoided for its own reason keeps its own sentence)."""
     out: list = []
     for fact in decisions:
         previous = out[-1] if out else None
         last = previous.facts[-1] if isinstance(previous, AvoidedGroup) else previous
         if isinstance(fact, AvoidedFact) and fact.traps and isinstance(last, AvoidedFact) \
-                and (last.traps, last.instead) == (fact.traps, fact.instead):
+                and _said_alike(last) == _said_alike(fact):
             out[-1] = AvoidedGroup((*(previous.facts if isinstance(previous, AvoidedGroup) else (previous,)), fact))
         else:
             out.append(fact)
@@ -81,6 +90,17 @@ def caution_is_personal(fact: CautionFact) -> bool:
     """Whether a caution is about one of the patient's facts (a trap, or a drug they take), so it is said with it;
     not a rule on the drug alone (pregnancy, age)."""
     return fact.trap is not None or caution_partner(fact) is not None
+
+
+def bars_through_disease(trap: Trap, rules: list[str]) -> str | None:
+    """The history condition a long-term drug is taken for, where that disease (not the drug) is what a rule binds
+    through: `contraindication:<history>` among `rules` and no interaction of the drug itself (the seed-53 read:
+    ibuprofen refused "with your current metoprolol prescription in mind" for the heart failure metoprolol treats).
+    None for any other trap, or a drug whose own interaction is a cause."""
+    history = (trap.indication or "").removeprefix("history:")
+    if trap.category != "medication_history" or f"contraindication:{history}" not in rules:
+        return None
+    return history
 
 
 def adverse_cause(year: CareYear, fact: MedicationFact) -> str | None:
@@ -229,8 +249,16 @@ class FactSlots:
             kind = "adverse_effect_kept"
         return self.templates.word("reason", kind, rng)
 
-    def trap_reason(self, category: str, rng) -> str:  # noqa: ANN001
-        detail = trap_detail(self.kb, self.traps[category], self.lang)
+    def trap_reason(self, category: str, rng, rules: list[str]) -> str:  # noqa: ANN001
+        """Why a trap fact bars or qualifies a drug under `rules`: a long-term drug's disease where that is the cause
+        ("the heart failure you take metoprolol for"), else the trap fact itself."""
+        trap = self.traps[category]
+        detail = trap_detail(self.kb, trap, self.lang)
+        history = bars_through_disease(trap, rules)
+        if history is not None:
+            condition = self.t(self.kb.history_conditions[history].name)
+            return self.templates.realize("trap_reason.medication_history_for", rng,
+                                          {"detail": detail, "condition": condition})
         return self.templates.realize(f"trap_reason.{category}", rng, {"detail": detail})
 
     def slots(self, key: str, fact: object, rng) -> dict[str, str]:  # noqa: ANN001, C901, PLR0911, PLR0912
@@ -261,12 +289,14 @@ class FactSlots:
         if isinstance(fact, AvoidedGroup):
             names = [self.drug(f.drug) for f in fact.facts]
             drugs = word("joiner", "list").join(names[:-1]) + word("joiner", "or") + names[-1]
-            reason = word("joiner", "and").join(self.trap_reason(c, rng) for c in fact.facts[0].traps)
+            first = fact.facts[0]
+            reason = word("joiner", "and").join(self.trap_reason(c, rng, first.rules) for c in first.traps)
             return {"drugs": drugs, "instead": self.drug(fact.facts[0].instead), "trap_reason": reason}
         if isinstance(fact, AvoidedFact):
             out = {"drug": self.drug(fact.drug), "instead": self.drug(fact.instead)}
             if fact.traps:
-                out["trap_reason"] = word("joiner", "and").join(self.trap_reason(c, rng) for c in fact.traps)
+                out["trap_reason"] = word("joiner", "and").join(self.trap_reason(c, rng, fact.rules)
+                                                                for c in fact.traps)
             else:
                 out["reason"] = word("joiner", "space").join(self.rule_phrase(r, fact.drug, bars=True)
                                                              for r in fact.rules)
@@ -274,7 +304,7 @@ class FactSlots:
         if isinstance(fact, CautionFact):
             out = {"drug": self.drug(fact.drug), "caution": self.rule_phrase(fact.rule, fact.drug, bars=False)}
             if fact.trap is not None:  # (the nadolol they take, their history of stroke, their habit)
-                out["reason"] = self.trap_reason(fact.trap, rng)
+                out["reason"] = self.trap_reason(fact.trap, rng, [fact.rule])
             elif (partner := caution_partner(fact)) is not None:  # (a drug of the year they take)
                 out["reason"] = self.templates.realize("trap_reason.medication_history", rng,
                                                       {"detail": self.drug(partner)})

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from medmemorybench.normalize import normalize_text
 from medmemorybench.scoring._dates import DateMention, date_spans
@@ -85,6 +85,7 @@ _SPELLING = ((re.compile(r"(?<=[a-z])is(e|es|ed|ing|ation)\b"), r"iz\1"), (re.co
                                                                  r"selective|specific)\b)"), ""))
 
 
+@lru_cache(maxsize=16384)  # a pure function of its text, read for every fact of every answer
 def spelling_neutral(text: str) -> str:
     """British and American spellings made one ("generalised" -> "generalized", "anaemia" -> "anemia",
     "oesophagus" -> "esophagus", "tumour" -> "tumor", "litre" -> "liter"; "non-proliferative" -> "nonproliferative").
@@ -94,6 +95,7 @@ def spelling_neutral(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=16384)  # a pure function of its text, read for every fact of every answer
 def canonical_text(text: str) -> str:
     """The form every comparison reads: normalized, curly quotes and minus signs plain, numbers in digits."""
     text = normalize_text((text or "").replace("\u2212", "-").replace("\u2019", "'").replace("\u2018", "'"))
@@ -123,13 +125,26 @@ def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     return left, right
 
 
-def _cue_positions(window: str, cues: dict[str, tuple[str, ...]]) -> list[tuple[int, int, str]]:
+Cues = list[tuple[str, str, re.Pattern[str]]]
+"""(role, cue, its pattern) for every cue of a table, compiled once: scoring reads tens of thousands of windows."""
+
+
+def _compiled(cues: dict[str, tuple[str, ...]]) -> Cues:
+    return [(role, word, re.compile(re.escape(word) if _CJK.match(word) or word == "n't"
+                                    else rf"(?<![a-z]){re.escape(word)}(?![a-z])"))
+            for role, words in cues.items() for word in words]
+
+
+_BEFORE_PATTERNS = _compiled(_CUES)
+_AFTER_PATTERNS = _compiled(_AFTER_CUES)
+
+
+def _cue_positions(window: str, cues: Cues) -> list[tuple[int, int, str]]:
     """(start, end, role) of every cue found in `window`."""
     found = []
-    for role, words in cues.items():
-        for word in words:
-            pattern = re.escape(word) if _CJK.match(word) or word == "n't" else rf"(?<![a-z]){re.escape(word)}(?![a-z])"
-            found += [(m.start(), m.end(), role) for m in re.finditer(pattern, window)]
+    for role, word, pattern in cues:
+        if word in window:  # a cheap test first: most cues are absent from a short window
+            found += [(m.start(), m.end(), role) for m in pattern.finditer(window)]
     return found
 
 
@@ -140,13 +155,13 @@ def _role(text: str, start: int, end: int, clause: tuple[int, int], before_limit
     before = text[left:start]
     # a negation reaches only the value right after it ("not 40 mg", "不是40毫克"), not one further on in its clause
     # ("not suitable because of your budget of $45")
-    before_cues = [c for c in _cue_positions(before, _CUES)
+    before_cues = [c for c in _cue_positions(before, _BEFORE_PATTERNS)
                    if c[2] != "negated" or len(before) - c[1] <= NEGATION_REACH]
     near = [c for c in before_cues if len(before) - c[1] <= before_limit]
     if near:
         return max(near, key=lambda c: (c[1], c[1] - c[0]))[2]
     after = text[end:min(right, end + 24)]
-    after_cues = [c for c in _cue_positions(after, _AFTER_CUES) if c[0] <= 12]
+    after_cues = [c for c in _cue_positions(after, _AFTER_PATTERNS) if c[0] <= 12]
     if after_cues:
         return min(after_cues, key=lambda c: c[0])[2]
     far = [c for c in before_cues if c[2] in ("past", "future", "reference")
@@ -182,8 +197,10 @@ class Reading:
         return re.findall(r"[^\W_]+(?:[.'][^\W_]+)*", spelling_neutral(self.text))
 
 
+@lru_cache(maxsize=4096)
 def read_answer(answer: str) -> Reading:
-    """The answer's dates and values, each with its role (see the module docstring)."""
+    """The answer's dates and values, each with its role (see the module docstring). Read once per answer text and
+    shared (scoring asks for it per fact and per check): callers must not change the `Reading`."""
     text = canonical_text(answer)
     chinese = bool(_CJK.search(text))
     limit = 8 if chinese else 22

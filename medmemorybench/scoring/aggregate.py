@@ -17,6 +17,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -86,6 +87,11 @@ def bootstrap_interval(values: Sequence[float], seed: str, value_range: tuple[fl
     """
     if len(values) < 2:
         return None, None
+    return _bootstrap(tuple(float(v) for v in values), seed, (float(value_range[0]), float(value_range[1])))
+
+
+@lru_cache(maxsize=4096)  # a report, a verification and a board aggregate the same groups again
+def _bootstrap(values: tuple[float, ...], seed: str, value_range: tuple[float, float]) -> tuple[float, float]:
     rng = np.random.default_rng(_seed(seed))
     array = np.asarray(values, dtype=float)
     means = array[rng.integers(0, len(array), size=(RESAMPLES, len(array)))].mean(axis=1)

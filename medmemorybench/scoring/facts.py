@@ -27,6 +27,8 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from medmemorybench.scoring._dates import parse_iso
@@ -73,6 +75,12 @@ class Fact:
     aliases: tuple[str, ...] = ()
     required: bool = True
     group: str = ""
+
+    @property
+    def measured(self) -> list[date]:
+        """A `RECORD_GROUP` value's days of measurement (its aliases are the ISO days the record measured it)."""
+        return [day for day in (parse_iso(a) for a in self.aliases) if day is not None] \
+            if self.group == RECORD_GROUP else []
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> Fact:
@@ -155,15 +163,45 @@ def _rival_values(reading: Reading, facts: list[Fact], named: Reading, dated: bo
     return out
 
 
+SCORE_KIND = "score"
+"""The kind of a score's points (`_units`): a score the patient gave a symptom in their own words ("4 out of 10",
+"我给4分") is in the sessions but in no structured record, so a score the record lacks is a rival only in the place
+of the chain's own."""
+
+
 def _chain_conflicts(reading: Reading, values: list[Fact], record: list[Fact], named: Reading) -> list[str]:
-    """Values a chain's telling offers that the chain never had: one the record never had either, or a value the
-    record has at another visit told where none of the chain's values of its kind is ("NT-proBNP 436" from June told
-    as the diagnostic 911). A story told visit by visit dates every value, so a dated value is offered too."""
+    """Values a chain's telling offers that the chain never had: one the record never had either (a score: see
+    `SCORE_KIND`), or a value the record has at another visit told where none of the chain's values of its kind is,
+    unless the answer ties it to a day the record measured it ("NT-proBNP 436" from June told as the diagnostic 911
+    fails; "on 28 January your CRP was 3.4 mg/L" is that visit's). A story told visit by visit dates every value, so
+    a dated value is offered too."""
     golds = [g for fact in values for g in _gold_values(fact)]
     stated = [m for m in reading.values if any(_equal(m, g, d) for g, d in golds)]
-    seen = [g for fact in record for g in _gold_values(fact)]
-    return [m.text for m in _rival_values(reading, values, named, dated=True)
-            if not any(_equal(m, g, d) for g, d in seen) or not any(same_kind(m.unit, s.unit) for s in stated)]
+    out = []
+    for m in _rival_values(reading, values, named, dated=True):
+        had = [fact for fact in record if any(_equal(m, g, d) for g, d in _gold_values(fact))]
+        beside = any(same_kind(m.unit, s.unit) for s in stated)  # (a true other visit told beside the chain's own)
+        if (had or m.unit.kind == SCORE_KIND) and (beside or _measured_on(reading, m, [day for f in had
+                                                                                      for day in f.measured])):
+            continue
+        out.append(m.text)
+    return out
+
+
+_SENTENCE_END = re.compile(r"(?<!\d)\.|\.(?!\d)|[;!?\n。；！？]")
+"""A sentence's end: a full stop that is no decimal point ("3.4 mg/L"), or another stop."""
+
+
+def _measured_on(reading: Reading, mention: Mention, days: list[date]) -> bool:
+    """Whether the date nearest a value in its sentence is a day the record measured that value (`days`; a date
+    without a year on month and day)."""
+    left = max((m.end() for m in _SENTENCE_END.finditer(reading.text, 0, mention.start)), default=0)
+    right = next((m.start() for m in _SENTENCE_END.finditer(reading.text, mention.end)), len(reading.text))
+    near = [d for d in reading.dates if left <= d.start and d.end <= right and d.date is not None]
+    if not near or not days:
+        return False
+    told = min(near, key=lambda d: mention.start - d.end if d.end <= mention.start else d.start - mention.end).date
+    return any(told.month == day.month and told.day == day.day and told.year in (None, day.year) for day in days)
 
 
 def _states_date(reading: Reading, fact: Fact) -> int | None:
@@ -230,6 +268,8 @@ def _mention_spans(haystack: str, form: str) -> list[tuple[int, int]]:
     """Where a spelling-neutral text names a name or phrase (at word boundaries; Chinese as a substring)."""
     needle = spelling_neutral(canonical_text(form)).strip(" .。")
     if not needle:
+        return []
+    if needle not in haystack:  # the cheap test first: most names are absent
         return []
     pattern = re.escape(needle) if _CJK.search(needle) else rf"(?<![\w+]){re.escape(needle)}(?![\w+]|\.\d)"
     return [m.span() for m in re.finditer(pattern, haystack)]
@@ -307,7 +347,8 @@ def finding_elements(text: str) -> list[str]:
 
 _NEGATIVE = re.compile(r"\b(?:no|not|non|without|never|negative|absent|free|normal|clear of|nil|gone|resolved|"
                        r"disappeared|went away|settled|subsided|eased off|cleared up)\b|n't|"
-                       r"无|没有|没|未|不|阴性|正常|消失")
+                       r"无|没有|没|未|不|阴性|正常|消失|消退|消了|全消|都消|退了|好了|不见了")
+"""A clause that says something is absent or gone; Chinese in its ways of saying gone too (压痛消退, 全消了, 好了)."""
 
 
 def _negative(text: str) -> bool:
@@ -353,12 +394,13 @@ def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
     senses = [_clause_negative(text, p) == negative for p in found if p >= 0]
     if enough and all(senses):
         return start, False
-    # said the other way round: every mention of its words, anywhere in the answer, in the opposite sense
-    # (English only: Chinese says "gone" in too many ways, 全消了, 没了, 好了, to read the sense of a bare word)
+    # said the other way round: every mention of its words, anywhere in the answer, in the opposite sense ("仍有压痛"
+    # for "面部无压痛", "链球菌快速检测阴性" for "阳性"; a Chinese word where the text holds it)
     if _CJK.search(element):
-        return None, False
-    everywhere = [_clause_negative(text, m.start()) == negative for w in words for m in _WORD.finditer(text)
-                  if same_word(w, m.group(0))]
+        mentions = [m.start() for w in words for m in re.finditer(re.escape(w), text)]
+    else:
+        mentions = [m.start() for w in words for m in _WORD.finditer(text) if same_word(w, m.group(0))]
+    everywhere = [_clause_negative(text, p) == negative for p in mentions]
     return None, share >= 1 / 2 and bool(everywhere) and not any(everywhere)
 
 
@@ -426,12 +468,19 @@ def _states_gist(reading: Reading, fact: Fact) -> int | None:
     return None
 
 
+@lru_cache(maxsize=8192)
+def _word_start(word: str) -> re.Pattern[str]:
+    """A gist word at a word start (its inflections by prefix); Chinese as a substring."""
+    return re.compile(re.escape(word) if _CJK.search(word) else rf"(?<![a-z0-9]){re.escape(word)}")
+
+
 def _gist_in(text: str, groups: list[list[str]]) -> int | None:
     def where(word: str, start: int, end: int) -> int | None:
         # gists.yaml's rule: a word (or phrase) at a word start, its inflections by prefix; Chinese as a substring;
         # not where its clause calls it fine ("injections would be fine for you" is no needle phobia)
-        pattern = re.escape(word) if _CJK.search(word) else rf"(?<![a-z0-9]){re.escape(word)}"
-        for m in re.compile(pattern).finditer(text, start, end):
+        if text.find(word, start, end) < 0:  # the cheap test first: most gist words are absent
+            return None
+        for m in _word_start(word).finditer(text, start, end):
             if not _ENDORSED.search(_clause_at(text, m.start())):
                 return m.start()
         return None
@@ -494,6 +543,13 @@ def states(reading: Reading, fact: Fact) -> bool:
 
 def _with_values(facts: list[Fact]) -> list[Fact]:
     return [*facts, *(v for f in facts if f.kind == "finding" for v in _finding_values(f))]
+
+
+def value_kinds(facts: Iterable[Fact]) -> set[str]:
+    """The kinds of the values facts hold as the scorer compares them: their quantities' and their findings' results
+    ("ALT 72 U/L and AST 38 U/L" in a liver panel's finding: U/L), `unit_kind`'s names."""
+    return {g.unit.kind for f in _with_values(list(facts)) if f.kind == "quantity" for g, _ in _gold_values(f)
+            if g.unit is not DIMENSIONLESS}
 
 
 def conflicts(reading: Reading, facts: list[Fact], named: Reading | None = None) -> list[str]:
@@ -584,8 +640,8 @@ WHY_GROUP = "why"
 got?")."""
 RECORD_GROUP = "record"
 """A chain's facts of this group are no part of any step: they are the values the patient's record has (up to the
-checkpoint) in the units the chain's visits measured; an answer quoting one tells another true visit, not a wrong
-value."""
+checkpoint) in the units the chain's visits measured or its facts hold, each with the ISO days it was measured as its
+aliases; an answer quoting one tells another true visit, not a wrong value."""
 RIVAL_GROUP = "rival"
 """A chain step's facts of this group are no part of the step: they are the other drugs the guideline offered for what
 the question's drug was given for, none of them ever taken by the patient; an answer that tells one as given (not as

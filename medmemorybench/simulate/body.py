@@ -43,11 +43,11 @@ class BodyLabModel(LabModel):
             return self._read(self.body_primary, super().true_value(self.body_primary, day))
         return super().true_value(lab, day)
 
-    def add_offset(self, key: str, lab: str, day: int, delta: float) -> None:
+    def add_offset(self, key: str, lab: str, day: int, delta: float, end: int | None = None) -> None:
         """A push on the derived lab is the push on the followed one that gives it (2 kg is 2 kg / h² of BMI)."""
         if lab == self.body_derived:
             lab, delta = self.body_primary, self._read(self.body_derived, delta)
-        super().add_offset(key, lab, day, delta)
+        super().add_offset(key, lab, day, delta, end)
 
     def measure(self, lab: str, day: int) -> float:
         """As `LabModel.measure`; weight and BMI taken on one day are one reading (the second computed from the

@@ -34,6 +34,7 @@ from medmemorybench.simulate.models import (
     MedicationFact,
     Trap,
 )
+from medmemorybench.simulate.mood import MoodCare
 from medmemorybench.simulate.persona import Body
 from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
@@ -126,9 +127,18 @@ class YearState:
     tasks: list[Task] = field(default_factory=list)
     held: dict[str, StepEffect] = field(default_factory=dict)
     """Drug -> its hold on a lab's range (warfarin on INR), ended when the drug stops."""
+    control_ended: tuple[int, str | None] | None = None
+    """(day, the event that ended it) when the last control drug left and no restart is booked yet
+    (`Condition.restart`)."""
+    mood_review_on: int | None = None
+    """Day from which the review a positive mood screen booked takes a new score (at whatever visit comes then)."""
+    mood_referred: set[str] = field(default_factory=set)
+    """Referrals said in this episode of low mood (since the last negative screen)."""
+    counts_low_since: dict[str, int] = field(default_factory=dict)
+    """Harm of a drug red flag (`myelotoxic`) -> the day its low count waits for a repeat from (`follow_counts`)."""
 
 
-class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
+class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
     """Plays one patient's year; `build()` returns the events in date order."""
 
     def __init__(self, kb: KnowledgeBase, condition: Condition, persona_id: str, traps: list[Trap],
@@ -144,6 +154,7 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         self.traps = {trap.category: trap for trap in traps}
         self.patient = patient
         self.rng = rngs["events"]
+        self.mood_rng = rngs["mood"]  # (what voiced strain does to the mood score: its own draws, `mood.py`)
         self.encounters = self._lay_out(rngs["dates"], n_encounters)
         self.story: Story = plan_story(condition, traps, rngs["story"], n_encounters,
                                        choose_illnesses(kb, patient, rngs["illnesses"]))
@@ -211,10 +222,23 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
             self.left_in_phase = sum(1 for _, p in self.encounters[index:] if p == phase)
             self.position_in_phase = sum(1 for _, p in self.encounters[:index] if p == phase)
             self._expire_courses()
+            self.queue_restart()
             if not self._run_encounter():
                 self.routine_visit()
             self.queue_indicated_steps()
+            self.queue_restart()
+            self._book_deadlines()
         return self.state.events
+
+    def _book_deadlines(self) -> None:
+        """A task whose deadline must have a visit (`Task.books_visit`) brings the next encounter forward to that day
+        when the next one falls after it (the year keeps its count, order and phases)."""
+        deadlines = [t.deadline for t in self.state.tasks if t.books_visit and t.deadline is not None
+                     and self.day < t.deadline < DAYS_IN_YEAR]
+        index = next(i for i, (day, _) in enumerate(self.encounters) if day == self.day)
+        if not deadlines or index + 1 >= len(self.encounters) or self.encounters[index + 1][0] <= min(deadlines):
+            return
+        self.encounters[index + 1] = (min(deadlines), self.encounters[index + 1][1])
 
     def leave_for_ward(self, home_on: int) -> None:
         """The patient is admitted until `home_on`: the clinic encounters booked while they are on the ward move to
@@ -244,7 +268,8 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         position = self.position_in_phase
         story_due = any(item.required and slot <= position and item.key not in self.state.done
                         and self._is_ready(item) for slot, item in self.placed)
-        for task in sorted(urgent, key=lambda t: (t.deadline, t.due)):
+        # (a task that booked this visit for its deadline goes first: another overdue task takes the next one)
+        for task in sorted(urgent, key=lambda t: (not t.books_visit, t.deadline, t.due)):
             if task.yields and story_due:
                 continue  # (an acute illness's next visit waits for the year's own story: a trap told in phase 1)
             if self.run_task(task):
@@ -300,9 +325,12 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
         falls); a habit on record that has become a danger is advised against (`habit_stop_due`)."""
         facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts, list(triggered_by))
+        facts += self.count_rechecks_due(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
         facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
+        facts += self.mood_screen_now(kind, facts, list(triggered_by))
+        facts = self.stable_only_on_track(facts)  # (after the screen: today's PHQ-9 is a reading of its marker)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
@@ -316,8 +344,32 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         if handle:
             self.state.handles[handle] = event.event_id
         self.schedule_rechecks(event)
+        self.follow_counts(event)
         self.titrate_to_effect(event)
         return event
+
+    def stable_only_on_track(self, facts: list[Fact]) -> list[Fact]:
+        """A drug continued "because everything is stable on it" only while every marker its care step moves is on
+        track over its last two readings, this visit's included (`Monitored.is_on_track`); otherwise it is kept
+        `unchanged` (the seed-53 read: pramipexole "stable" while the motor score rose 15 -> 20 -> 23 -> 25)."""
+        monitored = {m.lab: m for m in self.condition.monitored}
+        out: list[Fact] = []
+        for fact in facts:
+            if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable" \
+                    and fact.step is not None:
+                step = self.step(fact.step)
+                for lab in (lab for lab in (*step.moves, *step.targets) if lab in monitored):
+                    readings = [f.value for e in self.events for f in e.facts
+                                if isinstance(f, LabFact) and f.lab == lab]
+                    readings += [f.value for f in facts if isinstance(f, LabFact) and f.lab == lab]
+                    kinetics = self.kb.labs[lab].kinetics
+                    if readings and not monitored[lab].is_on_track(
+                            readings[-1], readings[-2] if len(readings) > 1 else None,
+                            kinetics.cv if kinetics else 0.0, self.condition.goal(lab, step)):
+                        fact = fact.model_copy(update={"reason": "unchanged"})
+                        break
+            out.append(fact)
+        return out
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:
         patient = self.refresh_patient()
@@ -450,9 +502,15 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         return self.rng.sample(pool, min(count, len(pool)))
 
     def allowed_now(self, lab: str) -> bool:
-        """A diagnostic lab is not measured before the work-up that looks for the true diagnosis."""
-        diagnostic = any(m.lab == lab and m.diagnostic for m in self.condition.monitored)
-        return not diagnostic or "diagnostic_test" in self.state.done or self.handle("tests") is not None
+        """A diagnostic lab is not measured before the work-up that looks for the true diagnosis; a screen that emerges
+        (`Monitored.emerges`) is measured from the turning point, where the core symptoms are told (its misdiagnosis
+        screen, below the threshold, is the misdiagnosis visit's own)."""
+        monitored = next((m for m in self.condition.monitored if m.lab == lab), None)
+        if monitored is None or not monitored.diagnostic:
+            return True
+        if "diagnostic_test" in self.state.done or self.handle("tests") is not None:
+            return True
+        return monitored.emerges and self.handle("turning") is not None
 
     def taking(self) -> set[str]:
         return set(self.state.active)
@@ -471,3 +529,4 @@ class YearBuilder(StoryActions, ClinicalTasks, StatedFindings):
         for key, active in list(self.state.active.items()):
             if active.ends is not None and self.day > active.ends:
                 del self.state.active[key]
+                self.note_control_end(active.step, active.ends, self.handle(f"started:{key}"))

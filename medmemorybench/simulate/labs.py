@@ -3,11 +3,13 @@
 Every lab has a true value that relaxes toward a target with time constant `response_days / 2`
 (`Lab.kinetics`), so no value ever moves faster than the lab can. The target is set by the year:
 before diagnosis a monitored lab drifts from its onset value to its untreated value (the disease
-progressing); each active care step pulls the labs it `moves` toward their treated value by its share
-(more with each dose increase, none while doses are being missed), or drives them to a range of its own
-(`targets`); complications and adverse effects add offsets while they last. Labs nothing drives sit at
-a value drawn once in the reference range. A measurement adds noise (the lab's CV, truncated at two
-standard deviations), is clamped to the plausible range and rounded as the lab is reported.
+progressing), or, where it `emerges` (a screening questionnaire), holds its onset value until the
+misdiagnosis is made and heads for its untreated value from the next day; each active care step pulls
+the labs it `moves` toward their treated value by its share (more with each dose increase, none while
+doses are being missed), or drives them to a range of its own (`targets`); complications, adverse
+effects and voiced strain add offsets while they last. Labs nothing drives sit at a value drawn once in
+the reference range. A measurement adds noise (the lab's CV, truncated at two standard deviations), is
+clamped to the plausible range and rounded as the lab is reported.
 
 Effects may start before the day they are recorded (a complication's onset, the first missed dose),
 but never before a lab affected by them was last measured: the past is never rewritten.
@@ -19,7 +21,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from medmemorybench.knowledge.models import Condition, Lab
+from medmemorybench.knowledge.models import NOISE_TRUNCATION, Condition, Lab
 from medmemorybench.simulate.formulas import RELATED, convert
 
 ROLE_SHARE = {"first_line": 0.6, "step_up": 0.3, "add_on": 0.2, "symptomatic": 0.5}
@@ -30,8 +32,6 @@ INCREASE_SHARE = 0.1
 """Further share each dose increase closes."""
 DRIFT_STEP_DAYS = 7
 """Granularity of the pre-diagnosis drift (piecewise constant in steps of this many days)."""
-NOISE_TRUNCATION = 2.0
-"""Measurement noise is cut at this many standard deviations, so that changes stay bounded."""
 
 
 def time_constant(lab: Lab) -> float:
@@ -107,6 +107,9 @@ class LabModel:
         self.age, self.female = age, female
         self.courses = {m.lab: _Course(rng.uniform(*m.onset), rng.uniform(*m.untreated), rng.uniform(*m.treated))
                         for m in condition.monitored}
+        self.emerging = {m.lab for m in condition.monitored if m.emerges}
+        """Labs that hold their onset value until `emerge` (a screen that declares the episode at the turning point)."""
+        self.rise_from: dict[str, int] = {}
         # of creatinine and eGFR the simulator follows one and reads the other from it (eGFR when it is monitored)
         first, second = RELATED
         self.primary = first if first in self.courses or second not in self.courses else second
@@ -159,15 +162,20 @@ class LabModel:
         self._check_not_past(effect.moves, first)
         effect.lapses.append((first, last))
 
-    def add_offset(self, key: str, lab: str, day: int, delta: float) -> None:
-        """An event pushes `lab` by `delta` from `day` on, until resolved (a push on a derived lab is the
+    def add_offset(self, key: str, lab: str, day: int, delta: float, end: int | None = None) -> None:
+        """An event pushes `lab` by `delta` from `day` on, until resolved or `end` (a push on a derived lab is the
         push on its primary that gives it: a creatinine rise of 30 µmol/L is the eGFR fall behind it)."""
         if lab == self.derived:
             primary = self.true_value(self.primary, day)
             shown = convert(self.primary, primary, self.age, self.female)
             lab, delta = self.primary, convert(self.derived, shown + delta, self.age, self.female) - primary
         self._check_not_past([lab], day)
-        self.offsets[key] = Offset(lab, day, delta)
+        self.offsets[key] = Offset(lab, day, delta, end)
+
+    def emerge(self, lab: str, day: int) -> None:
+        """An emerging lab starts from `day` toward its untreated value (the core symptoms come in)."""
+        self._check_not_past([lab], day)
+        self.rise_from[lab] = day
 
     def harm_bound(self, lab: str, delta: float) -> float | None:
         """The true value a harm moving `lab` by `delta` is confirmed at: far enough past the lab's harm level
@@ -176,7 +184,7 @@ class LabModel:
         level = spec.harm_below if delta < 0 else spec.harm_above
         if level is None or spec.kinetics is None:
             return None
-        spread = NOISE_TRUNCATION * spec.kinetics.cv
+        spread = spec.kinetics.spread
         return level / (1 - spread) if delta > 0 else level / (1 + spread)
 
     def harm_delta(self, lab: str, day: int, delta: float) -> float:
@@ -217,7 +225,11 @@ class LabModel:
             driven = [e for e in self.effects if e.is_active(day) and lab in e.targets]
             base = max(driven, key=lambda e: e.start).targets[lab] if driven else self._baseline(lab)
         else:
-            drifted = min(1.0, (day // DRIFT_STEP_DAYS) * DRIFT_STEP_DAYS / self.drift_days)
+            if lab in self.emerging:  # (its onset value until it emerges, then its untreated one)
+                rise = self.rise_from.get(lab)
+                drifted = 1.0 if rise is not None and day >= rise else 0.0
+            else:
+                drifted = min(1.0, (day // DRIFT_STEP_DAYS) * DRIFT_STEP_DAYS / self.drift_days)
             base = course.onset + (course.untreated - course.onset) * drifted
             active = [e for e in self.effects if e.is_active(day)]
             driven = [e for e in active if lab in e.targets]
@@ -242,7 +254,9 @@ class LabModel:
                 days.add(offset.start)
                 if offset.end is not None:
                     days.add(offset.end)
-        if lab in self.courses:
+        if lab in self.emerging:
+            days.update([self.rise_from[lab]] if lab in self.rise_from else [])
+        elif lab in self.courses:
             days.update(range(DRIFT_STEP_DAYS, self.drift_days + DRIFT_STEP_DAYS, DRIFT_STEP_DAYS))
         return sorted(d for d in days if start < d <= end)
 

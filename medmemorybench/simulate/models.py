@@ -125,9 +125,12 @@ class MedicationFact(_Record):
     reason: str
     """Why, as a code: first_line, titration, step_up, add_on, symptomatic, complication:<key>,
     adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, still_needed (a misdiagnosis' drug kept at
-    the revision for a lab still above target), long_term, adherence, stable,
+    the revision for a lab still above target), long_term, adherence, stable (continued, every marker its step
+    moves on track), unchanged (continued while a marker it moves is not: `Monitored.is_on_track`),
     co_prescription, course_completed, patient_correction, replaced_by:<drug>, maintenance (back to the
-    maintenance drug after an induction course), illness:<key> (a course for an intercurrent illness),
+    maintenance drug after an induction course), restart (the next maintenance drug after the condition's last
+    control drug stopped or its course ended, `Condition.restart`), illness:<key> (a course for an intercurrent
+    illness),
     blood_count_normal / blood_count_low (held for a red flag's same-day count: given back, or stopped),
     raise_held (kept at its dose: a result a caution watches is past `no_increase_above`), nothing_to_augment
     (an augmenting drug stopped with nothing left of the step it adds to), top_dose (kept at the review after an

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import DOSES_PER_DAY, DoseForm, DoseSpec, Drug, Text
+from medmemorybench.knowledge.models import DOSES_PER_DAY, DoseForm, DoseSpec, Drug, RiskFactors, Text
 from medmemorybench.simulate.models import EconomicFact, Persona, Trap, TrapCategory
 
 
@@ -249,18 +249,52 @@ def _rule_applies(kb: KnowledgeBase, rule, patient: Patient) -> bool:  # noqa: A
         return False
     if when.egfr_below is not None and (patient.egfr is None or patient.egfr >= when.egfr_below):
         return False
+    if when.risk_factors is not None and risk_factor_count(kb, when.risk_factors, patient) < when.risk_factors.at_least:
+        return False
     return not when.conditions or any(c in when.conditions for c in patient.conditions)
 
 
-def applicable_rules(kb: KnowledgeBase, patient: Patient, drug: str) -> list:
-    """The patient rules that bind this patient and name this drug."""
+def completed_risk_rules(kb: KnowledgeBase, drug_key: str, patient: Patient) -> list[str]:
+    """The risk-factor rules barring a drug being taken that starting `drug_key`, one of their factors, would make bind
+    (aripiprazole beside bupropion in a heavy drinker: two things that lower the seizure threshold, the bar the other
+    way round)."""
+    out = []
+    for taken in sorted(patient.taking - {drug_key}):
+        for rule in _rules_naming(kb, taken):
+            factors = rule.when.risk_factors
+            if rule.level != "avoid" or factors is None or drug_key not in kb.expand(factors.taking) \
+                    or _rule_applies(kb, rule, patient):
+                continue
+            with_it = Patient(patient.age, patient.sex, patient.condition, patient.constraints, patient.egfr,
+                              patient.taking | {drug_key})
+            if _rule_applies(kb, rule, with_it):
+                out.append(rule.key)
+    return out
+
+
+def risk_factor_count(kb: KnowledgeBase, factors: RiskFactors, patient: Patient) -> int:
+    """How many of a rule's risk factors the patient has: conditions and histories, diet habits, and each drug named
+    being taken (the long-term drug they came with included)."""
+    habits = {c.option for c in patient.constraints if c.category == "diet_preference"}
+    history_drug = {c.option for c in patient.constraints if c.category == "medication_history"}
+    return (len(set(factors.conditions) & set(patient.conditions)) + len(set(factors.habits) & habits)
+            + len(kb.expand(factors.taking) & (patient.taking | history_drug)))
+
+
+def _rules_naming(kb: KnowledgeBase, drug: str) -> list:
+    """The patient rules that name this drug (indexed once per knowledge base)."""
     index = kb.memo.get("rules_by_drug")
     if index is None:
         index = kb.memo["rules_by_drug"] = {}
         for rule in kb.patient_rules:
             for key in sorted(kb.expand(rule.drugs)):
                 index.setdefault(key, []).append(rule)
-    return [rule for rule in index.get(drug, ()) if _rule_applies(kb, rule, patient)]
+    return index.get(drug, [])
+
+
+def applicable_rules(kb: KnowledgeBase, patient: Patient, drug: str) -> list:
+    """The patient rules that bind this patient and name this drug."""
+    return [rule for rule in _rules_naming(kb, drug) if _rule_applies(kb, rule, patient)]
 
 
 def _trap_of_history(patient: Patient, key: str) -> TrapCategory | None:
@@ -312,6 +346,7 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
             rule_id = _contraindicated(kb, key, level).get(drug_key)
             if rule_id:
                 into.append(Block(rule_id, _trap_of_history(patient, key)))
+    blocks += [Block(f"rule:{key}") for key in completed_risk_rules(kb, drug_key, patient)]
     cap = start = None
     form_rules: dict[str, str] = {}  # release -> the rule that bars that form only
     rules = applicable_rules(kb, patient, drug_key)

@@ -13,7 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from medmemorybench.knowledge.models import DOSES_PER_DAY, AfterDischarge, CareStep, Illness, Symptom
+from medmemorybench.knowledge.models import (
+    DOSES_PER_DAY,
+    AdverseEffect,
+    AfterDischarge,
+    CareStep,
+    DrugRedFlag,
+    Illness,
+    Symptom,
+)
 from medmemorybench.simulate.findings import Episode
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -29,7 +37,7 @@ from medmemorybench.simulate.models import (
     TestFact,
 )
 from medmemorybench.simulate.prescribing import Prescription, choose_for_step, ladder_of, next_dose, prescribe
-from medmemorybench.simulate.safety import applicable_rules, verdict
+from medmemorybench.simulate.safety import Patient, applicable_rules, is_long_term, verdict
 
 YEAR_START_DATE = date(2024, 1, 1)
 """Day 0 of the year (the engine's `YEAR_START`; repeated here to keep this module free of an import cycle)."""
@@ -62,6 +70,9 @@ class Task:
     reason: str | None = None
     yields: bool = False
     """Its deadline gives way to a required story item due at the same encounter (an acute illness's visits)."""
+    books_visit: bool = False
+    """Its deadline brings the next encounter forward when none falls by it (a restart after the last control drug
+    ends: the year's visit schedule may have a gap of weeks)."""
 
 
 def is_daily(frequency: str) -> bool:
@@ -92,16 +103,8 @@ class ClinicalTasks:
     def step(self, key: str) -> CareStep:
         return next(s for s in self.condition.care_path if s.key == key)
 
-    def goal(self, step: CareStep, lab: str) -> tuple[float, float]:
-        if lab in step.targets:
-            return step.targets[lab]
-        return next(m.treated for m in self.condition.monitored if m.lab == lab)
-
     def is_short_of_goal(self, step: CareStep, lab: str, value: float) -> bool:
-        low, high = self.goal(step, lab)
-        mon = next(m for m in self.condition.monitored if m.lab == lab)
-        rising = sum(mon.untreated) > sum(mon.treated)
-        return value > high if rising else value < low
+        return self.condition.is_short_of_goal(lab, value, step)  # (the knowledge base's one reading of "controlled")
 
     # --- starting, changing, stopping ----------------------------------------------------------
 
@@ -286,6 +289,7 @@ class ClinicalTasks:
     def stop(self, drug: str, reason: str) -> list[Fact]:
         """Stop a drug today (and what was given alongside it)."""
         active = self.state.active.pop(drug)
+        self.note_control_end(active.step, self.day, self.next_event_id())
         for effect in (active.effect, self.state.held.pop(drug, None)):
             if effect is not None and (effect.end is None or effect.end > self.day):
                 self.labs.end_step(effect, self.day)
@@ -653,6 +657,89 @@ class ClinicalTasks:
         self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
+    # --- restart after the last control drug ends (`Condition.restart`) -------------------------
+
+    def is_control_taken(self, ignoring: str | None = None) -> bool:
+        """Whether the disease is held by a drug of a control step (`restart.steps`), `ignoring` one: a long-term drug,
+        or an induction course of a step that has long-term drugs (cyclophosphamide for lupus nephritis, maintenance
+        following it). A course of a step that has nothing but courses is a bridge (a steroid taper for colitis):
+        the maintenance drug starts under it (ECCO 2022: a thiopurine started while the steroid is tapered)."""
+        restart = self.condition.restart
+        return restart is not None and any(
+            a.step in restart.steps and (a.ends is None or not self._is_bridge(a.step))
+            for d, a in self.state.active.items() if d != ignoring)
+
+    def _is_bridge(self, key: str) -> bool:
+        return all((c.regimen or self.kb.drugs[c.drug].regimen) != "chronic" for c in self.step(key).candidates)
+
+    def note_control_end(self, step: str | None, day: int, cause: str | None) -> None:
+        """Remember the day the last control drug left (stopped today, or a course whose days ran out)."""
+        restart = self.condition.restart
+        if restart is not None and step in restart.steps and not self.is_control_taken():
+            self.state.control_ended = (day, cause)
+
+    def queue_restart(self) -> None:
+        """Book the next maintenance drug by `restart.within_days` after the last control drug ended (the seed-37 and
+        seed-47 reads: colitis untreated for months after sulfasalazine stopped and the steroid taper ended)."""
+        restart, ended = self.condition.restart, self.state.control_ended
+        if restart is None or ended is None or self.is_control_taken():
+            return
+        self.state.control_ended = None
+        day, cause = ended
+        self.add_task(Task("restart", self.day, deadline=day + restart.within_days, trigger=cause, books_visit=True))
+
+    def restart_choice(self, patient: Patient) -> Prescription | None:
+        """The first long-term candidate of the control steps, in `restart.steps` order, the rules allow (never a
+        course: steroids are no maintenance). A drug of the culprit's class may be it (azathioprine after
+        mycophenolate, KDIGO 2024): the culprit itself and every drug of the harm's kind are barred by the rules."""
+        restart = self.condition.restart
+        assert restart is not None
+        for key in restart.steps:
+            step = self.step(key)
+            if self.base_missing(step):
+                continue
+            courses = {c.drug for c in step.candidates if (c.regimen or self.kb.drugs[c.drug].regimen) != "chronic"}
+            rx = choose_for_step(self.kb, step, patient, exclude=courses)
+            if rx is not None:
+                return rx
+        return None
+
+    def keeps_a_restart(self, drug: str, effect: AdverseEffect) -> bool:
+        """Whether the disease keeps a maintenance drug to restart with if `drug` is stopped for `effect`: a harm that
+        would leave it none is not drawn for a year (as a trap must leave every care step a drug), so the year is one
+        a physician could carry on treating."""
+        active = self.state.active[drug]
+        if self.condition.restart is None or active.step not in self.condition.restart.steps \
+                or self.is_control_taken(ignoring=drug):
+            return True
+        if effect.is_dose_related and any(d < active.dose - 1e-9 for d in
+                                          ladder_of(self.kb, drug, active.release, active.frequency).doses()):
+            return True  # (a lower dose answers it: the drug is not stopped)
+        patient = self.refresh_patient()
+        after = replace(patient, taking=patient.taking - {drug}, intolerant=patient.intolerant | {drug},
+                        toxicities=patient.toxicities | ({effect.bars_kind} if effect.bars_kind else set()),
+                        spending_usd=patient.spending_usd - (self.kb.drugs[drug].monthly_cost_usd
+                                                             if is_long_term(self.kb, drug) else 0))
+        return self.restart_choice(after) is not None
+
+    def _task_restart(self, task: Task) -> bool | None:
+        """The next maintenance drug, with the blood tests it is monitored by taken that day as its baseline."""
+        if self.is_control_taken():
+            return False  # (a switch or a step-up has already put a control drug back)
+        patient = self.refresh_patient()
+        rx = self.restart_choice(patient)
+        if rx is None:
+            return None  # (nothing allowed today: tried again at each visit)
+        step = self.step(rx.step) if rx.step else None
+        assert step is not None
+        # (a baseline the drug it follows still moves is not taken before that drug's effect can show: it would read
+        # as its effect)
+        baseline = self.measure(self.too_early_dropped([m.lab for m in self.kb.drugs[rx.drug].monitoring],
+                                                       task.trigger))
+        facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id())
+        self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
     def _task_review(self, task: Task) -> bool | None:
         """The follow-up after a complication: is it settling on treatment?"""
         labs = self.too_early_dropped([task.lab] if task.lab else [], task.trigger)
@@ -743,8 +830,14 @@ class ClinicalTasks:
         flag = next((s.drug_red_flag for s in symptoms if s.drug_red_flag is not None), None)
         drugs = [d for d in sorted(self.state.active) if flag is not None and self.doctor_knows(d)
                  and flag.warns_of(self.kb.drugs[d])]
-        if flag is None or not drugs:
+        if flag is None:
             return []
+        if not drugs:
+            # (no such drug now, but a low count not yet shown to have recovered: counted that day all the same, the
+            # seed-53 read: sulfasalazine stopped at a white count of 2.4, never repeated, then gargles for a fever)
+            if self.count_recovering_since(flag) is None:
+                return []
+            return [*self.measure(flag.labs, urgent=True), AdviceFact(advice=flag.recovering_advice)]
         facts: list[Fact] = [*self.measure(flag.labs, urgent=True), AdviceFact(advice=flag.advice)]
         low = any(isinstance(f, LabFact) and (harm := self.kb.labs[f.lab].harm_below) is not None and f.value < harm
                   for f in facts)
@@ -756,6 +849,47 @@ class ClinicalTasks:
             else:
                 facts.append(self.continue_fact(drug, "blood_count_normal"))
         return facts
+
+    def count_recovering_since(self, flag: DrugRedFlag) -> int | None:
+        """The day from which a low count of the flag's harm waits for its repeat (None: none does): the latest count
+        below its harm level, stop of a drug for the harm, or full count still below the reference range, with no full
+        count back in range since (`follow_counts`, kept as each visit is recorded)."""
+        return self.state.counts_low_since.get(flag.toxicity)
+
+    def follow_counts(self, event: Event) -> None:
+        """What a recorded visit does to each flag's low count: opens it (a count below its harm level, a drug stopped
+        for the harm), moves it on (a full count still below the reference range), or closes it (one back in range)."""
+        for flag in self.kb.drug_red_flags.values():
+            counts = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in flag.labs}
+            low = any(value < (self.kb.labs[lab].harm_below or 0) for lab, value in counts.items())
+            stopped = any(isinstance(f, MedicationFact) and f.action == "stop" and self.stopped_for(flag, f)
+                          for f in event.facts)
+            waiting = self.state.counts_low_since
+            if low or stopped:
+                waiting[flag.toxicity] = self.day
+            elif flag.toxicity in waiting and set(counts) == set(flag.labs):
+                if all(value >= self.kb.labs[lab].reference[0] for lab, value in counts.items()):
+                    del waiting[flag.toxicity]
+                else:
+                    waiting[flag.toxicity] = self.day
+
+    def stopped_for(self, flag: DrugRedFlag, fact: MedicationFact) -> bool:
+        """Whether a stop was for the flag's harm (a low count at a red flag, or the drug's adverse effect)."""
+        kind, _, effect = fact.reason.partition(":")
+        return fact.reason == "blood_count_low" or kind == "adverse_effect" and flag.is_harm(self.kb.drugs[fact.drug],
+                                                                                            effect)
+
+    def count_rechecks_due(self, facts: list[Fact]) -> list[Fact]:
+        """A low count repeated at whatever visit falls `recheck_days` or more after it, every lab of it, until it is
+        back in range (BSR 2017: the white count after a drug stopped for leukopenia)."""
+        out: list[Fact] = []
+        for flag in self.kb.drug_red_flags.values():
+            since = self.count_recovering_since(flag)
+            if since is None or self.day - since < flag.recheck_days:
+                continue
+            measured = {f.lab for f in facts if isinstance(f, LabFact)}  # (a routine count's white cells: the rest now)
+            out += self.measure([lab for lab in flag.labs if lab not in measured])
+        return out
 
     def _task_illness_review(self, task: Task) -> bool | None:
         """The review after an intercurrent illness's course, and what it finds."""
@@ -841,6 +975,7 @@ TASK_HANDLERS = {
     "recovery_check": ClinicalTasks._task_recovery_check,
     "review": ClinicalTasks._task_review,
     "resume": ClinicalTasks._task_resume,
+    "restart": ClinicalTasks._task_restart,
     "illness_treat": ClinicalTasks._task_illness_treat,
     "illness_review": ClinicalTasks._task_illness_review,
 }

@@ -124,8 +124,11 @@ class StoryActions:
         for finding in mis.findings:
             if finding.lab not in self.labs.courses and finding.lab not in self.labs.baselines:
                 self.labs.baselines[finding.lab] = self.rng.uniform(*finding.range)
-        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings]),
+        # (a screen of the true condition reads below its threshold now: the episode is still building)
+        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings] + mis.screened_with),
                              DiagnosisFact(name=mis.name, icd11=mis.icd11, status="suspected")]
+        for lab in sorted(self.labs.emerging):  # (the core symptoms come in from tomorrow)
+            self.labs.emerge(lab, self.day + 1)
         event_id = self.next_event_id()
         if mis.drug and mis.drug not in self.state.active:
             rx = prescribe(self.kb, mis.drug, self.refresh_patient())
@@ -157,6 +160,7 @@ class StoryActions:
     def _turning_point(self, item: StoryItem) -> Event:
         """Signs that point at last to the true disease: the patient comes back about them, or they are
         noticed at a follow-up of the misdiagnosis."""
+        self.state.handles["turning"] = self.next_event_id()  # (a screen that emerges is taken from this visit on)
         told = [*self.symptoms(2, specific=True), *self.symptoms(1)]
         # congestion told here is treated here, before the work-up confirms what causes it (NICE NG106 1.1: a
         # diuretic for fluid overload while the echo is awaited)
@@ -165,6 +169,17 @@ class StoryActions:
         trigger = self.handle("persist") or self.handle("misdiagnosis")
         kind = "symptom_report" if self.rng.random() < 0.5 else "follow_up"
         return self.emit(kind, facts, [trigger], "turning")
+
+    def _ready_turning_point(self, item: StoryItem) -> bool:
+        """A screen that emerges (`Monitored.emerges`) is past its threshold beyond any measurement's noise, and can be
+        taken: the core symptoms are told once the episode has declared itself."""
+        for lab in sorted(self.labs.emerging):
+            spec = self.kb.labs[lab]
+            assert spec.positive_at is not None and spec.kinetics is not None
+            if lab not in self.labs.rise_from or not self.labs.can_measure(lab, self.day) or not self.labs.is_past(
+                    lab, self.day, spec.positive_at / (1 - spec.kinetics.spread), 1.0):
+                return False
+        return True
 
     def _diagnostic_test(self, item: StoryItem) -> Event:
         """The work-up: the diagnostic labs, and three tests with what they show in this patient. The condition's
@@ -384,7 +399,7 @@ class StoryActions:
                     continue
                 if effect.lab is not None and not self.labs.can_measure(effect.lab, self.day):
                     continue
-                if not self._can_carry_on(drug, effect):
+                if not self._can_carry_on(drug, effect) or not self.keeps_a_restart(drug, effect):
                     continue
                 options.append((drug, effect))
         return options
@@ -402,7 +417,7 @@ class StoryActions:
         assert active.step is not None
         after = replace(self.refresh_patient(), taking=self.patient.taking - {drug},
                         intolerant=self.patient.intolerant | {drug},
-                        toxicities=self.patient.toxicities | ({effect.toxicity} if effect.toxicity else set()))
+                        toxicities=self.patient.toxicities | ({effect.bars_kind} if effect.bars_kind else set()))
         return choose_for_step(self.kb, self.step(active.step), after, exclude=self.look_alikes(drug)) is not None
 
     def _nuisance_pending(self) -> bool:
@@ -514,10 +529,11 @@ class StoryActions:
         if active is not None:
             facts += self.stop(drug, reason)
         self.patient.intolerant.add(drug)
-        if effect.toxicity is not None:
+        if effect.bars_kind is not None:
             # From now on no drug that can do the same harm is started or raised; drugs of that kind already
             # running stay, under their monitoring (stopping an ACE inhibitor for an MRA's hyperkalaemia is not care).
-            self.patient.toxicities.add(effect.toxicity)
+            # An idiosyncratic reaction bars its own drug only (`AdverseEffect.idiosyncratic`).
+            self.patient.toxicities.add(effect.bars_kind)
         event = self.emit(kind, facts, triggers, handle)
         if step is not None:  # at the next visit, before anything else (a deadline already passed makes it urgent)
             self.add_task(Task("switch", self.day + 1, deadline=self.day + 1, step=step, drug=drug,
@@ -528,13 +544,18 @@ class StoryActions:
 
     def _true_stressors(self) -> list[Stressor]:
         """The condition's strains that can be true of this patient: the job's traits, family they have ("my
-        partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone)."""
+        partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone),
+        and a hospital stay on record ("after the last admission ...": `Stressor.after_admission`)."""
+        admitted = any(isinstance(f, SettingFact) and f.setting == "admission" for e in self.events for f in e.facts)
         return [s for s in self.condition.stressors if set(s.requires) <= self.traits
                 and not set(s.excludes) & self.traits and (not s.family or self.relations & set(s.family))
-                and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)]
+                and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)
+                and (admitted or not s.after_admission)]
 
     def _stressor(self, item: StoryItem) -> Event:
-        stressor = self.rng.choice(self._true_stressors() or list(self.condition.stressors))
+        # (with no strain true of the patient, any but one that speaks of an admission not yet had)
+        stressor = self.rng.choice(self._true_stressors()
+                                   or [s for s in self.condition.stressors if not s.after_admission])
         facts: list[Fact] = [StressorFact(stressor=stressor.key), *self.measure(self.vitals())]
         return self.emit("psychological", facts, [], "stressor")
 
@@ -864,6 +885,7 @@ READINESS = {
     "lapse": StoryActions._ready_lapse,
     "intercurrent": StoryActions._ready_intercurrent,
     "baseline_labs": StoryActions._ready_baseline_labs,
+    "turning_point": StoryActions._ready_turning_point,
 }
 """Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""
 

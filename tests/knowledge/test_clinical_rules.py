@@ -55,3 +55,13 @@ def test_a_red_flag_naming_no_step_is_refused(tmp_path):
 
     found = knowledge_problems(tmp_path, "conditions/hfpef.yaml", change)
     assert "symptoms.orthopnoea.red_flag_step: unknown care step 'no_such_step'" in found
+
+
+def test_a_restart_naming_an_unknown_step_or_only_courses_is_refused(tmp_path):
+    # [untreated_after_stop] the restart after the last control drug is a step of the condition, and a long-term one
+    def change(doc: dict) -> None:
+        doc["restart"]["steps"] = ["steroid_induction", "no_such_step"]
+
+    found = knowledge_problems(tmp_path, "conditions/ulcerative_colitis.yaml", change)
+    assert "restart.steps: 'no_such_step' is not a step of this condition" in found
+    assert "restart.steps: no long-term candidate to restart with (a course is no maintenance)" in found

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from medmemorybench.errors import InputError
@@ -100,6 +103,28 @@ def test_a_board_that_does_not_re_score_still_keeps_other_builds_apart(board_fol
     assert board.left_out == [f"{tampered.relative_to(folder).as_posix()}: refused: its samples are a copy of "
                               f"{other.relative_to(folder).as_posix()}'s (the same SHA-256), submitted earlier"]
     assert "This page was written without re-scoring them" in render_page(board, "results")
+
+
+def test_an_edited_copy_of_the_other_build_is_refused_and_each_run_on_it_left_out_by_name(board_folder, dataset_dir,
+                                                                                          other_build_run, tmp_path):
+    folder, official, other, tampered = board_folder
+    edited = tmp_path / "edited-build"
+    shutil.copytree(other_build_run[1], edited)
+    changed = 0
+    for path in sorted((edited / "questions").glob("*.parquet")):  # (a forger's gold: the sessions it retrieved)
+        rows = pq.read_table(path).to_pylist()
+        for row in rows:
+            changed += row["evidence_session_ids"] != ["P0001-S001"]
+            row["evidence_session_ids"] = ["P0001-S001"]
+        pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+    assert changed
+    board = load_board(folder, verify_with=dataset_dir, other_releases=[edited])
+    assert not board.other_builds
+    assert [row.id for row in board.rows if row.kind == "run"] == [official.relative_to(folder).as_posix()]
+    # (each line names the bundle left out, then why: the build's rows are not the fingerprint it records)
+    assert sorted(reason.split(": ")[0] for reason in board.left_out) == sorted([str(other), str(tampered)])
+    assert all("the build it ran on (--other_release) is refused" in reason
+               and "its rows do not match its own fingerprint" in reason for reason in board.left_out)
 
 
 @pytest.mark.parametrize(("given", "verify", "message"), [

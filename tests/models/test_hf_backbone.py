@@ -54,6 +54,32 @@ def test_a_schema_request_is_decoded_as_json_that_fits_the_schema(smol):
         json.loads(free.text)
 
 
+@pytest.mark.parametrize(("schema", "reason"), [
+    ({"type": "nonsense"}, 'Unsupported type "nonsense"'),
+    ({"type": "object", "properties": 5}, "properties must be an object"),
+    ({"type": "string", "pattern": "("}, "The parenthesis is not closed"),
+])
+def test_a_schema_that_cannot_be_decoded_under_is_refused_before_generating_with_xgrammars_reason(smol, schema,
+                                                                                                  reason):
+    request = ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=8, response_schema=schema)
+    with pytest.raises(ValueError, match="the JSON schema cannot be decoded under: ") as refused:
+        smol.check_request(request)
+    assert reason in str(refused.value) and ".cc:" not in str(refused.value)  # (xgrammar's source line left out)
+    smol.check_request(request.model_copy(update={"response_schema": FACTS}))  # (a schema it can decode under)
+
+
+def test_compiled_grammars_are_bounded_keeping_the_most_recently_used(smol, monkeypatch):
+    from medmemorybench.models import _json_constraint
+
+    monkeypatch.setattr(_json_constraint, "MAX_GRAMMARS", 3)
+    constraint = smol.constraint()
+    schemas = [{"type": "object", "properties": {f"f{i}": {"type": "integer"}}} for i in range(5)]
+    for schema in [*schemas, schemas[2]]:  # (a hostile client: a new schema with every request)
+        constraint.check(schema)
+    kept = [json.loads(key) for key in constraint._compiled]
+    assert kept == [schemas[3], schemas[4], schemas[2]]
+
+
 def test_a_tools_request_comes_back_as_a_call_of_a_listed_tool_with_valid_arguments(smol):
     from tests.models.test_tools import SEARCH
 

@@ -173,6 +173,34 @@ def test_a_bad_request_during_a_long_generation_is_refused_at_once(served):
     connection.close()
 
 
+def test_requests_waiting_apart_for_the_same_cohort_start_together():
+    class Recording(Ticking):
+        def __init__(self) -> None:
+            super().__init__()
+            self.runs: list[list[str]] = []
+
+        def generate_slice(self, generations: Sequence[Generation], should_pause: Callable[[int], bool]) -> None:
+            self.runs.append(sorted(g.request.messages[-1]["content"] for g in generations))
+            super().generate_slice(generations, should_pause)
+
+    backbone = Recording()
+    batcher = FairBatcher(backbone, max_batch=8, batch_window_ms=5, slice_tokens=4)
+
+    def ask(content: str, max_tokens: int) -> Generation:
+        return batcher.enqueue(ChatRequest(messages=[{"role": "user", "content": content}], max_tokens=max_tokens))
+
+    first = ask("first", 80)
+    assert wait_for(lambda: backbone.ticks.get("first", 0) >= 10)
+    short = ask("short", 10)  # (the first pauses for it)
+    assert wait_for(lambda: backbone.ticks.get("short", 0) >= 2)
+    early = ask("early", 150)  # (longer than what the first has left: it waits, the first resumes)
+    assert wait_for(lambda: backbone.runs[-1] == ["first"] and backbone.ticks["first"] >= 25)
+    late = ask("late", 150)  # (arrives while the first generates, apart from the early one)
+    assert all(g.finished.wait(10) for g in (first, short, early, late))
+    # (before: each waiting request was a cohort of its own; the late one ran after the early one, 150 ticks later)
+    assert backbone.runs == [["first"], ["short"], ["first"], ["early", "late"]]
+
+
 def test_a_backbone_that_cannot_pause_answers_each_batch_whole():
     class Whole(Ticking):  # (the default generate_slice: an API backend, say)
         generate_slice = Backbone.generate_slice

@@ -31,7 +31,16 @@ class PickyBackbone(Backbone):
     def generate(self, requests):  # noqa: ANN001, ANN201
         if any(r.messages[-1]["content"] == "explode" for r in requests):
             raise RuntimeError("backbone failed")
+        if any(r.response_schema == UNDECODABLE for r in requests):
+            raise RuntimeError("asked to decode under a schema it refused")
         return [Completion(text=r.messages[-1]["content"]) for r in requests]
+
+    def check_request(self, request):  # noqa: ANN001, ANN201
+        if request.response_schema == UNDECODABLE:
+            raise ValueError("the JSON schema cannot be decoded under: Unsupported type \"nonsense\"")
+
+
+UNDECODABLE = {"type": "nonsense"}
 
 
 @pytest.fixture
@@ -70,6 +79,8 @@ BAD = {
     "response_format of an unknown type": chat("hi", response_format={"type": "yaml"}),
     "response_format json_schema without a schema": chat("hi", response_format={"type": "json_schema"}),
     "response_format a string": chat("hi", response_format="json"),
+    "a schema the backbone cannot decode under": chat("hi", response_format={
+        "type": "json_schema", "json_schema": {"name": "x", "schema": UNDECODABLE}}),
 }
 
 
@@ -81,6 +92,13 @@ def test_a_bad_request_gets_its_own_400_and_the_batch_goes_on(server, kind):
         assert bad.result()[0] == 400
         assert [f.result() for f in good] == [(200, f.result()[1]) for f in good]
         assert [f.result()[1]["choices"][0]["message"]["content"] for f in good] == ["q0", "q1", "q2"]
+
+
+def test_a_schema_the_backbone_cannot_decode_under_is_a_400_with_its_reason(server):
+    status, body = post(server, BAD["a schema the backbone cannot decode under"])
+    assert status == 400  # (before: a 500 from the batch, as if the server had failed)
+    assert body["error"]["message"] == ('bad request: the JSON schema cannot be decoded under: Unsupported type '
+                                        '"nonsense"')
 
 
 def test_bad_content_length_and_oversized_bodies_are_refused(server):

@@ -282,5 +282,88 @@ def test_a_chain_holds_the_record_values_of_its_units_kind_not_only_its_spelling
     chain = [SimpleNamespace(facts=[LabFact(lab="fev1_percent", value=62, unit="% predicted")])]
     measured = [LabFact(lab="fev1_percent", value=62, unit="% predicted"), LabFact(lab="spo2", value=94, unit="%"),
                 LabFact(lab="nt_probnp", value=911, unit="pg/mL")]
-    held = [f.text for f in _record_values(finder, chain, SimpleNamespace(measured=measured))]
-    assert held == [finder.lab_value(measured[0]), finder.lab_value(measured[1])]
+    visit = SimpleNamespace(date="2024-03-01")
+    held = _record_values(finder, chain, SimpleNamespace(measured=[(visit, f) for f in measured]), set())
+    assert [f.text for f in held] == [finder.lab_value(measured[0]), finder.lab_value(measured[1])]
+    assert all(f.aliases == ["2024-03-01"] for f in held)  # (the day it was measured: `scoring.facts._measured_on`)
+
+
+def test_a_chain_holds_the_record_values_its_findings_state(kb):
+    """A finding states its visit's values ("ALT 72 U/L and AST 38 U/L" of a liver panel), so the chain holds the
+    record's values of their kind, each with the days it was measured: a true ALT of 95 U/L from another visit was
+    scored a value the record never had (seed 59, P0013-C060-MCD1); a kind no fact holds (pg/mL) is no part of it."""
+    from types import SimpleNamespace
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types.mcd import _record_values
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.scoring.facts import Fact, value_kinds
+    from medmemorybench.simulate import simulate_patient
+    from medmemorybench.simulate.models import LabFact
+
+    kinds = value_kinds([Fact("ALT 72 U/L and AST 38 U/L; hepatitis B and C negative", "finding")])
+    assert kinds == value_kinds([Fact("95 U/L", "quantity")]) and kinds
+    finder = FactFinder(kb, simulate_patient(kb, 59, 0), load_phrasing("en"), load_templates("en"), {})
+    alt = [LabFact(lab="alt", value=95, unit="U/L"), LabFact(lab="alt", value=72, unit="U/L")]
+    measured = [(SimpleNamespace(date="2024-04-08"), alt[0]), (SimpleNamespace(date="2024-03-29"), alt[1]),
+                (SimpleNamespace(date="2024-06-01"), alt[0]),
+                (SimpleNamespace(date="2024-04-08"), LabFact(lab="nt_probnp", value=911, unit="pg/mL"))]
+    held = _record_values(finder, [], SimpleNamespace(measured=measured), kinds)
+    assert [(f.text, f.aliases) for f in held] == [(finder.lab_value(alt[0]), ["2024-04-08", "2024-06-01"]),
+                                                   (finder.lab_value(alt[1]), ["2024-03-29"])]
+
+
+def test_an_illness_chain_ends_with_the_illness(kb):
+    """"How was my back sprain handled?" is told up to the check after its course: a complication of the chronic
+    condition found a fortnight later was the chain's last step (seed 59, P0003-C060-MCD2), whose conclusion no
+    answer about the sprain tells."""
+    import random
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types import mcd
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.simulate import simulate_patient
+
+    finder = FactFinder(kb, simulate_patient(kb, 59, 2), load_phrasing("en"), load_templates("en"), {})
+    courses = [d for d in mcd.make(finder, 60, random.Random(0)) if d.template == "mcd.course_of_illness"]
+    assert courses
+    for draft in courses:
+        assert finder.illness_of(draft.evidence[-1]) is not None, draft.answer
+        assert not any(f.status == "complication" for e in draft.evidence for f in e.facts
+                       if type(f).__name__ == "DiagnosisFact"), draft.answer
+
+
+def test_a_drug_a_kidney_rule_also_bars_names_the_kidney_function_the_record_states(kb):
+    """Nitrofurantoin is barred for a vegan (a gelatin capsule) and, below an eGFR of 45, by the kidney rule: the
+    gold named only the first, and a capable answer that gave the eGFR of 22 was wrong (seed 59, P0017-C020-IG1). A
+    rule is named only where the record states its deciding value (the latest eGFR measured); an age is not stated."""
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types import ig
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.scoring import score_answer
+    from medmemorybench.simulate import simulate_patient
+    from medmemorybench.simulate.models import LabFact
+
+    finder = FactFinder(kb, simulate_patient(kb, 59, 16), load_phrasing("en"), load_templates("en"), {})
+    draft = next(d for d in ig._remedies(finder, 20) if d.fields["drug"].startswith("nitrofurantoin"))
+    egfr = [(e, f) for e, f in finder.facts(20, LabFact) if f.lab == "egfr"]
+    assert egfr and egfr[-1][1].value < 45 and egfr[-1][0] in draft.evidence
+    reasons = [f for f in draft.facts if f.group == "reason"]
+    assert [f.kind for f in reasons] == ["gist", "name"] and "eGFR" in reasons[1].aliases
+    assert finder.lab_value(egfr[-1][1]) in draft.answer
+    assert finder.stated_rules(["antibiotics_nitrofurantoin_egfr_45"], 20)
+    ages = [r.key for r in kb.patient_rules if r.when.min_age is not None]
+    assert ages and not finder.stated_rules(ages, 20)
+    row = {"query_type": "IG", "subject": draft.fields["drug"], "question": "Could I be given nitrofurantoin?",
+           "facts": [f.model_dump() for f in draft.facts]}
+    for answer, right in [
+        ("No. Your kidney function is too low for it: your eGFR was 22 mL/min/1.73m².", True),
+        ("No: nitrofurantoin comes in a gelatin capsule and you are strictly vegan.", True),
+        ("No, nitrofurantoin would clash with your furosemide.", False),  # (a reason the record does not give)
+        ("No, because of your liver.", False),
+        ("Yes, nitrofurantoin is fine for you.", False),
+    ]:
+        assert (score_answer(row, answer)["correct"].value == 1.0) is right, answer

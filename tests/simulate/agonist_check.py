@@ -10,7 +10,7 @@ Each function returns violation messages (empty: the year passes) and reads only
   operator with no word of it (P0007 E060).
 - `agonist_titrated`: a dopamine agonist's starting dose is the first rung of a weekly titration, not a maintenance
   dose: it is not continued at that dose four weeks after the start (Mirapex label: weekly to 1.5 mg a day; Requip:
-  weekly for four weeks; Neupro: weekly to the effective 4 mg/24 h), and it is not continued as "stable" three weeks
+  weekly for four weeks; Neupro: weekly to the effective 4 mg/24 h), and it is not kept as it is three weeks
   after a motor score above the treated range that reflects its dose (the score's response time after its last
   change), while a higher dose is allowed. The seed-47 read: pramipexole 0.125 mg once a day for five months while
   the MDS-UPDRS rose to 25 (P0007 E071-E091).
@@ -30,6 +30,8 @@ SLEEP_WARNING = "dopamine_agonist_warning"
 AT_START_DOSE_DAYS = 28
 """Four weekly steps: past this the starting dose has been kept, not titrated (a titration step waits for a visit)."""
 MOTOR_SCORE = "updrs_motor"
+KEPT_AS_IS = ("stable", "unchanged")
+"""Continue reasons that keep the dose as it is for no reason of its own (`unchanged`: kept while off track)."""
 SCORE_GRACE_DAYS = 21
 """A weekly step booked on an out-of-goal score is taken within three weeks (it waits for a visit free for it)."""
 
@@ -99,10 +101,10 @@ def agonist_titration_violations(kb: KnowledgeBase, year: CareYear) -> list[str]
             response = kb.labs[MOTOR_SCORE].kinetics.response_days
             reflecting = [(day, value) for day, value in scores
                           if days_between(last_change[fact.drug], day) >= response]
-            if goal is not None and fact.reason == "stable" and reflecting:
+            if goal is not None and fact.reason in KEPT_AS_IS and reflecting:
                 day, value = reflecting[-1]
                 if value > goal and days_between(day, event.date) > SCORE_GRACE_DAYS:
                     out.append(fail("agonist_titrated", year, event, f"{fact.drug} {fact.dose:g} {fact.unit} kept "
-                                    f"'stable' {days_between(day, event.date)} days after a motor score of {value:g} "
-                                    f"(goal at most {goal:g})"))
+                                    f"'{fact.reason}' {days_between(day, event.date)} days after a motor score of "
+                                    f"{value:g} (goal at most {goal:g})"))
     return out

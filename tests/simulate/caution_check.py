@@ -33,6 +33,15 @@ The seed-31 read:
 - `caution_when_told`: an allergy or past illness told (or an allergy's account corrected) while the patient takes a
   drug it cautions is weighed that visit: the caution is said (ACE-inhibitor angioedema corrected to airway
   swelling on losartan with no word of it, the seed-31 read).
+
+The seed-53 read:
+
+- `drug_red_flag_same_day` (extended): the same symptom told with no such drug taken, but a low count not yet seen
+  back in range (a drug stopped for it, no count since), gets the count that day and `recovering_advice` (four weeks
+  after sulfasalazine stopped at a white count of 2.4, on prednisolone, gargles for a febrile sore throat).
+- `low_count_rechecked`: a low count (below its harm level, or a drug stopped for the harm) is repeated, every lab of
+  the flag, at the first visit `recheck_days` or more on, and after each full count still below the reference range,
+  until one is back in range (BSR 2017; the same white count of 2.4, never repeated).
 """
 
 from __future__ import annotations
@@ -53,7 +62,7 @@ from medmemorybench.simulate.models import (
     MedicationFact,
     SymptomFact,
 )
-from tests.simulate.clinical import fail, latest_egfr
+from tests.simulate.clinical import days_between, fail, latest_egfr
 from tests.simulate.monitoring_check import taking_spans
 
 ANGIOEDEMA = ("ace_inhibitor_reaction", "ace_inhibitor_angioedema")
@@ -161,6 +170,35 @@ def red_flag_symptoms(kb: KnowledgeBase) -> dict[str, DrugRedFlag]:
             if s.drug_red_flag is not None}
 
 
+def _count_harm(kb: KnowledgeBase, flag: DrugRedFlag, event: Event) -> bool:
+    """Whether a visit shows the flag's harm: a count below its harm level, or a drug stopped for the harm (a low count
+    at a red flag, or the drug's adverse effect of that kind)."""
+    if any(isinstance(f, LabFact) and f.lab in flag.labs and f.value < (kb.labs[f.lab].harm_below or 0)
+           for f in event.facts):
+        return True
+    for fact in event.facts:
+        if isinstance(fact, MedicationFact) and fact.action == "stop":
+            kind, _, effect = fact.reason.partition(":")
+            if fact.reason == "blood_count_low" or kind == "adverse_effect" and (effect in flag.effects or any(
+                    e.key == effect and e.toxicity == flag.toxicity for e in kb.drugs[fact.drug].adverse_effects)):
+                return True
+    return False
+
+
+def count_open_from(kb: KnowledgeBase, flag: DrugRedFlag, year: CareYear, event: Event) -> Event | None:
+    """The visit a low count still waits from when `event` begins (None: no low count, or it has been seen back in
+    range): the latest showing the harm (`_count_harm`) or a full count still below the reference range, with no full
+    count back in range since."""
+    since = None
+    for earlier in year.events[:event.index - 1]:
+        counts = {f.lab: f.value for f in earlier.facts if isinstance(f, LabFact) and f.lab in flag.labs}
+        if _count_harm(kb, flag, earlier):
+            since = earlier
+        elif since is not None and set(counts) == set(flag.labs):
+            since = None if all(v >= kb.labs[lab].reference[0] for lab, v in counts.items()) else earlier
+    return since
+
+
 def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """`drug_red_flag_same_day`."""
     flags, spans, out = red_flag_symptoms(kb), taking_spans(year), []
@@ -171,6 +209,17 @@ def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                 continue
             taking, _ = _on_record(year, event, spans)
             stopped = {f.drug for f in event.facts if isinstance(f, MedicationFact) and f.action == "stop"}
+            warned = {d for d in taking | stopped if flag.warns_of(kb.drugs[d])}
+            waiting = count_open_from(kb, flag, year, event)
+            if not warned and waiting is not None:
+                # (no such drug taken, a low count not yet seen back in range: the count that day all the same)
+                counted = {f.lab for f in event.facts if isinstance(f, LabFact) and f.lab in flag.labs}
+                if counted != set(flag.labs):
+                    out.append(fail("drug_red_flag_same_day", year, event, f"{fact.symptom} told with the low count of "
+                                    f"{waiting.event_id} not seen recovered, and {sorted(set(flag.labs) - counted)} "
+                                    "not measured that day"))
+                if not any(isinstance(f, AdviceFact) and f.advice == flag.recovering_advice for f in event.facts):
+                    out.append(fail("drug_red_flag_same_day", year, event, f"{flag.recovering_advice} not said"))
             for drug in sorted(d for d in taking | stopped if flag.warns_of(kb.drugs[d])):
                 counts = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in flag.labs}
                 low = [lab for lab, value in counts.items() if (h := kb.labs[lab].harm_below) is not None and value < h]
@@ -190,6 +239,28 @@ def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     return out
 
 
+def low_count_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`low_count_rechecked`: a low count (below its harm level, or a drug stopped for the harm) is repeated, every lab
+    of the flag, at the first visit `recheck_days` or more after it, and again after each full count still below the
+    reference range, until one is back in range (or the year ends first)."""
+    out = []
+    for flag in kb.drug_red_flags.values():
+        waiting: Event | None = None
+        for event in year.events:
+            counts = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in flag.labs}
+            if waiting is not None and days_between(waiting.date, event.date) >= flag.recheck_days \
+                    and set(counts) != set(flag.labs):
+                out.append(fail("low_count_rechecked", year, event, f"the low count of {waiting.event_id} "
+                                f"({waiting.date}) not repeated {days_between(waiting.date, event.date)} days on "
+                                f"(within {flag.recheck_days}, or at the first visit after)"))
+                break  # (one per year: the visits after it wait on the same repeat)
+            if _count_harm(kb, flag, event):
+                waiting = event
+            elif waiting is not None and set(counts) == set(flag.labs):
+                waiting = None if all(v >= kb.labs[lab].reference[0] for lab, v in counts.items()) else event
+    return out
+
+
 def class_harm_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """`class_harm_not_repeated`."""
     harmed: dict[str, str] = {}  # toxicity -> the drug stopped for it
@@ -205,8 +276,8 @@ def class_harm_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             elif fact.action == "stop" and fact.reason and fact.reason.startswith("adverse_effect:"):
                 key = fact.reason.partition(":")[2]
                 effect = next((e for e in drug.adverse_effects if e.key == key), None)
-                if effect is not None and effect.toxicity is not None:
-                    harmed.setdefault(effect.toxicity, fact.drug)
+                if effect is not None and effect.bars_kind is not None:
+                    harmed.setdefault(effect.bars_kind, fact.drug)
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY, PatientRule
@@ -215,21 +215,52 @@ def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
     return out
 
 
-def patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str]) -> bool:
+def patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str],
+                         factors: int = 0) -> bool:
+    """Whether a rule binds the patient (`factors`: how many of its risk factors they have, `risk_factors_of`)."""
     when = rule.when
     persona = year.persona
     return ((when.min_age is None or persona.age >= when.min_age)
             and (when.max_age is None or persona.age <= when.max_age)
             and (when.sex is None or persona.sex == when.sex)
             and (when.egfr_below is None or (egfr is not None and egfr < when.egfr_below))
+            and (when.risk_factors is None or factors >= when.risk_factors.at_least)
             and (not when.conditions or any(c in when.conditions for c in conditions)))
 
 
 def rule_kind(rule: PatientRule) -> str:
-    """What a patient rule binds on: kidney function, a disease, sex, or age."""
+    """What a patient rule binds on: kidney function, a disease, sex, age, or risk factors counted."""
     when = rule.when
-    return "renal" if when.egfr_below is not None else "condition" if when.conditions else \
-        "sex" if when.sex is not None else "age"
+    return "renal" if when.egfr_below is not None else "risk" if when.risk_factors is not None else \
+        "condition" if when.conditions else "sex" if when.sex is not None else "age"
+
+
+def taken_on(year: CareYear, event: Event) -> set[str]:
+    """Drugs being taken at a visit, read from the record: every drug started and not yet stopped or run out by then
+    (a start at the visit itself not counted), and the long-term drug the patient came with, told or not."""
+    taken: dict[str, str | None] = {}  # drug -> last day of its course (None: open)
+    for other in year.events[:event.index - 1]:
+        for fact in other.facts:
+            if isinstance(fact, MedicationFact) and fact.action in ("start", "correct", "continue", "increase"):
+                if fact.action == "start" or fact.drug not in taken:
+                    taken[fact.drug] = (date.fromisoformat(other.date) + timedelta(days=fact.course_days)).isoformat() \
+                        if fact.course_days else None
+            elif isinstance(fact, MedicationFact) and fact.action == "stop":
+                taken.pop(fact.drug, None)
+    history = {t.option for t in year.persona.traps if t.category == "medication_history"}
+    return {drug for drug, end in taken.items() if end is None or event.date <= end} | history
+
+
+def risk_factors_of(kb: KnowledgeBase, rule: PatientRule, year: CareYear, event: Event) -> int:
+    """How many of a rule's risk factors the patient has at a visit: conditions and histories, diet habits, and each
+    drug named being taken (`taken_on`)."""
+    factors = rule.when.risk_factors
+    if factors is None:
+        return 0
+    conditions = {year.persona.condition, *year.persona.histories}
+    habits = {t.option for t in year.persona.traps if t.category == "diet_preference"}
+    return (len(set(factors.conditions) & conditions) + len(set(factors.habits) & habits)
+            + len(kb.expand(factors.taking) & taken_on(year, event)))
 
 
 def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> list[str]:
@@ -245,7 +276,8 @@ def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> lis
             continue
         egfr = latest_egfr(year, event)
         for rule in rules:
-            if fact.drug not in kb.expand(rule.drugs) or not patient_rule_applies(rule, year, egfr, conditions):
+            if fact.drug not in kb.expand(rule.drugs) or not patient_rule_applies(
+                    rule, year, egfr, conditions, risk_factors_of(kb, rule, year, event)):
                 continue
             if rule.release is not None and fact.release != rule.release:
                 continue  # (a rule on one form: the other is given under the cap)

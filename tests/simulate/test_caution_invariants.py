@@ -15,6 +15,7 @@ from medmemorybench.simulate.models import (
     HistoryFact,
     LabFact,
     MedicationFact,
+    SymptomFact,
 )
 from medmemorybench.simulate.safety import Constraint, Patient, rule_text, verdict
 from tests.simulate.caution_check import (
@@ -26,6 +27,7 @@ from tests.simulate.caution_check import (
     caution_when_told_violations,
     class_harm_violations,
     habit_stop_violations,
+    low_count_violations,
     red_flag_violations,
     sleep_onset_violations,
 )
@@ -76,6 +78,14 @@ def test_sleep_onset_no_driving_agonist_sleepiness_is_acted_on_the_day_it_is_tol
 def test_drug_red_flag_same_day_a_fever_on_a_drug_that_can_take_the_white_cells_gets_a_count(kb, years):
     check([v for year in years for v in red_flag_violations(kb, year)])
     assert any(_has_advice(COUNT)(e) for y in years for e in y.events), "no fever on such a drug in 1,000 patients"
+
+
+def test_low_count_rechecked_a_low_white_count_is_repeated_until_it_recovers(kb, years):
+    check([v for year in years for v in low_count_violations(kb, year)])
+    flag = kb.drug_red_flags["myelotoxic"]
+    repeats = [e for y in years for e in y.events if not any(isinstance(f, SymptomFact) for f in e.facts)
+               and {f.lab for f in e.facts if isinstance(f, LabFact)} >= set(flag.labs)]
+    assert repeats, "no low white count repeated in 1,000 patients: the rule is never exercised"
 
 
 def test_class_harm_not_repeated_no_drug_of_a_harm_after_one_was_stopped_for_it(kb, years):
@@ -206,6 +216,71 @@ def test_bupropion_raised_to_300_mg_at_a_low_egfr_is_caught(kb, years):
         for f in facts]])
     assert any(v.startswith("[renal_rule]") and "bupropion_egfr_60_dose" in v
                for v in patient_rule_violations(kb, broken, "renal"))
+
+
+def _low_count_stop(kb):  # noqa: ANN001, ANN202
+    """Picks a visit that stops a drug for a low white count (sulfasalazine leukopenia, the seed-53 read's E042)."""
+    flag = kb.drug_red_flags["myelotoxic"]
+    return lambda e: any(isinstance(f, MedicationFact) and f.action == "stop" and f.reason.startswith("adverse_effect:")
+                         and f.reason.partition(":")[2] in flag.effects for f in e.facts)
+
+
+def test_a_low_white_count_never_repeated_is_caught(kb, years):
+    # (the seed-53 read, P0014 E042: sulfasalazine stopped at a white count of 2.4, no count for the rest of the year)
+    flag = kb.drug_red_flags["myelotoxic"]
+    year, event = first_event(years, _low_count_stop(kb))
+    assert not low_count_violations(kb, year)
+    later = [e.event_id for e in year.events[event.index:]]
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
+        f for f in e.facts if not (isinstance(f, LabFact) and f.lab in flag.labs)]}) if e.event_id in later else e
+        for e in year.events]})
+    found = low_count_violations(kb, broken)
+    assert any(v.startswith("[low_count_rechecked]") and event.event_id in v for v in found), found
+
+
+def test_gargles_for_a_fever_after_a_drug_stopped_for_a_low_count_are_caught(kb, years):
+    # (the seed-53 read, P0014 E056: four weeks after sulfasalazine stopped at a white count of 2.4, never repeated, a
+    # sore throat with fever got salt-water gargles; told before the count is seen back in range, it gets one that day)
+    year, event = first_event(years, _low_count_stop(kb))
+    after = year.events[event.index]  # (the next visit: the count not yet repeated)
+    sore = SymptomFact(symptom="strep_throat.sore_throat_fever", name=kb.illnesses["strep_throat"].symptoms[0].name,
+                       lay=kb.illnesses["strep_throat"].symptoms[0].lay)
+    broken = _edit(year, after.event_id, lambda facts: [sore, *[f for f in facts if not isinstance(f, LabFact)]])
+    found = red_flag_violations(kb, broken)
+    assert any(after.event_id in v and "not measured that day" in v for v in found), found
+    assert any(after.event_id in v and "blood_count_today_recovering not said" in v for v in found), found
+
+
+def test_bupropion_started_beside_two_seizure_risk_factors_is_caught(kb, years):
+    # [risk_rule] bupropion after a stroke, with nightly drinking and clopidogrel, then a seizure (the seed-53 read)
+    year, event = first_event(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "bupropion"
+                                              and f.action == "start" for f in e.facts))
+    assert not patient_rule_violations(kb, year, "risk")
+    first = year.events[0].event_id
+    factors = [MedicationFact(drug=drug, action="start", dose=dose, unit="mg", frequency="once_daily", reason="crafted",
+                              indication="crafted") for drug, dose in (("clopidogrel", 75.0), ("aripiprazole", 5.0))]
+    broken = _edit(year, first, lambda facts: [*facts, *factors])
+    found = patient_rule_violations(kb, broken, "risk")
+    assert any(v.startswith("[risk_rule]") and "bupropion_seizure_risk_factors" in v and event.event_id in v
+               for v in found), found
+
+
+def test_bupropion_is_barred_by_two_seizure_risk_factors_and_held_at_150_mg_by_one(kb):
+    # (Wellbutrin XL label 5.3, Elontril and Zyban SmPC 4.4: a past stroke, heavy drinking, clopidogrel raising it)
+    stroke = Constraint("disease_history", "stroke_history")
+    drinking = Constraint("diet_preference", "nightly_alcohol")
+    clopidogrel = Constraint("medication_history", "clopidogrel", indication="stroke_history")
+    patient = Patient(60, "female", "major_depressive_disorder", [stroke, drinking, clopidogrel], egfr=81.0)
+    assert "rule:bupropion_seizure_risk_factors" in {b.rule for b in verdict(kb, "bupropion", patient).blocks}
+    for one in ([drinking], [stroke], []):
+        patient = Patient(60, "female", "major_depressive_disorder", one, egfr=81.0,
+                          taking=set() if one else {"prednisolone"})
+        result = verdict(kb, "bupropion", patient)
+        assert result.is_allowed and result.doses() == [150.0], (one, result.blocks, result.doses())
+        assert "rule:bupropion_seizure_risk_factor" in {c.rule for c in result.cautions}
+    assert verdict(kb, "bupropion", Patient(60, "female", "major_depressive_disorder", egfr=81.0)).doses() == [150, 300]
+    text = rule_text(kb, "rule:bupropion_seizure_risk_factors", "bupropion", bars=True)
+    assert text is not None and "stroke" in text.en and "卒中" in text.zh
 
 
 def test_gargles_for_a_febrile_sore_throat_on_sulfasalazine_are_caught(kb, years):

@@ -1,5 +1,5 @@
-"""Text invariants over 1,000 seeded patients (issue 27, items 3 and 5), one test per rule, each with a crafted
-violation showing its check catches it.
+"""Text invariants over 1,000 seeded patients (issue 27: items 3 and 5, and the seed-53 read), one test per rule, each
+with a crafted violation showing its check catches it.
 
 Each failure message starts with the rule's name in brackets (the names `docs/simulation.md` lists).
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from medmemorybench.knowledge.models import Text
+from medmemorybench.render.acts import Act, Day, DrugName
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.fact_acts import FactSlots
 from medmemorybench.render.templates import load_templates
@@ -19,13 +20,25 @@ from medmemorybench.simulate.models import (
     Household,
     LabFact,
     MedicationFact,
+    StressorFact,
+    SymptomFact,
 )
 from tests.simulate.clinical import check
+from tests.simulate.said_check import (
+    Said,
+    admission_talk_violations,
+    credit_violations,
+    draw_violations,
+    onset_violations,
+    said_acts,
+    stable_violations,
+)
 from tests.simulate.text_check import (
     acute_violations,
     caution_text_violations,
     cooking_claims,
     household_talk_violations,
+    interaction_text_violations,
     kdigo_stage,
     reason_violations,
     severity_violations,
@@ -224,3 +237,180 @@ def test_household_talk_true_catches_a_crafted_violation(kb, years):
     # the same sessions read against another household (someone else cooks) disagree too
     other = year.model_copy(update={"persona": year.persona.model_copy(update={"household": Household()})})
     assert household_talk_violations(kb, other, talk)
+
+
+# --- reason_names_its_cause: bars and cautions through the long-term drug -------------------------------------------
+
+
+def _history_drug_year(kb, years):  # noqa: ANN001, ANN202
+    """A year whose long-term drug is taken for a disease that bars drugs of its own (metoprolol for heart failure),
+    and a drug that disease bars."""
+    for year in years:
+        trap = next((t for t in year.persona.traps if t.category == "medication_history" and t.indication), None)
+        rule = trap and next((r for r in kb.contraindications if r.history == trap.indication.removeprefix("history:")
+                              and r.level == "contraindicated"), None)
+        if rule is not None:
+            return year, trap, sorted(kb.expand([*rule.classes, *rule.drugs]) - {trap.option})[0]
+    raise AssertionError("no year takes a long-term drug for a disease that bars a drug")
+
+
+def test_reason_names_its_cause_catches_a_bar_pinned_on_the_drug(kb, years):
+    """The seed-53 read: "With your current metoprolol prescription in mind, I won't use ibuprofen or naproxen" where
+    the timeline's reason is contraindication:heart_failure_history."""
+    from medmemorybench.render.fields import trap_detail
+    from medmemorybench.simulate.models import AvoidedFact
+
+    year, trap, barred = _history_drug_year(kb, years)
+    history = trap.indication.removeprefix("history:")
+    year = _with_facts(year, AvoidedFact(drug=barred, traps=["medication_history"],
+                                         rules=[f"contraindication:{history}"], instead="paracetamol"),
+                       CautionFact(drug=barred, rule=f"contraindication:{history}", trap="medication_history"))
+
+    class OnTheDrug(FactSlots):  # (the old wording: the trap fact itself, whatever the rule binds through)
+        def trap_reason(self, category, rng, rules):  # noqa: ANN001, ANN201, ARG002
+            detail = trap_detail(self.kb, self.traps[category], self.lang)
+            return self.templates.realize(f"trap_reason.{category}", rng, {"detail": detail})
+
+    for lang in LANGUAGES:
+        failures = [f for f in reason_violations(kb, year, OnTheDrug(kb, load_templates(lang), year))
+                    if f"{barred} (contraindication:{history})" in f]
+        assert len(failures) >= 2 and all(f.startswith("[reason_names_its_cause]") for f in failures), lang
+        assert not [f for f in reason_violations(kb, year, FactSlots(kb, load_templates(lang), year))
+                    if f"{barred} (contraindication:{history})" in f]
+
+
+# --- interaction_text_names_its_pair ------------------------------------------------------------------------------
+
+
+def test_interaction_text_names_its_pair(kb, years, slots):
+    check([f for lang in LANGUAGES for year, s in zip(years, slots[lang], strict=True)
+           for f in interaction_text_violations(kb, year, s)])
+
+
+def test_interaction_text_names_its_pair_catches_the_loop_and_sglt2_words_for_spironolactone(kb, years):
+    """The seed-53 read: spironolactone with lithium cautioned "loops raise them; SGLT2 inhibitors may lower them"."""
+    year = _with_facts(years[0], CautionFact(drug="spironolactone", rule="interaction:lithium+spironolactone"))
+    rule = next(r for p, r in kb.interaction_partners["lithium"] if p == "spironolactone")
+
+    class General(FactSlots):  # (the rule's general effect, said for every member)
+        def rule_phrase(self, rule_id, drug=None, bars=None):  # noqa: ANN001, ANN201, ARG002
+            return self.sentence(self.t(rule.effect))
+
+    for lang in LANGUAGES:
+        failures = interaction_text_violations(kb, year, General(kb, load_templates(lang), year))
+        assert failures and failures[-1].startswith("[interaction_text_names_its_pair]") \
+            and "lithium+spironolactone" in failures[-1], lang
+        right = interaction_text_violations(kb, year, FactSlots(kb, load_templates(lang), year))
+        assert not [f for f in right if "lithium+spironolactone" in f], (lang, right)
+
+
+# --- the seed-53 read: credit, blood draws, onsets ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def said(kb, years):
+    """What each year's visits say, act by act, in both languages (`said_check.said_acts`)."""
+    templates = {lang: load_templates(lang) for lang in LANGUAGES}
+    return [said_acts(kb, year, templates) for year in years]
+
+
+def _said(event, key: str, text: str, **slots) -> Said:  # noqa: ANN001
+    """A crafted act of `event` said as `text` in English."""
+    return Said(event, Act("doctor", key, slots), {"en": [text]})
+
+
+def test_credit_only_where_due(kb, years, said, slots):
+    check([f for year, acts in zip(years, said, strict=True) for f in credit_violations(kb, year, acts)]
+          + [f for lang in LANGUAGES for year, s in zip(years, slots[lang], strict=True)
+             for f in stable_violations(kb, year, s)])
+
+
+def test_a_marker_bears_out_progress_only_in_range_and_not_worse(kb):
+    """MDS-UPDRS 20 after 15 is inside the treated range but worse by more than a reading's variation; a PHQ-9 of 11
+    after 15 is out of range but nearer it."""
+    updrs = next(m for m in kb.conditions["parkinsons_tremor_dominant"].monitored if m.lab == "updrs_motor")
+    phq9 = next(m for m in kb.conditions["major_depressive_disorder"].monitored if m.lab == "phq9")
+    assert not updrs.is_on_track(20, 15, 0.12) and updrs.is_on_track(16, 15, 0.12) and updrs.is_on_track(15, None, 0.12)
+    assert not updrs.is_on_track(25, 23, 0.12) and updrs.is_on_track(22, 25, 0.12)
+    assert phq9.is_on_track(11, 15, 0.15) and not phq9.is_on_track(17, 15, 0.15)
+    assert not phq9.is_on_track(15, None, 0.15)
+
+
+def test_credit_only_where_due_catches_the_seed_53_credits(kb, years):
+    """Codeine "still the backbone of this" at a colitis visit, pramipexole "stable" as the motor score climbs, and
+    "you've coped well" on a day a new symptom is told."""
+    year = _year_of(years, "parkinsons_tremor_dominant")
+    step = next(s for s in kb.conditions[year.persona.condition].care_path if s.key == "first_line")
+    unit = kb.labs["updrs_motor"].unit
+    start = MedicationFact(drug="pramipexole", action="start", dose=0.125, unit="mg", frequency="once_daily",
+                           reason="first_line", step=step.key)
+    year = _with_facts(year, start, LabFact(lab="updrs_motor", value=15.0, unit=unit))
+    later = year.events[-1].model_copy(update={"event_id": year.events[-1].event_id + "Y", "date": "2025-02-28",
+                                               "index": year.events[-1].index + 1,
+                                               "facts": [LabFact(lab="updrs_motor", value=25.0, unit=unit),
+                                                         start.model_copy(update={"action": "continue",
+                                                                                  "reason": "stable"})]})
+    year = year.model_copy(update={"events": [*year.events, later]})
+    event = year.events[-1]
+    credit = _said(event, "backref.start", "Starting pramipexole on 1 January seems to be paying off.",
+                   drug=DrugName("pramipexole"), since=Day("2024-01-01"))
+    failures = credit_violations(kb, year, [credit])
+    assert failures and failures[0].startswith("[credit_only_where_due]") and "pramipexole credited" in failures[0]
+    stable = stable_violations(kb, year, FactSlots(kb, load_templates("en"), year))
+    assert any("pramipexole continued as stable at updrs_motor [15.0, 25.0]" in f for f in stable)
+    troubled = event.model_copy(update={"facts": [*event.facts, SymptomFact(symptom="x", name=Text(en="x", zh="x"),
+                                                                          lay=Text(en="x", zh="x"))]})
+    praise = _said(troubled, "backref.diagnosis", "Ever since 4 March, when we found the PD, you've coped well.",
+                   diagnosis=Text(en="PD", zh="PD"), since=Day("2024-03-04"))
+    assert "a new problem today" in credit_violations(kb, year, [praise])[0]
+
+
+def test_blood_draw_said_on_its_day(kb, years, said):
+    check([f for year, acts in zip(years, said, strict=True) for f in draw_violations(kb, year, acts)])
+
+
+def test_blood_draw_said_on_its_day_catches_last_week(kb, years):
+    """The seed-53 read: "The nurse will take a serum lithium level on 4 March", then on 4 March "I had my blood taken
+    last week" and "The lab sent the bloods over late last week"."""
+    year = years[0]
+    visit = next(e for e in year.events if e.kind == "lab_check")
+    crafted = [_said(visit, "open.lab_check.blood", "Hello. I had my blood taken last week; are the results in yet?"),
+               _said(visit, "results.blood", "The lab sent the bloods over late last week.")]
+    failures = draw_violations(kb, year, crafted)
+    assert len(failures) == 2 and all(f.startswith("[draw_said_on_its_day]") for f in failures)
+    booked = _said(year.events[0], "next.tests", "", next_day=Day(year.events[1].date), lab=Text(en="x", zh="x"))
+    lab = next(k for k, spec in kb.labs.items() if not any(isinstance(f, LabFact) and f.lab == k
+                                                            for f in year.events[1].facts))
+    booked = Said(booked.event, Act("doctor", "next.tests", {"next_day": Day(year.events[1].date),
+                                                            "lab": kb.labs[lab].name}), {})
+    assert "not measured then" in draw_violations(kb, year, [booked])[0]
+
+
+def test_onset_before_its_visit(kb, years, said):
+    check([f for year, acts in zip(years, said, strict=True) for f in onset_violations(kb, year, acts)]
+          + [f for year in years for f in admission_talk_violations(kb, year)])
+
+
+def test_onset_before_its_visit_catches_the_seed_53_onsets(kb, years):
+    """"It began on Tuesday" on a Tuesday, "Do you remember what I said in March?" on 3 March, "the week before
+    last weekend, so four weeks", "we started bupropion on 5 April, so it's had time to settle" on 6 April, and
+    "after the last admission" before any admission."""
+    year = years[0]
+    tuesday = next(e for e in year.events if e.date == "2024-03-05") if any(
+        e.date == "2024-03-05" for e in year.events) else year.events[0].model_copy(update={"date": "2024-03-05"})
+    crafted = [
+        _said(tuesday, "ans.onset.acute", "It began on Tuesday; I hoped it would go by itself."),
+        _said(tuesday, "open.symptom_report.again", "Hi. Do you remember what I said in March? It's started up again.",
+              since=Day("2024-03-02", "month")),
+        _said(tuesday, "ans.onset.corrected", "Since last weekend… no, actually, it was the week before. So four "
+              "weeks, give or take."),
+        _said(tuesday, "backref.start.settled", "We started the bupropion on 4 March, so it's had time to settle.",
+              drug=DrugName("bupropion"), since=Day("2024-03-04")),
+    ]
+    failures = onset_violations(kb, year, crafted)
+    assert len(failures) == 4 and all(f.startswith("[onset_before_its_visit]") for f in failures), failures
+    assert "names today" in failures[0] and "names this month" in failures[1] and "[7, 28]" in failures[2]
+    hfpef = _year_of(years, "hfpef")
+    told = hfpef.events[0].model_copy(update={"facts": [StressorFact(stressor="fear_of_hospital")]})
+    early = hfpef.model_copy(update={"events": [told, *hfpef.events[1:]]})
+    assert admission_talk_violations(kb, early)[0].startswith("[onset_before_its_visit]")

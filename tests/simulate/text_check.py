@@ -109,9 +109,28 @@ def adverse_causes(year: CareYear) -> dict[int, str]:
     return out
 
 
+def trap_causes(kb: KnowledgeBase, year: CareYear, rules: list[str], lang: str) -> list[str]:
+    """What the reason said for a bar or caution through the patient's long-term drug must name, by the rules that
+    bind (its structured record): the disease the drug is taken for where that disease's contraindication is a
+    cause, the drug itself where its own interaction is one."""
+    trap = next((t for t in year.persona.traps if t.category == "medication_history"), None)
+    if trap is None:
+        return []
+    history = (trap.indication or "").removeprefix("history:")
+    out = []
+    if f"contraindication:{history}" in rules:
+        out.append(getattr(kb.history_conditions[history].name, lang))
+    if any(rule.startswith(f"interaction:{trap.option}+") for rule in rules):
+        out.append(getattr(kb.drugs[trap.option].name, lang))
+    return out
+
+
 def reason_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> list[str]:
     """[reason_names_its_cause] a drug started, raised or lowered because of another drug's adverse effect names that
-    drug in every wording ("the reaction you've had to enalapril"), never "it" (the new drug)."""
+    drug in every wording ("the reaction you've had to enalapril"), never "it" (the new drug); a drug barred or
+    cautioned through the patient's long-term drug names what the rule binds through: the disease the drug is taken
+    for (NSAIDs refused for the heart failure metoprolol treats, not "with your metoprolol prescription in mind"),
+    the drug where its own interaction is the cause."""
     failures = []
     causes = adverse_causes(year)
     for event in year.events:
@@ -124,6 +143,83 @@ def reason_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> li
                 if name not in reason:
                     failures.append(fail("reason_names_its_cause", year, event,
                                          f"{fact.drug} {fact.action} for {cause}'s adverse effect said {reason!r}"))
+        for fact in event.facts:
+            if isinstance(fact, AvoidedFact) and "medication_history" in fact.traps:
+                key, slot, rules = "fact.avoided", "trap_reason", fact.rules
+            elif isinstance(fact, CautionFact) and fact.trap == "medication_history":
+                key, slot, rules = "fact.caution_given", "reason", [fact.rule]
+            else:
+                continue
+            for reason in _wordings(lambda rng, f=fact, k=key, s=slot: slots.slots(k, f, rng)[s]):
+                for name in trap_causes(kb, year, rules, slots.lang):
+                    if name not in reason:
+                        failures.append(fail("reason_names_its_cause", year, event,
+                                             f"{fact.drug} ({', '.join(rules)}) said {reason!r}, not naming {name}"))
+    return failures
+
+
+# --- interaction_text_names_its_pair ------------------------------------------------------------------------------
+
+
+def _said_as(kb: KnowledgeBase, ref: str, lang: str) -> set[str]:
+    """How a text names a drug or class key: its name without a bracketed gloss, the gloss itself ("ARB"), and for
+    an English drug name of several words its first and last words too ("metoprolol", "aspirin"), unless the word
+    names a lab as well ("potassium") or a formulation ("extended-release")."""
+    text = getattr((kb.drugs[ref] if ref in kb.drugs else kb.classes[ref]).name, lang)
+    bare = re.sub(r"\s*[(（].*?[)）]", "", text).strip()
+    out = {bare, *(g for g in re.findall(r"[(（]([^()（）]+)[)）]", text) if len(g) <= 6)}
+    words = re.split(r"[\s/]", bare)
+    lab_words = {w.lower() for lab in kb.labs.values() for w in lab.name.en.split()}
+    if lang == "en" and ref in kb.drugs and len(words) > 1:
+        out |= {w for w in (words[0], words[-1]) if len(w) >= 5 and w.lower() not in lab_words and "release" not in w}
+    return out
+
+
+def _ref_words(kb: KnowledgeBase, ref: str, lang: str) -> set[str]:
+    """How a text names a rule's drug or class key: a class by its own name or any of its drugs'."""
+    members = () if ref in kb.drugs else sorted(kb.expand([ref]))
+    return _said_as(kb, ref, lang).union(*(_said_as(kb, drug, lang) for drug in members))
+
+
+def _names(text: str, words: set[str], lang: str) -> bool:
+    if lang != "en":
+        return any(word in text for word in words)
+    return any(re.search(rf"(?<![\w-]){re.escape(w)}(?:s|es)?(?![\w-])", text, re.I) for w in words)
+
+
+def interaction_text_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> list[str]:
+    """[interaction_text_names_its_pair] the words said for an interaction bar or caution speak of the pair it is
+    said for: a text that names another drug or class of its rule names the patient's own drug (or its class) on
+    that side too (the seed-53 read: spironolactone cautioned with "loops raise them; SGLT2 inhibitors may lower
+    them")."""
+    failures = []
+    for event in year.events:
+        for fact in event.facts:
+            if isinstance(fact, CautionFact):
+                said = [(fact.rule, False)]
+            elif isinstance(fact, AvoidedFact):
+                said = [(rule, True) for rule in fact.rules]
+            else:
+                continue
+            for rule_id, bars in said:
+                kind, _, pair = rule_id.partition(":")
+                if kind != "interaction":
+                    continue
+                taken, _, given = pair.partition("+")
+                rules = [r for p, r in kb.interaction_partners.get(taken, []) if p == given]
+                rules = [r for r in rules if r.action == ("avoid" if bars else "caution")] or rules
+                text = slots.rule_phrase(rule_id, fact.drug, bars=bars)
+                for side in (rules[0].a, rules[0].b):
+                    own = [d for d in (taken, given) if any(d in kb.expand([ref]) for ref in side)]
+                    if not own:
+                        continue
+                    own_words = set().union(*(_said_as(kb, d, slots.lang) | _said_as(kb, kb.drugs[d].drug_class,
+                                                                                         slots.lang) for d in own))
+                    others = [ref for ref in side if not set(own) & kb.expand([ref])
+                              and _names(text, _ref_words(kb, ref, slots.lang) - own_words, slots.lang)]
+                    if others and not _names(text, own_words, slots.lang):
+                        failures.append(fail("interaction_text_names_its_pair", year, event,
+                                             f"{taken}+{given} said as {text!r}, naming {others}"))
     return failures
 
 

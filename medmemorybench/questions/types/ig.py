@@ -36,12 +36,17 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             purpose = finder.step_purpose(forbidden.step)
             fields = {"drug": finder.drug(drug), "purpose": purpose}
             barring = finder.forbidding(drug, checkpoint)
-            if trap in barring:  # one fact per drug, naming every disclosed fact that bars it; a draft per barring
-                # trap's category (the schedule takes one, preferring a category not yet tested)
-                reasons = joiner.join(finder.trap_reason(t) for t in barring)
+            if trap in barring:  # one fact per drug, naming every disclosed fact that bars it (and every drug taken
+                # and stated rule that does, `Ruling`); a draft per barring trap's category (the schedule takes one,
+                # preferring a category not yet tested)
+                ruling = finder.ruling(drug, checkpoint)._replace(traps=[])
+                reasons = joiner.join(r.rstrip(".。") for r in [*(finder.trap_reason(t) for t in barring), *(
+                    [finder.barred_reasons(ruling, checkpoint)] if ruling.taken or ruling.rules else [])])
                 answer = finder.say("ig", "barred", drug=finder.drug(drug), reasons=reasons)
-                evidence = [event, *(finder.disclosure(t) for t in barring if t is not trap)]
-                facts = [finder.polarity_fact("no"), *(finder.trap_fact(t, group="reason") for t in barring)]
+                decided = finder.barred_evidence(ruling, checkpoint)[0] if ruling.taken or ruling.rules else []
+                evidence = [event, *(finder.disclosure(t) for t in barring if t is not trap), *decided]
+                facts = [finder.polarity_fact("no"), *(finder.trap_fact(t, group="reason") for t in barring),
+                         *finder.reason_facts(ruling)]
                 drafts.append(Draft("IG", "ig.drug_suggestion", fields, answer, [e for e in evidence if e], [detail],
                                     f"ig:{drug}", kind="suggest:no", trap_category=trap.category,
                                     common_wrong_answer=finder.say("ig", "wrong_yes", **fields), facts=facts))
@@ -110,7 +115,7 @@ def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
         ruling = finder.ruling(drug, checkpoint, regimen)
         if ruling.allowed is False:
             evidence, key = finder.barred_evidence(ruling, checkpoint)
-            answer = finder.say("ig", "barred", drug=fields["drug"], reasons=finder.barred_reasons(ruling))
+            answer = finder.say("ig", "barred", drug=fields["drug"], reasons=finder.barred_reasons(ruling, checkpoint))
             drafts.append(Draft("IG", template, fields, answer, evidence, [key], f"ig:{drug}", kind=f"{kind}:no",
                                 trap_category=ruling.traps[0].category if ruling.traps else None,
                                 common_wrong_answer=finder.say("ig", "wrong_yes_plain", drug=fields["drug"]),

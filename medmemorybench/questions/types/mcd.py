@@ -6,12 +6,14 @@ from __future__ import annotations
 import random
 from datetime import date
 
+from medmemorybench.knowledge.findings import LANGUAGES
 from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.sua import switched
-from medmemorybench.scoring.facts import KEY_GROUP, RECORD_GROUP, RIVAL_GROUP, WHY_GROUP, unit_kind
+from medmemorybench.render.fields import text_of
+from medmemorybench.scoring.facts import KEY_GROUP, RECORD_GROUP, RIVAL_GROUP, WHY_GROUP, Fact, unit_kind, value_kinds
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -111,7 +113,7 @@ class _Record:
 
     def __init__(self, finder: FactFinder, checkpoint: int) -> None:
         self.taken = {f.drug for _, f in finder.facts(checkpoint, MedicationFact)}  # type: ignore[union-attr]
-        self.measured: list[LabFact] = [f for _, f in finder.facts(checkpoint, LabFact)]  # type: ignore[misc]
+        self.measured: list[tuple[Event, LabFact]] = finder.facts(checkpoint, LabFact)  # type: ignore[assignment]
 
 
 def _chain_facts(finder: FactFinder, nodes: list[Event], subject: str | None, record: _Record) -> list[list[GoldFact]]:
@@ -126,18 +128,29 @@ def _chain_facts(finder: FactFinder, nodes: list[Event], subject: str | None, re
         rivals = dict.fromkeys(d for f in starts for d in _candidates(finder, f.step)
                                if d not in record.taken | named)
         facts[position] += [finder.drug_fact(d, group=RIVAL_GROUP) for d in rivals]
-    facts[-1] += _record_values(finder, nodes, record)
+    # (a finding's values in every language: the scorer reads "CRB-65 score of 0" as a bare number, "CRB-65评分0分" as
+    # points, and every language holds the same record values)
+    findings = [Fact(text_of(f.finding, language), "finding") for n in nodes for f in n.facts
+                if isinstance(f, TestFact) for language in LANGUAGES]
+    facts[-1] += _record_values(finder, nodes, record, value_kinds(findings))
     return facts
 
 
-def _record_values(finder: FactFinder, nodes: list[Event], record: _Record) -> list[GoldFact]:
-    """Every value the record has by the checkpoint of the kinds the chain's visits measured (`RECORD_GROUP`; a
-    finding states its visit's values): an answer that also tells the score at diagnosis quotes the record, one that
-    tells a value never measured does not. Chosen from the structured values, so every language holds the same; by
-    the unit's kind, as the scorer compares them (a chain in "% predicted" holds the SpO2's "%" too)."""
-    kinds = {unit_kind(f.unit) for n in nodes for f in n.facts if isinstance(f, LabFact)}
-    values = {(f.lab, f.value, f.unit): f for f in record.measured if unit_kind(f.unit) in kinds}
-    return [finder.quantity_fact(finder.lab_value(f), group=RECORD_GROUP) for f in values.values()]
+def _record_values(finder: FactFinder, nodes: list[Event], record: _Record, kinds: set[str]) -> list[GoldFact]:
+    """Every value the record has by the checkpoint of the kinds the chain's visits measured or its findings state
+    (`RECORD_GROUP`; `kinds`: "ALT 72 U/L" of a liver panel, so the ALT of another visit is the record's), each with
+    the days it was measured: an answer that also tells the score at diagnosis quotes the record, one that tells a
+    value never measured does not. Chosen from the structured values, so every language holds the same; by the
+    unit's kind, as the scorer compares them (a chain in "% predicted" holds the SpO2's "%" too)."""
+    kinds = kinds | {unit_kind(f.unit) for n in nodes for f in n.facts if isinstance(f, LabFact)}
+    days: dict[tuple[str, float, str], list[str]] = {}
+    values: dict[tuple[str, float, str], LabFact] = {}
+    for event, f in record.measured:
+        if unit_kind(f.unit) in kinds:
+            values.setdefault((f.lab, f.value, f.unit), f)
+            days.setdefault((f.lab, f.value, f.unit), []).append(event.date)
+    return [GoldFact(text=finder.lab_value(f), kind="quantity", aliases=list(dict.fromkeys(days[key])),
+                     group=RECORD_GROUP) for key, f in values.items()]
 
 
 def _candidates(finder: FactFinder, step: str | None) -> list[str]:
@@ -206,6 +219,10 @@ def _causal_steps(finder: FactFinder, nodes: list[Event], template: str, lab: st
     ends_at = {"mcd.why_switch": "switch", "mcd.why_complication": "complication"}.get(template)
     if ends_at is not None:  # (what followed the switch or the complication is not why it happened)
         nodes = nodes[:max(i for i, n in enumerate(nodes) if n.kind == ends_at) + 1]
+    if template == "mcd.course_of_illness":  # (what followed the illness' last visit, the check after its course, is
+        # no part of how it was handled: a complication of the chronic condition found weeks later)
+        illness = finder.illness_of(next(n for n in nodes if n.kind == "acute_illness"))
+        nodes = nodes[:max(i for i, n in enumerate(nodes) if finder.illness_of(n) == illness) + 1]
     told: list[Event] = []
     blamed: set[tuple[str, str]] = set()
     for position, event in enumerate(nodes):

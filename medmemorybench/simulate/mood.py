@@ -1,0 +1,82 @@
+"""Mood assessed (issue 27, every physician read from seed 13 to seed 53): low mood voiced at a visit is scored there
+with the questionnaire the base has, depression and bipolar disorder have a score at every review, and a positive
+score, wherever it is taken, is acted on that visit: the self-harm question with a safety net, a review with a new
+score two weeks on, and a referral by score (patient_rules.yaml `mood_screen`).
+
+A score of the questionnaire's two-week recall stands for a visit's own (it asks about those two weeks: a new one
+sooner is no new measure), and one that would read as the effect of a drug change it cannot yet show waits for the next
+visit, as any lab does (`reads_as_effect`). Strain a patient voices moves the score of one whose condition does not
+follow it (`MoodStrain`), so a visit that tells of feeling low or in tears never scores as one with no complaint.
+
+A mixin of `YearBuilder`: it uses the builder's state."""
+
+from __future__ import annotations
+
+from medmemorybench.knowledge.models import MoodScreen
+from medmemorybench.simulate.models import AdviceFact, ComplicationFact, Fact, LabFact, SymptomFact
+
+STRAIN_KEY = "strain"
+"""Offsets of voiced strain on the score are keyed `strain:<day>`."""
+
+
+def voices_low_mood(rule: MoodScreen, kind: str, facts: list[Fact]) -> bool:
+    """The patient brings up strain or feeling low, or tells a symptom that is low mood or loss of interest."""
+    return kind in rule.voiced_kinds or any(isinstance(f, SymptomFact) and f.symptom in rule.symptoms for f in facts)
+
+
+class MoodCare:
+    """The mood screen at the visits that call for it, for `YearBuilder`."""
+
+    def mood_screen_now(self, kind: str, facts: list[Fact], triggers: list[str | None]) -> list[Fact]:
+        """The score this visit needs, and what a positive score calls for."""
+        rule = self.kb.mood_screen
+        if rule is None:
+            return []
+        lab = rule.lab
+        if kind in rule.voiced_kinds:
+            self._strain_builds(rule)
+        voiced = voices_low_mood(rule, kind, facts)
+        reviewed = kind in rule.review_kinds and bool(self.conditions_on_record(facts) & set(rule.review_conditions))
+        review_due = self.state.mood_review_on is not None and self.day >= self.state.mood_review_on
+        scored = [f for f in facts if isinstance(f, LabFact) and f.lab == lab]
+        out: list[Fact] = []
+        if not scored and (voiced or reviewed or review_due) and self.allowed_now(lab) \
+                and self.labs.can_measure(lab, self.day) and not self.reads_as_effect(lab, facts, triggers):
+            scored = out = self.measure([lab])
+        if not scored:
+            return out
+        self.state.mood_review_on = None  # (a new score is the review a positive one booked)
+        value = scored[0].value
+        if value < self.kb.labs[lab].positive_at:
+            self.state.mood_referred.clear()  # (the episode is over: a later positive screen is referred again)
+            return out
+        return out + self._act_on_positive(rule, value, facts)
+
+    def _act_on_positive(self, rule: MoodScreen, value: float, facts: list[Fact]) -> list[Fact]:
+        """The self-harm question with its safety net (the safety plan recalled where thoughts of suicide are on record;
+        the day they are told, the complication's own plan stands), the referral the score calls for where this
+        episode has not had it yet, and the review booked."""
+        out: list[Fact] = []
+        told_today = any(isinstance(f, ComplicationFact) and f.complication in rule.risk_complications for f in facts)
+        if not told_today:
+            at_risk = any(isinstance(f, ComplicationFact) and f.complication in rule.risk_complications
+                          for e in self.events for f in e.facts)
+            out.append(AdviceFact(advice=rule.crisis_advice if at_risk else rule.safety_net_advice))
+        referral = rule.referral(value, self.conditions_on_record(facts))
+        if referral is not None and referral.advice not in self.state.mood_referred:
+            out.append(AdviceFact(advice=referral.advice))
+            self.state.mood_referred.add(referral.advice)
+        self.state.mood_review_on = self.day + rule.follow_up_days
+        return out
+
+    def _strain_builds(self, rule: MoodScreen) -> None:
+        """Strain told moves the score of a patient whose condition does not follow it: built up over the weeks before
+        (never before the last score on record), lasting some weeks; one strain at a time."""
+        lab = rule.lab
+        if lab in self.labs.courses or any(o.is_active(self.day) for key, o in self.labs.offsets.items()
+                                           if key.startswith(STRAIN_KEY)):
+            return
+        strain = rule.strain
+        start = max(self.labs.unchanged_since(lab), self.day - strain.built_days, 0)
+        self.labs.add_offset(f"{STRAIN_KEY}:{self.day}", lab, start, self.mood_rng.uniform(*strain.delta),
+                             end=start + self.mood_rng.randint(*strain.lasts_days))
