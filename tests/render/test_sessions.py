@@ -332,10 +332,10 @@ def test_a_doctor_never_reads_out_a_diagnosis_code(kb):
 def test_missed_doses_acted_on_are_never_answered_restart_as_usual(kb, language):
     # (the seed-47 read, P0015 E061: a week of skipped propranolol in long QT, a month after suicidal ideation,
     # answered "That's understandable … Let's restart propranolol as usual and see how it goes")
-    year = simulate_patient(kb, 47, 14)
+    year = simulate_patient(kb, 20, 14)  # (depression in long QT: skipped propranolol after suicidal ideation)
     lapse = next(e for e in year.events if any(isinstance(f, AdherenceFact) for f in e.facts))
     advice = [f.advice for f in lapse.facts if isinstance(f, AdviceFact)]
-    assert advice == ["long_qt_missed_beta_blocker", "missed_doses_after_suicidal_ideation"]
+    assert {"long_qt_missed_beta_blocker", "missed_doses_after_suicidal_ideation"} <= set(advice)
     renderer = SessionRenderer(kb, load_templates(language), year)
     sessions = renderer.render_year()
     keys = [a.key for beat in renderer.plan(lapse) for a in beat]
