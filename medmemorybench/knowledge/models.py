@@ -390,6 +390,10 @@ class DoseSpec(_Record):
     target: float | None = None
     """The dose the label has a patient titrated up to on a schedule, as tolerated, whatever the labs show
     (methotrexate 20 mg weekly, donepezil 10 mg after 4-6 weeks); None: titrated on results only."""
+    to_effect: bool = False
+    """The label titrates it to effect while the symptoms it treats persist (a dopamine agonist: weekly steps to the
+    effective range, then on response): every result of its care step's marker short of goal, taken once the last
+    dose change can show, books the next step, not only the check booked after a change."""
     source: str
     """Guideline or label the numbers come from."""
 
@@ -458,10 +462,11 @@ class AdverseEffect(_Record):
     toxicity: Toxicity | None = None
     """The kind of harm it is; once it has happened (and the drug was stopped for it), every drug with that
     toxicity is avoided."""
-    management: Literal["stop", "reduce"] | None = None
-    """What a prescriber does: stop the drug, or lower the dose (stopping only at the lowest dose). None: lower
-    it for a dose-related harm (`DOSE_RELATED`: low blood sugar, a slow pulse, low pressure, high potassium,
-    drowsiness), stop it otherwise."""
+    management: Literal["stop", "reduce", "measures"] | None = None
+    """What a prescriber does: stop the drug, or lower the dose (stopping only at the lowest dose), or `measures`:
+    the non-drug measures of its `advice` first, the dose lowered a rung where it can be, and the drug never stopped
+    for it (levodopa's orthostatic hypotension: NICE NG71). None: lower it for a dose-related harm (`DOSE_RELATED`:
+    low blood sugar, a slow pulse, low pressure, high potassium, drowsiness), stop it otherwise."""
     advice: str | None = None
     """Advice key (diet.yaml `advice`) given the day it is acted on (sleep attacks: no driving until they stop)."""
     idiosyncratic: bool = False
@@ -477,8 +482,13 @@ class AdverseEffect(_Record):
     def is_dose_related(self) -> bool:
         """Whether a lower dose is the answer (see `management`)."""
         if self.management is not None:
-            return self.management == "reduce"
+            return self.management in ("reduce", "measures")
         return self.toxicity in DOSE_RELATED
+
+    @property
+    def keeps_drug(self) -> bool:
+        """Whether the drug goes on at its lowest dose, with the measures, rather than stop (see `management`)."""
+        return self.management == "measures"
 
     @property
     def is_serious(self) -> bool:
@@ -557,6 +567,9 @@ class Drug(_Record):
     """Kinds of harm it can do (a patient who had that harm from another drug is not given it)."""
     adverse_effects: list[AdverseEffect] = Field(default_factory=list)
     """Adverse effects the simulator may give a patient on this drug."""
+    start_advice: str | None = None
+    """Advice key (diet.yaml `advice`) said the day it is started: a label's warning every patient is given (a
+    dopamine agonist: falling asleep without warning, no driving or machinery when drowsy)."""
     source: str
     """Label or guideline the facts come from."""
 
@@ -638,6 +651,20 @@ class HarmWorkup(_Record):
     """Guideline."""
 
 
+class MissedDoseCare(_Record):
+    """What missed doses call for beyond getting back on track, where a disease makes the lapse itself a danger: the
+    labs taken the visit it is told and what is said there."""
+
+    drugs: list[str] = Field(default_factory=list)
+    """Drug or class keys whose missed doses it is about (a beta-blocker in long QT syndrome); empty: any drug."""
+    labs: list[str] = Field(default_factory=list)
+    """Lab keys measured that visit (the QTc; the PHQ-9)."""
+    advice: str
+    """Advice key (diet.yaml `advice`) said that visit."""
+    source: str
+    """Guideline."""
+
+
 class HistoryCondition(_Record):
     """A past or coexisting disease that may contraindicate drugs."""
 
@@ -665,6 +692,9 @@ class HistoryCondition(_Record):
     harm_workup: list[HarmWorkup] = Field(default_factory=list)
     """Harms that may be this disease showing itself, with the labs taken the day one is told (a fit in long QT
     syndrome may be torsades de pointes: an ECG and the electrolytes)."""
+    missed_doses: list[MissedDoseCare] = Field(default_factory=list)
+    """What missed doses of a drug it is treated with call for (a beta-blocker in long QT syndrome protects against
+    arrhythmia: an ECG and the adherence talk the day a lapse is told)."""
 
 
 class Contraindication(_Record):
@@ -1323,6 +1353,9 @@ class Complication(_Record):
     """A result that must be on record for it to happen (thyrotoxic atrial fibrillation: free T4 still high)."""
     after_discharge: AfterDischarge | None = None
     """The review an admission calls for (acute decompensated heart failure: diuretic dose, weight, U&E)."""
+    missed_doses: list[MissedDoseCare] = Field(default_factory=list)
+    """What missed doses told after it call for (after suicidal ideation: mood and safety asked again, and who holds
+    the medicines)."""
 
     @field_validator("treatment", mode="before")
     @classmethod

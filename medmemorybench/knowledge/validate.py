@@ -215,6 +215,20 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"{where}: adverse_effects.{effect.key}: lab and lab_delta go together")
             if effect.advice is not None and effect.advice not in kb.advice:
                 errors.append(f"{where}: adverse_effects.{effect.key}.advice: unknown advice '{effect.advice}'")
+            if effect.keeps_drug and effect.advice is None:
+                errors.append(f"{where}: adverse_effects.{effect.key}: management 'measures' needs the advice that "
+                              "says them")
+        if drug.start_advice is not None and drug.start_advice not in kb.advice:
+            errors.append(f"{where}: start_advice: unknown advice '{drug.start_advice}'")
+
+
+def _check_missed_doses(where: str, cares: list, kb: KnowledgeBase, errors: list[str]) -> None:
+    """A `MissedDoseCare` list: its drugs, labs and advice exist."""
+    for care in cares:
+        _check_refs(where, "missed_doses.drugs", care.drugs, kb, errors)
+        errors += [f"{where}: missed_doses.labs: unknown lab '{lab}'" for lab in care.labs if lab not in kb.labs]
+        if care.advice not in kb.advice:
+            errors.append(f"{where}: missed_doses.advice: unknown advice '{care.advice}'")
 
 
 def _check_refs(where: str, field: str, refs: list[str], kb: KnowledgeBase, errors: list[str]) -> None:
@@ -276,6 +290,7 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
     for hist in kb.history_conditions.values():
         where = f"history.yaml: {hist.key}"
         effects = {e.key for d in kb.drugs.values() for e in d.adverse_effects}
+        _check_missed_doses(where, hist.missed_doses, kb, errors)
         for workup in hist.harm_workup:
             errors += [f"{where}: harm_workup.labs: unknown lab '{lab}'" for lab in workup.labs if lab not in kb.labs]
             errors += [f"{where}: harm_workup.effects: no drug has the adverse effect '{key}'"
@@ -478,6 +493,8 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                 errors.append(f"{where}: lifestyle_advice: unknown advice '{advice}'")
         errors += [f"{where}: complications.{c.key}.advice: unknown advice '{c.advice}'" for c in cond.complications
                    if c.advice is not None and c.advice not in kb.advice]
+        for comp in cond.complications:
+            _check_missed_doses(f"{where}: complications.{comp.key}", comp.missed_doses, kb, errors)
         steps = {step.key for step in cond.care_path}
         for comp in cond.complications:
             after = comp.after_discharge

@@ -117,6 +117,16 @@ def adverse_cause(year: CareYear, fact: MedicationFact) -> str | None:
     return None
 
 
+def lapse_acted_on(kb: KnowledgeBase, year: CareYear, fact: AdherenceFact) -> bool:
+    """Whether the visit that tells these missed doses acts on them (`MissedDoseCare`: a beta-blocker missed in long
+    QT syndrome, a lapse after suicidal ideation)."""
+    cares = [c for h in kb.history_conditions.values() for c in h.missed_doses]
+    cares += [c for cond in kb.conditions.values() for comp in cond.complications for c in comp.missed_doses]
+    event = next((e for e in year.events if any(other is fact for other in e.facts)), None)
+    return event is not None and any(isinstance(f, AdviceFact) and f.advice in {c.advice for c in cares}
+                                     for f in event.facts)
+
+
 def complication_finding(kb: KnowledgeBase, year: CareYear, fact: ComplicationFact) -> Text | None:
     """What the examination showed: the finding the simulator filled with the visit's values (a year simulated
     before findings were filled holds none: the knowledge base's own, which then names no value)."""
@@ -177,8 +187,9 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
         return [one("doctor", "fact.advice_safety" if kb.advice[fact.advice].safety else "fact.advice")]
     if isinstance(fact, StressorFact):
         return [one("patient", "fact.stressor"), one("doctor", "ack.stressor")]
-    if isinstance(fact, AdherenceFact):
-        return [one("patient", "fact.adherence"), one("doctor", "ack.adherence")]
+    if isinstance(fact, AdherenceFact):  # (missed doses the visit acts on are never "restart as usual")
+        return [one("patient", "fact.adherence"),
+                one("doctor", "ack.adherence_serious" if lapse_acted_on(kb, year, fact) else "ack.adherence")]
     raise TypeError(f"no rendering for fact {type(fact).__name__}")
 
 
@@ -234,6 +245,8 @@ class FactSlots:
         cause = adverse_cause(self.year, fact) if kind == "adverse_effect" else None
         if cause is not None and cause != fact.drug:
             return self.templates.realize("reason.adverse_effect_of", rng, {"cause": self.drug(cause)})
+        if kind == "adverse_effect" and fact.action == "continue":  # (kept with the measures for it, not stopped)
+            kind = "adverse_effect_kept"
         return self.templates.word("reason", kind, rng)
 
     def trap_reason(self, category: str, rng, rules: list[str]) -> str:  # noqa: ANN001

@@ -98,6 +98,7 @@ PLACEHOLDERS: dict[str, set[str]] = {
     "ack.stressor": {"text"},
     "fact.adherence": {"drug", "days"},
     "ack.adherence": {"drug", "days"},
+    "ack.adherence_serious": {"drug", "days"},
     "today": {"date"},
     **{f"trap_reason.{category}": {"detail"} for category in TRAP_CATEGORIES},
     "trap_reason.medication_history_for": {"detail", "condition"},

@@ -345,6 +345,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
             self.state.handles[handle] = event.event_id
         self.schedule_rechecks(event)
         self.follow_counts(event)
+        self.titrate_to_effect(event)
         return event
 
     def stable_only_on_track(self, facts: list[Fact]) -> list[Fact]:

@@ -101,6 +101,18 @@ class StatedFindings:
             if lab not in self.labs.courses and lab not in self.labs.baselines and lab != self.labs.derived:
                 self.labs.baselines[lab] = self.rng.uniform(*lab_range.range)
 
+    def ranges_hold(self, ranges: list[LabRange]) -> bool:
+        """Whether each lab this finding's disease puts in a range can be stated in it today: it has no value of its
+        own yet (`set_ranges` draws it there), or is heading for a value in it (a standing fall of 12 mmHg measured
+        at an earlier visit is no fall of 25-35 now)."""
+        for lab_range in ranges:
+            lab = lab_range.lab
+            if lab in self.labs.courses or lab in self.labs.baselines or lab == self.labs.derived:
+                low, high = lab_range.range
+                if not low <= self.labs.target(lab, self.day) <= high:
+                    return False
+        return True
+
     def state_finding(self, text: Text, owner: str, drawn: dict[str, DrawnValue], facts: list[Fact],
                       ranges: list[LabRange] | None = None, episode: Episode | None = None) -> tuple[Text, list[Fact]]:
         """The finding filled with this visit's values, and the lab results measured for it (a lab measured too

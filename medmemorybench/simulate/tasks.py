@@ -126,6 +126,8 @@ class ClinicalTasks:
                         self.add_task(Task("resume", resume_on, deadline=resume_on + 1, step=resumed_step,
                                            drug=running, trigger=event_id, reason=rx.drug))
         facts += rx.facts(reason, indication)
+        if (warning := self.kb.drugs[rx.drug].start_advice) is not None:  # (a label's warning said at every start)
+            facts.append(AdviceFact(advice=warning))
         facts += self.caution_checks(rx)
         effect = None
         if step is not None and (step.moves or step.targets):
@@ -261,7 +263,11 @@ class ClinicalTasks:
             return
         spec = ladder_of(self.kb, drug, active.release, active.frequency)
         if spec.target is not None and active.dose < spec.target and spec.titration_days:
-            self.add_task(Task("titrate_to_target", self.day + spec.titration_days, drug=drug, trigger=event_id))
+            due = self.day + spec.titration_days
+            # (a label that titrates to effect steps weekly: the step is not left to whichever visit happens to be
+            # free, the seed-47 read kept pramipexole's starting dose for months)
+            deadline = due + spec.titration_days if spec.to_effect else None
+            self.add_task(Task("titrate_to_target", due, deadline=deadline, drug=drug, trigger=event_id))
 
     def reduce(self, drug: str, reason: str) -> MedicationFact | None:
         """Lower a drug one rung of its ladder for a dose-related harm (None: already at the lowest dose)."""
@@ -373,13 +379,40 @@ class ClinicalTasks:
             active = self.state.active.get(task.drug)
             titratable = active is not None and active.ends is None and not active.suspected and next_dose(
                 self.kb, task.drug, active.dose, self.refresh_patient(), active.release, active.frequency) is not None
-            if titratable:
+            booked = titratable and ladder_of(self.kb, task.drug, active.release, active.frequency).to_effect \
+                and self._titration_booked(task.drug)  # (this visit's result booked it: `titrate_to_effect`)
+            if titratable and not booked:
                 interval = self.kb.drugs[task.drug].dose.titration_days or 0
                 self.add_task(Task("titrate", max(self.day + 1, active.last_change + interval),
                                    deadline=None, step=task.step, drug=task.drug, trigger=event.event_id))
-            else:
+            elif not titratable:
                 self.state.handles.setdefault("short_of_goal", event.event_id)
         return True
+
+    def _titration_booked(self, drug: str) -> bool:
+        return any(t.kind in ("titrate", "titrate_to_target") and t.drug == drug for t in self.state.tasks)
+
+    def titrate_to_effect(self, event: Event) -> None:
+        """A drug its label titrates to effect (`DoseSpec.to_effect`: a dopamine agonist) whose care step's marker is
+        short of goal at this visit, on a result that can show its present dose (the marker's response time since
+        its last change), has its next step booked: every such result, not only the check booked after a change
+        (the seed-47 read: pramipexole left at its starting dose for five months while the motor score rose)."""
+        values = {f.lab: f.value for f in event.facts if isinstance(f, LabFact)}
+        for drug, active in sorted(self.state.active.items()):
+            spec = ladder_of(self.kb, drug, active.release, active.frequency)
+            if not spec.to_effect or active.step is None or active.suspected or active.ends is not None \
+                    or self._titration_booked(drug):
+                continue
+            step = self.step(active.step)
+            lab = step.titrate_on or (step.moves[0] if step.moves else None)
+            if lab not in values or self.day - active.last_change < self._response_days(lab) \
+                    or not self.is_short_of_goal(step, lab, values[lab]):
+                continue
+            if next_dose(self.kb, drug, active.dose, self.refresh_patient(), active.release, active.frequency) is None:
+                continue
+            due = max(self.day + 1, active.last_change + (spec.titration_days or 0))
+            self.add_task(Task("titrate", due, deadline=due + (spec.titration_days or 0), step=step.key, drug=drug,
+                               trigger=event.event_id))
 
     def _task_titrate(self, task: Task) -> bool | None:
         assert task.drug

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from medmemorybench.knowledge.models import AdverseEffect, CareStep, Complication, Indication, Stressor
+from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, CareStep, Complication, Indication, Stressor
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -297,6 +297,8 @@ class StoryActions:
             return False
         if not self.can_state(comp.finding, [], comp.drawn):  # (a lab its finding names is measured there)
             return False
+        if not self.ranges_hold(comp.labs):  # (a finding states its labs in the complication's range)
+            return False
         if self.nuisance_pending():
             return False
         if comp.lab is None:
@@ -406,7 +408,7 @@ class StoryActions:
         """Whether a physician would act on the harm: it is serious (the drug goes whatever follows), or a
         lower dose or a safe drug of another class answers it. Nobody stops the only safe drug left for a
         nuisance (leg cramps on raloxifene when every antiresorptive is barred), so a year is not given that."""
-        if effect.is_serious:
+        if effect.is_serious or effect.keeps_drug:
             return True
         active = self.state.active[drug]
         if effect.is_dose_related and any(d < active.dose - 1e-9 for d in
@@ -508,7 +510,7 @@ class StoryActions:
     def _act_on_adverse(self, drug: str, effect: AdverseEffect, facts: list[Fact], kind: str,
                         triggers: list[str | None], handle: str) -> Event:
         """Lower the dose of a dose-related harm, else stop the drug (its step's next drug at the next visit), with
-        the advice the harm calls for."""
+        the advice the harm calls for; a harm managed by `measures` keeps the drug at its lowest dose instead."""
         facts = facts + ([AdviceFact(advice=effect.advice)] if effect.advice else [])
         active = self.state.active.get(drug)  # a complication may have stopped it already
         step = active.step if active else None
@@ -518,6 +520,12 @@ class StoryActions:
         if reduced is not None:  # a dose-related harm: a lower dose, never raised past it again
             facts.append(reduced)
             return self.emit(kind if kind == "adverse_event" else "dose_change", facts, triggers, handle)
+        if active is not None and effect.keeps_drug:
+            # (levodopa's orthostatic hypotension at its lowest dose: the measures, not a stop; NICE NG71, and
+            # stopping levodopa abruptly is itself a harm)
+            active.suspected, active.ceiling = False, active.dose
+            facts.append(self.continue_fact(drug, reason))
+            return self.emit(kind, facts, triggers, handle)
         if active is not None:
             facts += self.stop(drug, reason)
         self.patient.intolerant.add(drug)
@@ -586,7 +594,28 @@ class StoryActions:
             self.labs.lapse(effect, max(self.day - missed + wanes, since), self.day)
         self.lapse_lab = lab
         facts: list[Fact] = [AdherenceFact(drug=drug, missed_days=missed), *self.measure([lab] if lab else [])]
-        return self.emit("follow_up", facts, [self.handle("stressor")], "lapse")
+        facts += self.missed_dose_care(drug, facts)
+        # (missed doses come up at a follow-up or as the medicines are gone through: one kind alone put the lapse's
+        # "follow_up" at one session index in 30 % of patients, the skeleton measure)
+        kind = "follow_up" if self.rng.random() < 0.5 else "medication_review"
+        return self.emit(kind, facts, [self.handle("stressor")], "lapse")
+
+    def missed_dose_care(self, drug: str, facts: list[Fact]) -> list[Fact]:
+        """What missed doses of `drug` call for at the visit they are told, beyond getting back on track
+        (`MissedDoseCare`): a history on record the drug treats (a beta-blocker in long QT syndrome: an ECG and the
+        adherence talk), a complication found before (suicidal ideation: mood and safety asked again, the tablets
+        accounted for, someone trusted holding the medicines; the seed-47 read: "restart as usual")."""
+        on_record = self.conditions_on_record(facts)
+        cares = [c for h in self.kb.history_conditions.values() if h.key in on_record for c in h.missed_doses]
+        cares += [c for comp in self.condition.complications if comp.key in self.patient.complications
+                  for c in comp.missed_doses]
+        cares = [c for c in cares if not c.drugs or drug in self.kb.expand(c.drugs)]
+        measured = {f.lab for f in facts if isinstance(f, LabFact)}
+        # (not a lab the missed drug itself moves before the lapse can show on it: a PHQ-9 after three days without
+        # the antidepressant would read as their effect; the questions are asked all the same)
+        labs = [lab for c in cares for lab in c.labs if lab not in measured and self.allowed_now(lab)
+                and not self.reads_as_effect(lab, facts, [])]
+        return [*self.measure(list(dict.fromkeys(labs))), *(AdviceFact(advice=c.advice) for c in cares)]
 
     def _counselling(self, item: StoryItem) -> Event:
         event = self.events[[e.event_id for e in self.events].index(self.handle("lapse"))]
@@ -645,7 +674,12 @@ class StoryActions:
             active = self.state.active.get(drug) if drug else None
             if active is None:
                 return None
-            doses = [d for d in ladder_of(self.kb, drug, active.release, active.frequency).doses() if d != active.dose]
+            # (the dose on the box is one the rules allow, as the first account was: a cap at a low eGFR binds the
+            # dose the year then continues at, which is the doctor's)
+            cap = verdict(self.kb, drug, self.refresh_patient()).max_daily_dose
+            per_day = DOSES_PER_DAY.get(active.frequency, 1)
+            doses = [d for d in ladder_of(self.kb, drug, active.release, active.frequency).doses()
+                     if d != active.dose and (cap is None or d * per_day <= cap + 1e-9)]
             if not doses:
                 return None
             dose = min(doses, key=lambda d: abs(d - active.dose))

@@ -16,7 +16,7 @@ from medmemorybench.render.noise import render_family_sessions, render_health_se
 from medmemorybench.render.stream import bucket_sizes, checkpoints_of, insert_noise, split_by_checkpoint
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
-from medmemorybench.simulate.models import AllergyFact, LabFact, MedicationFact, SettingFact
+from medmemorybench.simulate.models import AdherenceFact, AdviceFact, AllergyFact, LabFact, MedicationFact, SettingFact
 
 
 @pytest.fixture(scope="module")
@@ -326,3 +326,21 @@ def test_a_doctor_never_reads_out_a_diagnosis_code(kb):
         text = "\n".join(session_text(s) for s in SessionRenderer(kb, load_templates(language), year).render_year())
         assert not [code for code in codes if re.search(rf"(?<![A-Za-z0-9]){re.escape(code)}(?![A-Za-z0-9])", text)]
         assert "ICD" not in text
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_missed_doses_acted_on_are_never_answered_restart_as_usual(kb, language):
+    # (the seed-47 read, P0015 E061: a week of skipped propranolol in long QT, a month after suicidal ideation,
+    # answered "That's understandable … Let's restart propranolol as usual and see how it goes")
+    year = simulate_patient(kb, 20, 14)  # (depression in long QT: skipped propranolol after suicidal ideation)
+    lapse = next(e for e in year.events if any(isinstance(f, AdherenceFact) for f in e.facts))
+    advice = [f.advice for f in lapse.facts if isinstance(f, AdviceFact)]
+    assert {"long_qt_missed_beta_blocker", "missed_doses_after_suicidal_ideation"} <= set(advice)
+    renderer = SessionRenderer(kb, load_templates(language), year)
+    sessions = renderer.render_year()
+    keys = [a.key for beat in renderer.plan(lapse) for a in beat]
+    assert "ack.adherence_serious" in keys and "ack.adherence" not in keys
+    text = session_text(sessions[lapse.index - 1])
+    for key in advice:
+        assert getattr(kb.advice[key].text, language) in text
+    assert ("as usual" if language == "en" else "照常恢复") not in text

@@ -265,13 +265,14 @@ def risk_factors_of(kb: KnowledgeBase, rule: PatientRule, year: CareYear, event:
 
 def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> list[str]:
     """`<kind>_rule`: no drug given that a patient rule of this kind bars, or above its dose cap, on the latest eGFR on
-    record (the long-term drug the patient came with is theirs, not a prescription of the year)."""
+    record. The long-term drug the patient came with is held too: only their own first account of it (`long_term`)
+    is theirs; the dose the year continues at each review, or after their correction, is the doctor's (the seed-47
+    read: nadolol 160 mg kept for five months at an eGFR of 18)."""
     rules = [r for r in kb.patient_rules if rule_kind(r) == kind and r.level in ("avoid", "max_dose")]
     conditions = [year.persona.condition, *year.persona.histories]
-    history_drug = next((t.option for t in year.persona.traps if t.category == "medication_history"), None)
     failures = []
     for event, fact in given(year):
-        if fact.drug == history_drug or fact.reason == "long_term":
+        if fact.reason == "long_term":
             continue
         egfr = latest_egfr(year, event)
         for rule in rules:

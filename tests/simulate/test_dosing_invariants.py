@@ -11,7 +11,7 @@ from medmemorybench.simulate.models import CareYear, Event, LabFact, MedicationF
 from medmemorybench.simulate.models import TestFact as Result  # (not a pytest class)
 from medmemorybench.simulate.prescribing import choose_for_step, prescribe
 from medmemorybench.simulate.safety import Patient, verdict
-from tests.simulate.clinical import check, first_event, given
+from tests.simulate.clinical import check, first_event, given, latest_egfr, patient_rule_violations
 from tests.simulate.dosing_check import (
     challenge_dose_violations,
     course_candidates,
@@ -206,3 +206,21 @@ def test_pneumonia_amoxicillin_is_500_mg_at_every_kidney_function(kb):
     for egfr, frequency in ((80.0, "three_times_daily"), (25.0, "twice_daily")):
         rx = choose_for_step(kb, step, Patient(70, "male", "hfpef", egfr=egfr))
         assert rx is not None and (rx.drug, rx.dose, rx.frequency) == ("amoxicillin", 500.0, frequency), egfr
+
+
+def test_renal_rule_holds_the_long_term_drug_continued_at_each_review(kb, years):
+    # (the seed-47 read: nadolol 160 mg "stable" at review after review at an eGFR of 18; the patient's first account
+    # of the drug they came with is theirs, every dose the year continues it at is the doctor's)
+    year, event = next((y, e) for y in years for e in y.events
+                       if any(isinstance(f, MedicationFact) and f.drug == "nadolol" and f.reason == "stable"
+                              for f in e.facts) and (latest_egfr(y, e) or 99) < 30)
+    assert not patient_rule_violations(kb, year, "renal")
+    doubled = [f.model_copy(update={"dose": 160.0}) if isinstance(f, MedicationFact) and f.drug == "nadolol" else f
+               for f in event.facts]
+    found = patient_rule_violations(kb, _edit(year, event, doubled), "renal")
+    assert any(v.startswith("[renal_rule]") and "nadolol 160.0 mg" in v and event.event_id in v for v in found)
+    told = next(e for e in year.events if any(isinstance(f, MedicationFact) and f.drug == "nadolol"
+                                              and f.reason == "long_term" for f in e.facts))
+    account = [f.model_copy(update={"dose": 160.0}) if isinstance(f, MedicationFact) and f.reason == "long_term" else f
+               for f in told.facts]
+    assert not [v for v in patient_rule_violations(kb, _edit(year, told, account), "renal") if told.event_id in v]

@@ -134,27 +134,33 @@ def test_monitored_labs_are_measured_often_and_move(kb, years):
 
 
 def test_treatment_brings_the_first_lab_toward_its_treated_range(kb, years):
+    # The value treatment is judged against is the one the diagnosis rested on (the work-up's, on or before the
+    # diagnosis day), not the first one after it: a marker too slow to repeat at the diagnosis visit (MDS-UPDRS every
+    # 28 days) is next measured on treatment, and a year whose drug worked by then would drop out as "never out of
+    # range" (weekly agonist titration took 5 such Parkinson's years out of seeds 0-9 under the old reading).
     treated = improved = ended_closer = 0
     for year in years:
         mon = kb.conditions[year.persona.condition].monitored[0]
         diagnosis = next(e for e in year.events if e.kind == "diagnosis")
-        series = [(d, v) for d, v in lab_series(year, mon.lab) if d >= diagnosis.date]
-        if len(series) < 2:
+        full = lab_series(year, mon.lab)
+        before = [v for d, v in full if d <= diagnosis.date]
+        series = [(d, v) for d, v in full if d > diagnosis.date]
+        if not before or not series:
             continue  # a yearly test (a DXA, an MRI volume) is not repeated within the year
-        at_diagnosis, last = series[0][1], series[-1][1]
+        at_diagnosis, last = before[-1], series[-1][1]
 
         def distance(value: float, low: float = mon.treated[0], high: float = mon.treated[1]) -> float:
             return 0.0 if low <= value <= high else min(abs(value - low), abs(value - high))
 
         if distance(at_diagnosis) > 0:
             treated += 1
-            improved += min(distance(v) for _, v in series[1:]) < distance(at_diagnosis)
+            improved += min(distance(v) for _, v in series) < distance(at_diagnosis)
             ended_closer += distance(last) < distance(at_diagnosis)
-    # Treatment works: most years get closer to target (90 % measured on seeds 0-9). Where it ends is another
-    # matter: a flare, a lapse or a drug stopped for an adverse effect with nothing allowed in its place can undo
-    # it (about one year in five).
-    assert improved >= 0.85 * treated, f"{improved} of {treated} years ever get closer to the treated range"
-    assert ended_closer >= 0.7 * treated, f"{ended_closer} of {treated} years end closer to the treated range"
+    # Treatment works: nearly every year gets closer to target (97 % measured on seeds 0-9). Where it ends is
+    # another matter: a flare, a lapse or a drug stopped for an adverse effect with nothing allowed in its place can
+    # undo it (91 % end closer on seeds 0-9, 90 % over the 1,000 patients).
+    assert improved >= 0.95 * treated, f"{improved} of {treated} years ever get closer to the treated range"
+    assert ended_closer >= 0.85 * treated, f"{ended_closer} of {treated} years end closer to the treated range"
 
 
 def test_an_adverse_or_complication_chain_spans_three_events_and_two_weeks(years):

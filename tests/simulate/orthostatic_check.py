@@ -1,0 +1,83 @@
+"""Independent reading of orthostatic hypotension: judged on a standing fall measured that visit, and levodopa not
+stopped for it.
+
+Each function returns violation messages (empty: the year passes) and reads only the record and the knowledge base,
+never the engine's state. The rules (their names as `docs/simulation.md` lists them):
+
+- `orthostatic_drop_measured`: a visit that diagnoses orthostatic hypotension (the complication) or acts on it as a
+  drug's side effect (stops, lowers or keeps the drug for it) records a fall in systolic blood pressure from lying
+  to standing of at least 20 mmHg, measured there (consensus definition, Freeman et al., Clin Auton Res 2011: a fall
+  of >= 20 mmHg systolic or >= 10 mmHg diastolic within 3 minutes of standing; NICE CG109 and NG71: lying and
+  standing blood pressure). A seated reading cannot show it (the seed-47 read: levodopa stopped on one seated
+  109 mmHg, P0007 E059).
+- `levodopa_kept_for_orthostatic_hypotension`: levodopa is not stopped for orthostatic hypotension; the visit that
+  acts on it says the non-drug measures (NICE NG71: review medicines that lower blood pressure, non-drug measures,
+  and do not withdraw antiparkinsonian medicines abruptly; the seed-47 read replaced it with pramipexole, P0007
+  E059-E060).
+"""
+
+from __future__ import annotations
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.simulate.models import AdviceFact, CareYear, ComplicationFact, Event, LabFact, MedicationFact
+from tests.simulate.clinical import fail
+
+ORTHOSTATIC = "orthostatic_hypotension"
+"""The side effect's and the complication's key."""
+STANDING_FALL = "orthostatic_sbp_drop"
+"""The lab: fall in systolic blood pressure from lying to standing at 3 minutes (mmHg)."""
+FALL_AT_LEAST_MMHG = 20.0
+"""Freeman 2011 consensus: a systolic fall of 20 mmHg or more."""
+ACTS_ON = ("stop", "decrease", "continue", "increase")
+"""Actions that judge the side effect at that visit (a replacement started the visit after is judged where its
+culprit was stopped)."""
+LEVODOPA_ATC = "N04BA"
+"""Dopa and dopa derivatives (ATC)."""
+NON_DRUG_MEASURES = "orthostatic_hypotension_measures"
+"""Advice that says them: rise in stages, fluids, head of the bed raised, no driving while faint on standing."""
+
+
+def _for_orthostatic(fact: MedicationFact) -> bool:
+    return fact.reason in (f"adverse_effect:{ORTHOSTATIC}", f"complication:{ORTHOSTATIC}")
+
+
+def _standing_fall(event: Event) -> float | None:
+    return next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == STANDING_FALL), None)
+
+
+def orthostatic_drop_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`orthostatic_drop_measured`."""
+    out = []
+    for event in year.events:
+        diagnosed = any(isinstance(f, ComplicationFact) and f.complication == ORTHOSTATIC for f in event.facts)
+        acted = [f for f in event.facts
+                 if isinstance(f, MedicationFact) and f.action in ACTS_ON and _for_orthostatic(f)]
+        if not diagnosed and not acted:
+            continue
+        fall = _standing_fall(event)
+        what = "orthostatic hypotension diagnosed" if diagnosed else \
+            f"{acted[0].drug} {acted[0].action} for orthostatic hypotension"
+        if fall is None:
+            out.append(fail("orthostatic_drop_measured", year, event, f"{what} with no lying-to-standing fall "
+                            "measured that visit"))
+        elif fall < FALL_AT_LEAST_MMHG:
+            out.append(fail("orthostatic_drop_measured", year, event, f"{what} on a standing fall of {fall:g} mmHg "
+                            f"(under {FALL_AT_LEAST_MMHG:g})"))
+    return out
+
+
+def levodopa_kept_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`levodopa_kept_for_orthostatic_hypotension`."""
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, MedicationFact) or not _for_orthostatic(fact) or fact.action not in ACTS_ON \
+                    or not (kb.drugs[fact.drug].atc or "").startswith(LEVODOPA_ATC):
+                continue
+            if fact.action == "stop":
+                out.append(fail("levodopa_kept_for_orthostatic_hypotension", year, event,
+                                f"{fact.drug} stopped for orthostatic hypotension"))
+            if not any(isinstance(f, AdviceFact) and f.advice == NON_DRUG_MEASURES for f in event.facts):
+                out.append(fail("levodopa_kept_for_orthostatic_hypotension", year, event,
+                                f"{fact.drug} {fact.action} for orthostatic hypotension without the non-drug measures"))
+    return out
