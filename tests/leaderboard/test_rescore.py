@@ -131,7 +131,9 @@ def test_an_item_citing_a_session_not_yet_given_is_refused(answered_run, tmp_pat
 
     def cite_the_future(samples: list[dict]) -> list[dict]:
         first = next(s for s in samples if s["checkpoint"] == 10 and s["retrieved"])
-        first["retrieved"][0]["session_ids"] = [f"{first['persona_id']}-S{n:03d}" for n in range(1, 101)]
+        # (later sessions added to what it cited: its evidence was all given by then, so Recall@k is unchanged and
+        # only the leakage guard can refuse it, whatever the build's first question retrieved)
+        first["retrieved"][0]["session_ids"] += [f"{first['persona_id']}-S{n:03d}" for n in range(11, 101)]
         return samples
 
     edit_samples(run, cite_the_future)
