@@ -212,9 +212,16 @@ def test_renal_rule_holds_the_long_term_drug_continued_at_each_review(kb, years)
     # (the seed-47 read: nadolol 160 mg "stable" at review after review at an eGFR of 18; the patient's first account
     # of the drug they came with is theirs, every dose the year continues it at is the doctor's)
     year, event = next((y, e) for y in years for e in y.events
-                       if any(isinstance(f, MedicationFact) and f.drug == "nadolol" and f.reason == "stable"
-                              for f in e.facts) and (latest_egfr(y, e) or 99) < 30)
+                       if any(isinstance(f, MedicationFact) and f.drug == "nadolol" and f.action == "continue"
+                              and f.reason in ("stable", "unchanged") for f in e.facts)
+                       and latest_egfr(y, e) is not None)
     assert not patient_rule_violations(kb, year, "renal")
+    # (its latest kidney function before that review made CKD 4, as in the seed-47 year)
+    measured = [e for e in year.events[:year.events.index(event) + 1]
+                if any(isinstance(f, LabFact) and f.lab == "egfr" for f in e.facts)][-1]
+    year = _edit(year, measured, [f.model_copy(update={"value": 18.0}) if isinstance(f, LabFact) and f.lab == "egfr"
+                                  else f for f in measured.facts])
+    event = next(e for e in year.events if e.event_id == event.event_id)
     doubled = [f.model_copy(update={"dose": 160.0}) if isinstance(f, MedicationFact) and f.drug == "nadolol" else f
                for f in event.facts]
     found = patient_rule_violations(kb, _edit(year, event, doubled), "renal")
