@@ -7,7 +7,7 @@ through the `medmemorybench` command (and `serve` over HTTP), never through test
    another name): both left out of the board with a reason, the page still written;
 3. a dataset whose persona_id is an absolute path or a `../` traversal: `validate` and `run` refuse it, nothing
    outside `--output_path` is touched (a sentinel folder survives);
-4. a server whose 401 body echoes the Authorization header (and the base URL's `user:pw@`): no secret in any file of
+4. a server whose 401 body echoes the Authorization header (and the base URL's `user:pw@`): one line, exit 2, no secret in any file of
    the run or on the terminal;
 5. deeply nested JSON in a run's samples, a bundle's `samples.jsonl` and `system.json`, and a `--system` YAML: one
    line, exit 2, and the board still written;
@@ -305,15 +305,15 @@ def echoed_secret(work: Path, public: Path) -> Row:
             texts[f"{name}: terminal"] = ran.stdout + ran.stderr
             texts.update({f"{name}: {p.relative_to(out)}": p.read_text(errors="replace")
                           for p in out.rglob("*") if p.is_file()})
-            redacted &= "<redacted>" in texts.get(f"{name}: samples.jsonl", "")
+            redacted &= "<redacted>" in ran.stderr.strip().splitlines()[-1] if ran.stderr.strip() else False
     leaks = sorted(name for name, text in texts.items() if key in text or password in text or basic in text)
     echoed = [secret for secret in (key, basic) if any(secret in header for header in got)]
-    passed = all(code in (1, 2) for code in codes) and len(echoed) == 2 and not leaks and redacted
-    return Row("401 body echoing the key", "no key, password or base64 in samples, run.json, any file or the "
-               "terminal; the error kept, redacted",
+    passed = codes == [2, 2] and len(echoed) == 2 and not leaks and redacted
+    return Row("401 body echoing the key", "one line, exit 2 (a refused key); no key, password or base64 in "
+               "samples, run.json, any file or the terminal; the server's error kept, redacted",
                f"run exits {codes}; {len(got)} requests, echoed back: key {key in echoed}, base64 user:pw "
-               f"{basic in echoed}; {len(texts)} files and terminals scanned, leaks {leaks or 'none'}; samples hold "
-               f"'<redacted>' {redacted}", passed, 0)
+               f"{basic in echoed}; {len(texts)} files and terminals scanned, leaks {leaks or 'none'}; the error line "
+               f"holds '<redacted>' {redacted}", passed, 0)
 
 
 def deep_nesting(work: Path, public: Path, runs: dict[str, Path]) -> Row:

@@ -27,6 +27,11 @@ def copy_knowledge(tmp_path: Path) -> Path:
 def knowledge_problems(tmp_path: Path, file: str, change: Callable[[dict], None]) -> str:
     """Load a copy of the packaged knowledge base whose `file` (e.g. "aliases.yaml") `change` edited in place; the
     problems the loader reported, joined (it must refuse the copy)."""
+    return edited_knowledge_problems(tmp_path, {file: change})
+
+
+def edited_knowledge_problems(tmp_path: Path, edits: dict[str, Callable[[dict], None]]) -> str:
+    """`knowledge_problems` with several files edited at once (file -> change)."""
     import pytest
     import yaml
 
@@ -34,10 +39,11 @@ def knowledge_problems(tmp_path: Path, file: str, change: Callable[[dict], None]
     from medmemorybench.knowledge import load_knowledge
 
     data = copy_knowledge(tmp_path)
-    path = data / file
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    change(doc)
-    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    for file, change in edits.items():
+        path = data / file
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        change(doc)
+        path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
     with pytest.raises(KnowledgeError) as info:
         load_knowledge(data)
     return str(info.value)

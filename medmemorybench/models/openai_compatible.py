@@ -5,7 +5,8 @@ timeout_s, backoff_s, context_window (each checked: a bad value is an InputError
 with bounded concurrency; 429, 5xx, timeouts, connection errors and a 200 whose body is not a usable chat
 completion (not JSON, cut off, an HTML page, an error object, no choices, `content: null`) are retried with
 exponential backoff; a final failure and any other 4xx are returned as errors with their reason (never as
-answers, never as a crash). Completions are reported as each finishes (`generate_each`).
+answers, never as a crash), except a refused key (401/403), which ends the run with one line (exit 2).
+Completions are reported as each finishes (`generate_each`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 import openai
 
+from medmemorybench.errors import InputError
 from medmemorybench.models._daemon_pool import map_each
 from medmemorybench.models.base import Backbone, ChatRequest, Completion, check_arg
 from medmemorybench.redact import scrub_text
@@ -43,6 +45,7 @@ class OpenAIBackbone(Backbone):
         check_arg(context_window, "context_window", int, lambda v: v >= 256, "an integer >= 256")
         self._model = model
         self.base_url = base_url
+        self._api_key_env = api_key_env
         self._api_key = os.environ.get(api_key_env) or "EMPTY"  # (kept to scrub from a server's echoed errors)
         self.client = openai.OpenAI(base_url=base_url, api_key=self._api_key,
                                     max_retries=0, timeout=timeout_s)
@@ -82,6 +85,13 @@ class OpenAIBackbone(Backbone):
                 last_error = f"{exc.__class__.__name__}: {str(exc)[:200]}"
                 self._wait(attempt)
                 continue
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                # every later request would be refused the same way: one clear line (exit 2), not an error per
+                # sample; what was answered before stays on disk for --resume
+                raise InputError(self._scrubbed(
+                    f"{self.base_url or 'the OpenAI API'} refused the API key (HTTP {exc.status_code}: "
+                    f"{exc.message}); set the key in ${self._api_key_env} or name another variable with "
+                    "--model_args api_key_env=NAME")) from None
             except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
                 return Completion(error=self._scrubbed(f"HTTP {exc.status_code}: {exc.message}"),
                                   latency_ms=1000 * (time.perf_counter() - started))

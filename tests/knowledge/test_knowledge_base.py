@@ -10,7 +10,7 @@ import yaml
 
 from medmemorybench.errors import KnowledgeError
 from medmemorybench.knowledge import default_knowledge, load_knowledge
-from tests.helpers import copy_knowledge
+from tests.helpers import copy_knowledge, edited_knowledge_problems
 
 
 @pytest.fixture(scope="module")
@@ -335,8 +335,7 @@ def test_a_prodrug_binds_by_its_moiety_and_must_carry_its_harms(kb, tmp_path):
 def test_the_seed_53_rules_refuse_what_would_break_them(tmp_path):
     # (a depression screen that could read 10 before the turning point, the mood review sooner than the PHQ-9's
     # recall, a risk factor naming no habit, two flags for one harm: each reported, all together)
-    data = copy_knowledge(tmp_path)
-    edits = {
+    message = edited_knowledge_problems(tmp_path, {
         "conditions/major_depressive_disorder.yaml": lambda doc: next(
             m for m in doc["monitored"] if m["lab"] == "phq9").update(onset=[8, 12]),
         "patient_rules.yaml": lambda doc: (doc["mood_screen"][0].update(follow_up_days=7), next(
@@ -345,15 +344,7 @@ def test_the_seed_53_rules_refuse_what_would_break_them(tmp_path):
         # (a copy: the YAML anchor makes both symptoms' flags one object)
         "intercurrent.yaml": lambda doc: doc["illnesses"][1]["symptoms"][0].update(
             drug_red_flag={**doc["illnesses"][1]["symptoms"][0]["drug_red_flag"], "recheck_days": 14}),
-    }
-    for file, change in edits.items():
-        path = data / file
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        change(doc)
-        path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(KnowledgeError) as info:
-        load_knowledge(data)
-    message = str(info.value)
+    })
     assert "monitored.phq9: onset 12 can read 15.6, at or above the screen's threshold 10" in message
     assert "mood_screen: follow_up_days 7 is sooner than phq9's min_interval_days" in message
     assert "bupropion_seizure_risk_factors: when.risk_factors.habits: unknown habit 'nightly_whisky'" in message

@@ -214,8 +214,16 @@ def test_an_echoed_key_never_reaches_a_sample_a_file_or_the_terminal(dataset_dir
     finally:
         server.shutdown()
         server.server_close()
-    assert result.returncode == 1, result.stderr  # every answer failed: a clear failure, everything kept
-    samples = (out / "samples.jsonl").read_text()
-    assert "<redacted>" in samples and "Bearer" in samples  # (the error is kept, its credentials are not)
-    for text in (samples, result.stdout, result.stderr, *(p.read_text() for p in out.glob("*.json"))):
+    written = [p.read_text() for p in out.rglob("*") if p.is_file()]
+    if status == 401:  # a refused key: one line naming the server and the variable, exit 2, the key scrubbed
+        assert result.returncode == 2, result.stderr
+        last = result.stderr.strip().splitlines()[-1]  # (after the progress lines, the error's one line)
+        assert "refused the API key" in last and "OPENAI_API_KEY" in last and "Bearer <redacted>" in last
+        assert "Traceback" not in result.stderr
+    else:
+        assert result.returncode == 1, result.stderr  # every answer failed: a clear failure, everything kept
+        samples = (out / "samples.jsonl").read_text()
+        assert "<redacted>" in samples and "Bearer" in samples  # (the error is kept, its credentials are not)
+    assert written  # (the run folder's files were scanned, not an empty list)
+    for text in (result.stdout, result.stderr, *written):
         assert SECRET_KEY not in text
