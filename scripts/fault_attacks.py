@@ -7,8 +7,8 @@ through the `medmemorybench` command (and `serve` over HTTP), never through test
    another name): both left out of the board with a reason, the page still written;
 3. a dataset whose persona_id is an absolute path or a `../` traversal: `validate` and `run` refuse it, nothing
    outside `--output_path` is touched (a sentinel folder survives);
-4. a server whose 401 body echoes the Authorization header (and the base URL's `user:pw@`): one line, exit 2, no secret in any file of
-   the run or on the terminal;
+4. a server whose 401 body echoes the Authorization header (and the base URL's `user:pw@`): one line, exit 2, no
+   secret in any file of the run or on the terminal;
 5. deeply nested JSON in a run's samples, a bundle's `samples.jsonl` and `system.json`, and a `--system` YAML: one
    line, exit 2, and the board still written;
 6. deep nesting in the other files the commands read: a run's run.json, summary.json and a stray `{"a": 1}` samples
