@@ -755,10 +755,19 @@ class AdviceInstead(_Record):
 
     advice: str
     """Advice key said instead (stopping alcohol completely)."""
-    conditions: list[str] = Field(min_length=1)
+    conditions: list[str] = Field(default_factory=list)
     """Condition or history-condition keys: any of them on record makes the general advice unsafe."""
+    traits: list[OccupationTrait] = Field(default_factory=list)
+    """Occupation traits: a job with any of them makes the general advice too little (a sedating drug's warning to
+    someone who drives or works machinery for a living)."""
     source: str
     """Reference."""
+
+    @model_validator(mode="after")
+    def _names_a_cause(self) -> AdviceInstead:
+        if not self.conditions and not self.traits:
+            raise ValueError("instead: give conditions or traits (what makes the general advice unsafe)")
+        return self
 
 
 class Advice(_Record):
@@ -781,6 +790,10 @@ class Advice(_Record):
     needle: Literal["given", "self"] | None = None
     """It asks for a needle: one a nurse gives (vaccines) or one the patient uses (finger-prick testing); a patient
     who faints at needles is told how it will be managed (`MedicationPreference.needle_care`)."""
+    on_start: Toxicity | None = None
+    """Said the day a drug with this harm is started (a sedating drug: drowsiness, no driving or machinery while it
+    lasts), where the drug has no warning of its own (`Drug.start_advice`); what it says `instead` (the warning for a
+    job of driving or machinery) is said even beside the drug's own."""
 
 
 class HabitStop(_Record):

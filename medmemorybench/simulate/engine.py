@@ -439,9 +439,11 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
 
     def advice_now(self, advice: str, facts: list[Fact] = ()) -> str:  # type: ignore[assignment]
         """The advice said for `advice` at this visit: what is said in its place where a condition on record makes
-        it unsafe (`Advice.instead`: no alcohol at all in cirrhosis, never the general limit)."""
+        it unsafe or the job makes it too little (`Advice.instead`: no alcohol at all in cirrhosis, never the general
+        limit; a sedating drug's warning to a driver: not at work either until they know how it affects them)."""
         instead = self.kb.advice[advice].instead
-        if instead is not None and self.conditions_on_record(facts) & set(instead.conditions):
+        if instead is not None and (self.conditions_on_record(facts) & set(instead.conditions)
+                                    or self.traits & set(instead.traits)):
             return instead.advice
         return advice
 

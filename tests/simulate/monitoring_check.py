@@ -12,7 +12,8 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   label's interval (spread to at most three months) plus a booking margin.
 - `therapeutic_range_used`: a result of a lab a drug holds in a range of its own (INR 2-3 on warfarin) is judged
   against that range whenever the drug is taken and known.
-- `start_dose_rule`: a new start of a drug a start-dose rule binds (warfarin at 80 or over) is at or below it.
+- `start_dose_rule`: a new start of a drug a start-dose rule binds on the latest eGFR on record (warfarin at 80 or
+  over; venlafaxine below an eGFR of 30, the seed-53 read: 75 mg at eGFR 19) is at or below it.
 - `qt_rule`: a drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
   syndrome, or clarithromycin in heart failure) has them on the day it starts, and again within `recheck_days`
   (or at the first visit after them) where a visit falls while it is still taken (a 5-day course may end first),
@@ -70,7 +71,7 @@ from medmemorybench.simulate.models import (
     MedicationFact,
     SymptomFact,
 )
-from tests.simulate.clinical import days_between, fail
+from tests.simulate.clinical import days_between, fail, latest_egfr, patient_rule_applies
 
 WORKUP_ENCOUNTERS = 4
 """A prompt story item runs at the first encounter it can; an acute illness's visit or a due lab may take one or two
@@ -239,17 +240,17 @@ def start_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """`start_dose_rule`."""
     out = []
     rules = [r for r in kb.patient_rules if r.level == "start_dose"]
+    conditions = [year.persona.condition, *year.persona.histories]
     for event in year.events:
         for fact in event.facts:
             if not isinstance(fact, MedicationFact) or fact.action != "start" or fact.reason == "long_term":
                 continue
+            egfr = latest_egfr(year, event)
             for rule in rules:
-                when = rule.when
-                binds = (when.min_age is None or year.persona.age >= when.min_age) and \
-                    (when.max_age is None or year.persona.age <= when.max_age)
-                if binds and fact.drug in kb.expand(rule.drugs) and fact.dose > rule.start_dose + 1e-9:
+                if patient_rule_applies(rule, year, egfr, conditions) and fact.drug in kb.expand(rule.drugs) \
+                        and fact.dose > rule.start_dose + 1e-9:  # type: ignore[operator]
                     out.append(fail("start_dose_rule", year, event, f"{fact.drug} started at {fact.dose} {fact.unit} "
-                                    f"at age {year.persona.age} (rule:{rule.key}: {rule.start_dose})"))
+                                    f"at age {year.persona.age}, eGFR {egfr} (rule:{rule.key}: {rule.start_dose})"))
     return out
 
 
