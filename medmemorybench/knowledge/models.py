@@ -651,6 +651,15 @@ class HarmWorkup(_Record):
     """Guideline."""
 
 
+class HistoryBaseline(_Record):
+    """Labs taken the first visit a history is on record (an ECG when a conduction disorder is told)."""
+
+    labs: list[str] = Field(min_length=1)
+    """Lab keys measured that visit."""
+    source: str
+    """Guideline."""
+
+
 class MissedDoseCare(_Record):
     """What missed doses call for beyond getting back on track, where a disease makes the lapse itself a danger: the
     labs taken the visit it is told and what is said there."""
@@ -689,6 +698,9 @@ class HistoryCondition(_Record):
     incompatible: list[str] = Field(default_factory=list)
     """Main conditions or other histories it cannot be on record beside (a past HFrEF in a patient diagnosed
     with HFpEF; hypothyroidism before Graves disease); checked both ways."""
+    baseline: HistoryBaseline | None = None
+    """Labs taken the first visit the doctor knows of it, told or as what a long-term drug is for (an ECG in a
+    conduction disorder or long QT syndrome; the seed-53 read: AV block told in January and no ECG all year)."""
     harm_workup: list[HarmWorkup] = Field(default_factory=list)
     """Harms that may be this disease showing itself, with the labs taken the day one is told (a fit in long QT
     syndrome may be torsades de pointes: an ECG and the electrolytes)."""

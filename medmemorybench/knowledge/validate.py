@@ -291,6 +291,9 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         where = f"history.yaml: {hist.key}"
         effects = {e.key for d in kb.drugs.values() for e in d.adverse_effects}
         _check_missed_doses(where, hist.missed_doses, kb, errors)
+        if hist.baseline is not None:
+            errors += [f"{where}: baseline.labs: unknown lab '{lab}'" for lab in hist.baseline.labs
+                       if lab not in kb.labs]
         for workup in hist.harm_workup:
             errors += [f"{where}: harm_workup.labs: unknown lab '{lab}'" for lab in workup.labs if lab not in kb.labs]
             errors += [f"{where}: harm_workup.effects: no drug has the adverse effect '{key}'"

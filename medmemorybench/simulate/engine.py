@@ -329,6 +329,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
         facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
+        facts += self.history_baselines_due(facts)
         facts += self.mood_screen_now(kind, facts, list(triggered_by))
         facts = self.stable_only_on_track(facts)  # (after the screen: today's PHQ-9 is a reading of its marker)
         event = Event(
@@ -446,6 +447,18 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                                     or self.traits & set(instead.traits)):
             return instead.advice
         return advice
+
+    def history_baselines_due(self, facts: list[Fact]) -> list[Fact]:
+        """The labs a history asks for the first visit the doctor knows of it (`HistoryCondition.baseline`: an ECG
+        when a conduction disorder or long QT syndrome is told; ESC 2021 pacing, ESC 2022 ventricular arrhythmias)."""
+        labs: list[str] = []
+        for key in sorted(self.conditions_on_record(facts)):
+            history = self.kb.history_conditions.get(key)
+            if history is not None and history.baseline is not None and f"baseline:{key}" not in self.state.done:
+                self.state.done.add(f"baseline:{key}")
+                labs += [lab for lab in history.baseline.labs
+                         if not any(isinstance(f, LabFact) and f.lab == lab for f in facts)]
+        return self.measure(labs, urgent=True) if labs else []
 
     def habit_stop_due(self, facts: list[Fact]) -> list[Fact]:
         """The advice to give up a habit on record at the first visit where a risk it meets is on record too (diet.yaml

@@ -47,6 +47,11 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
 - `raise_held_past_limit`: a drug a caution of the patient's histories names with `no_increase_above` is never raised
   while the latest result of its lab on record, that visit's included, is past it (the seed-37 read: aripiprazole
   doubled in congenital long QT a fortnight after a QTc of 486 ms).
+- `history_baseline`: a history that asks for a baseline (`HistoryCondition.baseline`: an ECG, the PR interval, in
+  symptomatic bradycardia or AV block; the QTc in long QT syndrome) has it at the first visit it is on record, told
+  or as what a long-term drug is for, or earlier that year (ESC 2021 pacing; ESC 2022 ventricular arrhythmias; the
+  seed-53 read: AV block told in January and no ECG all year, P0004; long QT told in January, no ECG before July,
+  P0007).
 - `augments_a_base`: a drug of an augmenting step (`CareStep.adds_to`) is taken only while a drug of the step it adds
   to is, or at the visit that stops that drug for a harm and the next one (its switch); with none left it is stopped
   (the seed-37 read: aripiprazole "augmentation" with no antidepressant left).
@@ -67,6 +72,7 @@ from medmemorybench.simulate.models import (
     CautionFact,
     ComplicationFact,
     Event,
+    HistoryFact,
     LabFact,
     MedicationFact,
     SymptomFact,
@@ -537,4 +543,24 @@ def augment_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             if not switching:
                 out.append(fail("augments_a_base", year, event, f"{drug} ({step}) taken with nothing of {base} "
                                 "to add to"))
+    return out
+
+
+def _history_told(fact: object, key: str) -> bool:
+    """Whether a fact puts a history on record: told as a past illness, or as what the long-term drug is for."""
+    return (isinstance(fact, HistoryFact) and fact.history == key) or (
+        isinstance(fact, MedicationFact) and fact.reason == "long_term" and fact.indication == f"history:{key}")
+
+
+def baseline_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`history_baseline`."""
+    out = []
+    for key in year.persona.histories:
+        baseline = kb.history_conditions[key].baseline if key in kb.history_conditions else None
+        told = next((e for e in year.events if any(_history_told(f, key) for f in e.facts)), None)
+        if baseline is None or told is None:
+            continue
+        for lab in baseline.labs:
+            if not any(isinstance(f, LabFact) and f.lab == lab for e in year.events[:told.index] for f in e.facts):
+                out.append(fail("history_baseline", year, told, f"{key} on record with no {lab} that visit or before"))
     return out
