@@ -651,6 +651,15 @@ class HarmWorkup(_Record):
     """Guideline."""
 
 
+class HistoryBaseline(_Record):
+    """Labs taken the first visit a history is on record (an ECG when a conduction disorder is told)."""
+
+    labs: list[str] = Field(min_length=1)
+    """Lab keys measured that visit."""
+    source: str
+    """Guideline."""
+
+
 class MissedDoseCare(_Record):
     """What missed doses call for beyond getting back on track, where a disease makes the lapse itself a danger: the
     labs taken the visit it is told and what is said there."""
@@ -689,6 +698,9 @@ class HistoryCondition(_Record):
     incompatible: list[str] = Field(default_factory=list)
     """Main conditions or other histories it cannot be on record beside (a past HFrEF in a patient diagnosed
     with HFpEF; hypothyroidism before Graves disease); checked both ways."""
+    baseline: HistoryBaseline | None = None
+    """Labs taken the first visit the doctor knows of it, told or as what a long-term drug is for (an ECG in a
+    conduction disorder or long QT syndrome; the seed-53 read: AV block told in January and no ECG all year)."""
     harm_workup: list[HarmWorkup] = Field(default_factory=list)
     """Harms that may be this disease showing itself, with the labs taken the day one is told (a fit in long QT
     syndrome may be torsades de pointes: an ECG and the electrolytes)."""
@@ -755,10 +767,19 @@ class AdviceInstead(_Record):
 
     advice: str
     """Advice key said instead (stopping alcohol completely)."""
-    conditions: list[str] = Field(min_length=1)
+    conditions: list[str] = Field(default_factory=list)
     """Condition or history-condition keys: any of them on record makes the general advice unsafe."""
+    traits: list[OccupationTrait] = Field(default_factory=list)
+    """Occupation traits: a job with any of them makes the general advice too little (a sedating drug's warning to
+    someone who drives or works machinery for a living)."""
     source: str
     """Reference."""
+
+    @model_validator(mode="after")
+    def _names_a_cause(self) -> AdviceInstead:
+        if not self.conditions and not self.traits:
+            raise ValueError("instead: give conditions or traits (what makes the general advice unsafe)")
+        return self
 
 
 class Advice(_Record):
@@ -781,6 +802,10 @@ class Advice(_Record):
     needle: Literal["given", "self"] | None = None
     """It asks for a needle: one a nurse gives (vaccines) or one the patient uses (finger-prick testing); a patient
     who faints at needles is told how it will be managed (`MedicationPreference.needle_care`)."""
+    on_start: Toxicity | None = None
+    """Said the day a drug with this harm is started (a sedating drug: drowsiness, no driving or machinery while it
+    lasts), where the drug has no warning of its own (`Drug.start_advice`); what it says `instead` (the warning for a
+    job of driving or machinery) is said even beside the drug's own."""
 
 
 class HabitStop(_Record):

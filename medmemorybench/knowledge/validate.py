@@ -291,6 +291,9 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         where = f"history.yaml: {hist.key}"
         effects = {e.key for d in kb.drugs.values() for e in d.adverse_effects}
         _check_missed_doses(where, hist.missed_doses, kb, errors)
+        if hist.baseline is not None:
+            errors += [f"{where}: baseline.labs: unknown lab '{lab}'" for lab in hist.baseline.labs
+                       if lab not in kb.labs]
         for workup in hist.harm_workup:
             errors += [f"{where}: harm_workup.labs: unknown lab '{lab}'" for lab in workup.labs if lab not in kb.labs]
             errors += [f"{where}: harm_workup.effects: no drug has the adverse effect '{key}'"
@@ -351,6 +354,9 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"{where}: advice: unknown advice '{advice.instead.advice}' (or the advice itself)")
             errors += [f"{where}: conditions: unknown condition '{key}'" for key in advice.instead.conditions
                        if key not in kb.conditions and key not in kb.history_conditions]
+    on_start = [advice.on_start for advice in kb.advice.values() if advice.on_start is not None]
+    errors += [f"diet.yaml: advice: more than one advice is said on the start of a {kind} drug"
+               for kind in sorted(set(on_start)) if on_start.count(kind) > 1]
     if not any(m.drawn for m in kb.meals.values()):
         errors.append("diet.yaml: meals: none is drawn, so a patient without a meal habit has no meals to speak of")
     for habit in kb.habits.values():

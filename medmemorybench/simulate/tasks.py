@@ -126,8 +126,7 @@ class ClinicalTasks:
                         self.add_task(Task("resume", resume_on, deadline=resume_on + 1, step=resumed_step,
                                            drug=running, trigger=event_id, reason=rx.drug))
         facts += rx.facts(reason, indication)
-        if (warning := self.kb.drugs[rx.drug].start_advice) is not None:  # (a label's warning said at every start)
-            facts.append(AdviceFact(advice=warning))
+        facts += self.start_warnings(rx.drug, facts)
         facts += self.caution_checks(rx)
         effect = None
         if step is not None and (step.moves or step.targets):
@@ -167,6 +166,20 @@ class ClinicalTasks:
                 self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
                 self.state.active[partner].partner_of = rx.drug
         return facts
+
+    def start_warnings(self, drug_key: str, facts: list[Fact]) -> list[Fact]:
+        """The warnings said the day a drug starts: its label's own, said at every start (`Drug.start_advice`: a
+        dopamine agonist's sleep attacks), and the one a harm it can do calls for (`Advice.on_start`: a sedating
+        drug's drowsiness and driving), which the drug's own stands in for except where the job makes it more (a
+        crane operator: not at work either until they know how it affects them; MHRA 2014, BNF label 2)."""
+        drug = self.kb.drugs[drug_key]
+        said = [drug.start_advice] if drug.start_advice is not None else []
+        for advice in self.kb.advice.values():
+            if advice.on_start is not None and advice.on_start in drug.toxicities:
+                now = self.advice_now(advice.key, facts)
+                if now != advice.key or not said:
+                    said.append(now)
+        return [AdviceFact(advice=key) for key in said]
 
     def caution_checks(self, rx: Prescription) -> list[Fact]:
         """A drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
