@@ -62,7 +62,7 @@ _ZH_STOP = frozenset("的了在是和与及或把被对从向为于并等就也�
 _WORD = re.compile(r"[^\W_]+(?:['][^\W_]+)*")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SENTENCES = re.compile(r"[^.;!?\n。；！？]+")
-_CLAUSE = re.compile(r"[,.;!?\n，。；！？]|\bbut\b|\bwhile\b|\band\b|\bso\b|但|而")
+_CLAUSE = re.compile(r"[,.;:!?()\n，。；：！？（）]|\bbut\b|\bwhile\b|\band\b|\bso\b|但|而")
 _ELEMENT_SPLIT = re.compile(r"\s*(?:[;,，；、]|\band\b|\bwith\b|\bbut\b|和|伴|及|并)\s*")
 
 
@@ -384,7 +384,7 @@ def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
     text = spelling_neutral(reading.text)
     end = next((m.end() for m in _SENTENCES.finditer(text, start)), len(text))
     if _CJK.search(element):
-        found = [p for p in (text.find(w, start, end) for w in words) if p >= 0]
+        found = [text.find(w, start, end) for w in words]
     else:  # (the answer's own form of each word: "tender" for "tenderness")
         found = [next((m.start() for m in _WORD.finditer(text, start, end) if same_word(w, m.group(0))), -1)
                  for w in words]
@@ -392,6 +392,11 @@ def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
     # nose hadn't cleared" does not say "a clear nose"
     negative = _negative(element)
     senses = [_clause_negative(text, p) == negative for p in found if p >= 0]
+    # a word left out and its opposite said in its place ("your nose was still blocked most days" for "a clear nose
+    # most days"): the element the other way round, however many of its other words are there
+    missing = [w for w, p in zip(words, found, strict=True) if p < 0]
+    if any(_OPPOSITE.get(w) and _OPPOSITE[w].search(text, start, end) for w in missing):
+        return None, True
     if enough and all(senses):
         return start, False
     # said the other way round: every mention of its words, anywhere in the answer, in the opposite sense ("仍有压痛"
@@ -418,6 +423,14 @@ def _judged_normal_only(element: str) -> bool:
     gives the value without the judgement does not say the other way round; only one calling it abnormal does."""
     text = spelling_neutral(canonical_text(element))
     return bool(_NORMAL.search(text)) and not _NEGATIVE.search(_NORMAL.sub(" ", text))
+
+
+_OPPOSITE = {word: re.compile(pattern) for word, pattern in {
+    "clear": r"\b(?:blocked|congested|stuffy|cloudy|crackl\w*|wheez\w*|obstructed)\b",
+    "positive": r"\bnegative\b", "negative": r"\bpositive\b", "normal": r"\babnormal\b",
+    "improved": r"\bworse\b|\bworsen\w*", "better": r"\bworse\b|\bworsen\w*", "worse": r"\bbetter\b|\bimproved\b",
+    "阴性": r"阳性", "阳性": r"阴性", "清晰": r"不清|浑浊|堵", "好转": r"加重|恶化", "正常": r"异常"}.items()}
+"""A finding's word and the words that say the other way round in its place."""
 
 
 def _only_values(element: str) -> bool:

@@ -304,3 +304,18 @@ def test_a_score_the_record_lacks_is_a_rival_only_in_the_place_of_the_chains_own
 ])
 def test_a_chinese_finding_said_the_other_way_round_is_not_told(finding: str, answer: str, told: bool) -> None:
     assert states(read_answer(answer), Fact(finding, "finding")) is told
+
+
+@pytest.mark.parametrize(("answer", "told"), [
+    # (seed 67's ceiling: "felt back to normal: your nose was clear most days (restart treatment in bad spells)" —
+    # the "normal" of another clause read as the finding said the other way round)
+    ("At the check you felt back to normal: your nose was clear most days (restart treatment in bad spells).", True),
+    ("Your nose was clear most days, not blocked, and treatment restarts in bad spells.", True),
+    # near misses: a word of the finding left out and its opposite said in its place
+    ("You felt back to normal: your nose was still blocked most days, so treatment had to restart.", False),
+    ("Your nose was still blocked most days, so treatment had to restart.", False),
+    ("Your nose was not clear most days: treatment had to restart.", False),
+])
+def test_a_finding_told_beside_another_clause_or_with_its_opposite(answer: str, told: bool) -> None:
+    fact = Fact("a clear nose most days, with treatment to restart in bad spells", "finding")
+    assert states(read_answer(answer), fact) is told
