@@ -106,6 +106,23 @@ class ClinicalTasks:
     def is_short_of_goal(self, step: CareStep, lab: str, value: float) -> bool:
         return self.condition.is_short_of_goal(lab, value, step)  # (the knowledge base's one reading of "controlled")
 
+    def judged_by(self, step_key: str | None, indication: str | None) -> dict[str, CareStep | None]:
+        """The condition's monitored labs a drug is judged by, each with the care step whose goal it is held to: those
+        its own step moves or targets; for a drug with no step, the lab it is kept for (a misdiagnosis' antihypertensive
+        before the revision, `Misdiagnosis.kept_for`, or `lab:<key>`), at the goal of the step that treats that lab
+        (the seed-61 read: amlodipine "doing its job" at 154 mmHg while it treated "essential hypertension")."""
+        monitored = {m.lab for m in self.condition.monitored}
+        if step_key is not None:
+            step = self.step(step_key)
+            return {lab: step for lab in (*step.moves, *step.targets) if lab in monitored}
+        lab = indication.removeprefix("lab:") if indication and indication.startswith("lab:") else None
+        mis = self.misdiagnosis
+        if mis is not None and indication == f"misdiagnosis:{mis.icd11}":
+            lab = mis.kept_for
+        if lab not in monitored:
+            return {}
+        return {lab: next((s for s in self.condition.care_path if s.indication.lab == lab), None)}
+
     # --- starting, changing, stopping ----------------------------------------------------------
 
     def start(self, rx: Prescription, reason: str, indication: str, event_id: str) -> list[Fact]:
@@ -167,6 +184,20 @@ class ClinicalTasks:
                 self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
                 self.state.active[partner].partner_of = rx.drug
         return facts
+
+    def adopt(self, drug: str, step: CareStep, event_id: str) -> None:
+        """A drug already taken becomes the drug of `step` from today (a misdiagnosis' antihypertensive kept at the
+        revision for the true condition's blood-pressure step): it moves what the step moves, and its response is
+        checked as at a start."""
+        active = self.state.active[drug]
+        active.step, active.indication = step.key, self.indication_of(step)
+        self.state.started_steps.setdefault(step.key, drug)
+        if step.moves or step.targets:
+            active.effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets)
+        if step.titrate_on or step.moves:
+            lab = step.titrate_on or step.moves[0]
+            self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
+                               drug=drug, trigger=event_id))
 
     def caution_checks(self, rx: Prescription) -> list[Fact]:
         """A drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
@@ -413,6 +444,42 @@ class ClinicalTasks:
             due = max(self.day + 1, active.last_change + (spec.titration_days or 0))
             self.add_task(Task("titrate", due, deadline=due + (spec.titration_days or 0), step=step.key, drug=drug,
                                trigger=event.event_id))
+
+    def step_up_to_target(self, event: Event) -> None:
+        """A lab treated to a target (`Lab.to_target`: blood pressure) that has read above the goal of the drugs judged
+        by it (`judged_by`) on its last `readings` results, each taken once the latest change of those drugs could show
+        (the lab's response time), has the next step booked within `within_days`: the next dose of one of them (the
+        drug of a step that treats that lab first), else the care path's next step (a second agent). The seed-61 read:
+        amlodipine 5 mg kept "since it's doing its job" at 154, 165, 176 mmHg in HFpEF, never raised all year."""
+        today = {f.lab: f.value for f in event.facts if isinstance(f, LabFact)}
+        for lab in sorted(today):
+            rule = self.kb.labs[lab].to_target
+            if rule is None:
+                continue
+            taken = [(drug, active, judged[lab]) for drug, active in sorted(self.state.active.items())
+                     if lab in (judged := self.judged_by(active.step, active.indication))
+                     and not active.suspected and active.ends is None]
+            if not taken or any(self._titration_booked(drug) for drug, _, _ in taken):
+                continue
+            since = max(active.last_change for _, active, _ in taken) + self._response_days(lab)
+            shown = [f.value for e in self.events if (date.fromisoformat(e.date) - YEAR_START_DATE).days >= since
+                     for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
+            if len(shown) < rule.readings or not all(self.condition.is_short_of_goal(lab, v, taken[0][2])
+                                                     for v in shown[-rule.readings:]):
+                continue
+            taken.sort(key=lambda t: t[2] is None or t[2].indication.lab != lab)  # (the step that treats it first)
+            patient = self.refresh_patient()
+            for drug, active, step in taken:
+                dose = next_dose(self.kb, drug, active.dose, patient, active.release, active.frequency)
+                if dose is None or (active.ceiling is not None and dose > active.ceiling) or self.raise_held(drug):
+                    continue
+                due = max(self.day + 1, active.last_change + (self.kb.drugs[drug].dose.titration_days or 0))
+                self.add_task(Task("titrate", due, deadline=max(due, self.day + rule.within_days), step=active.step,
+                                   drug=drug, trigger=event.event_id))
+                break
+            else:
+                if any(active.step is not None for _, active, _ in taken):  # (not a misdiagnosis' drug: no path yet)
+                    self.state.handles.setdefault("short_of_goal", event.event_id)
 
     def _task_titrate(self, task: Task) -> bool | None:
         assert task.drug

@@ -10,6 +10,7 @@ from medmemorybench.simulate.models import (
     AllergyFact,
     CareYear,
     ComplicationFact,
+    WITHDRAWN,
     DiagnosisFact,
     HistoryFact,
     LabFact,
@@ -99,7 +100,7 @@ def state_on(year: CareYear, on: str) -> PatientState:
             elif isinstance(fact, DiagnosisFact):
                 if fact.status in ("confirmed", "complication") and fact.icd11 not in state.diagnoses:
                     state.diagnoses.append(fact.icd11)
-                elif fact.status == "ruled_out":
+                elif fact.status in WITHDRAWN:
                     state.ruled_out.append(fact.icd11)
             elif isinstance(fact, AllergyFact):
                 state.allergies.append(fact.group)
