@@ -38,12 +38,12 @@ from medmemorybench.render.models import Session, Turn, regular_session_id
 from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.household import is_able
 from medmemorybench.simulate.models import (
+    WITHDRAWN,
     AdherenceFact,
     AdviceFact,
     AvoidedFact,
     CareYear,
     ComplicationFact,
-    WITHDRAWN,
     DiagnosisFact,
     Event,
     Household,

@@ -469,7 +469,7 @@ class ClinicalTasks:
                 continue
             taken.sort(key=lambda t: t[2] is None or t[2].indication.lab != lab)  # (the step that treats it first)
             patient = self.refresh_patient()
-            for drug, active, step in taken:
+            for drug, active, _ in taken:
                 dose = next_dose(self.kb, drug, active.dose, patient, active.release, active.frequency)
                 if dose is None or (active.ceiling is not None and dose > active.ceiling) or self.raise_held(drug):
                     continue
@@ -478,8 +478,40 @@ class ClinicalTasks:
                                    drug=drug, trigger=event.event_id))
                 break
             else:
-                if any(active.step is not None for _, active, _ in taken):  # (not a misdiagnosis' drug: no path yet)
-                    self.state.handles.setdefault("short_of_goal", event.event_id)
+                self._add_agent_for(lab, event.event_id, self.day + rule.within_days)
+
+    def _add_agent_for(self, lab: str, trigger: str, deadline: int) -> None:
+        """A second agent for a lab whose drugs are all at their top dose: the first care step of this phase that moves
+        it, not started nor queued, else a second drug of the step that treats it (`add_agent`: a calcium-channel
+        blocker beside a thiazide at 25 mg); none before the diagnosis, when the path is not yet the doctor's."""
+        if self.handle("diagnosis") is None or any(
+                t.kind == "add_agent" or t.kind == "start_step" and t.step and lab in self.step(t.step).moves
+                for t in self.state.tasks):
+            return
+        step = next((s for s in self.condition.care_path if lab in s.moves and s.phase <= self.phase
+                     and s.key not in self.state.started_steps and s.indication.complication is None
+                     and s.indication.lab in (None, lab) and not self.base_missing(s)), None)
+        if step is not None:
+            self.add_task(Task("start_step", self.day + 1, deadline=deadline, step=step.key, trigger=trigger))
+            return
+        treating = next((s for s in self.condition.care_path if s.indication.lab == lab
+                         and s.key in self.state.started_steps), None)
+        if treating is not None and sum(a.step == treating.key for a in self.state.active.values()) == 1:
+            self.add_task(Task("add_agent", self.day + 1, deadline=deadline, step=treating.key, trigger=trigger))
+
+    def _task_add_agent(self, task: Task) -> bool | None:
+        """A second drug of a step whose one drug is at its top dose (another class: `choose_for_step` passes over
+        the therapy groups taken), started "because what you're on now isn't enough on its own"."""
+        assert task.step
+        step = self.step(task.step)
+        if sum(a.step == step.key for a in self.state.active.values()) != 1:
+            return False
+        rx = choose_for_step(self.kb, step, self.refresh_patient())
+        if rx is None:
+            return False
+        facts = self.start(rx, "step_up", self.indication_of(step), self.next_event_id())
+        self.emit("prescription", facts, [task.trigger], "last_change")
+        return True
 
     def _task_titrate(self, task: Task) -> bool | None:
         assert task.drug
@@ -1044,6 +1076,7 @@ TASK_HANDLERS = {
     "response_check": ClinicalTasks._task_response_check,
     "titrate": ClinicalTasks._task_titrate,
     "titrate_to_target": ClinicalTasks._task_titrate_to_target,
+    "add_agent": ClinicalTasks._task_add_agent,
     "start_step": ClinicalTasks._task_start_step,
     "monitor": ClinicalTasks._task_monitor,
     "escalate": ClinicalTasks._task_escalate,

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from medmemorybench.simulate.models import (
+    WITHDRAWN,
     AdverseFact,
     AllergyFact,
     CareYear,
     ComplicationFact,
-    WITHDRAWN,
     DiagnosisFact,
     HistoryFact,
     LabFact,

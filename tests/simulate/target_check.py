@@ -24,15 +24,29 @@ from __future__ import annotations
 import math
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import DOSES_PER_DAY
 from medmemorybench.simulate.models import WITHDRAWN, CareYear, DiagnosisFact, Event, LabFact, MedicationFact
-from tests.simulate.agonist_check import higher_dose_allowed
-from tests.simulate.clinical import days_between, fail
+from medmemorybench.simulate.prescribing import ladder_of
+from tests.simulate.clinical import days_between, fail, latest_egfr, patient_rule_applies
 from tests.simulate.said_check import markers
 
 KEPT_AS_IS = ("stable", "unchanged")
 """Continue reasons that keep the dose as it is for no reason of its own."""
 CHANGES = ("start", "increase", "decrease")
 """Actions that change what a drug does to the lab (the readings after them show the new regimen)."""
+
+
+def higher_dose_allowed(kb: KnowledgeBase, year: CareYear, event: Event, fact: MedicationFact) -> bool:
+    """Whether the ladder the prescription is on (`ladder_of`: the first formulation of its release and frequency;
+    hydrochlorothiazide capsules stop at 25 mg, where a second agent is due instead) has a higher dose within every
+    dose cap of a patient rule that binds the patient that day."""
+    egfr = latest_egfr(year, event)
+    conditions = [year.persona.condition, *year.persona.histories]
+    caps = [r.max_daily_dose for r in kb.patient_rules if r.level == "max_dose" and r.max_daily_dose is not None
+            and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
+    per_day = DOSES_PER_DAY[fact.frequency]
+    return any(d > fact.dose + 1e-9 and all(d * per_day <= cap + 1e-9 for cap in caps)
+               for d in ladder_of(kb, fact.drug, fact.release, fact.frequency).doses())
 
 
 def _short(kb: KnowledgeBase, year: CareYear, lab: str, value: float, goal: tuple[float, float] | None) -> bool:
