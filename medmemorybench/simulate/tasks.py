@@ -459,13 +459,20 @@ class ClinicalTasks:
             taken = [(drug, active, judged[lab]) for drug, active in sorted(self.state.active.items())
                      if lab in (judged := self.judged_by(active.step, active.indication))
                      and not active.suspected and active.ends is None]
-            if not taken or any(self._titration_booked(drug) for drug, _, _ in taken):
+            if not taken:
                 continue
             since = max(active.last_change for _, active, _ in taken) + self._response_days(lab)
             shown = [f.value for e in self.events if (date.fromisoformat(e.date) - YEAR_START_DATE).days >= since
                      for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
             if len(shown) < rule.readings or not all(self.condition.is_short_of_goal(lab, v, taken[0][2])
                                                      for v in shown[-rule.readings:]):
+                continue
+            booked = [t for t in self.state.tasks if t.kind in ("titrate", "titrate_to_target")
+                      and any(t.drug == drug for drug, _, _ in taken)]
+            for task in booked:  # (a step already booked, by a response check with no deadline: by the next review)
+                review = max(task.due, self.day + rule.within_days)
+                task.deadline = review if task.deadline is None else min(task.deadline, review)
+            if booked:
                 continue
             taken.sort(key=lambda t: t[2] is None or t[2].indication.lab != lab)  # (the step that treats it first)
             patient = self.refresh_patient()
