@@ -194,6 +194,18 @@ class Kinetics(_Record):
         return NOISE_TRUNCATION * self.cv
 
 
+class ToTarget(_Record):
+    """A lab treated to a target: a drug judged by it is stepped up while it stays above the goal (blood pressure)."""
+
+    readings: int = Field(ge=1)
+    """Consecutive readings above the goal, each showing the present dose (the lab's response time after the drug's
+    last change), that call for the next step."""
+    within_days: int = Field(ge=1)
+    """Days from the last of them by which the next step is taken (the next review)."""
+    source: str
+    """Where the rule comes from."""
+
+
 class Lab(_Record):
     """A lab test or vital sign that can be measured and remembered."""
 
@@ -222,6 +234,9 @@ class Lab(_Record):
     """Response time, measuring interval and noise (required; `None` only while the base is being filled)."""
     routine: bool = False
     """Taken at any visit of any patient (blood pressure, heart rate, weight)."""
+    to_target: ToTarget | None = None
+    """Treated to a target by stepping up the drug judged by it (`ToTarget`); None: its drugs follow their own
+    response checks only."""
     harm_below: float | None = None
     """The level a drug harm that lowers this lab takes it below, to be called one (leukopenia: WBC < 3.5);
     None: the effect's own `lab_delta` is the whole change."""
@@ -1198,18 +1213,20 @@ class Monitored(_Record):
     """Where the figures come from."""
 
     def is_on_track(self, value: float, previous: float | None, cv: float,
-                    goal: tuple[float, float] | None = None) -> bool:
+                    goal: tuple[float, float] | None = None, to_target: bool = False) -> bool:
         """Whether a reading bears out "it's working": inside the range treatment aims for (`goal`, default
         `treated`) and no further toward the untreated range than the reading before by more than one
         measurement's variation (`cv`, a share of that reading: an MDS-UPDRS of 20 after 15 is in range but
-        worse), or outside it but nearer than the reading before (a PHQ-9 of 11 after 15)."""
+        worse), or outside it but nearer than the reading before (a PHQ-9 of 11 after 15), except for a lab treated to
+        a target (`to_target`, `Lab.to_target`: blood pressure), which is on track only inside it (154 mmHg after 165
+        is nearer, not controlled: the seed-61 read)."""
         low, high = goal or self.treated
         rising = sum(self.untreated) > sum(self.treated)  # (the disease pushes it up: HbA1c, a symptom score)
 
         def off(v: float) -> float:
             return max(low - v, v - high, 0.0)
 
-        if previous is None:
+        if previous is None or (to_target and off(value) > 0):
             return off(value) == 0
         worse = (value - previous if rising else previous - value) > cv * abs(previous)
         return (off(value) == 0 and not worse) or off(value) < off(previous)

@@ -349,26 +349,28 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         self.schedule_rechecks(event)
         self.follow_counts(event)
         self.titrate_to_effect(event)
+        self.step_up_to_target(event)
         return event
 
     def stable_only_on_track(self, facts: list[Fact]) -> list[Fact]:
-        """A drug continued "because everything is stable on it" only while every marker its care step moves is on
-        track over its last two readings, this visit's included (`Monitored.is_on_track`); otherwise it is kept
-        `unchanged` (the seed-53 read: pramipexole "stable" while the motor score rose 15 -> 20 -> 23 -> 25)."""
+        """A drug continued "because everything is stable on it" only while every marker it is judged by (`judged_by`:
+        those its care step moves, or the lab a drug with no step is kept for) is on track over its last two readings,
+        this visit's included (`Monitored.is_on_track`); otherwise it is kept `unchanged` (the seed-53 read:
+        pramipexole "stable" while the motor score rose 15 -> 20 -> 23 -> 25; seed 61: amlodipine "doing its job" at
+        a systolic of 154 mmHg)."""
         monitored = {m.lab: m for m in self.condition.monitored}
         out: list[Fact] = []
         for fact in facts:
-            if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable" \
-                    and fact.step is not None:
-                step = self.step(fact.step)
-                for lab in (lab for lab in (*step.moves, *step.targets) if lab in monitored):
+            if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable":
+                for lab, step in self.judged_by(fact.step, fact.indication).items():
                     readings = [f.value for e in self.events for f in e.facts
                                 if isinstance(f, LabFact) and f.lab == lab]
                     readings += [f.value for f in facts if isinstance(f, LabFact) and f.lab == lab]
                     kinetics = self.kb.labs[lab].kinetics
                     if readings and not monitored[lab].is_on_track(
                             readings[-1], readings[-2] if len(readings) > 1 else None,
-                            kinetics.cv if kinetics else 0.0, self.condition.goal(lab, step)):
+                            kinetics.cv if kinetics else 0.0, self.condition.goal(lab, step),
+                            self.kb.labs[lab].to_target is not None):
                         fact = fact.model_copy(update={"reason": "unchanged"})
                         break
             out.append(fact)

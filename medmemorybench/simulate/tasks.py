@@ -106,6 +106,23 @@ class ClinicalTasks:
     def is_short_of_goal(self, step: CareStep, lab: str, value: float) -> bool:
         return self.condition.is_short_of_goal(lab, value, step)  # (the knowledge base's one reading of "controlled")
 
+    def judged_by(self, step_key: str | None, indication: str | None) -> dict[str, CareStep | None]:
+        """The condition's monitored labs a drug is judged by, each with the care step whose goal it is held to: those
+        its own step moves or targets; for a drug with no step, the lab it is kept for (a misdiagnosis' antihypertensive
+        before the revision, `Misdiagnosis.kept_for`, or `lab:<key>`), at the goal of the step that treats that lab
+        (the seed-61 read: amlodipine "doing its job" at 154 mmHg while it treated "essential hypertension")."""
+        monitored = {m.lab for m in self.condition.monitored}
+        if step_key is not None:
+            step = self.step(step_key)
+            return {lab: step for lab in (*step.moves, *step.targets) if lab in monitored}
+        lab = indication.removeprefix("lab:") if indication and indication.startswith("lab:") else None
+        mis = self.misdiagnosis
+        if mis is not None and indication == f"misdiagnosis:{mis.icd11}":
+            lab = mis.kept_for
+        if lab not in monitored:
+            return {}
+        return {lab: next((s for s in self.condition.care_path if s.indication.lab == lab), None)}
+
     # --- starting, changing, stopping ----------------------------------------------------------
 
     def start(self, rx: Prescription, reason: str, indication: str, event_id: str) -> list[Fact]:
@@ -180,6 +197,19 @@ class ClinicalTasks:
                 if now != advice.key or not said:
                     said.append(now)
         return [AdviceFact(advice=key) for key in said]
+    def adopt(self, drug: str, step: CareStep, event_id: str) -> None:
+        """A drug already taken becomes the drug of `step` from today (a misdiagnosis' antihypertensive kept at the
+        revision for the true condition's blood-pressure step): it moves what the step moves, and its response is
+        checked as at a start."""
+        active = self.state.active[drug]
+        active.step, active.indication = step.key, self.indication_of(step)
+        self.state.started_steps.setdefault(step.key, drug)
+        if step.moves or step.targets:
+            active.effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets)
+        if step.titrate_on or step.moves:
+            lab = step.titrate_on or step.moves[0]
+            self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
+                               drug=drug, trigger=event_id))
 
     def caution_checks(self, rx: Prescription) -> list[Fact]:
         """A drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
@@ -426,6 +456,81 @@ class ClinicalTasks:
             due = max(self.day + 1, active.last_change + (spec.titration_days or 0))
             self.add_task(Task("titrate", due, deadline=due + (spec.titration_days or 0), step=step.key, drug=drug,
                                trigger=event.event_id))
+
+    def step_up_to_target(self, event: Event) -> None:
+        """A lab treated to a target (`Lab.to_target`: blood pressure) that has read above the goal of the drugs judged
+        by it (`judged_by`) on its last `readings` results, each taken once the latest change of those drugs could show
+        (the lab's response time), has the next step booked within `within_days`: the next dose of one of them (the
+        drug of a step that treats that lab first), else the care path's next step (a second agent). The seed-61 read:
+        amlodipine 5 mg kept "since it's doing its job" at 154, 165, 176 mmHg in HFpEF, never raised all year."""
+        today = {f.lab: f.value for f in event.facts if isinstance(f, LabFact)}
+        for lab in sorted(today):
+            rule = self.kb.labs[lab].to_target
+            if rule is None:
+                continue
+            taken = [(drug, active, judged[lab]) for drug, active in sorted(self.state.active.items())
+                     if lab in (judged := self.judged_by(active.step, active.indication))
+                     and not active.suspected and active.ends is None]
+            if not taken:
+                continue
+            since = max(active.last_change for _, active, _ in taken) + self._response_days(lab)
+            shown = [f.value for e in self.events if (date.fromisoformat(e.date) - YEAR_START_DATE).days >= since
+                     for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
+            if len(shown) < rule.readings or not all(self.condition.is_short_of_goal(lab, v, taken[0][2])
+                                                     for v in shown[-rule.readings:]):
+                continue
+            booked = [t for t in self.state.tasks if t.kind in ("titrate", "titrate_to_target")
+                      and any(t.drug == drug for drug, _, _ in taken)]
+            for task in booked:  # (a step already booked, by a response check with no deadline: by the next review)
+                review = max(task.due, self.day + rule.within_days)
+                task.deadline = review if task.deadline is None else min(task.deadline, review)
+            if booked:
+                continue
+            taken.sort(key=lambda t: t[2] is None or t[2].indication.lab != lab)  # (the step that treats it first)
+            patient = self.refresh_patient()
+            for drug, active, _ in taken:
+                dose = next_dose(self.kb, drug, active.dose, patient, active.release, active.frequency)
+                if dose is None or (active.ceiling is not None and dose > active.ceiling) or self.raise_held(drug):
+                    continue
+                due = max(self.day + 1, active.last_change + (self.kb.drugs[drug].dose.titration_days or 0))
+                self.add_task(Task("titrate", due, deadline=max(due, self.day + rule.within_days), step=active.step,
+                                   drug=drug, trigger=event.event_id))
+                break
+            else:
+                self._add_agent_for(lab, event.event_id, self.day + rule.within_days)
+
+    def _add_agent_for(self, lab: str, trigger: str, deadline: int) -> None:
+        """A second agent for a lab whose drugs are all at their top dose: the first care step of this phase that moves
+        it, not started nor queued, else a second drug of the step that treats it (`add_agent`: a calcium-channel
+        blocker beside a thiazide at 25 mg); none before the diagnosis, when the path is not yet the doctor's."""
+        if self.handle("diagnosis") is None or any(
+                t.kind == "add_agent" or t.kind == "start_step" and t.step and lab in self.step(t.step).moves
+                for t in self.state.tasks):
+            return
+        step = next((s for s in self.condition.care_path if lab in s.moves and s.phase <= self.phase
+                     and s.key not in self.state.started_steps and s.indication.complication is None
+                     and s.indication.lab in (None, lab) and not self.base_missing(s)), None)
+        if step is not None:
+            self.add_task(Task("start_step", self.day + 1, deadline=deadline, step=step.key, trigger=trigger))
+            return
+        treating = next((s for s in self.condition.care_path if s.indication.lab == lab
+                         and s.key in self.state.started_steps), None)
+        if treating is not None and sum(a.step == treating.key for a in self.state.active.values()) == 1:
+            self.add_task(Task("add_agent", self.day + 1, deadline=deadline, step=treating.key, trigger=trigger))
+
+    def _task_add_agent(self, task: Task) -> bool | None:
+        """A second drug of a step whose one drug is at its top dose (another class: `choose_for_step` passes over
+        the therapy groups taken), started "because what you're on now isn't enough on its own"."""
+        assert task.step
+        step = self.step(task.step)
+        if sum(a.step == step.key for a in self.state.active.values()) != 1:
+            return False
+        rx = choose_for_step(self.kb, step, self.refresh_patient())
+        if rx is None:
+            return False
+        facts = self.start(rx, "step_up", self.indication_of(step), self.next_event_id())
+        self.emit("prescription", facts, [task.trigger], "last_change")
+        return True
 
     def _task_titrate(self, task: Task) -> bool | None:
         assert task.drug
@@ -990,6 +1095,7 @@ TASK_HANDLERS = {
     "response_check": ClinicalTasks._task_response_check,
     "titrate": ClinicalTasks._task_titrate,
     "titrate_to_target": ClinicalTasks._task_titrate_to_target,
+    "add_agent": ClinicalTasks._task_add_agent,
     "start_step": ClinicalTasks._task_start_step,
     "monitor": ClinicalTasks._task_monitor,
     "escalate": ClinicalTasks._task_escalate,
