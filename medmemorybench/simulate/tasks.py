@@ -197,6 +197,7 @@ class ClinicalTasks:
                 if now != advice.key or not said:
                     said.append(now)
         return [AdviceFact(advice=key) for key in said]
+
     def adopt(self, drug: str, step: CareStep, event_id: str) -> None:
         """A drug already taken becomes the drug of `step` from today (a misdiagnosis' antihypertensive kept at the
         revision for the true condition's blood-pressure step): it moves what the step moves, and its response is
