@@ -83,6 +83,7 @@ Toxicity = Literal[
     "immunosuppressive",
     "teratogenic",
     "psychotomimetic",
+    "angioedema",
 ]
 """Closed vocabulary of harms a drug can do; an adverse effect of one kind makes every drug of that kind avoided
 from then on (a patient whose methotrexate raised their liver enzymes is not switched to leflunomide)."""

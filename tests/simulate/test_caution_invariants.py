@@ -146,6 +146,16 @@ def test_an_arb_is_cautioned_after_ace_angioedema_and_an_arni_is_barred(kb):
     assert "contraindication:ace_inhibitor_angioedema" in [b.rule for b in verdict(kb, "losartan", told).cautions]
 
 
+def test_angioedema_on_an_ace_inhibitor_bars_every_ace_inhibitor_and_the_arni(kb):
+    # (seed 71's question read: ramipril offered as a safe option after lisinopril was stopped for angioedema)
+    harmed = Patient(60, "male", "diabetic_kidney_disease", toxicities={"angioedema"}, intolerant={"lisinopril"})
+    for drug in ("enalapril", "ramipril", "perindopril", "sacubitril_valsartan"):
+        assert [b.rule for b in verdict(kb, drug, harmed).blocks] == ["toxicity:angioedema"], drug
+    assert verdict(kb, "losartan", harmed).is_allowed  # (an ARB is not barred: cautioned after ACE angioedema)
+    effects = {e.key: e for d in ("lisinopril", "sacubitril_valsartan") for e in kb.drugs[d].adverse_effects}
+    assert effects["angioedema"].bars_kind == "angioedema"
+
+
 # --- crafted violations ------------------------------------------------------------------------------
 
 
