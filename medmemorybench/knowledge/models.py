@@ -1472,6 +1472,13 @@ class Restart(_Record):
     steps: list[str] = Field(min_length=1)
     """Care-step keys whose drugs control the disease (a drug of one of them taken: the disease is treated), in the
     order the restart tries them; the restart starts a long-term candidate, never a course (a maintenance drug)."""
+    advice: str | None = None
+    """Advice key (`advice` in diet.yaml) given with the restart: the care beside the drug that the guideline puts
+    next once a first treatment has failed (depression: high-intensity psychological therapy, NICE NG222)."""
+    referral: str | None = None
+    """Advice key given in place of the drug where the rules allow none of the steps' long-term candidates (each
+    barred by an allergy, a history, a drug taken or a harm): the specialist care the disease goes on under, said
+    with why (depression: the community mental health team, NICE NG222). None: the restart waits for a drug."""
     source: str
     """The guideline the limit comes from."""
 

@@ -553,6 +553,9 @@ def _restart_problems(where: str, cond: Condition, steps: dict[str, CareStep], k
                  if c.drug in kb.drugs and (c.regimen or kb.drugs[c.drug].regimen) == "chronic"]
     if not long_term:
         errors.append(f"{where}: restart.steps: no long-term candidate to restart with (a course is no maintenance)")
+    for field, key in (("advice", cond.restart.advice), ("referral", cond.restart.referral)):
+        if key is not None and key not in kb.advice:
+            errors.append(f"{where}: restart.{field}: '{key}' is not an advice key")
     return errors
 
 

@@ -633,7 +633,8 @@ class ClinicalTasks:
                                    drug=task.drug, trigger=task.trigger))
             return False
         event_id = self.next_event_id()
-        facts = self.start(rx, task.reason, self.indication_of(step), event_id)
+        advice = self.restart_advice(step.key)
+        facts = self.start(rx, task.reason, self.indication_of(step), event_id) + advice
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
@@ -715,8 +716,8 @@ class ClinicalTasks:
         a physician could carry on treating."""
         active = self.state.active[drug]
         if self.condition.restart is None or active.step not in self.condition.restart.steps \
-                or self.is_control_taken(ignoring=drug):
-            return True
+                or self.is_control_taken(ignoring=drug) or self.condition.restart.referral is not None:
+            return True  # (a referral carries on a disease the rules leave no drug for)
         if effect.is_dose_related and any(d < active.dose - 1e-9 for d in
                                           ladder_of(self.kb, drug, active.release, active.frequency).doses()):
             return True  # (a lower dose answers it: the drug is not stopped)
@@ -727,6 +728,15 @@ class ClinicalTasks:
                                                              if is_long_term(self.kb, drug) else 0))
         return self.restart_choice(after) is not None
 
+    def restart_advice(self, step: str) -> list[Fact]:
+        """The care the guideline puts beside the drug (`restart.advice`; depression: high-intensity psychological
+        therapy) where a drug of `step` is about to start with no control drug taken: a restart, or a switch after a
+        stop."""
+        restart = self.condition.restart
+        if restart is None or restart.advice is None or step not in restart.steps or self.is_control_taken():
+            return []
+        return [AdviceFact(advice=restart.advice)]
+
     def _task_restart(self, task: Task) -> bool | None:
         """The next maintenance drug, with the blood tests it is monitored by taken that day as its baseline."""
         if self.is_control_taken():
@@ -734,7 +744,7 @@ class ClinicalTasks:
         patient = self.refresh_patient()
         rx = self.restart_choice(patient)
         if rx is None:
-            return None  # (nothing allowed today: tried again at each visit)
+            return self._refer_without_drug(task)
         step = self.step(rx.step) if rx.step else None
         assert step is not None
         # (a baseline the drug it follows still moves is not taken before that drug's effect can show: it would read
@@ -745,8 +755,19 @@ class ClinicalTasks:
         labs += [lab for flag in self.kb.drug_red_flags.values() if self.count_recovering_since(flag) is not None
                  for lab in flag.labs if lab not in labs]
         baseline = self.measure(self.too_early_dropped(labs, task.trigger))
-        facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id())
+        advice = self.restart_advice(step.key)
+        facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id()) + advice
         self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
+    def _refer_without_drug(self, task: Task) -> bool | None:
+        """No control drug the rules allow: the referral the knowledge base sets in its place (`restart.referral`),
+        whose care moves the disease's activity labs as a first treatment would; else tried again at each visit."""
+        restart = self.condition.restart
+        if restart is None or restart.referral is None:
+            return None
+        self.labs.start_step(f"referral:{restart.referral}", self.day, "first_line", self.condition.activity_labs, {})
+        self.emit("follow_up", [AdviceFact(advice=restart.referral)], [task.trigger])
         return True
 
     def _task_review(self, task: Task) -> bool | None:
