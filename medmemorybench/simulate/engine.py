@@ -136,6 +136,8 @@ class YearState:
     """Referrals said in this episode of low mood (since the last negative screen)."""
     counts_low_since: dict[str, int] = field(default_factory=dict)
     """Harm of a drug red flag (`myelotoxic`) -> the day its low count waits for a repeat from (`follow_counts`)."""
+    targets_referred: set[str] = field(default_factory=set)
+    """History targets (`<history>:<lab>`) the rules left no drug for: referred, said once."""
 
 
 class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
@@ -227,6 +229,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                 self.routine_visit()
             self.queue_indicated_steps()
             self.queue_restart()
+            self.queue_history_targets()
             self._book_deadlines()
         return self.state.events
 

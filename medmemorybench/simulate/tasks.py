@@ -19,6 +19,7 @@ from medmemorybench.knowledge.models import (
     AfterDischarge,
     CareStep,
     DrugRedFlag,
+    HistoryTarget,
     Illness,
     Symptom,
 )
@@ -770,6 +771,59 @@ class ClinicalTasks:
         self.emit("follow_up", [AdviceFact(advice=restart.referral)], [task.trigger])
         return True
 
+    # --- a value a history is treated to (`HistoryCondition.treat_to`) -------------------------
+
+    def queue_history_targets(self) -> None:
+        """After a visit: a history on record whose last readings are all past its target, with no drug of the target's
+        classes taken, has one booked by `within_days` (the seed-53 read: systolic 142-155 at nine visits after a
+        stroke, "we'll keep a close eye on it"); left to the condition's own care where a step of it moves the lab."""
+        pending = {t.reason for t in self.state.tasks if t.kind == "history_target"}
+        moved = {lab for s in self.condition.care_path for lab in (*s.moves, *s.targets)}
+        for key in sorted(self.conditions_on_record([]) & set(self.kb.history_conditions)):
+            for target in self.kb.history_conditions[key].treat_to:
+                reason = f"{key}:{target.lab}"
+                if reason in pending or reason in self.state.targets_referred or target.lab in moved \
+                        or self.target_treated(target):
+                    continue
+                readings = [(e, f.value) for e in self.events for f in e.facts
+                            if isinstance(f, LabFact) and f.lab == target.lab][-target.readings:]
+                if len(readings) == target.readings and all(value > target.above for _, value in readings):
+                    self.add_task(Task("history_target", self.day, deadline=self.day + target.within_days,
+                                       lab=target.lab, trigger=readings[-1][0].event_id, reason=reason,
+                                       books_visit=True))
+
+    def target_treated(self, target: HistoryTarget) -> bool:
+        """Whether a drug of the target's candidates' classes is taken, as the doctor knows."""
+        classes = {self.kb.drugs[d].drug_class for d in target.candidates}
+        return any(self.kb.drugs[d].drug_class in classes and self.doctor_knows(d) for d in self.state.active)
+
+    def _task_history_target(self, task: Task) -> bool | None:
+        """The first candidate every rule allows, said with the target and why; where none is, the reason and the
+        referral instead (`no_drug_advice`). The drug brings the lab to the target's treated range while taken."""
+        assert task.reason and task.lab
+        key = task.reason.partition(":")[0]
+        target = next(t for t in self.kb.history_conditions[key].treat_to if t.lab == task.lab)
+        if self.target_treated(target):
+            return False
+        patient = self.refresh_patient()
+        # (under a budget the cheapest first: the money the year's own care was drawn against stays for it, the
+        # colitis restart after sulfasalazine included)
+        budgeted = any(c.category == "lifestyle_economic" and c.budget_usd is not None for c in patient.constraints)
+        step = target.step(key, sorted(target.candidates, key=lambda d: self.kb.drugs[d].monthly_cost_usd)
+                           if budgeted else None)
+        rx = choose_for_step(self.kb, step, patient)
+        if rx is None:
+            self.state.targets_referred.add(task.reason)
+            self.emit("follow_up", [AdviceFact(advice=target.no_drug_advice)], [task.trigger])
+            return True
+        indication = f"history:{key}"
+        facts = self.start(replace(rx, step=None), "history_target", indication, self.next_event_id())
+        active = self.state.active[rx.drug]
+        active.effect = self.labs.start_step(step.key, self.day, step.role, [], step.targets)
+        facts.append(AdviceFact(advice=target.advice))
+        self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
     def _task_review(self, task: Task) -> bool | None:
         """The follow-up after a complication: is it settling on treatment?"""
         labs = self.too_early_dropped([task.lab] if task.lab else [], task.trigger)
@@ -1006,6 +1060,7 @@ TASK_HANDLERS = {
     "review": ClinicalTasks._task_review,
     "resume": ClinicalTasks._task_resume,
     "restart": ClinicalTasks._task_restart,
+    "history_target": ClinicalTasks._task_history_target,
     "illness_treat": ClinicalTasks._task_illness_treat,
     "illness_review": ClinicalTasks._task_illness_review,
 }
