@@ -359,6 +359,9 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         out: list[Fact] = []
         for fact in facts:
             if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable" \
+                    and self._past_history_target(fact, facts):
+                fact = fact.model_copy(update={"reason": "unchanged"})
+            if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable" \
                     and fact.step is not None:
                 step = self.step(fact.step)
                 for lab in (lab for lab in (*step.moves, *step.targets) if lab in monitored):
@@ -373,6 +376,17 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                         break
             out.append(fact)
         return out
+
+    def _past_history_target(self, fact: MedicationFact, facts: list[Fact]) -> bool:
+        """Whether a drug taken for a history's target (`HistoryCondition.treat_to`: blood pressure after a stroke)
+        has its latest reading, this visit's included, still past the target: never "stable" then."""
+        history = self.kb.history_conditions.get((fact.indication or "").removeprefix("history:"))
+        for target in history.treat_to if history else []:
+            readings = [f.value for f in [*(f for e in self.events for f in e.facts), *facts]
+                        if isinstance(f, LabFact) and f.lab == target.lab]
+            if readings and readings[-1] > target.above:
+                return True
+        return False
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:
         patient = self.refresh_patient()
