@@ -305,7 +305,8 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
             if lab_range.lab not in kb.labs:
                 errors.append(f"{where}: labs: unknown lab '{lab_range.lab}'")
         for target in hist.treat_to:
-            errors += [f"{where}: treat_to.candidates: unknown drug '{d}'" for d in target.candidates if d not in kb.drugs]
+            errors += [f"{where}: treat_to.candidates: unknown drug '{d}'"
+                       for d in target.candidates if d not in kb.drugs]
             errors += [f"{where}: treat_to.{field}: '{key}' is not an advice key"
                        for field, key in (("advice", target.advice), ("no_drug_advice", target.no_drug_advice))
                        if key not in kb.advice]
