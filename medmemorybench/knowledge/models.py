@@ -690,6 +690,38 @@ class MissedDoseCare(_Record):
     """Guideline."""
 
 
+class HistoryTarget(_Record):
+    """A value a past disease is treated to whatever the main condition (after a stroke, a clinic systolic below 130
+    mmHg, NICE NG136 and AHA/ASA 2021): once the history is on record and the last `readings` readings are all past
+    it, with no drug of the candidates' classes taken, one is started by `within_days` (`history_target`,
+    docs/simulation.md). Left to the main condition where a step of its care moves the lab."""
+
+    lab: str
+    """Lab key."""
+    above: float
+    """A reading above this is past the target."""
+    readings: int = Field(default=2, ge=1)
+    """Readings in a row, the latest included, past the target that call for a drug."""
+    within_days: int = Field(ge=1)
+    """Days from the visit that made the readings repeated (or told the history, if later) to the drug's start."""
+    candidates: list[str] = Field(min_length=2)
+    """Drugs, most preferred first; a drug of any of their classes taken holds the target's care."""
+    treated: tuple[float, float]
+    """Where a drug started for it brings the lab."""
+    advice: str
+    """Advice key said with the start: the target and why (diet.yaml `advice`)."""
+    no_drug_advice: str
+    """Advice key said where the rules allow none of the candidates: why not, and who carries it on."""
+    source: str
+    """Guideline."""
+
+    def step(self, history: str, candidates: list[str] | None = None) -> CareStep:
+        """The treatment as a care step, for the prescriber (`prescribing.choose_for_step`), its candidates in
+        another order where given."""
+        return CareStep(key=f"history:{history}", role="add_on", phase=2, candidates=candidates or self.candidates,
+                        targets={self.lab: self.treated})
+
+
 class HistoryCondition(_Record):
     """A past or coexisting disease that may contraindicate drugs."""
 
@@ -723,6 +755,8 @@ class HistoryCondition(_Record):
     missed_doses: list[MissedDoseCare] = Field(default_factory=list)
     """What missed doses of a drug it is treated with call for (a beta-blocker in long QT syndrome protects against
     arrhythmia: an ECG and the adherence talk the day a lapse is told)."""
+    treat_to: list[HistoryTarget] = Field(default_factory=list)
+    """Values it is treated to, whatever the main condition (after a stroke: systolic below 130 mmHg)."""
 
 
 class Contraindication(_Record):
@@ -1515,6 +1549,13 @@ class Restart(_Record):
     steps: list[str] = Field(min_length=1)
     """Care-step keys whose drugs control the disease (a drug of one of them taken: the disease is treated), in the
     order the restart tries them; the restart starts a long-term candidate, never a course (a maintenance drug)."""
+    advice: str | None = None
+    """Advice key (`advice` in diet.yaml) given with the restart: the care beside the drug that the guideline puts
+    next once a first treatment has failed (depression: high-intensity psychological therapy, NICE NG222)."""
+    referral: str | None = None
+    """Advice key given in place of the drug where the rules allow none of the steps' long-term candidates (each
+    barred by an allergy, a history, a drug taken or a harm): the specialist care the disease goes on under, said
+    with why (depression: the community mental health team, NICE NG222). None: the restart waits for a drug."""
     source: str
     """The guideline the limit comes from."""
 

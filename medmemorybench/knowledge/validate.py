@@ -307,6 +307,17 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         for lab_range in hist.labs:
             if lab_range.lab not in kb.labs:
                 errors.append(f"{where}: labs: unknown lab '{lab_range.lab}'")
+        for target in hist.treat_to:
+            errors += [f"{where}: treat_to.candidates: unknown drug '{d}'"
+                       for d in target.candidates if d not in kb.drugs]
+            errors += [f"{where}: treat_to.{field}: '{key}' is not an advice key"
+                       for field, key in (("advice", target.advice), ("no_drug_advice", target.no_drug_advice))
+                       if key not in kb.advice]
+            if target.lab not in kb.labs:
+                errors.append(f"{where}: treat_to.lab: unknown lab '{target.lab}'")
+            _check_range(where, "treat_to.treated", target.treated, errors)
+            if target.treated[1] > target.above:
+                errors.append(f"{where}: treat_to.treated: {target.treated} is not under the target {target.above:g}")
             _check_range(where, f"labs.{lab_range.lab}", lab_range.range, errors)
     for key in sorted(set(kb.history_conditions) & set(kb.conditions)):
         errors.append(f"history.yaml: {key}: the same key names a history condition and a condition")
@@ -559,6 +570,9 @@ def _restart_problems(where: str, cond: Condition, steps: dict[str, CareStep], k
                  if c.drug in kb.drugs and (c.regimen or kb.drugs[c.drug].regimen) == "chronic"]
     if not long_term:
         errors.append(f"{where}: restart.steps: no long-term candidate to restart with (a course is no maintenance)")
+    for field, key in (("advice", cond.restart.advice), ("referral", cond.restart.referral)):
+        if key is not None and key not in kb.advice:
+            errors.append(f"{where}: restart.{field}: '{key}' is not an advice key")
     return errors
 
 

@@ -136,6 +136,8 @@ class YearState:
     """Referrals said in this episode of low mood (since the last negative screen)."""
     counts_low_since: dict[str, int] = field(default_factory=dict)
     """Harm of a drug red flag (`myelotoxic`) -> the day its low count waits for a repeat from (`follow_counts`)."""
+    targets_referred: set[str] = field(default_factory=set)
+    """History targets (`<history>:<lab>`) the rules left no drug for: referred, said once."""
 
 
 class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
@@ -229,6 +231,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                 self.routine_visit()
             self.queue_indicated_steps()
             self.queue_restart()
+            self.queue_history_targets()
             self._book_deadlines()
         return self.state.events
 
@@ -361,6 +364,9 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         monitored = {m.lab: m for m in self.condition.monitored}
         out: list[Fact] = []
         for fact in facts:
+            if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable" \
+                    and self._past_history_target(fact, facts):
+                fact = fact.model_copy(update={"reason": "unchanged"})
             if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable":
                 for lab, step in self.judged_by(fact.step, fact.indication).items():
                     readings = [f.value for e in self.events for f in e.facts
@@ -375,6 +381,17 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                         break
             out.append(fact)
         return out
+
+    def _past_history_target(self, fact: MedicationFact, facts: list[Fact]) -> bool:
+        """Whether a drug taken for a history's target (`HistoryCondition.treat_to`: blood pressure after a stroke)
+        has its latest reading, this visit's included, still past the target: never "stable" then."""
+        history = self.kb.history_conditions.get((fact.indication or "").removeprefix("history:"))
+        for target in history.treat_to if history else []:
+            readings = [f.value for f in [*(f for e in self.events for f in e.facts), *facts]
+                        if isinstance(f, LabFact) and f.lab == target.lab]
+            if readings and readings[-1] > target.above:
+                return True
+        return False
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:
         patient = self.refresh_patient()

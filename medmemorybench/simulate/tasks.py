@@ -19,6 +19,7 @@ from medmemorybench.knowledge.models import (
     AfterDischarge,
     CareStep,
     DrugRedFlag,
+    HistoryTarget,
     Illness,
     Symptom,
 )
@@ -752,7 +753,8 @@ class ClinicalTasks:
                                    drug=task.drug, trigger=task.trigger))
             return False
         event_id = self.next_event_id()
-        facts = self.start(rx, task.reason, self.indication_of(step), event_id)
+        advice = self.restart_advice(step.key)
+        facts = self.start(rx, task.reason, self.indication_of(step), event_id) + advice
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
@@ -834,8 +836,8 @@ class ClinicalTasks:
         a physician could carry on treating."""
         active = self.state.active[drug]
         if self.condition.restart is None or active.step not in self.condition.restart.steps \
-                or self.is_control_taken(ignoring=drug):
-            return True
+                or self.is_control_taken(ignoring=drug) or self.condition.restart.referral is not None:
+            return True  # (a referral carries on a disease the rules leave no drug for)
         if effect.is_dose_related and any(d < active.dose - 1e-9 for d in
                                           ladder_of(self.kb, drug, active.release, active.frequency).doses()):
             return True  # (a lower dose answers it: the drug is not stopped)
@@ -846,6 +848,15 @@ class ClinicalTasks:
                                                              if is_long_term(self.kb, drug) else 0))
         return self.restart_choice(after) is not None
 
+    def restart_advice(self, step: str) -> list[Fact]:
+        """The care the guideline puts beside the drug (`restart.advice`; depression: high-intensity psychological
+        therapy) where a drug of `step` is about to start with no control drug taken: a restart, or a switch after a
+        stop."""
+        restart = self.condition.restart
+        if restart is None or restart.advice is None or step not in restart.steps or self.is_control_taken():
+            return []
+        return [AdviceFact(advice=restart.advice)]
+
     def _task_restart(self, task: Task) -> bool | None:
         """The next maintenance drug, with the blood tests it is monitored by taken that day as its baseline."""
         if self.is_control_taken():
@@ -853,7 +864,7 @@ class ClinicalTasks:
         patient = self.refresh_patient()
         rx = self.restart_choice(patient)
         if rx is None:
-            return None  # (nothing allowed today: tried again at each visit)
+            return self._refer_without_drug(task)
         step = self.step(rx.step) if rx.step else None
         assert step is not None
         # (a baseline the drug it follows still moves is not taken before that drug's effect can show: it would read
@@ -864,7 +875,71 @@ class ClinicalTasks:
         labs += [lab for flag in self.kb.drug_red_flags.values() if self.count_recovering_since(flag) is not None
                  for lab in flag.labs if lab not in labs]
         baseline = self.measure(self.too_early_dropped(labs, task.trigger))
-        facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id())
+        advice = self.restart_advice(step.key)
+        facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id()) + advice
+        self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
+    def _refer_without_drug(self, task: Task) -> bool | None:
+        """No control drug the rules allow: the referral the knowledge base sets in its place (`restart.referral`),
+        whose care moves the disease's activity labs as a first treatment would; else tried again at each visit."""
+        restart = self.condition.restart
+        if restart is None or restart.referral is None:
+            return None
+        self.labs.start_step(f"referral:{restart.referral}", self.day, "first_line", self.condition.activity_labs, {})
+        self.emit("follow_up", [AdviceFact(advice=restart.referral)], [task.trigger])
+        return True
+
+    # --- a value a history is treated to (`HistoryCondition.treat_to`) -------------------------
+
+    def queue_history_targets(self) -> None:
+        """After a visit: a history on record whose last readings are all past its target, with no drug of the target's
+        classes taken, has one booked by `within_days` (the seed-53 read: systolic 142-155 at nine visits after a
+        stroke, "we'll keep a close eye on it"); left to the condition's own care where a step of it moves the lab."""
+        pending = {t.reason for t in self.state.tasks if t.kind == "history_target"}
+        moved = {lab for s in self.condition.care_path for lab in (*s.moves, *s.targets)}
+        for key in sorted(self.conditions_on_record([]) & set(self.kb.history_conditions)):
+            for target in self.kb.history_conditions[key].treat_to:
+                reason = f"{key}:{target.lab}"
+                if reason in pending or reason in self.state.targets_referred or target.lab in moved \
+                        or self.target_treated(target):
+                    continue
+                readings = [(e, f.value) for e in self.events for f in e.facts
+                            if isinstance(f, LabFact) and f.lab == target.lab][-target.readings:]
+                if len(readings) == target.readings and all(value > target.above for _, value in readings):
+                    self.add_task(Task("history_target", self.day, deadline=self.day + target.within_days,
+                                       lab=target.lab, trigger=readings[-1][0].event_id, reason=reason,
+                                       books_visit=True))
+
+    def target_treated(self, target: HistoryTarget) -> bool:
+        """Whether a drug of the target's candidates' classes is taken, as the doctor knows."""
+        classes = {self.kb.drugs[d].drug_class for d in target.candidates}
+        return any(self.kb.drugs[d].drug_class in classes and self.doctor_knows(d) for d in self.state.active)
+
+    def _task_history_target(self, task: Task) -> bool | None:
+        """The first candidate every rule allows, said with the target and why; where none is, the reason and the
+        referral instead (`no_drug_advice`). The drug brings the lab to the target's treated range while taken."""
+        assert task.reason and task.lab
+        key = task.reason.partition(":")[0]
+        target = next(t for t in self.kb.history_conditions[key].treat_to if t.lab == task.lab)
+        if self.target_treated(target):
+            return False
+        patient = self.refresh_patient()
+        # (under a budget the cheapest first: the money the year's own care was drawn against stays for it, the
+        # colitis restart after sulfasalazine included)
+        budgeted = any(c.category == "lifestyle_economic" and c.budget_usd is not None for c in patient.constraints)
+        step = target.step(key, sorted(target.candidates, key=lambda d: self.kb.drugs[d].monthly_cost_usd)
+                           if budgeted else None)
+        rx = choose_for_step(self.kb, step, patient)
+        if rx is None:
+            self.state.targets_referred.add(task.reason)
+            self.emit("follow_up", [AdviceFact(advice=target.no_drug_advice)], [task.trigger])
+            return True
+        indication = f"history:{key}"
+        facts = self.start(replace(rx, step=None), "history_target", indication, self.next_event_id())
+        active = self.state.active[rx.drug]
+        active.effect = self.labs.start_step(step.key, self.day, step.role, [], step.targets)
+        facts.append(AdviceFact(advice=target.advice))
         self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
@@ -1105,6 +1180,7 @@ TASK_HANDLERS = {
     "review": ClinicalTasks._task_review,
     "resume": ClinicalTasks._task_resume,
     "restart": ClinicalTasks._task_restart,
+    "history_target": ClinicalTasks._task_history_target,
     "illness_treat": ClinicalTasks._task_illness_treat,
     "illness_review": ClinicalTasks._task_illness_review,
 }

@@ -19,6 +19,7 @@ from medmemorybench.simulate.models import (
     DiagnosisFact,
     EconomicFact,
     Event,
+    HistoryFact,
     LabFact,
     MedicationFact,
     SymptomFact,
@@ -541,6 +542,9 @@ def test_indication_on_record_every_started_drug(kb, years):
                 ok = any(isinstance(f, SymptomFact) and f.symptom == key for e in upto for f in e.facts)
             elif kind == "with":
                 ok = any(isinstance(f, MedicationFact) and f.drug == key and f.action == "start" for f in event.facts)
+            elif kind == "history":  # a past disease's target (blood pressure after a stroke), the disease told
+                ok = any(isinstance(f, HistoryFact) and f.history == key or isinstance(f, MedicationFact)
+                         and f.reason == "long_term" and f.indication == ind for e in upto for f in e.facts)
             elif kind == "illness":  # diagnosed at the visit that gives the course
                 ok = any(isinstance(f, DiagnosisFact) and f.status == "acute" and f.icd11 == kb.illnesses[key].icd11
                          for f in event.facts)
