@@ -247,6 +247,9 @@ class Lab(_Record):
     episode); one below it shows no condition the questionnaire screens for."""
     part_of: PartOf | None = None
     """The total it is a part of (`PartOf`): coupled to it sample by sample."""
+    without_drug: float | None = None
+    """(A drug level.) Its value with none of the drug taken (lithium: below the assay's floor): where it drifts back
+    to while doses are missed; None: a value drawn in the reference range."""
     grades: Grading | None = None
     """The words a finding uses for a value's grade (`{grade:<lab>}`: "severe", "moderately increased
     albuminuria (A2)"), where the lab has a graded reading."""

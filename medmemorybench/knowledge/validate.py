@@ -55,6 +55,8 @@ def _check_labs(kb: KnowledgeBase, errors: list[str]) -> None:
         ):
             _within(where, "reference", lab.reference, lab.plausible, errors)
         _check_part_of(where, lab, kb, errors)
+        if lab.without_drug is not None and not lab.plausible[0] <= lab.without_drug <= lab.plausible[1]:
+            errors.append(f"{where}: without_drug: outside the plausible range")
 
 
 def _check_part_of(where: str, lab, kb: KnowledgeBase, errors: list[str]) -> None:  # noqa: ANN001

@@ -222,7 +222,9 @@ class LabModel:
     def _baseline(self, lab: str) -> float:
         if lab not in self.baselines:
             part = self.labs[lab].part_of
-            if part is not None:  # (a part sits at its usual share of its total's value: neutrophils of the WBC)
+            if self.labs[lab].without_drug is not None:  # (a drug level: none of the drug, none in the blood)
+                self.baselines[lab] = self.labs[lab].without_drug
+            elif part is not None:  # (a part sits at its usual share of its total's value: neutrophils of the WBC)
                 self.baselines[lab] = self._baseline(part.total) * self.rng.uniform(*part.share)
             else:
                 low, high = self.labs[lab].reference
