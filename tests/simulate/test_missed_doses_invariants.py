@@ -91,7 +91,7 @@ ASKS_FOR_MORE = {
     "zh": re.compile(r"快吃完|再开|续开|快没了|剩得不多"),
 }
 """Words that ask for more of a drug, in each language."""
-REFILL_ACTS = ["fact.medication.repeat", "fact.refill", "ack.refill"]
+REFILL_ACTS = {"ack.refill", "fact.medication.repeat", "fact.refill"}
 """The request, its acknowledgement and its answer."""
 
 
@@ -122,7 +122,9 @@ def test_only_a_refill_fact_asks_for_more(lang):
     that answers it) speaks of more of a drug: the seed-61 "I'll need more of the carbidopa/levodopa" was an opening
     line with no fact behind it."""
     templates = load_templates(lang)
-    assert sorted(k for k in templates.parsed if ASKS_FOR_MORE[lang].search(could_say(templates, k))) == REFILL_ACTS
+    voiced = {k for k in templates.parsed if ASKS_FOR_MORE[lang].search(could_say(templates, k))}
+    assert "fact.refill" in voiced
+    assert voiced <= REFILL_ACTS, f"asks for more with no refill fact behind it: {sorted(voiced - REFILL_ACTS)}"
 
 
 # --- missed_critical_drug -----------------------------------------------------------------------------------------
