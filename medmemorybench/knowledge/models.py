@@ -207,6 +207,21 @@ class ToTarget(_Record):
     """Where the rule comes from."""
 
 
+class PartOf(_Record):
+    """A lab that is one part of another's total (the neutrophils of the white cell count, LDL of total cholesterol):
+    in one sample it never exceeds its share of the total, and the parts of a total never add up to more than it."""
+
+    total: str
+    """Lab key of the total (same unit)."""
+    share: tuple[float, float]
+    """Its usual share of the total in health (low, high): a value nothing drives is drawn at a share in it of the
+    total's."""
+    max_share: float = Field(gt=0, le=1)
+    """The largest share of the total it can be in one sample."""
+    source: str
+    """Where the shares come from."""
+
+
 class Lab(_Record):
     """A lab test or vital sign that can be measured and remembered."""
 
@@ -246,6 +261,11 @@ class Lab(_Record):
     positive_at: float | None = None
     """(A screening questionnaire.) A score at or above this is a positive screen (PHQ-9 >= 10: a likely depressive
     episode); one below it shows no condition the questionnaire screens for."""
+    part_of: PartOf | None = None
+    """The total it is a part of (`PartOf`): coupled to it sample by sample."""
+    without_drug: float | None = None
+    """(A drug level.) Its value with none of the drug taken (lithium: below the assay's floor): where it drifts back
+    to while doses are missed; None: a value drawn in the reference range."""
     grades: Grading | None = None
     """The words a finding uses for a value's grade (`{grade:<lab>}`: "severe", "moderately increased
     albuminuria (A2)"), where the lab has a graded reading."""
@@ -545,6 +565,23 @@ class Monitoring(_Record):
     """Label or guideline."""
 
 
+class MissedDoseCare(_Record):
+    """What missed doses call for beyond getting back on track, where a disease makes the lapse itself a danger: the
+    labs taken the visit it is told and what is said there."""
+
+    drugs: list[str] = Field(default_factory=list)
+    """Drug or class keys whose missed doses it is about (a beta-blocker in long QT syndrome); empty: any drug."""
+    labs: list[str] = Field(default_factory=list)
+    """Lab keys measured that visit (the QTc; the PHQ-9)."""
+    advice: str
+    """Advice key (diet.yaml `advice`) said that visit."""
+    restart: bool = False
+    """The drug is restarted that visit at the dose it was taken at, with a repeat prescription so a supply is in
+    hand (levodopa, warfarin: running out is itself the danger; NICE NG71, BSH 2011)."""
+    source: str
+    """Guideline."""
+
+
 class Drug(_Record):
     """A drug (or device therapy) the care plan may prescribe."""
 
@@ -586,6 +623,9 @@ class Drug(_Record):
     start_advice: str | None = None
     """Advice key (diet.yaml `advice`) said the day it is started: a label's warning every patient is given (a
     dopamine agonist: falling asleep without warning, no driving or machinery when drowsy)."""
+    missed_doses: list[MissedDoseCare] = Field(default_factory=list)
+    """What missed doses of it call for in anyone who takes it (`drugs` left empty): levodopa stopped abruptly
+    (parkinsonism-hyperpyrexia, akinetic crisis), warfarin (a clot while the INR is low)."""
     source: str
     """Label or guideline the facts come from."""
 
@@ -672,20 +712,6 @@ class HistoryBaseline(_Record):
 
     labs: list[str] = Field(min_length=1)
     """Lab keys measured that visit."""
-    source: str
-    """Guideline."""
-
-
-class MissedDoseCare(_Record):
-    """What missed doses call for beyond getting back on track, where a disease makes the lapse itself a danger: the
-    labs taken the visit it is told and what is said there."""
-
-    drugs: list[str] = Field(default_factory=list)
-    """Drug or class keys whose missed doses it is about (a beta-blocker in long QT syndrome); empty: any drug."""
-    labs: list[str] = Field(default_factory=list)
-    """Lab keys measured that visit (the QTc; the PHQ-9)."""
-    advice: str
-    """Advice key (diet.yaml `advice`) said that visit."""
     source: str
     """Guideline."""
 

@@ -54,6 +54,27 @@ def _check_labs(kb: KnowledgeBase, errors: list[str]) -> None:
             where, "plausible", lab.plausible, errors
         ):
             _within(where, "reference", lab.reference, lab.plausible, errors)
+        _check_part_of(where, lab, kb, errors)
+        if lab.without_drug is not None and not lab.plausible[0] <= lab.without_drug <= lab.plausible[1]:
+            errors.append(f"{where}: without_drug: outside the plausible range")
+
+
+def _check_part_of(where: str, lab, kb: KnowledgeBase, errors: list[str]) -> None:  # noqa: ANN001
+    """A part's total exists, is not itself a part, has the part's unit; its usual shares are ordered, below its
+    largest one; the parts of one total can all be at their lowest usual share together."""
+    part = lab.part_of
+    if part is None:
+        return
+    total = kb.labs.get(part.total)
+    if total is None:
+        errors.append(f"{where}: part_of.total: unknown lab '{part.total}'")
+        return
+    if total.part_of is not None or total.unit != lab.unit:
+        errors.append(f"{where}: part_of.total: '{part.total}' is a part itself or has another unit")
+    if _check_range(where, "part_of.share", part.share, errors) and part.share[1] > part.max_share:
+        errors.append(f"{where}: part_of.share: its usual share is above its max_share")
+    if sum(o.part_of.share[0] for o in kb.labs.values() if o.part_of and o.part_of.total == part.total) > 1:
+        errors.append(f"{where}: part_of: the parts of '{part.total}' add up to more than it at their lowest shares")
 
 
 PLACEHOLDER_FREE = re.compile(r"\{[a-z_]+:[A-Za-z0-9_]+\}")
@@ -220,6 +241,7 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
                               "says them")
         if drug.start_advice is not None and drug.start_advice not in kb.advice:
             errors.append(f"{where}: start_advice: unknown advice '{drug.start_advice}'")
+        _check_missed_doses(where, drug.missed_doses, kb, errors)
 
 
 def _check_missed_doses(where: str, cares: list, kb: KnowledgeBase, errors: list[str]) -> None:

@@ -9,7 +9,7 @@ tests then due). `YearContext` keeps that running state as the visits are render
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.simulate.models import (
@@ -30,6 +30,7 @@ from medmemorybench.simulate.models import (
     LabFact,
     MedicationFact,
     PreferenceFact,
+    RefillFact,
     SettingFact,
     StressorFact,
     SymptomFact,
@@ -39,7 +40,7 @@ from medmemorybench.simulate.models import (
 SETTLE_DAYS = 28
 """Days before the effect of a drug that moves no marker of the condition is spoken of as settled in."""
 PATIENT_FACTS = (SymptomFact, AllergyFact, HistoryFact, PreferenceFact, DietFact, EconomicFact, StressorFact,
-                 AdherenceFact)
+                 AdherenceFact, RefillFact)
 """Facts the patient tells (the doctor acknowledges them)."""
 
 
@@ -122,11 +123,20 @@ class YearContext:
         self.blood_drawn_known: bool = False
         """A blood test has been taken since a fainting needle phobia was told (the first is told as managed)."""
         self._dates = [e.date for e in year.events]
+        self.lapses = [(f.drug, (date.fromisoformat(e.date) - timedelta(days=f.missed_days)).isoformat(), e.date)
+                       for e in year.events for f in e.facts if isinstance(f, AdherenceFact)]
+        """(drug, first day missed, the visit that tells it) of each lapse the year holds."""
         condition = kb.conditions[year.persona.condition]
         self.monitored = {m.lab: m for m in condition.monitored}
         self.steps = {step.key: step for step in condition.care_path}
 
     # --- questions a visit asks of the past ----------------------------------------------------------------
+
+    def in_lapse(self, drug: str, on: str) -> bool:
+        """Whether `on` falls in days of `drug` missed that the year tells at a later visit (the patient is not
+        taking it then, and does not say they are: the seed-61 "All good, once a day" inside nine days without
+        warfarin)."""
+        return any(d == drug and first <= on < told for d, first, told in self.lapses)
 
     def current(self, on: str) -> list[Taking]:
         """What the patient takes on a date (courses that have ended left out), in the order started."""

@@ -388,6 +388,7 @@ class SessionRenderer:
             return Act("doctor", "hx.tests_how"), Act("patient", "ans.tests_how"), None
         if self.aid == "blister_pack":  # (a short course is given beside the pharmacy's pack, not in it)
             taking = [t for t in taking if not t.fact.course_days] or taking
+        taking = [t for t in taking if not self.ctx.in_lapse(t.fact.drug, event.date)]
         if taking:
             pick = rng.choice(taking)
             drug = DrugName(pick.fact.drug, pick.fact.release)

@@ -39,6 +39,7 @@ from medmemorybench.simulate.models import (
     LabFact,
     MedicationFact,
     PreferenceFact,
+    RefillFact,
     SettingFact,
     StressorFact,
     SymptomFact,
@@ -122,6 +123,7 @@ def lapse_acted_on(kb: KnowledgeBase, year: CareYear, fact: AdherenceFact) -> bo
     QT syndrome, a lapse after suicidal ideation)."""
     cares = [c for h in kb.history_conditions.values() for c in h.missed_doses]
     cares += [c for cond in kb.conditions.values() for comp in cond.complications for c in comp.missed_doses]
+    cares += kb.drugs[fact.drug].missed_doses
     event = next((e for e in year.events if any(other is fact for other in e.facts)), None)
     return event is not None and any(isinstance(f, AdviceFact) and f.advice in {c.advice for c in cares}
                                      for f in event.facts)
@@ -157,6 +159,8 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
             return [one("patient", "fact.medication.correct"), one("doctor", "ack.medication.correct")]
         if fact.action == "start" and fact.course_days:
             return [one("doctor", "fact.medication.start_course")]
+        if fact.action == "continue" and fact.reason == "repeat":  # (what a refill request or a lapse is answered by)
+            return [one("doctor", "fact.medication.repeat")]
         return [one("doctor", f"fact.medication.{fact.action}")]
     if isinstance(fact, AvoidedFact):
         return [one("doctor", "fact.avoided" if fact.traps else "fact.avoided_rule")]
@@ -190,6 +194,8 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
     if isinstance(fact, AdherenceFact):  # (missed doses the visit acts on are never "restart as usual")
         return [one("patient", "fact.adherence"),
                 one("doctor", "ack.adherence_serious" if lapse_acted_on(kb, year, fact) else "ack.adherence")]
+    if isinstance(fact, RefillFact):
+        return [one("patient", "fact.refill"), one("doctor", "ack.refill")]
     raise TypeError(f"no rendering for fact {type(fact).__name__}")
 
 
@@ -338,6 +344,8 @@ class FactSlots:
             return {"text": t(stressor.text)}
         if isinstance(fact, AdherenceFact):
             return {"drug": self.drug(fact.drug), "days": str(fact.missed_days)}
+        if isinstance(fact, RefillFact):
+            return {"drug": self.drug(fact.drug)}
         if isinstance(fact, SettingFact):
             return {}
         raise TypeError(f"no rendering for fact {type(fact).__name__}")

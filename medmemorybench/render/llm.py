@@ -37,6 +37,7 @@ from medmemorybench.simulate.models import (
     LabFact,
     MedicationFact,
     PreferenceFact,
+    RefillFact,
     StressorFact,
     SymptomFact,
     TestFact,
@@ -100,6 +101,8 @@ def required_facts(kb: KnowledgeBase, year: CareYear, event: Event, templates: T
             need["patient"].append(t(stressor.text))
         elif isinstance(fact, AdherenceFact):
             need["patient"] += [drug(fact.drug), str(fact.missed_days)]
+        elif isinstance(fact, RefillFact):
+            need["patient"].append(drug(fact.drug))
     return {role: list(dict.fromkeys(items)) for role, items in need.items()}
 
 

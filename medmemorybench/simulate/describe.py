@@ -22,6 +22,7 @@ from medmemorybench.simulate.models import (
     LabFact,
     MedicationFact,
     PreferenceFact,
+    RefillFact,
     SettingFact,
     StressorFact,
     SymptomFact,
@@ -95,6 +96,8 @@ def describe_fact(kb: KnowledgeBase, fact: object) -> str:
         return f"stressor: {fact.stressor.replace('_', ' ')}"
     if isinstance(fact, AdherenceFact):
         return f"missed {fact.missed_days} days of {drug_name(kb, fact.drug)}"
+    if isinstance(fact, RefillFact):
+        return f"nearly out of {drug_name(kb, fact.drug)}: asks for more"
     raise TypeError(f"no description for fact {type(fact).__name__}")
 
 

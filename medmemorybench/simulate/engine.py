@@ -515,9 +515,12 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         Creatinine and eGFR drawn together are one sample: the eGFR reported is the equation applied to the
         creatinine measured (or the reverse where the condition follows creatinine)."""
         values: dict[str, float] = {}
-        for lab in dict.fromkeys(labs):
+        wanted = list(dict.fromkeys(labs))
+        # (a total before its parts: a part squared with its total yields to it, `LabModel._in_sample`)
+        for lab in sorted(wanted, key=lambda key: self.kb.labs[key].part_of is not None):
             if self.labs.can_measure(lab, self.day) or (urgent and self.labs.last_measured.get(lab) != self.day):
                 values[lab] = self.labs.measure(lab, self.day, rng)
+        values = {lab: values[lab] for lab in wanted if lab in values}
         primary, derived = self.labs.primary, self.labs.derived
         if primary in values and derived in values:
             spec = self.kb.labs[derived]

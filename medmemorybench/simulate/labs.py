@@ -64,8 +64,12 @@ class StepEffect:
     def moves(self) -> tuple[str, ...]:
         return tuple(self.shares)
 
+    def lapsed_on(self, day: float) -> bool:
+        """Whether doses are being missed on `day` (the drug has no effect)."""
+        return any(first <= day <= last for first, last in self.lapses)
+
     def share_on(self, lab: str, day: float) -> float:
-        if any(first <= day <= last for first, last in self.lapses):
+        if self.lapsed_on(day):
             return 0.0
         steps = sum(1 for d in self.increases if d <= day) - sum(1 for d in self.decreases if d <= day)
         return max(0.0, self.shares[lab] + INCREASE_SHARE * steps)
@@ -121,6 +125,8 @@ class LabModel:
         self._value: dict[str, float] = {}
         self._day: dict[str, int] = {}
         self.last_measured: dict[str, int] = {}
+        self.sample: dict[str, tuple[int, float]] = {}
+        """Lab -> (day, value) last reported: the sample a part and its total are squared in (`_in_sample`)."""
 
     # --- what the year does to the labs ----------------------------------------------------------
 
@@ -158,8 +164,9 @@ class LabModel:
         effect.end = day
 
     def lapse(self, effect: StepEffect, first: int, last: int) -> None:
-        """Doses are missed so that the drug has no effect from `first` to `last`."""
-        self._check_not_past(effect.moves, first)
+        """Doses are missed so that the drug has no effect from `first` to `last`: the labs it moves lose its pull
+        and those it holds in a range of its own drift back to where they were without it (warfarin's INR)."""
+        self._check_not_past([*effect.moves, *effect.targets], first)
         effect.lapses.append((first, last))
 
     def add_offset(self, key: str, lab: str, day: int, delta: float, end: int | None = None) -> None:
@@ -214,15 +221,21 @@ class LabModel:
 
     def _baseline(self, lab: str) -> float:
         if lab not in self.baselines:
-            low, high = self.labs[lab].reference
-            self.baselines[lab] = self.rng.uniform(low + (high - low) * 0.15, high - (high - low) * 0.15)
+            part = self.labs[lab].part_of
+            if self.labs[lab].without_drug is not None:  # (a drug level: none of the drug, none in the blood)
+                self.baselines[lab] = self.labs[lab].without_drug
+            elif part is not None:  # (a part sits at its usual share of its total's value: neutrophils of the WBC)
+                self.baselines[lab] = self._baseline(part.total) * self.rng.uniform(*part.share)
+            else:
+                low, high = self.labs[lab].reference
+                self.baselines[lab] = self.rng.uniform(low + (high - low) * 0.15, high - (high - low) * 0.15)
         return self.baselines[lab]
 
     def target(self, lab: str, day: float) -> float:
         """Where `lab` is heading on `day`."""
         course = self.courses.get(lab)
         if course is None:
-            driven = [e for e in self.effects if e.is_active(day) and lab in e.targets]
+            driven = [e for e in self.effects if e.is_active(day) and lab in e.targets and not e.lapsed_on(day)]
             base = max(driven, key=lambda e: e.start).targets[lab] if driven else self._baseline(lab)
         else:
             if lab in self.emerging:  # (its onset value until it emerges, then its untreated one)
@@ -232,7 +245,7 @@ class LabModel:
                 drifted = min(1.0, (day // DRIFT_STEP_DAYS) * DRIFT_STEP_DAYS / self.drift_days)
             base = course.onset + (course.untreated - course.onset) * drifted
             active = [e for e in self.effects if e.is_active(day)]
-            driven = [e for e in active if lab in e.targets]
+            driven = [e for e in active if lab in e.targets and not e.lapsed_on(day)]
             if driven:
                 base = max(driven, key=lambda e: e.start).targets[lab]
             else:
@@ -284,9 +297,34 @@ class LabModel:
         true = self.true_value(lab, day)
         draw = (rng or self.rng).gauss(0, 1)
         noise = max(-NOISE_TRUNCATION, min(NOISE_TRUNCATION, draw)) * spec.kinetics.cv * abs(true)
-        value = min(max(true + noise, spec.plausible[0]), spec.plausible[1])
+        value = self._in_sample(lab, day, min(max(true + noise, spec.plausible[0]), spec.plausible[1]))
         self.last_measured[lab] = day
-        return round(value, spec.decimals) if spec.decimals else float(round(value))
+        reported = round(value, spec.decimals) if spec.decimals else float(round(value))
+        self.sample[lab] = (day, reported)
+        return reported
+
+    def _in_sample(self, lab: str, day: int, value: float) -> float:
+        """A value squared with the same day's sample (`PartOf`): a part at most its largest share of the total
+        and no more than the total less the other parts, a total at least its parts together (a white cell count
+        is never below its neutrophils, whatever each one's noise)."""
+        today = {key: value for key, (on, value) in self.sample.items() if on == day}
+        spec = self.labs[lab]
+        part = spec.part_of
+        if part is not None and part.total in today:
+            others = sum(v for key, v in today.items() if key != lab and self._total_of(key) == part.total)
+            step = 10 ** -spec.decimals
+            value = min(value, part.max_share * today[part.total], today[part.total] - others - step)
+        parts = [v for key, v in today.items() if self._total_of(key) == lab]
+        if parts:
+            floor = max([sum(parts) + 10 ** -spec.decimals,
+                         *(v / self.labs[key].part_of.max_share for key, v in today.items()  # type: ignore[union-attr]
+                           if self._total_of(key) == lab)])
+            value = max(value, floor)
+        return max(value, 0.0)
+
+    def _total_of(self, lab: str) -> str | None:
+        part = self.labs[lab].part_of
+        return part.total if part is not None else None
 
     def can_measure(self, lab: str, day: int) -> bool:
         """Whether `lab`'s measuring interval has passed since it was last measured."""

@@ -132,7 +132,9 @@ class MedicationFact(_Record):
     adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, still_needed (a misdiagnosis' drug kept at
     the revision for a lab still above target), long_term, adherence, stable (continued, every marker its step
     moves on track), unchanged (continued while a marker it moves is not: `Monitored.is_on_track`),
-    co_prescription, course_completed, patient_correction, replaced_by:<drug>, maintenance (back to the
+    co_prescription, course_completed, patient_correction, repeat (a repeat prescription at the dose taken: the
+    answer to a refill request, `RefillFact`, or the restart with a supply in hand after a critical drug was missed,
+    `MissedDoseCare.restart`), replaced_by:<drug>, maintenance (back to the
     maintenance drug after an induction course), restart (the next maintenance drug after the condition's last
     control drug stopped or its course ended, `Condition.restart`), illness:<key> (a course for an intercurrent
     illness),
@@ -282,6 +284,15 @@ class AdherenceFact(_Record):
     """Days of missed doses."""
 
 
+class RefillFact(_Record):
+    """The patient asks for more of a drug they take (they have nearly run out): the visit answers it with a repeat
+    prescription (a `MedicationFact` of the drug, reason `repeat`, or the change made to it that visit)."""
+
+    type: Literal["refill"] = "refill"
+    drug: str
+    """Drug key."""
+
+
 Fact = Annotated[
     SymptomFact
     | LabFact
@@ -300,7 +311,8 @@ Fact = Annotated[
     | ComplicationFact
     | AdviceFact
     | StressorFact
-    | AdherenceFact,
+    | AdherenceFact
+    | RefillFact,
     Field(discriminator="type"),
 ]
 

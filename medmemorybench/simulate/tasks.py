@@ -1049,7 +1049,7 @@ class ClinicalTasks:
                 facts += self.stop(drug, "blood_count_low")
                 self.patient.intolerant.add(drug)
                 self.patient.toxicities.add(flag.toxicity)
-            else:
+            elif not self.state.active[drug].suspected:  # (one awaiting action for a side effect is not given back)
                 facts.append(self.continue_fact(drug, "blood_count_normal"))
         return facts
 

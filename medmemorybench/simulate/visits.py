@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, CareStep, Complication, Indication, Stressor
+from medmemorybench.simulate.labs import StepEffect
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -23,6 +24,7 @@ from medmemorybench.simulate.models import (
     Fact,
     LabFact,
     MedicationFact,
+    RefillFact,
     SettingFact,
     StressorFact,
     SymptomFact,
@@ -35,6 +37,12 @@ from medmemorybench.simulate.story import StoryItem
 from medmemorybench.simulate.tasks import Task, is_daily
 
 MAX_MISSED_DAYS = 21
+"""Longest lapse in adherence a patient admits to."""
+MIN_MISSED_DAYS = 3
+"""Shortest lapse a patient brings up."""
+REFILL_PROBABILITY = 0.1
+"""Share of check-ups on a long-term drug where the patient asks for more of it (as often as the opening line that
+said it without a fact behind it: half of such check-ups opened on the drug, one line in five asked for more)."""
 DIAGNOSTIC_TESTS = 3
 """Tests the diagnostic work-up states (the condition's first ones whose findings the visit can state)."""
 SELF_CARE_DAYS = (5, 14)
@@ -45,7 +53,6 @@ REVIEW_MIN_DAYS = 7
 REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
-"""Longest lapse in adherence a patient admits to."""
 ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 0.8,
                                     "medication_review": 1.2}
 ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 0.6, "medication_review": 0.8, "lab_check": 1.1, "lifestyle": 1.5,
@@ -564,23 +571,35 @@ class StoryActions:
         facts: list[Fact] = [StressorFact(stressor=stressor.key), *self.measure(self.vitals())]
         return self.emit("psychological", facts, [], "stressor")
 
+    def _drug_effects(self, drug: str) -> list[StepEffect]:
+        """What taking `drug` does to the labs: its care step's pull, and a range it holds a lab in (warfarin's
+        INR, `hold_on_treatment`)."""
+        return [e for e in (self.state.active[drug].effect, self.state.held.get(drug)) if e is not None]
+
+    def _lapse_room(self, drug: str) -> int:
+        """Days back a lapse of `drug` may reach: not before a lab it moves or holds was last measured (a value on
+        record is never rewritten, and a reading taken inside the lapse would have shown it)."""
+        labs = [lab for e in self._drug_effects(drug) for lab in (*e.moves, *e.targets)]
+        return self.day - max((self.labs.unchanged_since(lab) for lab in labs), default=-1)
+
     def _lapse_options(self) -> list[tuple[str, str | None, int]]:
         """(drug, lab that can show the lapse or None, fewest days missed for it to show).
 
         A lab shows a lapse only if the drug's effect wanes and the lab responds within the days missed;
         when no drug and lab allow that, the patient still admits a short lapse that moves nothing measured.
+        A lapse never reaches back past a reading of a lab the drug drives (`_lapse_room`).
         """
         with_lab, without = [], []
         for drug, active in sorted(self.state.active.items()):
             spec = self.kb.drugs[drug]
             if active.ends is not None or active.suspected or not is_daily(active.frequency) or spec.wanes_days is None:
                 continue
-            moves = list(active.effect.moves) if active.effect else []
-            since = max((self.labs.unchanged_since(lab) for lab in moves), default=-1)
-            without.append((drug, None, 3))
-            for lab in moves:
+            room = self._lapse_room(drug)
+            if room >= MIN_MISSED_DAYS:
+                without.append((drug, None, MIN_MISSED_DAYS))
+            for lab in dict.fromkeys(lab for e in self._drug_effects(drug) for lab in (*e.moves, *e.targets)):
                 needed = spec.wanes_days + self._response_days(lab)
-                if needed <= MAX_MISSED_DAYS and self.day - since >= needed and self.labs.can_measure(lab, self.day) \
+                if needed <= MAX_MISSED_DAYS and room >= needed and self.labs.can_measure(lab, self.day) \
                         and self.allowed_now(lab):
                     with_lab.append((drug, lab, max(needed, 5)))
         return with_lab or without
@@ -590,12 +609,11 @@ class StoryActions:
         if not options:
             return None
         drug, lab, needed = self.rng.choice(options)
-        effect = self.state.active[drug].effect
-        since = max((self.labs.unchanged_since(m) for m in effect.moves), default=-1) if effect else -1
-        missed = self.rng.randint(needed, max(needed, min(MAX_MISSED_DAYS if lab else 10, self.day - since)))
+        missed = self.rng.randint(needed, max(needed, min(MAX_MISSED_DAYS if lab else 10, self._lapse_room(drug))))
         wanes = self.kb.drugs[drug].wanes_days or 0
-        if effect is not None and missed > wanes:
-            self.labs.lapse(effect, max(self.day - missed + wanes, since), self.day)
+        if missed > wanes:
+            for effect in self._drug_effects(drug):
+                self.labs.lapse(effect, self.day - missed + wanes, self.day)
         self.lapse_lab = lab
         facts: list[Fact] = [AdherenceFact(drug=drug, missed_days=missed), *self.measure([lab] if lab else [])]
         facts += self.missed_dose_care(drug, facts)
@@ -614,12 +632,14 @@ class StoryActions:
         cares += [c for comp in self.condition.complications if comp.key in self.patient.complications
                   for c in comp.missed_doses]
         cares = [c for c in cares if not c.drugs or drug in self.kb.expand(c.drugs)]
+        cares += self.kb.drugs[drug].missed_doses  # (the drug's own: levodopa, warfarin)
         measured = {f.lab for f in facts if isinstance(f, LabFact)}
         # (not a lab the missed drug itself moves before the lapse can show on it: a PHQ-9 after three days without
         # the antidepressant would read as their effect; the questions are asked all the same)
         labs = [lab for c in cares for lab in c.labs if lab not in measured and self.allowed_now(lab)
                 and not self.reads_as_effect(lab, facts, [])]
-        return [*self.measure(list(dict.fromkeys(labs))), *(AdviceFact(advice=c.advice) for c in cares)]
+        restart = [self.continue_fact(drug, "repeat")] if any(c.restart for c in cares) else []
+        return [*self.measure(list(dict.fromkeys(labs))), *(AdviceFact(advice=c.advice) for c in cares), *restart]
 
     def _counselling(self, item: StoryItem) -> Event:
         event = self.events[[e.event_id for e in self.events].index(self.handle("lapse"))]
@@ -752,8 +772,17 @@ class StoryActions:
         return self.emit("lab_check", self.measure(self._due_routine_labs()), [], "last_lab")
 
     def _routine_follow_up(self) -> Event:
+        """A check-up on one long-term drug: continued, or, where the patient has nearly run out of it, a repeat
+        prescription for what they asked for (the seed-53 and seed-61 reads: "I've nearly run out of the
+        carbidopa/levodopa" said three times and never answered)."""
         chronic = self.known_drugs()
-        facts: list[Fact] = [self.continue_fact(self.rng.choice(chronic), "stable")] if chronic else []
+        facts: list[Fact] = []
+        if chronic:
+            drug = self.rng.choice(chronic)
+            if self.rng.random() < REFILL_PROBABILITY:
+                facts += [RefillFact(drug=drug), self.continue_fact(drug, "repeat")]
+            else:
+                facts.append(self.continue_fact(drug, "stable"))
         facts += self.measure(self.vitals())
         return self.emit("follow_up", facts or self.symptoms(1), [])
 

@@ -12,10 +12,31 @@ state. The rules (their names as `docs/simulation.md` lists them):
   safety plan, access to means; NICE NG222: limited quantities), with a PHQ-9 that visit or within its two-week
   recall before it, unless the drug missed is one the PHQ-9 follows (an antidepressant: a score then would read as
   the lapse's effect before one can show, `mcd_response_time`; the questions are asked all the same).
+- `refill_answered`: a patient who asks for more of a drug (nearly run out) gets, that visit, a repeat prescription of
+  it, or the change made to it that visit (the seed-53 and seed-61 reads: "I've nearly run out of the
+  carbidopa/levodopa" three times, no prescription, then seven days without it).
+- `missed_critical_drug`: days of levodopa or warfarin missed get, that visit, the drug's own care: the questions and
+  safety net (`missed_levodopa`: fever, rigidity, confusion, falls, NICE NG71, Parkinson's UK "Get It On Time";
+  `missed_warfarin`: clot symptoms, BSH 2011, NICE NG158), the check (a temperature; an INR), and the drug restarted at
+  its dose with a repeat prescription (the seed-61 read: "a reminder on your phone or a pill box").
+- `lapse_unread`: no reading of a lab the missed drug drives (its care step's labs; a range it holds, warfarin's INR)
+  falls inside the days missed before the visit that tells them (a reading there would have shown the lapse: the
+  seed-61 INR 2.2 two days before nine missed days were told).
+- `lapse_shows_on_held_lab`: a lab a drug holds in a range (`on_treatment`: INR 2-3 on warfarin), read once the lapse
+  has outlasted the drug's waning and three quarters of the lab's response time, up to the day after it is told, is
+  below that range (the seed-61 INR 2.4 the day after nine days without warfarin).
+- `no_adherence_claim_in_lapse`: the patient never answers "every day, never missed" (nor the vague "never miss it")
+  for a drug on a day inside doses of it they later say they missed (the seed-61 "All good, once a day" on 25 August,
+  inside nine days without warfarin).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from datetime import date, timedelta
+
+from medmemorybench.render.acts import Act, DrugName
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdviceFact,
@@ -24,6 +45,7 @@ from medmemorybench.simulate.models import (
     Event,
     LabFact,
     MedicationFact,
+    RefillFact,
 )
 from tests.simulate.clinical import days_between, fail
 
@@ -91,4 +113,125 @@ def missed_after_ideation_violations(kb, year: CareYear) -> list[str]:  # noqa: 
             out.append(fail("missed_doses_after_suicidal_ideation", year, event, f"{lapse.missed_days} days of "
                             f"{lapse.drug} missed after suicidal ideation, with no PHQ-9 within {PHQ9_RECALL_DAYS} "
                             "days"))
+    return out
+
+
+# --- refills and critical drugs (the seed-61 read) -----------------------------------------------------------------
+
+PATIENT_REASONS = ("long_term", "patient_correction")
+"""Medication facts the patient states (a drug they already take, a dose they set right): not a prescription."""
+CRITICAL = {"N04BA": ("missed_levodopa", ("body_temperature",)), "B01AA": ("missed_warfarin", ("inr",))}
+"""ATC prefix of a drug whose missed days are a danger in anyone -> (the advice said that visit, the labs taken):
+levodopa (parkinsonism-hyperpyrexia, akinetic crisis: NICE NG71, Parkinson's UK "Get It On Time"), vitamin K
+antagonists (a clot while the INR is low: BSH 2011, NICE NG158)."""
+HELD_FROM = 0.75
+"""Share of a lab's response time after a drug has waned by which a range it held is gone from a reading."""
+CLAIMS = ("ans.adherence.ok", "ans.adherence.vague")
+"""The patient's answers that say the drug is taken every day."""
+
+
+def _prescribed(event: Event, drug: str) -> list[MedicationFact]:
+    return [f for f in event.facts if isinstance(f, MedicationFact) and f.drug == drug
+            and f.reason not in PATIENT_REASONS and f.action != "correct"]
+
+
+def refill_violations(year: CareYear) -> list[str]:
+    """`refill_answered`."""
+    out = []
+    for event in year.events:
+        for request in (f for f in event.facts if isinstance(f, RefillFact)):
+            answers = _prescribed(event, request.drug)
+            if not answers:
+                out.append(fail("refill_answered", year, event, f"asked for more {request.drug}: no prescription"))
+            elif all(f.action == "continue" and f.reason != "repeat" for f in answers):
+                out.append(fail("refill_answered", year, event, f"asked for more {request.drug}: continued with no "
+                                "repeat prescription"))
+    return out
+
+
+def _critical(kb, drug: str) -> tuple[str, tuple[str, ...]] | None:  # noqa: ANN001
+    atc = kb.drugs[drug].atc or ""
+    return next((care for prefix, care in CRITICAL.items() if atc.startswith(prefix)), None)
+
+
+def missed_critical_violations(kb, year: CareYear) -> list[str]:  # noqa: ANN001
+    """`missed_critical_drug`."""
+    out = []
+    for _, event, lapse in _lapses(year):
+        care = _critical(kb, lapse.drug)
+        if care is None:
+            continue
+        advice, labs = care
+        what = f"{lapse.missed_days} days of {lapse.drug} missed"
+        if not _advised(event, advice):
+            out.append(fail("missed_critical_drug", year, event, f"{what} without the questions and safety net"))
+        measured = {f.lab for f in event.facts if isinstance(f, LabFact)}
+        out += [fail("missed_critical_drug", year, event, f"{what} with no {lab} that visit")
+                for lab in labs if lab not in measured]
+        if not any(f.action != "stop" for f in _prescribed(event, lapse.drug)):
+            out.append(fail("missed_critical_drug", year, event, f"{what}, not restarted with a repeat prescription"))
+    return out
+
+
+def _day(on: str) -> date:
+    return date.fromisoformat(on)
+
+
+def _driven_labs(kb, year: CareYear, drug: str) -> set[str]:  # noqa: ANN001
+    """Labs `drug` drives: those its care steps in the year move or target, and a range it holds (`on_treatment`)."""
+    steps = {s.key: s for s in kb.conditions[year.persona.condition].care_path}
+    given = {f.step for e in year.events for f in e.facts if isinstance(f, MedicationFact) and f.drug == drug
+             and f.step in steps}
+    return {lab for s in given for lab in (*steps[s].moves, *steps[s].targets)} | {
+        m.lab for m in kb.drugs[drug].monitoring if m.on_treatment}
+
+
+def _readings(year: CareYear, lab: str, first: date, last: date) -> Iterable[tuple[Event, LabFact]]:
+    return ((e, f) for e in year.events if first <= _day(e.date) <= last
+            for f in e.facts if isinstance(f, LabFact) and f.lab == lab)
+
+
+def lapse_unread_violations(kb, year: CareYear) -> list[str]:  # noqa: ANN001
+    """`lapse_unread`."""
+    out = []
+    for _, event, lapse in _lapses(year):
+        told = _day(event.date)
+        first = told - timedelta(days=lapse.missed_days)  # (a reading that morning may precede the first dose missed)
+        for lab in sorted(_driven_labs(kb, year, lapse.drug)):
+            out += [fail("lapse_unread", year, read, f"{lab} {fact.value} read inside the {lapse.missed_days} days of "
+                         f"{lapse.drug} missed that {event.event_id} tells")
+                    for read, fact in _readings(year, lab, first + timedelta(days=1), told - timedelta(days=1))]
+    return out
+
+
+def lapse_held_lab_violations(kb, year: CareYear) -> list[str]:  # noqa: ANN001
+    """`lapse_shows_on_held_lab`."""
+    out = []
+    for _, event, lapse in _lapses(year):
+        wanes = kb.drugs[lapse.drug].wanes_days or 0
+        told = _day(event.date)
+        for held in (m for m in kb.drugs[lapse.drug].monitoring if m.on_treatment):
+            gone = wanes + math.ceil(HELD_FROM * kb.labs[held.lab].kinetics.response_days)
+            if lapse.missed_days < gone:
+                continue
+            first = told - timedelta(days=lapse.missed_days - gone)
+            low = held.on_treatment[0]
+            out += [fail("lapse_shows_on_held_lab", year, read, f"{held.lab} {fact.value} in or above {low} after "
+                         f"{lapse.missed_days} days without {lapse.drug} ({event.event_id})")
+                    for read, fact in _readings(year, held.lab, first, told + timedelta(days=1)) if fact.value >= low]
+    return out
+
+
+def adherence_claim_violations(year: CareYear, planned: Iterable[tuple[Event, list[Act]]]) -> list[str]:
+    """`no_adherence_claim_in_lapse`: `planned` holds each visit's acts (`SessionRenderer.plan`, flattened)."""
+    windows = [(lapse.drug, _day(event.date) - timedelta(days=lapse.missed_days), _day(event.date))
+               for _, event, lapse in _lapses(year)]
+    out = []
+    for event, acts in planned:
+        on = _day(event.date)
+        for act in (a for a in acts if a.key in CLAIMS and isinstance(a.slots.get("drug"), DrugName)):
+            drug = act.slots["drug"].key  # type: ignore[union-attr]
+            if any(d == drug and first <= on < told for d, first, told in windows):
+                out.append(fail("no_adherence_claim_in_lapse", year, event, f"says {drug} is taken every day "
+                                "inside days of it missed"))
     return out
