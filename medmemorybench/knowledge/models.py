@@ -194,6 +194,19 @@ class Kinetics(_Record):
         return NOISE_TRUNCATION * self.cv
 
 
+class LabGoal(_Record):
+    """A level a condition sets for a lab: once the condition is on record, a result is judged against it rather than
+    against the reference range of people without it (an HbA1c of 7.6 % in diabetes is above the 7.0 % aimed for,
+    not "above normal"; the seed-53 read)."""
+
+    conditions: list[str] = Field(min_length=1)
+    """Condition or history-condition keys that set it (the first goal of the lab that one of them names applies)."""
+    below: float
+    """The level treatment keeps the lab at or under."""
+    source: str
+    """The guideline that sets it."""
+
+
 class Lab(_Record):
     """A lab test or vital sign that can be measured and remembered."""
 
@@ -233,8 +246,18 @@ class Lab(_Record):
     grades: Grading | None = None
     """The words a finding uses for a value's grade (`{grade:<lab>}`: "severe", "moderately increased
     albuminuria (A2)"), where the lab has a graded reading."""
+    goals: list[LabGoal] = Field(default_factory=list)
+    """Levels conditions set for it, the most lenient first where one patient could have two (a past severe
+    hypoglycaemia's HbA1c under 8.0 % before diabetes' 7.0 %)."""
+    judged: bool = True
+    """False: no reference range a value is judged against (body weight, whose meaning is the BMI it gives and its
+    change; WHO); `reference` then only bounds the simulation."""
     source: str
     """Where the reference range comes from."""
+
+    def goal_for(self, conditions: set[str]) -> float | None:
+        """The level the first goal any of `conditions` sets (None: judged against the reference range)."""
+        return next((goal.below for goal in self.goals if conditions & set(goal.conditions)), None)
 
 
 class Grade(_Record):

@@ -208,8 +208,33 @@ class FactSlots:
 
     def status_key(self, fact: LabFact) -> str:
         """The status word a lab result is said with, its severity from the value (`status_word_key`)."""
-        status = lab_status(self.kb, fact.lab, fact.value, fact.target)
+        status = lab_status(self.kb, fact.lab, fact.value, fact.target, fact.goal)
         return status_word_key(self.kb, fact.lab, fact.value, status, self.treated(fact.lab))
+
+    def body_mass(self, fact: LabFact) -> float | None:
+        """The BMI a weight gives: the one measured with it, else the weight over the patient's height squared (None:
+        no height on record)."""
+        event = next((e for e in self.year.events if any(f is fact for f in e.facts)), None)
+        measured = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == "bmi"), None) if (
+            event is not None) else None
+        height = self.year.persona.height_cm
+        if measured is not None or height is None:
+            return measured
+        return round(fact.value / (height / 100) ** 2, self.kb.labs["bmi"].decimals)
+
+    def status_words(self, fact: LabFact, rng) -> str:  # noqa: ANN001
+        """What a result is said to be: its status against the range it is judged by, or, for a weight, which has
+        none, the BMI it gives and that BMI's WHO band ("a BMI of 28.6 kg/m², overweight")."""
+        key = self.status_key(fact)
+        if key != "unjudged":
+            return self.templates.word("status", key, rng)
+        bmi = self.body_mass(fact)
+        if bmi is None:
+            return self.templates.word("status", key, rng)
+        grades = self.kb.labs["bmi"].grades
+        return self.templates.realize("body.bmi", rng, {
+            "bmi": format_lab_value(self.kb, "bmi", bmi), "unit": self.templates.unit(self.kb.labs["bmi"].unit),
+            "grade": self.t(grades.text_of(bmi)) if grades is not None else ""})
 
     def t(self, text) -> str:  # noqa: ANN001
         return text_of(text, self.lang)
@@ -271,7 +296,7 @@ class FactSlots:
             return {"lab": t(lab.name), "lab_lay": self.templates.lay(t(lab.lay)),
                     "value": format_lab_value(kb, fact.lab, fact.value),
                     "unit": self.templates.unit(fact.unit),
-                    "status": word("status", self.status_key(fact), rng)}
+                    "status": self.status_words(fact, rng)}
         if isinstance(fact, DiagnosisFact):
             lay = t(kb.conditions[self.year.persona.condition].lay) if fact.status == "confirmed" else t(fact.name)
             return {"diagnosis": t(fact.name), "diagnosis_lay": lay}
