@@ -170,7 +170,8 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         self.placed_phase = 0
         self.day, self.phase = 0, 1
         self.next_day: int | None = None
-        fitting = [m for m in condition.misdiagnoses if self.fits_own_values(m.findings)]
+        fitting = ([m for m in condition.misdiagnoses if self.fits_own_values(m.findings)]
+                   or [m for m in condition.misdiagnoses if self.fits_own_values(m.findings, followed=False)])
         self.misdiagnosis = self.rng.choice(fitting or condition.misdiagnoses)
         self.drawn = DrawnValues(rngs["findings"], patient.sex == "female")
         self.complication: Complication | None = None
@@ -470,12 +471,14 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         self.state.done |= {"habit_stop", *drugs}
         return [AdviceFact(advice=stop.advice)]
 
-    def fits_own_values(self, ranges: list[LabRange]) -> bool:
+    def fits_own_values(self, ranges: list[LabRange], followed: bool = True) -> bool:
         """Whether the values the patient already has (a BMI from their body, a lab the condition follows) lie in the
         ranges a wrong diagnosis' findings need, one measurement's noise inside: no "obesity" at a BMI of 28.6 (WHO:
-        obesity from 30; the seed-53 read), nor in polycystic ovary syndrome's course of BMI 26-32."""
+        obesity from 30; the seed-53 read), nor in polycystic ovary syndrome's course of BMI 26-32. `followed`: False
+        leaves out the labs the condition follows, which move toward their range over the weeks before the visit (a
+        rising blood pressure), for a condition none of whose wrong diagnoses fits at the start."""
         for lab_range in ranges:
-            own = {*self.labs.courses, *self.labs.baselines, self.labs.derived, getattr(self.labs, "body_derived", "")}
+            own = {*(self.labs.courses if followed else ()), *self.labs.baselines, self.labs.derived, getattr(self.labs, "body_derived", "")}
             if lab_range.lab not in own:
                 continue  # (no value of its own yet: drawn in the range at the visit)
             value = self.labs.target(lab_range.lab, self.day)
