@@ -478,7 +478,8 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         leaves out the labs the condition follows, which move toward their range over the weeks before the visit (a
         rising blood pressure), for a condition none of whose wrong diagnoses fits at the start."""
         for lab_range in ranges:
-            own = {*(self.labs.courses if followed else ()), *self.labs.baselines, self.labs.derived, getattr(self.labs, "body_derived", "")}
+            own = {*(self.labs.courses if followed else ()), *self.labs.baselines, self.labs.derived,
+                   getattr(self.labs, "body_derived", "")}
             if lab_range.lab not in own:
                 continue  # (no value of its own yet: drawn in the range at the visit)
             value = self.labs.target(lab_range.lab, self.day)
