@@ -204,6 +204,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "safety.general": (),
     "next.visit": ("when", "in_days", "next_day", "next_weekday"),
     "next.tests": ("when", "in_days", "next_day", "next_weekday", "lab"),
+    "next.tests_again": ("when", "in_days", "next_day", "next_weekday", "lab"),
     "next.none": (),
     "backref.start": ("drug", "since"),
     "backref.start.settled": ("drug", "since"),

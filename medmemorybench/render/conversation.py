@@ -602,7 +602,10 @@ class SessionRenderer:
                                        "next_weekday": Day(upcoming.date, "weekday")}
         labs = [f for f in upcoming.facts if isinstance(f, LabFact) and self.kb.labs[f.lab].kind != "vital"]
         if upcoming.kind == "lab_check" and labs:
-            return [Act("doctor", "next.tests", {**slots, "lab": self.kb.labs[labs[0].lab].name})]
+            lab = labs[0].lab  # ("repeat" and "recheck" only of a lab measured before: the seed-53 read)
+            seen = any(isinstance(f, LabFact) and f.lab == lab for e in self.year.events[:event.index + 1]
+                       for f in e.facts)
+            return [Act("doctor", "next.tests_again" if seen else "next.tests", {**slots, "lab": self.kb.labs[lab].name})]
         return [Act("doctor", "next.visit", slots)]
 
     def _backref(self, event: Event, rng: random.Random) -> list[Act]:
