@@ -605,7 +605,8 @@ class SessionRenderer:
             lab = labs[0].lab  # ("repeat" and "recheck" only of a lab measured before: the seed-53 read)
             seen = any(isinstance(f, LabFact) and f.lab == lab for e in self.year.events[:event.index + 1]
                        for f in e.facts)
-            return [Act("doctor", "next.tests_again" if seen else "next.tests", {**slots, "lab": self.kb.labs[lab].name})]
+            key = "next.tests_again" if seen else "next.tests"
+            return [Act("doctor", key, {**slots, "lab": self.kb.labs[lab].name})]
         return [Act("doctor", "next.visit", slots)]
 
     def _backref(self, event: Event, rng: random.Random) -> list[Act]:
