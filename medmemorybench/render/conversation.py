@@ -603,7 +603,7 @@ class SessionRenderer:
         labs = [f for f in upcoming.facts if isinstance(f, LabFact) and self.kb.labs[f.lab].kind != "vital"]
         if upcoming.kind == "lab_check" and labs:
             lab = labs[0].lab  # ("repeat" and "recheck" only of a lab measured before: the seed-53 read)
-            seen = any(isinstance(f, LabFact) and f.lab == lab for e in self.year.events[:event.index + 1]
+            seen = any(isinstance(f, LabFact) and f.lab == lab for e in self.year.events if e.index <= event.index
                        for f in e.facts)
             key = "next.tests_again" if seen else "next.tests"
             return [Act("doctor", key, {**slots, "lab": self.kb.labs[lab].name})]

@@ -274,7 +274,7 @@ def repeat_violations(kb: KnowledgeBase, year: CareYear, said: list[Said]) -> li
         if not item.act.key.startswith("next.tests"):
             continue
         lab = next(key for key, spec in kb.labs.items() if spec.name == item.act.slots["lab"])
-        seen = any(isinstance(f, LabFact) and f.lab == lab for e in year.events[:item.event.index + 1]
+        seen = any(isinstance(f, LabFact) and f.lab == lab for e in year.events if e.index <= item.event.index
                    for f in e.facts)
         for lang, texts in item.texts.items():
             again = [t for t in texts if re.search(REPEAT_WORDS[lang], t)]

@@ -397,7 +397,7 @@ def test_repeat_after_a_first_catches_a_first_egfr_repeated_and_a_first_uacr_nam
     "repeated on 2 of 3 samples over 3-6 months" (P0009 S025)."""
     year = years[0]
     first = next(e for e in year.events if any(isinstance(f, LabFact) and f.lab == "egfr" for f in e.facts))
-    before = year.events[first.index - 1]
+    before = next(e for e in year.events if e.index == first.index - 1)
     crafted = Said(before, Act("doctor", "next.tests", {"next_day": Day(first.date), "lab": kb.labs["egfr"].name}),
                    {"en": ["Let's repeat the eGFR in a few days."]})
     named = TestFact(test="uacr_repeat", finding=Text(en="UACR 52 mg/g", zh="x"), name=Text(
