@@ -1396,6 +1396,19 @@ class Complication(_Record):
         return self
 
 
+class AlarmFeatures(_Record):
+    """What on record makes an illness's uncomplicated course wrong for the patient (reflux with weight loss or
+    anaemia: urgent endoscopy, not a PPI course; the seed-53 read): the illness is then not caught as such."""
+
+    symptoms: list[str] = Field(default_factory=list)
+    """Symptom keys (the last part of a `SymptomFact.symptom`) told before, of any condition."""
+    weight_fall: float | None = None
+    """A fall of the weight on record by at least this share from the year's highest."""
+    labs_low: list[str] = Field(default_factory=list)
+    """Labs whose latest value is below the reference range."""
+    source: str
+
+
 class Illness(_Record):
     """An acute illness a patient may catch during the year (intercurrent.yaml): tried with self-care first, then
     treated with a short course chosen against every rule that binds the patient, then reviewed."""
@@ -1431,6 +1444,8 @@ class Illness(_Record):
     """What the course is for, in the patient's words ("to clear my chest infection")."""
     candidates: list[Candidate] = Field(min_length=2)
     """Drugs, most preferred first, each a course (a mapping gives this use's dose, regimen or course length)."""
+    alarm: AlarmFeatures | None = None
+    """Features on record that rule its course out (its finding says there are none)."""
     source: str
     """Guideline(s) followed."""
 

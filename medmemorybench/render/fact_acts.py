@@ -45,6 +45,7 @@ from medmemorybench.simulate.models import (
     TestFact,
     Trap,
 )
+from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import rule_text
 
 
@@ -272,6 +273,9 @@ class FactSlots:
             return self.templates.realize("reason.adverse_effect_of", rng, {"cause": self.drug(cause)})
         if kind == "adverse_effect" and fact.action == "continue":  # (kept with the measures for it, not stopped)
             kind = "adverse_effect_kept"
+        top = max(ladder_of(self.kb, fact.drug, fact.release, fact.frequency).doses()) if kind == "titration" else None
+        if top is not None and fact.dose >= top:  # ("full strength" only of the top of the label's ladder: seed 53)
+            kind = "titration_full"
         return self.templates.word("reason", kind, rng)
 
     def trap_reason(self, category: str, rng, rules: list[str]) -> str:  # noqa: ANN001

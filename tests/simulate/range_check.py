@@ -1,7 +1,8 @@
 """The ranges and targets a result is judged against, as a physician reads them (issue 27, the seed-53 read): a
 diabetic's HbA1c and a high-risk patient's LDL against the goal their condition sets, never the range of people
 without it; a weight with no "normal range" (said as the BMI it gives); range words that agree with where a value
-sits; no obesity below a BMI of 30.
+sits; no obesity below a BMI of 30; "full strength" only at the top of a drug's ladder; a reflux course's "no alarm
+features" only where none is on record.
 
 The checks read the year's facts, the words the renderer fills a result's slots with (`FactSlots`) and the result
 explanations it says (`explanation`), and judge them against the knowledge base's goals and WHO's BMI bands written
@@ -18,7 +19,8 @@ from medmemorybench.knowledge.models import Text
 from medmemorybench.render.acts import LayName, Word
 from medmemorybench.render.fact_acts import FactSlots
 from medmemorybench.render.templates import Templates
-from medmemorybench.simulate.models import CareYear, DiagnosisFact, LabFact
+from medmemorybench.simulate.models import CareYear, DiagnosisFact, LabFact, MedicationFact, SymptomFact, TestFact
+from medmemorybench.simulate.prescribing import ladder_of
 from tests.simulate.clinical import fail, latest_value
 
 RNGS = 6
@@ -154,6 +156,59 @@ def obesity_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:  # noqa:
                 if bmi is None or bmi < OBESITY_BMI:
                     failures.append(fail("obesity_from_30", year, event,
                                          f"{fact.name.en} ({fact.status}) at a BMI of {bmi}"))
+    return failures
+
+
+FULL_WORDS = ("full strength", "full dose", "last step up", "足量", "最大量", "最后一档")
+"""Words that say a dose is the drug's maximum."""
+
+
+def full_strength_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> list[str]:
+    """[full_strength_at_the_top] a dose is called its "full strength" only at the top of the label's ladder for the
+    formulation taken (the seed-53 read: pramipexole 0.125 -> 0.25 mg "to bring the dose up to its full strength",
+    amlodipine 5 -> 10 mg beside losartan never above 50 mg)."""
+    failures = []
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, MedicationFact) or fact.action != "increase":
+                continue
+            top = max(ladder_of(kb, fact.drug, fact.release, fact.frequency).doses())
+            for reason in _wordings(lambda rng, f=fact: slots.reason(f, rng)):
+                said = [w for w in FULL_WORDS if w in reason]
+                if said and fact.dose < top:
+                    failures.append(fail("full_strength_at_the_top", year, event,
+                                         f"{fact.drug} {fact.dose:g} (top {top:g}) said '{reason}'"))
+                    break
+    return failures
+
+
+def alarm_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """[alarm_review_true] an illness whose review finds "no alarm features" (reflux) is found so only where none is on
+    record before that visit: weight loss told, a weight 5 % or more under the year's highest, or a haemoglobin below its
+    reference (the seed-53 read: 56.2 -> 51 kg, "reduced appetite with weight loss" and Hb 119 g/L, then "no alarm
+    features (no weight loss, no trouble swallowing, no anaemia)")."""
+    failures = []
+    told: set[str] = set()
+    weights: list[float] = []
+    low: dict[str, bool] = {}
+    for event in year.events:
+        for fact in event.facts:
+            illness = kb.illnesses.get(fact.test.split(":")[1]) if isinstance(fact, TestFact) and fact.test.startswith(
+                "illness:") and not fact.test.endswith(":review") else None
+            if illness is None or illness.alarm is None:
+                continue
+            alarm = illness.alarm
+            found = sorted(told & set(alarm.symptoms)) + [lab for lab in alarm.labs_low if low.get(lab)] + (
+                ["weight fall"] if alarm.weight_fall is not None and weights
+                and weights[-1] <= max(weights) * (1 - alarm.weight_fall) else [])
+            if found:
+                failures.append(fail("alarm_review_true", year, event, f"{illness.key} with {', '.join(found)}"))
+        for fact in event.facts:  # (what this visit records counts from the next: the review reads the record)
+            if isinstance(fact, SymptomFact):
+                told.add(fact.symptom.rpartition(".")[2])
+            if isinstance(fact, LabFact):
+                weights += [fact.value] if fact.lab == "weight" else []
+                low[fact.lab] = fact.value < kb.labs[fact.lab].reference[0]
     return failures
 
 

@@ -8,10 +8,12 @@ import pytest
 from medmemorybench.knowledge.models import Text
 from medmemorybench.render.fact_acts import FactSlots
 from medmemorybench.render.templates import load_templates
-from medmemorybench.simulate.models import DiagnosisFact, LabFact
+from medmemorybench.simulate.models import DiagnosisFact, LabFact, MedicationFact, SymptomFact, TestFact
 from tests.simulate.clinical import check
 from tests.simulate.range_check import (
+    alarm_violations,
     explainer,
+    full_strength_violations,
     goal_violations,
     obesity_violations,
     place_violations,
@@ -102,3 +104,38 @@ def test_obesity_from_30_catches_obesity_at_a_bmi_of_28_6(kb, years):
                        DiagnosisFact(name=Text(en="obesity", zh="单纯性肥胖"), icd11="5B81", status="suspected"))
     failures = obesity_violations(kb, year)
     assert failures and failures[-1].startswith("[obesity_from_30]") and "28.6" in failures[-1]
+
+
+def test_full_strength_at_the_top(kb, years, slots):
+    check([f for lang in LANGUAGES for year, s in zip(years, slots[lang], strict=True)
+           for f in full_strength_violations(kb, year, s)])
+
+
+def test_full_strength_at_the_top_catches_a_second_step_called_full(kb, years):
+    """Pramipexole 0.125 -> 0.25 mg once a day "to bring the dose up to its full strength" (its ladder goes on)."""
+    year = _with_facts(years[0], MedicationFact(drug="pramipexole", action="increase", dose=0.25, unit="mg",
+                                                frequency="once_daily", previous_dose=0.125, reason="titration"))
+
+    class Full(FactSlots):
+        def reason(self, fact, rng):  # noqa: ANN001, ANN201, ARG002
+            return "to bring the dose up to its full strength"
+
+    failures = full_strength_violations(kb, year, Full(kb, load_templates("en"), year))
+    assert failures and failures[-1].startswith("[full_strength_at_the_top]") and "pramipexole 0.25" in failures[-1]
+    assert not [f for f in full_strength_violations(kb, year, FactSlots(kb, load_templates("en"), year))
+                if "pramipexole 0.25" in f]
+
+
+def test_alarm_review_true(kb, years):
+    check([f for year in years for f in alarm_violations(kb, year)])
+
+
+def test_alarm_review_true_catches_reflux_after_weight_loss(kb, years):
+    """A reflux course's "no alarm features" after weight loss was told."""
+    illness = kb.illnesses["gord"]
+    year = _with_facts(years[0], SymptomFact(symptom="major_depressive_disorder.appetite_weight_loss",
+                                             name=Text(en="reduced appetite with weight loss", zh="x"),
+                                             lay=Text(en="x", zh="x")))
+    year = _with_facts(year, TestFact(test="illness:gord", name=illness.test, finding=illness.finding))
+    failures = alarm_violations(kb, year)
+    assert failures and failures[-1].startswith("[alarm_review_true]") and "appetite_weight_loss" in failures[-1]
