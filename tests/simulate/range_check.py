@@ -184,8 +184,8 @@ def full_strength_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots
 
 def alarm_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """[alarm_review_true] an illness whose review finds "no alarm features" (reflux) is found so only where none is on
-    record before that visit: weight loss told, a weight 5 % or more under the year's highest, or a haemoglobin below its
-    reference (the seed-53 read: 56.2 -> 51 kg, "reduced appetite with weight loss" and Hb 119 g/L, then "no alarm
+    record before that visit: weight loss told, a weight 5 % or more under the year's highest, or a haemoglobin below
+    its reference (the seed-53 read: 56.2 -> 51 kg, "reduced appetite with weight loss" and Hb 119 g/L, then "no alarm
     features (no weight loss, no trouble swallowing, no anaemia)")."""
     failures = []
     told: set[str] = set()
