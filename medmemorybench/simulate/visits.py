@@ -128,6 +128,9 @@ class StoryActions:
         return event
 
     def _misdiagnosis(self, item: StoryItem) -> Event:
+        fitting = [m for m in self.condition.misdiagnoses if self.fits_own_values(m.findings)]
+        if self.misdiagnosis not in fitting and fitting:  # (its values moved since the year began: a BMI now under 30)
+            self.misdiagnosis = fitting[0]
         mis = self.misdiagnosis
         for finding in mis.findings:
             if finding.lab not in self.labs.courses and finding.lab not in self.labs.baselines:
