@@ -473,8 +473,9 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
 
     def fits_own_values(self, ranges: list[LabRange], followed: bool = True) -> bool:
         """Whether the values the patient already has (a BMI from their body, a lab the condition follows) lie in the
-        ranges a wrong diagnosis' findings need, one measurement's noise inside: no "obesity" at a BMI of 28.6 (WHO:
-        obesity from 30; the seed-53 read), nor in polycystic ovary syndrome's course of BMI 26-32. `followed`: False
+        ranges a wrong diagnosis' findings need (an unfollowed one, one measurement's noise inside): no "obesity" at a
+        BMI of 28.6 (WHO: obesity from 30; the seed-53 read), nor in polycystic ovary syndrome's course of BMI 26-32.
+        `followed`: False
         leaves out the labs the condition follows, which move toward their range over the weeks before the visit (a
         rising blood pressure), for a condition none of whose wrong diagnoses fits at the start."""
         for lab_range in ranges:
@@ -484,7 +485,10 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                 continue  # (no value of its own yet: drawn in the range at the visit)
             value = self.labs.target(lab_range.lab, self.day)
             kinetics = self.kb.labs[lab_range.lab].kinetics
-            room = kinetics.spread * abs(value) if kinetics is not None else 0.0
+            # (a followed lab's noise is the condition's design, its ranges drawn for it: a blood pressure's spread
+            # would close a 142-165 range)
+            followed_lab = lab_range.lab in self.labs.courses
+            room = kinetics.spread * abs(value) if kinetics is not None and not followed_lab else 0.0
             low, high = lab_range.range
             if not low + room <= value <= high - room:
                 return False
