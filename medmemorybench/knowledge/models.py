@@ -222,6 +222,19 @@ class PartOf(_Record):
     """Where the shares come from."""
 
 
+class LabGoal(_Record):
+    """A level a condition sets for a lab: once the condition is on record, a result is judged against it rather than
+    against the reference range of people without it (an HbA1c of 7.6 % in diabetes is above the 7.0 % aimed for,
+    not "above normal"; the seed-53 read)."""
+
+    conditions: list[str] = Field(min_length=1)
+    """Condition or history-condition keys that set it (the first goal of the lab that one of them names applies)."""
+    below: float
+    """The level treatment keeps the lab at or under."""
+    source: str
+    """The guideline that sets it."""
+
+
 class Lab(_Record):
     """A lab test or vital sign that can be measured and remembered."""
 
@@ -269,8 +282,18 @@ class Lab(_Record):
     grades: Grading | None = None
     """The words a finding uses for a value's grade (`{grade:<lab>}`: "severe", "moderately increased
     albuminuria (A2)"), where the lab has a graded reading."""
+    goals: list[LabGoal] = Field(default_factory=list)
+    """Levels conditions set for it, the most lenient first where one patient could have two (a past severe
+    hypoglycaemia's HbA1c under 8.0 % before diabetes' 7.0 %)."""
+    judged: bool = True
+    """False: no reference range a value is judged against (body weight, whose meaning is the BMI it gives and its
+    change; WHO); `reference` then only bounds the simulation."""
     source: str
     """Where the reference range comes from."""
+
+    def goal_for(self, conditions: set[str]) -> float | None:
+        """The level the first goal any of `conditions` sets (None: judged against the reference range)."""
+        return next((goal.below for goal in self.goals if conditions & set(goal.conditions)), None)
 
 
 class Grade(_Record):
@@ -1476,6 +1499,19 @@ class Complication(_Record):
         return self
 
 
+class AlarmFeatures(_Record):
+    """What on record makes an illness's uncomplicated course wrong for the patient (reflux with weight loss or
+    anaemia: urgent endoscopy, not a PPI course; the seed-53 read): the illness is then not caught as such."""
+
+    symptoms: list[str] = Field(default_factory=list)
+    """Symptom keys (the last part of a `SymptomFact.symptom`) told before, of any condition."""
+    weight_fall: float | None = None
+    """A fall of the weight on record by at least this share from the year's highest."""
+    labs_low: list[str] = Field(default_factory=list)
+    """Labs whose latest value is below the reference range."""
+    source: str
+
+
 class Illness(_Record):
     """An acute illness a patient may catch during the year (intercurrent.yaml): tried with self-care first, then
     treated with a short course chosen against every rule that binds the patient, then reviewed."""
@@ -1511,6 +1547,8 @@ class Illness(_Record):
     """What the course is for, in the patient's words ("to clear my chest infection")."""
     candidates: list[Candidate] = Field(min_length=2)
     """Drugs, most preferred first, each a course (a mapping gives this use's dose, regimen or course length)."""
+    alarm: AlarmFeatures | None = None
+    """Features on record that rule its course out (its finding says there are none)."""
     source: str
     """Guideline(s) followed."""
 

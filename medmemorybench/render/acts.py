@@ -166,10 +166,8 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "trend.up": ("lab", "since"),
     "trend.down": ("lab", "since"),
     "trend.same": ("lab", "since"),
-    "explain.high": ("lab_lay", "value", "low", "high", "unit"),
-    "explain.low": ("lab_lay", "value", "low", "high", "unit"),
-    "explain.normal": ("lab_lay", "value", "low", "high", "unit"),
-    **{f"explain.{status}_target": ("lab_lay", "value", "low", "high", "unit") for status in ("above", "below", "in")},
+    **{f"explain.{status}": ("lab_lay", "value", "low", "high", "unit", "place")
+       for status in ("high", "low", "normal", "above_target", "below_target", "in_target", "above_goal", "in_goal")},
     # --- the patient reacts, asks, raises what matters ----------------------------------------------------------
     "react.result": ("lab_lay", "value"),
     "ask.side_effects": ("drug",),
@@ -206,6 +204,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "safety.general": (),
     "next.visit": ("when", "in_days", "next_day", "next_weekday"),
     "next.tests": ("when", "in_days", "next_day", "next_weekday", "lab"),
+    "next.tests_again": ("when", "in_days", "next_day", "next_weekday", "lab"),
     "next.none": (),
     "backref.start": ("drug", "since"),
     "backref.start.settled": ("drug", "since"),

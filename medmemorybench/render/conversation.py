@@ -31,6 +31,7 @@ from medmemorybench.render.fields import (
     judged_range,
     lab_status,
     lab_with_unit,
+    range_place,
     text_of,
     trap_detail,
 )
@@ -162,6 +163,20 @@ def untrue_of(kb: KnowledgeBase, persona: Persona, lang: str) -> re.Pattern[str]
     topics += [topic for topic, makes_true in FAMILY_TALK.items() if not relations & set(makes_true)]
     return re.compile("|".join(UNTRUE_TALK[t][lang] for t in topics)) if topics else None
 
+
+
+def explanation(kb: KnowledgeBase, templates: Templates, fact: LabFact) -> tuple[Act, Act]:
+    """The patient's question about a result and the doctor's answer: the value against the range it is judged by
+    (a drug's target, a condition's goal, else the reference), placed where it sits in it (`range_place`: "79" is at
+    the top end of 60 to 79, never "right in the middle")."""
+    lab = kb.labs[fact.lab]
+    status = lab_status(kb, fact.lab, fact.value, fact.target, fact.goal)
+    unit = templates.unit(lab.unit)
+    low, high = judged_range(kb, fact.lab, fact.target, fact.goal)
+    slots = {"lab_lay": LayName(lab.lay), "value": lab_with_unit(kb, fact.lab, fact.value, unit),
+             "low": format_lab_value(kb, fact.lab, low), "high": format_lab_value(kb, fact.lab, high), "unit": unit,
+             "place": Word("place", range_place(fact.value, low, high))}
+    return Act("patient", "react.result", slots), Act("doctor", f"explain.{status}", slots)
 
 class SessionRenderer:
     """Renders the regular sessions of one care year, in order (back references need the earlier ones)."""
@@ -528,16 +543,9 @@ class SessionRenderer:
                           and f.status in ("confirmed", "complication", "acute")), None)
         if diagnosis is not None:
             return Act("patient", "ask.meaning"), Act("doctor", "answer.meaning", {"diagnosis": diagnosis.name})
-        if v.labs:
-            fact = rng.choice(v.labs)
-            lab = self.kb.labs[fact.lab]
-            status = lab_status(self.kb, fact.lab, fact.value, fact.target)
-            unit = self.templates.unit(lab.unit)
-            low, high = judged_range(self.kb, fact.lab, fact.target)
-            slots = {"lab_lay": LayName(lab.lay), "value": lab_with_unit(self.kb, fact.lab, fact.value, unit),
-                     "low": format_lab_value(self.kb, fact.lab, low),
-                     "high": format_lab_value(self.kb, fact.lab, high), "unit": unit}
-            return Act("patient", "react.result", slots), Act("doctor", f"explain.{status}", slots)
+        judged = [f for f in v.labs if self.kb.labs[f.lab].judged]  # (a weight has no range to explain it by)
+        if judged:
+            return explanation(self.kb, self.templates, rng.choice(judged))
         return None
 
     def _safety(self, v: VisitFacts, urgent: bool, rng: random.Random) -> list[Act]:
@@ -596,7 +604,11 @@ class SessionRenderer:
                                        "next_weekday": Day(upcoming.date, "weekday")}
         labs = [f for f in upcoming.facts if isinstance(f, LabFact) and self.kb.labs[f.lab].kind != "vital"]
         if upcoming.kind == "lab_check" and labs:
-            return [Act("doctor", "next.tests", {**slots, "lab": self.kb.labs[labs[0].lab].name})]
+            lab = labs[0].lab  # ("repeat" and "recheck" only of a lab measured before: the seed-53 read)
+            seen = any(isinstance(f, LabFact) and f.lab == lab for e in self.year.events if e.index <= event.index
+                       for f in e.facts)
+            key = "next.tests_again" if seen else "next.tests"
+            return [Act("doctor", key, {**slots, "lab": self.kb.labs[lab].name})]
         return [Act("doctor", "next.visit", slots)]
 
     def _backref(self, event: Event, rng: random.Random) -> list[Act]:

@@ -46,6 +46,7 @@ from medmemorybench.simulate.models import (
     TestFact,
     Trap,
 )
+from medmemorybench.simulate.prescribing import ladder_of
 from medmemorybench.simulate.safety import rule_text
 
 
@@ -214,8 +215,33 @@ class FactSlots:
 
     def status_key(self, fact: LabFact) -> str:
         """The status word a lab result is said with, its severity from the value (`status_word_key`)."""
-        status = lab_status(self.kb, fact.lab, fact.value, fact.target)
+        status = lab_status(self.kb, fact.lab, fact.value, fact.target, fact.goal)
         return status_word_key(self.kb, fact.lab, fact.value, status, self.treated(fact.lab))
+
+    def body_mass(self, fact: LabFact) -> float | None:
+        """The BMI a weight gives: the one measured with it, else the weight over the patient's height squared (None:
+        no height on record)."""
+        event = next((e for e in self.year.events if any(f is fact for f in e.facts)), None)
+        measured = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == "bmi"), None) if (
+            event is not None) else None
+        height = self.year.persona.height_cm
+        if measured is not None or height is None:
+            return measured
+        return round(fact.value / (height / 100) ** 2, self.kb.labs["bmi"].decimals)
+
+    def status_words(self, fact: LabFact, rng) -> str:  # noqa: ANN001
+        """What a result is said to be: its status against the range it is judged by, or, for a weight, which has
+        none, the BMI it gives and that BMI's WHO band ("a BMI of 28.6 kg/m², overweight")."""
+        key = self.status_key(fact)
+        if key != "unjudged":
+            return self.templates.word("status", key, rng)
+        bmi = self.body_mass(fact)
+        if bmi is None:
+            return self.templates.word("status", key, rng)
+        grades = self.kb.labs["bmi"].grades
+        return self.templates.realize("body.bmi", rng, {
+            "bmi": format_lab_value(self.kb, "bmi", bmi), "unit": self.templates.unit(self.kb.labs["bmi"].unit),
+            "grade": self.t(grades.text_of(bmi)) if grades is not None else ""})
 
     def t(self, text) -> str:  # noqa: ANN001
         return text_of(text, self.lang)
@@ -253,6 +279,9 @@ class FactSlots:
             return self.templates.realize("reason.adverse_effect_of", rng, {"cause": self.drug(cause)})
         if kind == "adverse_effect" and fact.action == "continue":  # (kept with the measures for it, not stopped)
             kind = "adverse_effect_kept"
+        top = max(ladder_of(self.kb, fact.drug, fact.release, fact.frequency).doses()) if kind == "titration" else None
+        if top is not None and fact.dose >= top:  # ("full strength" only of the top of the label's ladder: seed 53)
+            kind = "titration_full"
         return self.templates.word("reason", kind, rng)
 
     def trap_reason(self, category: str, rng, rules: list[str]) -> str:  # noqa: ANN001
@@ -277,7 +306,7 @@ class FactSlots:
             return {"lab": t(lab.name), "lab_lay": self.templates.lay(t(lab.lay)),
                     "value": format_lab_value(kb, fact.lab, fact.value),
                     "unit": self.templates.unit(fact.unit),
-                    "status": word("status", self.status_key(fact), rng)}
+                    "status": self.status_words(fact, rng)}
         if isinstance(fact, DiagnosisFact):
             lay = t(kb.conditions[self.year.persona.condition].lay) if fact.status == "confirmed" else t(fact.name)
             return {"diagnosis": t(fact.name), "diagnosis_lay": lay}

@@ -23,7 +23,7 @@ from medmemorybench.simulate.models import (
 )
 
 __all__ = ["budget_text", "dose_with_unit", "format_lab_value", "format_number", "full_date", "judged_range",
-           "lab_status", "lab_with_unit", "spoken_date", "text_of", "trap_detail", "with_unit"]
+           "lab_status", "lab_with_unit", "range_place", "spoken_date", "text_of", "trap_detail", "with_unit"]
 
 
 def text_of(text: Text, language: str) -> str:
@@ -43,18 +43,45 @@ def dose_with_unit(dose: float, unit: str) -> str:
     return with_unit(format_number(dose), unit)
 
 
-def judged_range(kb: KnowledgeBase, lab: str, target: tuple[float, float] | None = None) -> tuple[float, float]:
-    """The range a result is compared against: the target a drug sets (`LabFact.target`), else the reference."""
-    return target if target is not None else kb.labs[lab].reference
+def judged_range(kb: KnowledgeBase, lab: str, target: tuple[float, float] | None = None,
+                 goal: float | None = None) -> tuple[float, float]:
+    """The range a result is compared against: the target a drug sets (`LabFact.target`), else up to the goal a
+    condition on record sets (`LabFact.goal`: HbA1c under 7.0 % in diabetes), else the reference."""
+    if target is not None:
+        return target
+    low, high = kb.labs[lab].reference
+    return (low, goal) if goal is not None else (low, high)
 
 
-def lab_status(kb: KnowledgeBase, lab: str, value: float, target: tuple[float, float] | None = None) -> str:
+def lab_status(kb: KnowledgeBase, lab: str, value: float, target: tuple[float, float] | None = None,
+               goal: float | None = None) -> str:
     """'high', 'low' or 'normal' against the lab's reference range; 'above_target', 'below_target' or 'in_target'
-    against the range a drug the patient takes holds it in (an INR of 2.6 on warfarin is on target, not high)."""
+    against the range a drug the patient takes holds it in (an INR of 2.6 on warfarin is on target, not high);
+    'above_goal' or 'in_goal' against the level a condition on record sets (an HbA1c of 7.6 % in diabetes is above
+    the 7.0 % aimed for, not "above normal"); 'unjudged' for a lab with no range (body weight)."""
+    if not kb.labs[lab].judged:
+        return "unjudged"
+    if target is None and goal is not None:
+        return "above_goal" if value > goal else "in_goal"
     low, high = judged_range(kb, lab, target)
     if target is not None:
         return "above_target" if value > high else "below_target" if value < low else "in_target"
     return "high" if value > high else "low" if value < low else "normal"
+
+
+EDGE, MIDDLE = 0.10, 0.25
+"""Where in its range a value sits, as a share of the range's width from its nearer end: within `EDGE` it is at that
+end ("79 is at the top end of 60 to 79", never "right in the middle"); from `MIDDLE` on, in the middle."""
+
+
+def range_place(value: float, low: float, high: float) -> str:
+    """'low_end', 'top_end', 'middle' or 'inside': the words a value inside [low, high] may be placed with."""
+    share = (value - low) / (high - low) if high > low else 0.5
+    if share < EDGE:
+        return "low_end"
+    if share > 1 - EDGE:
+        return "top_end"
+    return "middle" if MIDDLE <= share <= 1 - MIDDLE else "inside"
 
 
 SLIGHT = 0.10

@@ -42,7 +42,7 @@ from medmemorybench.render.grammar import (
 from medmemorybench.simulate.models import TRAP_CATEGORIES
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-FRAGMENTS = ("trap_reason.", "reason.", "aid.")
+FRAGMENTS = ("trap_reason.", "reason.", "aid.", "body.")
 """Intents and acts said inside another sentence (no capital, no tidying of their own)."""
 MIN_VARIANTS = 5
 """Variants (lines) each fact intent needs."""
@@ -107,6 +107,7 @@ PLACEHOLDERS: dict[str, set[str]] = {
     **{f"trap_reason.{category}": {"detail"} for category in TRAP_CATEGORIES},
     "trap_reason.medication_history_for": {"detail", "condition"},
     "reason.adverse_effect_of": {"cause"},
+    "body.bmi": {"bmi", "unit", "grade"},
     "family.open": {"relative", "name", "age", "condition"},
     "family.drug": {"relative", "drug", "dose", "unit", "frequency"},
     "family.lab": {"relative", "lab", "value", "unit"},
@@ -169,10 +170,10 @@ stated verbatim in every expansion (a value and its unit side by side, the drug'
 
 WORD_TABLES = ("frequency", "status", "reason", "toxicity", "release", "joiner", "form", "next", "interval",
                "relation", "pronoun", "pronoun_obj", "pronoun_pos", "month", "weekday", "date", "in_days", "address",
-               "lay_articles")
+               "lay_articles", "place")
 """Word tables a template file holds besides its phrasings (`words.frequency.once_daily`, ...); how a unit is said
 is the knowledge base's (units.yaml), shared with the findings the simulator fills."""
-EXPANDABLE_WORDS = ("status", "reason", "next")
+EXPANDABLE_WORDS = ("status", "reason", "next", "place")
 """Word tables whose entries may hold `[a|b]` choices (none of them reaches a gold answer: frequencies, which do,
 stay fixed)."""
 

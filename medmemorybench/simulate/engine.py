@@ -18,7 +18,7 @@ from functools import partial
 
 from medmemorybench.errors import InputError
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, Complication, Condition, Lab
+from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, Complication, Condition, Lab, LabRange
 from medmemorybench.simulate.body import BodyLabModel
 from medmemorybench.simulate.findings import DrawnValues, StatedFindings
 from medmemorybench.simulate.formulas import RELATED, convert
@@ -174,7 +174,9 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         self.placed_phase = 0
         self.day, self.phase = 0, 1
         self.next_day: int | None = None
-        self.misdiagnosis = self.rng.choice(condition.misdiagnoses)
+        fitting = ([m for m in condition.misdiagnoses if self.fits_own_values(m.findings)]
+                   or [m for m in condition.misdiagnoses if self.fits_own_values(m.findings, followed=False)])
+        self.misdiagnosis = self.rng.choice(fitting or condition.misdiagnoses)
         self.drawn = DrawnValues(rngs["findings"], patient.sex == "female")
         self.complication: Complication | None = None
         self.adverse: tuple[str, AdverseEffect] | None = None
@@ -505,6 +507,29 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         self.state.done |= {"habit_stop", *drugs}
         return [AdviceFact(advice=stop.advice)]
 
+    def fits_own_values(self, ranges: list[LabRange], followed: bool = True) -> bool:
+        """Whether the values the patient already has (a BMI from their body, a lab the condition follows) lie in the
+        ranges a wrong diagnosis' findings need (an unfollowed one, one measurement's noise inside): no "obesity" at a
+        BMI of 28.6 (WHO: obesity from 30; the seed-53 read), nor in polycystic ovary syndrome's course of BMI 26-32.
+        `followed`: False
+        leaves out the labs the condition follows, which move toward their range over the weeks before the visit (a
+        rising blood pressure), for a condition none of whose wrong diagnoses fits at the start."""
+        for lab_range in ranges:
+            own = {*(self.labs.courses if followed else ()), *self.labs.baselines, self.labs.derived,
+                   getattr(self.labs, "body_derived", "")}
+            if lab_range.lab not in own:
+                continue  # (no value of its own yet: drawn in the range at the visit)
+            value = self.labs.target(lab_range.lab, self.day)
+            kinetics = self.kb.labs[lab_range.lab].kinetics
+            # (a followed lab's noise is the condition's design, its ranges drawn for it: a blood pressure's spread
+            # would close a 142-165 range)
+            followed_lab = lab_range.lab in self.labs.courses
+            room = kinetics.spread * abs(value) if kinetics is not None and not followed_lab else 0.0
+            low, high = lab_range.range
+            if not low + room <= value <= high - room:
+                return False
+        return True
+
     def lab_spec(self, key: str) -> Lab:
         return self.kb.labs[key]
 
@@ -528,7 +553,9 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
             values[derived] = round(value, spec.decimals) if spec.decimals else float(round(value))
         if "egfr" in values:
             self.patient.egfr = values["egfr"]
-        return [LabFact(lab=lab, value=value, unit=self.kb.labs[lab].unit, target=self.target_range(lab))
+        conditions = self.conditions_on_record([])
+        return [LabFact(lab=lab, value=value, unit=self.kb.labs[lab].unit, target=(target := self.target_range(lab)),
+                        goal=self.kb.labs[lab].goal_for(conditions) if target is None else None)
                 for lab, value in values.items()]
 
     def target_range(self, lab: str) -> tuple[float, float] | None:

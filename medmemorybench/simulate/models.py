@@ -79,6 +79,9 @@ class LabFact(_Record):
     target: tuple[float, float] | None = None
     """The range the result is judged against where a drug the patient takes sets one (INR 2-3 on warfarin,
     lithium 0.4-1.0 mmol/L); None: the lab's reference range."""
+    goal: float | None = None
+    """The level a condition on record sets for it, where no drug sets a range (`Lab.goals`: HbA1c under 7.0 % in
+    diabetes): the result is judged against it, not the reference range."""
 
 
 class DiagnosisFact(_Record):

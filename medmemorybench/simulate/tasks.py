@@ -1003,6 +1003,8 @@ class ClinicalTasks:
         rx = choose_for_step(self.kb, illness.step, self.refresh_patient())
         if rx is None:
             return False  # (nothing the rules allow any longer: the episode ends with its self-care)
+        if illness.alarm is not None and self.alarm_on_record(illness.alarm):
+            return False  # (an alarm feature came on record since: no "no alarm features" course; seed-53 read)
         if not self.traps_told(rx.avoided):
             return None
         rx = replace(rx, step=None)  # a course for an illness is no step of the condition's care

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, CareStep, Complication, Indication, Stressor
+from medmemorybench.knowledge.models import (
+    DOSES_PER_DAY,
+    AdverseEffect,
+    AlarmFeatures,
+    CareStep,
+    Complication,
+    Indication,
+    Stressor,
+)
 from medmemorybench.simulate.labs import StepEffect
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -127,6 +135,9 @@ class StoryActions:
         return event
 
     def _misdiagnosis(self, item: StoryItem) -> Event:
+        fitting = [m for m in self.condition.misdiagnoses if self.fits_own_values(m.findings)]
+        if self.misdiagnosis not in fitting and fitting:  # (its values moved since the year began: a BMI now under 30)
+            self.misdiagnosis = fitting[0]
         mis = self.misdiagnosis
         for finding in mis.findings:
             if finding.lab not in self.labs.courses and finding.lab not in self.labs.baselines:
@@ -670,8 +681,23 @@ class StoryActions:
         drug has been told (the doctor can only avoid what they know of)."""
         if any(t.kind in ("illness_treat", "illness_review") for t in self.state.tasks):
             return False  # (one acute illness at a time)
+        alarm = self.kb.illnesses[item.arg].alarm
+        if alarm is not None and self.alarm_on_record(alarm):
+            return False  # (its "no alarm features" would be untrue: the guideline's path is an endoscopy)
         rx = choose_for_step(self.kb, self.kb.illnesses[item.arg].step, self.refresh_patient())
         return rx is not None and self.traps_told(rx.avoided)
+
+    def alarm_on_record(self, alarm: AlarmFeatures) -> bool:
+        """Whether an alarm feature is on record: a symptom of it told, the weight fallen by its share from the year's
+        highest, or a lab's latest value below its reference range."""
+        told = {f.symptom.rpartition(".")[2] for e in self.events for f in e.facts if isinstance(f, SymptomFact)}
+        if told & set(alarm.symptoms):
+            return True
+        weights = [f.value for e in self.events for f in e.facts if isinstance(f, LabFact) and f.lab == "weight"]
+        if alarm.weight_fall is not None and weights and weights[-1] <= max(weights) * (1 - alarm.weight_fall):
+            return True
+        return any((seen := self.latest_value(lab)) is not None and seen[1] < self.kb.labs[lab].reference[0]
+                   for lab in alarm.labs_low)
 
     def _intercurrent(self, item: StoryItem) -> Event:
         """An acute illness begins: its symptoms, and the self-care to try first (the course comes at the next

@@ -32,6 +32,7 @@ from medmemorybench.simulate.models import (
     SettingFact,
     StressorFact,
     SymptomFact,
+    TestFact,
 )
 from tests.simulate.clinical import days_between, fail
 
@@ -258,12 +259,43 @@ def draw_violations(kb: KnowledgeBase, year: CareYear, said: list[Said]) -> list
                 early = [t for t in texts if re.search(TAKEN_BEFORE[lang], t)]
                 if early:
                     out.append(fail("draw_said_on_its_day", year, event, f"{act.key}: {early[0]!r}"))
-        elif act.key == "next.tests":
+        elif act.key.startswith("next.tests"):
             booked = act.slots["next_day"].iso
             visit = next((e for e in year.events if e.date == booked), None)
             lab = next(key for key, spec in kb.labs.items() if spec.name == act.slots["lab"])
             if visit is None or not any(isinstance(f, LabFact) and f.lab == lab for f in visit.facts):
                 out.append(fail("draw_said_on_its_day", year, event, f"{lab} booked for {booked}, not measured then"))
+    return out
+
+
+# --- repeat_after_a_first ----------------------------------------------------------------------------------------
+
+REPEAT_WORDS = {"en": r"\b(?:repeat|recheck|again|another)\b", "zh": r"再查|复查"}
+"""Words that say a test was done before."""
+
+
+def repeat_violations(kb: KnowledgeBase, year: CareYear, said: list[Said]) -> list[str]:
+    """[repeat_after_a_first] a booked test is "repeated" or "rechecked" only when that lab is on record already (the
+    seed-53 read: "Let's repeat the eGFR in a few days" with no eGFR before), and no test's name claims samples
+    before the first (a first UACR "repeated on 2 of 3 samples over 3-6 months")."""
+    out = []
+    for item in said:
+        if not item.act.key.startswith("next.tests"):
+            continue
+        lab = next(key for key, spec in kb.labs.items() if spec.name == item.act.slots["lab"])
+        seen = any(isinstance(f, LabFact) and f.lab == lab for e in year.events if e.index <= item.event.index
+                   for f in e.facts)
+        for lang, texts in item.texts.items():
+            again = [t for t in texts if re.search(REPEAT_WORDS[lang], t)]
+            if again and not seen:
+                out.append(fail("repeat_after_a_first", year, item.event, f"{lab}: {again[0]!r}, none on record"))
+    named: set[str] = set()
+    for event in year.events:
+        for fact in event.facts:
+            if isinstance(fact, TestFact):
+                if re.search(r"\brepeated on\b", fact.name.en) and fact.name.en not in named:
+                    out.append(fail("repeat_after_a_first", year, event, f"first {fact.name.en!r}"))
+                named.add(fact.name.en)
     return out
 
 

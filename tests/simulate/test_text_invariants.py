@@ -22,6 +22,7 @@ from medmemorybench.simulate.models import (
     MedicationFact,
     StressorFact,
     SymptomFact,
+    TestFact,
 )
 from tests.simulate.clinical import check
 from tests.simulate.said_check import (
@@ -30,6 +31,7 @@ from tests.simulate.said_check import (
     credit_violations,
     draw_violations,
     onset_violations,
+    repeat_violations,
     said_acts,
     stable_violations,
 )
@@ -384,6 +386,26 @@ def test_blood_draw_said_on_its_day_catches_last_week(kb, years):
     booked = Said(booked.event, Act("doctor", "next.tests", {"next_day": Day(year.events[1].date),
                                                             "lab": kb.labs[lab].name}), {})
     assert "not measured then" in draw_violations(kb, year, [booked])[0]
+
+
+def test_repeat_after_a_first(kb, years, said):
+    check([f for year, acts in zip(years, said, strict=True) for f in repeat_violations(kb, year, acts)])
+
+
+def test_repeat_after_a_first_catches_a_first_egfr_repeated_and_a_first_uacr_named_repeated(kb, years):
+    """The seed-53 read: "Let's repeat the eGFR in a few days" with none on record (P0007 S013); a first UACR
+    "repeated on 2 of 3 samples over 3-6 months" (P0009 S025)."""
+    year = years[0]
+    first = next(e for e in year.events if any(isinstance(f, LabFact) and f.lab == "egfr" for f in e.facts))
+    before = next(e for e in year.events if e.index == first.index - 1)
+    crafted = Said(before, Act("doctor", "next.tests", {"next_day": Day(first.date), "lab": kb.labs["egfr"].name}),
+                   {"en": ["Let's repeat the eGFR in a few days."]})
+    named = TestFact(test="uacr_repeat", finding=Text(en="UACR 52 mg/g", zh="x"), name=Text(
+        en="urine albumin-to-creatinine ratio, repeated on 2 of 3 samples over 3-6 months", zh="x"))
+    failures = repeat_violations(kb, _with_facts(year, named), [crafted])
+    assert len(failures) == 2 and all(f.startswith("[repeat_after_a_first]") for f in failures), failures
+    said_right = Said(before, crafted.act, {"en": ["We'll check your eGFR in a few days."]})
+    assert not repeat_violations(kb, year, [said_right])
 
 
 def test_onset_before_its_visit(kb, years, said):
