@@ -127,11 +127,12 @@ their home (`housemate`: no "I'll write it on the fridge for Anthony to see" fro
 VISIT_TALK = {
     "last_visit": {"en": r"\{last_seen\}|\{gap\}", "zh": r"\{last_seen\}|\{gap\}"},
     "a_while": {"en": r"been a while, so", "zh": r"有段时间没来了"},
-    "medicines": {"en": r"[Aa]longside the medicines", "zh": r"除了吃药"},
+    "medicines": {"en": r"(?:[Aa]longside|[Bb]esides) the medicines", "zh": r"除了吃药"},
 }
 """Talk that presupposes something of the visit (the seed-61 read): a last visit to speak of ("Last time was 3
 January", said at the first one, on 3 January), a real gap since it ("It's been a while", two days after it:
-`A_WHILE_DAYS`), a medicine taken or given ("Alongside the medicines, there's something else", with none on record)."""
+`A_WHILE_DAYS`), a medicine taken or given ("Alongside the medicines, there's something else", with none on record;
+"Besides the medicines, what can I do myself?")."""
 A_WHILE_DAYS = 28
 """Days since the last visit before a patient says "it's been a while"."""
 FAMILY_TALK = {"wife": ("wife",), "husband": ("husband",), "spouse": ("wife", "husband"), "daughter": ("daughter",),
