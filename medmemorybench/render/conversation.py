@@ -267,7 +267,7 @@ class SessionRenderer:
         beats.append(body or [Act("doctor", "plan.none")])
         question = self._patient_question(event, v, urgent, rng)
         safety = self._safety(v, urgent, rng)
-        if question is not None:
+        if question is not None and answer is None:  # (the self-harm exchange takes the question's two turns)
             beats.append([question[0]])
             beats.append([question[1], *safety])
             safety = []

@@ -15,7 +15,7 @@ from medmemorybench.knowledge.models import Text
 from medmemorybench.render.acts import Act
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.templates import load_templates
-from medmemorybench.simulate.models import AdviceFact, AllergyFact, CareYear, DiagnosisFact, Relative, StressorFact
+from medmemorybench.simulate.models import AdviceFact, AllergyFact, CareYear, DiagnosisFact, StressorFact
 from tests.simulate.clinical import check
 from tests.simulate.presupposed_check import (
     copay_violations,
@@ -107,7 +107,7 @@ def test_children_plural_true(kb, years, said):
 def test_children_plural_true_catches_the_kids_of_one_son(kb, years):
     """P0009 S036, S074: "I'll tell the kids what you said" with one son, Mark, 27, in the family table."""
     year = years[0]
-    son = Relative(relation="son", name=Text(en="Mark", zh="马克"), sex="male", age=27, conditions=[], drugs=[])
+    son = year.persona.family[0].model_copy(update={"relation": "son", "name": Text(en="Mark", zh="马克"), "age": 27})
     one = year.model_copy(update={"persona": year.persona.model_copy(update={"family": [son]})})
     event = one.events[-1]
     said = [_said(event, "I'll tell the kids what you said about my blood sugar; they always ask."),
