@@ -1022,6 +1022,9 @@ class EconomicProfile(_Record):
     """Ages of a patient in this situation (a US pensioner on Medicare is 65+; a gig worker is of working age)."""
     requires: list[OccupationTrait] = Field(default_factory=list)
     """Traits the patient's occupation must have for the text to be true of them (a fixed pension: `retired`)."""
+    insured: bool = True
+    """Whether the patient has health insurance (False: "no health insurance", so no talk of co-pays:
+    `Stressor.insured`)."""
     source: str
     """Where the figures come from."""
 
@@ -1549,6 +1552,9 @@ class Illness(_Record):
     """Drugs, most preferred first, each a course (a mapping gives this use's dose, regimen or course length)."""
     alarm: AlarmFeatures | None = None
     """Features on record that rule its course out (its finding says there are none)."""
+    recurrent: bool = False
+    """A long-term or relapsing illness (episodic migraine, perennial rhinitis, reflux disease): its diagnosis is said
+    as one that comes back, never as "a short-lived illness" that "should clear" (the seed-61 read)."""
     source: str
     """Guideline(s) followed."""
 
@@ -1587,6 +1593,9 @@ class Stressor(_Record):
     after_admission: bool = False
     """Said only once a hospital admission is on record ("after the last admission I panic every time my ankles
     swell": the seed-53 read heard it seven weeks before the first admission)."""
+    insured: bool = False
+    """Said only by a patient with health insurance ("the co-pays are eating my savings": one without pays full price,
+    the seed-61 read; `EconomicProfile.insured`)."""
     age: tuple[int, int] = (18, 100)
     """Ages of a patient it is true of ("I had to retire early": before the pension age)."""
 

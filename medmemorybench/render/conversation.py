@@ -113,7 +113,8 @@ UNTRUE_TALK = {
     "spouse": {"en": r"\b[Pp]artner\b", "zh": r"爱人(?!的(?:母亲|父亲))|对象|老伴"},  # (an in-law outlives a marriage)
     "daughter": {"en": r"\b[Dd]aughter", "zh": r"闺女|女儿"},
     "son": {"en": r"\b[Ss]on\b|\b[Ss]on's\b", "zh": r"儿子"},
-    "children": {"en": r"\b(?:[Kk]ids|[Cc]hildren)\b", "zh": r"孩子"},
+    "child": {"en": r"\b(?:[Mm]y|[Oo]ur) (?:child|kid)\b", "zh": r"孩子"},
+    "children": {"en": r"\b(?:[Kk]ids|[Cc]hildren)\b", "zh": r"孩子们|几个孩子|俩孩子|孩子都"},
     "boss": {"en": r"\bboss\b", "zh": r"老板|领导"},
     "shifts": {"en": r"\b(?:my|your|a|night|early|late|long) shifts?\b|shift work", "zh": r"倒班|换班|调班|夜班|轮班"},
     "helper": {"en": r"\{helper", "zh": r"\{helper"},
@@ -125,9 +126,23 @@ by a farmer or a restaurant owner: the seed-53 read) and shifts (not where the j
 have (a husband for a man whose family has a wife, a partner for one who lives alone, a daughter where there is none:
 the seed-19 and seed-23 reads), and a relative who does something for them where none is able (`helper`) or shares
 their home (`housemate`: no "I'll write it on the fridge for Anthony to see" from one who lives alone)."""
+VISIT_TALK = {
+    "last_visit": {"en": r"\{last_seen\}|\{gap\}", "zh": r"\{last_seen\}|\{gap\}"},
+    "a_while": {"en": r"been a while, so", "zh": r"有段时间没来了"},
+    "medicines": {"en": r"(?:[Aa]longside|[Bb]esides) the medicines", "zh": r"除了吃药"},
+}
+"""Talk that presupposes something of the visit (the seed-61 read): a last visit to speak of ("Last time was 3
+January", said at the first one, on 3 January), a real gap since it ("It's been a while", two days after it:
+`A_WHILE_DAYS`), a medicine taken or given ("Alongside the medicines, there's something else", with none on record;
+"Besides the medicines, what can I do myself?")."""
+A_WHILE_DAYS = 28
+"""Days since the last visit before a patient says "it's been a while"."""
 FAMILY_TALK = {"wife": ("wife",), "husband": ("husband",), "spouse": ("wife", "husband"), "daughter": ("daughter",),
-               "son": ("son",), "children": ("son", "daughter")}
+               "son": ("son",), "child": ("son", "daughter"), "children": ("son", "daughter")}
 """Family talk and the relations (any one of them) that make it true."""
+FAMILY_TALK_AT_LEAST = {"children": 2}
+"""Family talk in the plural and how many relatives of its relations it needs (the seed-61 read: "I'll tell the kids"
+from a patient with one son; one relative makes the rest true)."""
 
 
 def able_relatives(kb: KnowledgeBase, persona: Persona) -> list[Relative]:
@@ -159,8 +174,8 @@ def untrue_of(kb: KnowledgeBase, persona: Persona, lang: str) -> re.Pattern[str]
     if any(t.category == "medication_preference" and "injection" in kb.preferences[t.option].excludes_forms
            for t in persona.traps):
         topics.append("needles")
-    relations = {r.relation for r in persona.family}
-    topics += [topic for topic, makes_true in FAMILY_TALK.items() if not relations & set(makes_true)]
+    topics += [topic for topic, makes_true in FAMILY_TALK.items()
+               if sum(r.relation in makes_true for r in persona.family) < FAMILY_TALK_AT_LEAST.get(topic, 1)]
     return re.compile("|".join(UNTRUE_TALK[t][lang] for t in topics)) if topics else None
 
 
@@ -195,6 +210,9 @@ class SessionRenderer:
         """Patient turns and the stock-filler ones among them (what the variety report counts)."""
         self.untrue = untrue_of(kb, year.persona, self.lang)
         """Phrasings not said in this year: what is untrue of this patient (`untrue_of`)."""
+        self.untrue_now = self.untrue
+        """Phrasings not said at the visit being said: the year's and the visit's own (`untrue_at`)."""
+        self._untrue_cache: dict[tuple[str, ...], re.Pattern[str] | None] = {}
         persona = year.persona
         occupation = next((o for o in kb.people.occupations if o.key == persona.occupation_key), None)
         self.retired = occupation is not None and "retired" in occupation.traits
@@ -256,11 +274,16 @@ class SessionRenderer:
         raise_acts = self._raise(v, rng)
         if raise_acts:
             beats[-1] = [*beats[-1], raise_acts[0]]
-        body = doctor_acks + findings + ([raise_acts[1]] if raise_acts else []) + decisions
+        body = doctor_acks + findings + ([raise_acts[1]] if raise_acts else [])
+        answer = self._self_harm_asked(v)
+        if answer is not None:  # (the question and the answer, before the advice that says it was asked)
+            beats += [[*body, Act("doctor", "hx.self_harm")], [Act("patient", answer)]]
+            body = []
+        body += decisions
         beats.append(body or [Act("doctor", "plan.none")])
         question = self._patient_question(event, v, urgent, rng)
         safety = self._safety(v, urgent, rng)
-        if question is not None:
+        if question is not None and answer is None:  # (the self-harm exchange takes the question's two turns)
             beats.append([question[0]])
             beats.append([question[1], *safety])
             safety = []
@@ -272,6 +295,35 @@ class SessionRenderer:
         beats.append([*safety, *self._next(event, rng), *looking_back,
                       *([Act("doctor", "bye.doctor", filler=True)] if goodbye or not safety else [])])
         return beats
+
+    def untrue_at(self, event: Event) -> re.Pattern[str] | None:
+        """The phrasings untrue of this patient (`untrue_of`) or of this visit (`VISIT_TALK`): no last visit at the
+        first, no "a while" within `A_WHILE_DAYS` of the last, no "alongside the medicines" with none taken or given."""
+        topics = []
+        if event.index < 2:
+            topics += ["last_visit", "a_while"]
+        elif (date.fromisoformat(event.date) - date.fromisoformat(self.year.events[event.index - 2].date)).days \
+                < A_WHILE_DAYS:
+            topics.append("a_while")
+        if not self.ctx.current(event.date) and not any(isinstance(f, MedicationFact) and f.action != "stop"
+                                                        for f in event.facts):
+            topics.append("medicines")
+        key = tuple(topics)
+        if key not in self._untrue_cache:  # (one pattern object per kind of visit: the templates keep what it leaves)
+            parts = [self.untrue.pattern] if self.untrue is not None else []
+            parts += [VISIT_TALK[t][self.lang] for t in topics]
+            self._untrue_cache[key] = re.compile("|".join(parts)) if parts else None
+        return self._untrue_cache[key]
+
+    def _self_harm_asked(self, v: VisitFacts) -> str | None:
+        """The patient's answer to the self-harm question where the visit's advice says it was asked (a positive mood
+        screen's safety net, patient_rules.yaml `mood_screen`: the seed-61 read found "I also asked you about thoughts
+        of harming yourself" with no such question): a plain no, or, where such thoughts were told before, not now."""
+        rule = self.kb.mood_screen
+        advice = {f.advice for f in v.decisions if isinstance(f, AdviceFact)}
+        if rule is None or not advice & {rule.safety_net_advice, rule.crisis_advice}:
+            return None
+        return "ans.self_harm.before" if rule.crisis_advice in advice else "ans.self_harm"
 
     def _needle_known(self, event: Event) -> bool:
         """Whether the patient's fainting needle phobia is on record by this visit (told before or at it)."""
@@ -671,7 +723,9 @@ class SessionRenderer:
         """What every act of the visit may say: how the doctor addresses the patient, their job, the day (and a
         weekday two or three days either side of it, for an onset or a start), a relative (drawn per visit,
         language-free) the visit may mention in passing, one able to help and one who shares the home, and what holds
-        all year: how they keep to their tablets, their meals and their day."""
+        all year: how they keep to their tablets, their meals and their day. It opens the visit: what its acts may not
+        say is the visit's from here (`untrue_at`)."""
+        self.untrue_now = self.untrue_at(event)
         name = text_of(self.persona.name, self.lang)
         order = self.templates.word("address", "order")
         given, surname = (name.split(" ", 1) + [""])[:2] if order == "given_first" else (name[1:], name[:1])
@@ -707,7 +761,7 @@ class SessionRenderer:
             slots = {"detail": trap_detail(self.kb, self.traps[act.key.partition(".")[2]], self.lang)}
         else:
             slots = {k: self._value(v, k) for k, v in act.slots.items()}
-        return self.templates.realize(act.key, rng, {**session, **slots}, used, avoid=self.untrue)
+        return self.templates.realize(act.key, rng, {**session, **slots}, used, avoid=self.untrue_now)
 
     def phrase(self, act: Act, rng: random.Random, session: dict[str, str]) -> str:
         """One act of a visit's plan said on its own, drawn with `rng`, with the visit's `session_slots` (what a check

@@ -149,6 +149,9 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
     if isinstance(fact, LabFact):
         return [one("doctor", "fact.lab")]
     if isinstance(fact, DiagnosisFact):
+        # (an intercurrent illness that comes back, perennial rhinitis or migraine, is not "a short-lived illness")
+        if fact.status == "acute" and any(i.recurrent and i.icd11 == fact.icd11 for i in kb.illnesses.values()):
+            return [one("doctor", "fact.diagnosis.recurrent")]
         return [one("doctor", f"fact.diagnosis.{fact.status}")]
     if isinstance(fact, TestFact):
         return [one("doctor", "fact.test")]

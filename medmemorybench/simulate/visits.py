@@ -568,9 +568,12 @@ class StoryActions:
         """The condition's strains that can be true of this patient: the job's traits, family they have ("my
         partner has dementia" only with a spouse) and have not ("my marriage ended" only without one, living alone),
         and a hospital stay on record ("after the last admission ...": `Stressor.after_admission`), and their age ("I
-        had to retire early" before the pension age)."""
+        had to retire early" before the pension age), and insurance where the text speaks of co-pays
+        (`Stressor.insured`)."""
         admitted = any(isinstance(f, SettingFact) and f.setting == "admission" for e in self.events for f in e.facts)
-        return [s for s in self.condition.stressors if set(s.requires) <= self.traits
+        economic = self.traps.get("lifestyle_economic")
+        insured = economic is None or self.kb.economic_profiles[economic.option].insured
+        return [s for s in self.condition.stressors if set(s.requires) <= self.traits and (insured or not s.insured)
                 and not set(s.excludes) & self.traits and (not s.family or self.relations & set(s.family))
                 and not self.relations & set(s.without_family) and (self.lives_alone or not s.lives_alone)
                 and (admitted or not s.after_admission) and s.age[0] <= self.patient.age <= s.age[1]]
@@ -742,7 +745,9 @@ class StoryActions:
             trap = self.traps["allergy"]
             told = trap.fact
             assert isinstance(told, AllergyFact)
-            others = [r for r in self.kb.allergy_groups[told.group].reactions if r != told.reaction]
+            # (by its words: the knowledge base's reactions are `ToldText`s, never equal to the `Text` told, and the
+            # seed-61 read heard "it wasn't a blotchy rash ...; it was a blotchy rash ...")
+            others = [r for r in self.kb.allergy_groups[told.group].reactions if r.en != told.reaction.en]
             if not others:
                 return None
             fact = AllergyFact(group=told.group, agent=told.agent, reaction=self.rng.choice(others),

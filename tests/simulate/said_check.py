@@ -75,21 +75,26 @@ def could_say(templates: Templates, key: str) -> str:
 
 
 _MATTERS: dict[tuple, bool] = {}
-"""(act key, templates ...) -> whether the act can say what a check judges (`could_matter`), read once per run."""
+"""(act key, judge, templates ...) -> whether the act can say what a check judges (`could_matter`), read once per
+run."""
 
 
 def said_acts(kb: KnowledgeBase, year: CareYear, templates: dict[str, Templates],
-              wanted: Callable[[str], bool] = lambda key: key.startswith(CHECKED_ACTS)) -> list[Said]:
-    """Every `wanted` act of the year's plans that can say what the checks judge (`could_matter`), with its wordings
-    in each language (the plan is language-free: it is made once, and said by each language's renderer)."""
+              wanted: Callable[[str], bool] = lambda key: key.startswith(CHECKED_ACTS),
+              judged: Callable[[str, str, str], bool] | None = None) -> list[Said]:
+    """Every `wanted` act of the year's plans that can say what the checks judge (`judged`, by default `could_matter`:
+    language, key, what it can say), with its wordings in each language (the plan is language-free: it is made once,
+    and said by each language's renderer)."""
+    judged = judged or could_matter
     renderers = {lang: SessionRenderer(kb, t, year) for lang, t in templates.items()}
     planner = next(iter(renderers.values()))
 
     def matters(key: str) -> bool:
-        if (key, *map(id, templates.values())) not in _MATTERS:
-            _MATTERS[(key, *map(id, templates.values()))] = any(
-                key not in t.parsed or could_matter(lang, key, could_say(t, key)) for lang, t in templates.items())
-        return _MATTERS[(key, *map(id, templates.values()))]
+        cached = (key, judged, *map(id, templates.values()))
+        if cached not in _MATTERS:
+            _MATTERS[cached] = any(
+                key not in t.parsed or judged(lang, key, could_say(t, key)) for lang, t in templates.items())
+        return _MATTERS[cached]
 
     out = []
     for event in year.events:
