@@ -54,6 +54,10 @@ REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
 """Longest lapse in adherence a patient admits to."""
+HARM_SHOWN_RESPONSES = 2
+"""Response times of its lab a serious harm has been under way when it is told (`_harm_onset`): a lab closes 63 % of
+the gap to a new value in half a response time (`labs.time_constant`), so 86 % in one and 98 % in two, past the
+confirming value the harm's push settles beyond (`LabModel.harm_delta`: one measurement's CV past it)."""
 ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 0.8,
                                     "medication_review": 1.2}
 ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 0.6, "medication_review": 0.8, "lab_check": 1.1, "lifestyle": 1.5,
@@ -423,7 +427,7 @@ class StoryActions:
         if not effect.is_serious or effect.lab is None or effect.lab_delta is None \
                 or self.kb.labs[effect.lab].kind == "score":
             return None
-        return self.day - self._response_days(effect.lab)
+        return self.day - HARM_SHOWN_RESPONSES * self._response_days(effect.lab)
 
     def _can_carry_on(self, drug: str, effect: AdverseEffect) -> bool:
         """Whether a physician would act on the harm: it is serious (the drug goes whatever follows), or a
@@ -698,17 +702,16 @@ class StoryActions:
 
     def is_red_flag_for(self, illness: Illness) -> bool:
         """Whether the illness's first symptoms are a red flag in this patient today (`Illness.red_flag`): at or past
-        its age, or with enough of its risk factors among what the doctor knows (the conditions on record, the drugs
-        they know are taken)."""
+        its age, or with enough of its risk factors (the patient's conditions and the drugs they take, told or not: the
+        simulator never lets a doctor harm a patient)."""
         flag = illness.red_flag
         if flag is None:
             return False
         if flag.min_age is not None and self.patient.age >= flag.min_age:
             return True
-        known = {d for d in self.state.active if self.doctor_knows(d)}
         factors = flag.risk_factors
         held = len(set(factors.conditions) & set(self.refresh_patient().conditions))
-        return held + len(self.kb.expand(factors.taking) & known) >= factors.at_least
+        return held + len(self.kb.expand(factors.taking) & set(self.state.active)) >= factors.at_least
 
     # --- corrections and the year's review ------------------------------------------------------
 
