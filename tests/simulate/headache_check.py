@@ -136,6 +136,16 @@ def diary_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     return out
 
 
+def _taking(year: CareYear, event: Event) -> set[str]:
+    """Drugs taken at a visit (`taken_on`), less the long-term drug the patient came with once it is stopped."""
+    last: dict[str, str] = {}
+    for earlier in year.events[: event.index - 1]:
+        for fact in earlier.facts:
+            if isinstance(fact, MedicationFact):
+                last[fact.drug] = fact.action
+    return {drug for drug in taken_on(year, event) if last.get(drug) != "stop"}
+
+
 def is_red_flag(kb: KnowledgeBase, illness: Illness, year: CareYear, event: Event) -> bool:
     """Whether the illness's symptoms told at this visit are its red flag in this patient, from the record."""
     flag = illness.red_flag
@@ -146,7 +156,7 @@ def is_red_flag(kb: KnowledgeBase, illness: Illness, year: CareYear, event: Even
     factors = flag.risk_factors
     held = {year.persona.condition, *year.persona.histories}
     return (
-        len(set(factors.conditions) & held) + len(kb.expand(factors.taking) & taken_on(year, event)) >= factors.at_least
+        len(set(factors.conditions) & held) + len(kb.expand(factors.taking) & _taking(year, event)) >= factors.at_least
     )
 
 
