@@ -8,7 +8,8 @@ the templates, never the engine's state. The rules (names as `docs/simulation.md
 - `triptan_heart`: no triptan is given to a patient with a condition or history that bars the class (a past stroke,
   heart failure, grade-2 hypertension, atherosclerotic renal artery stenosis: history.yaml contraindications naming
   it) or with as many cardiovascular risk factors as its avoid rule counts (patient_rules.yaml; Imigran SmPC 4.3-4.4).
-- `as_needed_not_finished`: an as-needed drug's duration answer says nothing of finishing the box or the course.
+- `as_needed_not_finished`: an as-needed drug's start and duration answer say nothing of finishing the box or the
+  course (read over every variant of the act, in both languages).
 - `diary_before_diagnosis`: an intercurrent illness with `self_care_days` (migraine: an 8-week headache diary) is
   named no sooner than their minimum after its symptoms were first told (ICHD-3: at least 5 attacks; NICE CG150).
 - `illness_red_flag_same_day`: an illness's first symptoms told by a patient in whom they are its red flag (its age
@@ -27,10 +28,12 @@ from tests.simulate.said_check import could_say
 
 TRIPTAN = "triptan"
 FINISH_WORDS = {
-    "en": ("finish the box", "take them all", "finish the course", "don't stop early"),
-    "zh": ("一盒吃完", "都吃完", "好了也要吃完", "别提前停"),
+    "en": ("finish the box", "take them all", "finish the course", "don't stop early", "finish it"),
+    "zh": ("一盒吃完", "都吃完", "好了也要吃完", "别提前停", "吃完就停"),
 }
-"""What tells a patient to take every tablet of a course (the words of `answer.duration`)."""
+"""What tells a patient to take every tablet of a course (the words of `answer.duration` and of a course's start)."""
+SAID_OF_A_COURSE = ("answer.duration", "fact.medication.start_course")
+"""The acts that say how a course is taken: the start and the answer to how long."""
 
 
 def triptan_heart_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
@@ -59,8 +62,8 @@ def triptan_heart_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
 
 
 def as_needed_violations(kb: KnowledgeBase, year: CareYear, templates: dict[str, Templates]) -> list[str]:
-    """`as_needed_not_finished`: every duration answer a visit starting an as-needed course plans, read over all its
-    variants in each language."""
+    """`as_needed_not_finished`: every start and duration answer a visit starting an as-needed course plans, read over
+    all their variants in each language."""
     from medmemorybench.render.conversation import SessionRenderer  # (the renderer only where a visit needs it)
 
     out = []
@@ -73,7 +76,7 @@ def as_needed_violations(kb: KnowledgeBase, year: CareYear, templates: dict[str,
         ]
         if as_needed:
             planner = planner or SessionRenderer(kb, next(iter(templates.values())), year)
-            for act in (a for beat in planner.plan(event) for a in beat if a.key.startswith("answer.duration")):
+            for act in (a for beat in planner.plan(event) for a in beat if a.key.startswith(SAID_OF_A_COURSE)):
                 for lang, t in templates.items():
                     said = could_say(t, act.key).lower()
                     if words := [w for w in FINISH_WORDS[lang] if w in said]:
