@@ -61,11 +61,14 @@ def triptan_heart_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     return out
 
 
-def as_needed_violations(kb: KnowledgeBase, year: CareYear, templates: dict[str, Templates]) -> list[str]:
+def as_needed_violations(
+    kb: KnowledgeBase, year: CareYear, templates: dict[str, Templates], renderer: type | None = None
+) -> list[str]:
     """`as_needed_not_finished`: every start and duration answer a visit starting an as-needed course plans, read over
-    all their variants in each language."""
+    all their variants in each language (`renderer`: the planner's class, a crafted one in the violation test)."""
     from medmemorybench.render.conversation import SessionRenderer  # (the renderer only where a visit needs it)
 
+    renderer = renderer or SessionRenderer
     out = []
     planner = None
     for event in year.events:
@@ -75,7 +78,7 @@ def as_needed_violations(kb: KnowledgeBase, year: CareYear, templates: dict[str,
             if isinstance(f, MedicationFact) and f.action == "start" and f.frequency == "as_needed" and f.course_days
         ]
         if as_needed:
-            planner = planner or SessionRenderer(kb, next(iter(templates.values())), year)
+            planner = planner or renderer(kb, next(iter(templates.values())), year)
             for act in (a for beat in planner.plan(event) for a in beat if a.key.startswith(SAID_OF_A_COURSE)):
                 for lang, t in templates.items():
                     said = could_say(t, act.key).lower()

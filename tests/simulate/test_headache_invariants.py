@@ -64,34 +64,29 @@ def test_as_needed_not_finished_no_finish_the_box_for_an_as_needed_drug(kb, year
 
 
 def test_finish_the_box_for_an_as_needed_drug_is_caught(kb, years, templates):
-    """A once-a-day course planned with the as-needed frequency put on it: its duration answer (`answer.duration`,
-    "Finish the box") is what the check must refuse."""
-
-    def duration_asked(e):  # noqa: ANN001, ANN202
-        return any(
-            isinstance(f, MedicationFact) and f.action == "start" and f.course_days and f.frequency != "as_needed"
-            for f in e.facts
-        )
-
+    """A planner that answers an as-needed supply's duration as a course's (`answer.duration`, "Finish the box", what
+    main did) is what the check must refuse."""
+    from medmemorybench.render.acts import Act
     from medmemorybench.render.conversation import SessionRenderer
 
-    for year in years:
-        planner = SessionRenderer(kb, templates["en"], year)
-        for event in year.events:
-            if duration_asked(event) and any(a.key == "answer.duration" for b in planner.plan(event) for a in b):
-                facts = [
-                    f.model_copy(update={"frequency": "as_needed"})
-                    if isinstance(f, MedicationFact) and f.action == "start" and f.course_days
-                    else f
-                    for f in event.facts
-                ]
-                broken = _replace(year, event, facts)
-                assert any(
-                    v.startswith("[as_needed_not_finished]") for v in as_needed_violations(kb, broken, templates)
-                )
-                return
-            planner.ctx.advance(event)
-    raise AssertionError("no course's duration answered among the 1,000 patients")
+    class AsACourse(SessionRenderer):
+        def plan(self, event):  # noqa: ANN001, ANN202
+            beats = super().plan(event)
+            return [*beats, [Act("doctor", "answer.duration", {"drug": "sumatriptan", "days": "30"})]]
+
+    year, event = first_event(
+        years,
+        lambda e: any(
+            isinstance(f, MedicationFact) and f.action == "start" and f.frequency == "as_needed" and f.course_days
+            for f in e.facts
+        ),
+    )
+    assert not as_needed_violations(kb, year, templates)
+    found = as_needed_violations(kb, year, templates, renderer=AsACourse)
+    assert any(
+        v.startswith("[as_needed_not_finished]") and event.event_id in v and "finish the box" in v for v in found
+    )
+    assert any("一盒吃完" in v for v in found)
 
 
 def _migraine_diagnosed(kb):  # noqa: ANN001, ANN202
