@@ -83,6 +83,7 @@ Toxicity = Literal[
     "immunosuppressive",
     "teratogenic",
     "psychotomimetic",
+    "angioedema",
 ]
 """Closed vocabulary of harms a drug can do; an adverse effect of one kind makes every drug of that kind avoided
 from then on (a patient whose methotrexate raised their liver enzymes is not switched to leflunomide)."""
@@ -194,6 +195,18 @@ class Kinetics(_Record):
         return NOISE_TRUNCATION * self.cv
 
 
+class ToTarget(_Record):
+    """A lab treated to a target: a drug judged by it is stepped up while it stays above the goal (blood pressure)."""
+
+    readings: int = Field(ge=1)
+    """Consecutive readings above the goal, each showing the present dose (the lab's response time after the drug's
+    last change), that call for the next step."""
+    within_days: int = Field(ge=1)
+    """Days from the last of them by which the next step is taken (the next review)."""
+    source: str
+    """Where the rule comes from."""
+
+
 class Lab(_Record):
     """A lab test or vital sign that can be measured and remembered."""
 
@@ -222,6 +235,9 @@ class Lab(_Record):
     """Response time, measuring interval and noise (required; `None` only while the base is being filled)."""
     routine: bool = False
     """Taken at any visit of any patient (blood pressure, heart rate, weight)."""
+    to_target: ToTarget | None = None
+    """Treated to a target by stepping up the drug judged by it (`ToTarget`); None: its drugs follow their own
+    response checks only."""
     harm_below: float | None = None
     """The level a drug harm that lowers this lab takes it below, to be called one (leukopenia: WBC < 3.5);
     None: the effect's own `lab_delta` is the whole change."""
@@ -654,6 +670,15 @@ class HarmWorkup(_Record):
     """Guideline."""
 
 
+class HistoryBaseline(_Record):
+    """Labs taken the first visit a history is on record (an ECG when a conduction disorder is told)."""
+
+    labs: list[str] = Field(min_length=1)
+    """Lab keys measured that visit."""
+    source: str
+    """Guideline."""
+
+
 class MissedDoseCare(_Record):
     """What missed doses call for beyond getting back on track, where a disease makes the lapse itself a danger: the
     labs taken the visit it is told and what is said there."""
@@ -666,6 +691,38 @@ class MissedDoseCare(_Record):
     """Advice key (diet.yaml `advice`) said that visit."""
     source: str
     """Guideline."""
+
+
+class HistoryTarget(_Record):
+    """A value a past disease is treated to whatever the main condition (after a stroke, a clinic systolic below 130
+    mmHg, NICE NG136 and AHA/ASA 2021): once the history is on record and the last `readings` readings are all past
+    it, with no drug of the candidates' classes taken, one is started by `within_days` (`history_target`,
+    docs/simulation.md). Left to the main condition where a step of its care moves the lab."""
+
+    lab: str
+    """Lab key."""
+    above: float
+    """A reading above this is past the target."""
+    readings: int = Field(default=2, ge=1)
+    """Readings in a row, the latest included, past the target that call for a drug."""
+    within_days: int = Field(ge=1)
+    """Days from the visit that made the readings repeated (or told the history, if later) to the drug's start."""
+    candidates: list[str] = Field(min_length=2)
+    """Drugs, most preferred first; a drug of any of their classes taken holds the target's care."""
+    treated: tuple[float, float]
+    """Where a drug started for it brings the lab."""
+    advice: str
+    """Advice key said with the start: the target and why (diet.yaml `advice`)."""
+    no_drug_advice: str
+    """Advice key said where the rules allow none of the candidates: why not, and who carries it on."""
+    source: str
+    """Guideline."""
+
+    def step(self, history: str, candidates: list[str] | None = None) -> CareStep:
+        """The treatment as a care step, for the prescriber (`prescribing.choose_for_step`), its candidates in
+        another order where given."""
+        return CareStep(key=f"history:{history}", role="add_on", phase=2, candidates=candidates or self.candidates,
+                        targets={self.lab: self.treated})
 
 
 class HistoryCondition(_Record):
@@ -692,12 +749,17 @@ class HistoryCondition(_Record):
     incompatible: list[str] = Field(default_factory=list)
     """Main conditions or other histories it cannot be on record beside (a past HFrEF in a patient diagnosed
     with HFpEF; hypothyroidism before Graves disease); checked both ways."""
+    baseline: HistoryBaseline | None = None
+    """Labs taken the first visit the doctor knows of it, told or as what a long-term drug is for (an ECG in a
+    conduction disorder or long QT syndrome; the seed-53 read: AV block told in January and no ECG all year)."""
     harm_workup: list[HarmWorkup] = Field(default_factory=list)
     """Harms that may be this disease showing itself, with the labs taken the day one is told (a fit in long QT
     syndrome may be torsades de pointes: an ECG and the electrolytes)."""
     missed_doses: list[MissedDoseCare] = Field(default_factory=list)
     """What missed doses of a drug it is treated with call for (a beta-blocker in long QT syndrome protects against
     arrhythmia: an ECG and the adherence talk the day a lapse is told)."""
+    treat_to: list[HistoryTarget] = Field(default_factory=list)
+    """Values it is treated to, whatever the main condition (after a stroke: systolic below 130 mmHg)."""
 
 
 class Contraindication(_Record):
@@ -758,10 +820,19 @@ class AdviceInstead(_Record):
 
     advice: str
     """Advice key said instead (stopping alcohol completely)."""
-    conditions: list[str] = Field(min_length=1)
+    conditions: list[str] = Field(default_factory=list)
     """Condition or history-condition keys: any of them on record makes the general advice unsafe."""
+    traits: list[OccupationTrait] = Field(default_factory=list)
+    """Occupation traits: a job with any of them makes the general advice too little (a sedating drug's warning to
+    someone who drives or works machinery for a living)."""
     source: str
     """Reference."""
+
+    @model_validator(mode="after")
+    def _names_a_cause(self) -> AdviceInstead:
+        if not self.conditions and not self.traits:
+            raise ValueError("instead: give conditions or traits (what makes the general advice unsafe)")
+        return self
 
 
 class Advice(_Record):
@@ -784,6 +855,10 @@ class Advice(_Record):
     needle: Literal["given", "self"] | None = None
     """It asks for a needle: one a nurse gives (vaccines) or one the patient uses (finger-prick testing); a patient
     who faints at needles is told how it will be managed (`MedicationPreference.needle_care`)."""
+    on_start: Toxicity | None = None
+    """Said the day a drug with this harm is started (a sedating drug: drowsiness, no driving or machinery while it
+    lasts), where the drug has no warning of its own (`Drug.start_advice`); what it says `instead` (the warning for a
+    job of driving or machinery) is said even beside the drug's own."""
 
 
 class HabitStop(_Record):
@@ -1176,18 +1251,20 @@ class Monitored(_Record):
     """Where the figures come from."""
 
     def is_on_track(self, value: float, previous: float | None, cv: float,
-                    goal: tuple[float, float] | None = None) -> bool:
+                    goal: tuple[float, float] | None = None, to_target: bool = False) -> bool:
         """Whether a reading bears out "it's working": inside the range treatment aims for (`goal`, default
         `treated`) and no further toward the untreated range than the reading before by more than one
         measurement's variation (`cv`, a share of that reading: an MDS-UPDRS of 20 after 15 is in range but
-        worse), or outside it but nearer than the reading before (a PHQ-9 of 11 after 15)."""
+        worse), or outside it but nearer than the reading before (a PHQ-9 of 11 after 15), except for a lab treated to
+        a target (`to_target`, `Lab.to_target`: blood pressure), which is on track only inside it (154 mmHg after 165
+        is nearer, not controlled: the seed-61 read)."""
         low, high = goal or self.treated
         rising = sum(self.untreated) > sum(self.treated)  # (the disease pushes it up: HbA1c, a symptom score)
 
         def off(v: float) -> float:
             return max(low - v, v - high, 0.0)
 
-        if previous is None:
+        if previous is None or (to_target and off(value) > 0):
             return off(value) == 0
         worse = (value - previous if rising else previous - value) > cv * abs(previous)
         return (off(value) == 0 and not worse) or off(value) < off(previous)
@@ -1497,6 +1574,13 @@ class Restart(_Record):
     steps: list[str] = Field(min_length=1)
     """Care-step keys whose drugs control the disease (a drug of one of them taken: the disease is treated), in the
     order the restart tries them; the restart starts a long-term candidate, never a course (a maintenance drug)."""
+    advice: str | None = None
+    """Advice key (`advice` in diet.yaml) given with the restart: the care beside the drug that the guideline puts
+    next once a first treatment has failed (depression: high-intensity psychological therapy, NICE NG222)."""
+    referral: str | None = None
+    """Advice key given in place of the drug where the rules allow none of the steps' long-term candidates (each
+    barred by an allergy, a history, a drug taken or a harm): the specialist care the disease goes on under, said
+    with why (depression: the community mental health team, NICE NG222). None: the restart waits for a drug."""
     source: str
     """The guideline the limit comes from."""
 

@@ -293,6 +293,9 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         where = f"history.yaml: {hist.key}"
         effects = {e.key for d in kb.drugs.values() for e in d.adverse_effects}
         _check_missed_doses(where, hist.missed_doses, kb, errors)
+        if hist.baseline is not None:
+            errors += [f"{where}: baseline.labs: unknown lab '{lab}'" for lab in hist.baseline.labs
+                       if lab not in kb.labs]
         for workup in hist.harm_workup:
             errors += [f"{where}: harm_workup.labs: unknown lab '{lab}'" for lab in workup.labs if lab not in kb.labs]
             errors += [f"{where}: harm_workup.effects: no drug has the adverse effect '{key}'"
@@ -306,6 +309,17 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         for lab_range in hist.labs:
             if lab_range.lab not in kb.labs:
                 errors.append(f"{where}: labs: unknown lab '{lab_range.lab}'")
+        for target in hist.treat_to:
+            errors += [f"{where}: treat_to.candidates: unknown drug '{d}'"
+                       for d in target.candidates if d not in kb.drugs]
+            errors += [f"{where}: treat_to.{field}: '{key}' is not an advice key"
+                       for field, key in (("advice", target.advice), ("no_drug_advice", target.no_drug_advice))
+                       if key not in kb.advice]
+            if target.lab not in kb.labs:
+                errors.append(f"{where}: treat_to.lab: unknown lab '{target.lab}'")
+            _check_range(where, "treat_to.treated", target.treated, errors)
+            if target.treated[1] > target.above:
+                errors.append(f"{where}: treat_to.treated: {target.treated} is not under the target {target.above:g}")
             _check_range(where, f"labs.{lab_range.lab}", lab_range.range, errors)
     for key in sorted(set(kb.history_conditions) & set(kb.conditions)):
         errors.append(f"history.yaml: {key}: the same key names a history condition and a condition")
@@ -353,6 +367,9 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"{where}: advice: unknown advice '{advice.instead.advice}' (or the advice itself)")
             errors += [f"{where}: conditions: unknown condition '{key}'" for key in advice.instead.conditions
                        if key not in kb.conditions and key not in kb.history_conditions]
+    on_start = [advice.on_start for advice in kb.advice.values() if advice.on_start is not None]
+    errors += [f"diet.yaml: advice: more than one advice is said on the start of a {kind} drug"
+               for kind in sorted(set(on_start)) if on_start.count(kind) > 1]
     if not any(m.drawn for m in kb.meals.values()):
         errors.append("diet.yaml: meals: none is drawn, so a patient without a meal habit has no meals to speak of")
     for habit in kb.habits.values():
@@ -555,6 +572,9 @@ def _restart_problems(where: str, cond: Condition, steps: dict[str, CareStep], k
                  if c.drug in kb.drugs and (c.regimen or kb.drugs[c.drug].regimen) == "chronic"]
     if not long_term:
         errors.append(f"{where}: restart.steps: no long-term candidate to restart with (a course is no maintenance)")
+    for field, key in (("advice", cond.restart.advice), ("referral", cond.restart.referral)):
+        if key is not None and key not in kb.advice:
+            errors.append(f"{where}: restart.{field}: '{key}' is not an advice key")
     return errors
 
 

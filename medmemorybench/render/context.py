@@ -13,6 +13,7 @@ from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.simulate.models import (
+    WITHDRAWN,
     AdherenceFact,
     AdverseFact,
     AdviceFact,
@@ -153,7 +154,8 @@ class YearContext:
         kinetics = self.kb.labs[lab].kinetics
         return self.monitored[lab].is_on_track(value, previous[1] if previous else None,
                                                kinetics.cv if kinetics else 0.0,
-                                               step.targets.get(lab) if step is not None else None)
+                                               step.targets.get(lab) if step is not None else None,
+                                               self.kb.labs[lab].to_target is not None)
 
     def settle_days(self, drug: str) -> int:
         """Days before a drug's effect can be judged: the longest response time of the markers it moves
@@ -185,7 +187,8 @@ class YearContext:
                 before = history[-2][1] if len(history) > 1 else None
                 kinetics = self.kb.labs[lab].kinetics
                 judged.append(self.monitored[lab].is_on_track(history[-1][1], before,
-                                                              kinetics.cv if kinetics else 0.0))
+                                                              kinetics.cv if kinetics else 0.0, None,
+                                                              self.kb.labs[lab].to_target is not None))
         return bool(judged) and all(judged)
 
     def next_visit(self, event: Event) -> Event | None:
@@ -221,8 +224,8 @@ class YearContext:
                 self.memorable.append((event.date, "diagnosis", {"name": fact.name}))
             elif isinstance(fact, DiagnosisFact) and fact.status == "complication":
                 self.memorable.append((event.date, "diagnosis", {"name": fact.name}))
-            elif isinstance(fact, DiagnosisFact) and fact.status == "ruled_out":
-                # (a diagnosis since ruled out is no longer one to look back on as found)
+            elif isinstance(fact, DiagnosisFact) and fact.status in WITHDRAWN:
+                # (a diagnosis since ruled out or revised is no longer one to look back on as found)
                 self.memorable = [m for m in self.memorable if m[1] != "diagnosis" or m[2]["name"] != fact.name]
 
     def _medication(self, fact: MedicationFact, on: str) -> None:

@@ -38,6 +38,7 @@ from medmemorybench.render.models import Session, Turn, regular_session_id
 from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.household import is_able
 from medmemorybench.simulate.models import (
+    WITHDRAWN,
     AdherenceFact,
     AdviceFact,
     AvoidedFact,
@@ -565,7 +566,7 @@ class SessionRenderer:
             dose = dose_with_unit(fact.dose, self.templates.unit(fact.unit))
             return [Act("patient", "teachback.drug", {"drug": drug, "dose": dose,
                                                       "frequency": Word("frequency", fact.frequency)})]
-        diagnosis = next((f for f in v.findings if isinstance(f, DiagnosisFact) and f.status != "ruled_out"), None)
+        diagnosis = next((f for f in v.findings if isinstance(f, DiagnosisFact) and f.status not in WITHDRAWN), None)
         if diagnosis is not None:
             return [Act("patient", "teachback.diagnosis", {"diagnosis": diagnosis.name})]
         advice = [f for f in v.decisions if isinstance(f, AdviceFact)]

@@ -15,7 +15,8 @@ mention takes a role from the words around it in its clause, the nearest first:
 | frequency | a count of times after 每日/每天 | "每日4次" |
 | unmarked | none of these | "You take 80 mg." |
 
-A range ("0-10", "60-100 次/分") and a scale's top ("out of 10", "满分10分") are references too.
+A range ("0-10", "60-100 次/分"), a scale's top ("out of 10", "满分10分") and a threshold (">50 µg/g", "≥ 30") are
+references too.
 
 A mention is also anchored to something else when its clause names another time (a date or a month) or a relative
 before it; the fact scorers read both (`facts.py`): what is stated may have any role but negated, reference and
@@ -77,6 +78,8 @@ _FREQUENCY = re.compile(r"(?:每日|每天|一天|一日|每周|每晚|每)\s*$"
 """Before a count of times: a frequency ("每日4次"), not a dose of "1 次" (one application)."""
 _SCALE = re.compile(r"(?:out of|满分)\s*$")
 """Right before a scale's top ("4 out of 10", "满分10分"): the scale, not a value."""
+_COMPARATOR = re.compile(r"(?:[<>≤≥]=?|大于|小于)\s*$")
+"""Right before a threshold ("calprotectin 522 µg/g (>50 µg/g means active inflammation)"): a reference."""
 _MINUS = re.compile(r"\bminus\s+(?=\d)")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SPELLING = ((re.compile(r"(?<=[a-z])is(e|es|ed|ing|ation)\b"), r"iz\1"), (re.compile(r"ae(?=[a-z])"), "e"),
@@ -230,7 +233,8 @@ def read_answer(answer: str) -> Reading:
         clause = _clause_bounds(text, m.start(), unit_end)
         before = text[max(0, m.start() - 8):m.start()]
         role = "frequency" if unit.key == "times" and _FREQUENCY.search(before) \
-            else "reference" if _SCALE.search(before) else _role(text, m.start(), unit_end, clause, limit)
+            else "reference" if _SCALE.search(before) or _COMPARATOR.search(before) \
+            else _role(text, m.start(), unit_end, clause, limit)
         reading.values.append(Mention(m.start(), unit_end, role,
                                       _elsewhere(text, m.start(), clause, date_ranges), value=float(m.group(2)),
                                       unit=unit, text=text[m.start():unit_end]))

@@ -62,7 +62,7 @@ _ZH_STOP = frozenset("的了在是和与及或把被对从向为于并等就也�
 _WORD = re.compile(r"[^\W_]+(?:['][^\W_]+)*")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SENTENCES = re.compile(r"[^.;!?\n。；！？]+")
-_CLAUSE = re.compile(r"[,.;!?\n，。；！？]|\bbut\b|\bwhile\b|\band\b|\bso\b|但|而")
+_CLAUSE = re.compile(r"[,.;:!?()\n，。；：！？（）]|\bbut\b|\bwhile\b|\band\b|\bso\b|但|而")
 _ELEMENT_SPLIT = re.compile(r"\s*(?:[;,，；、]|\band\b|\bwith\b|\bbut\b|和|伴|及|并)\s*")
 
 
@@ -341,7 +341,7 @@ def _states_name(reading: Reading, fact: Fact) -> int | None:
 def finding_elements(text: str) -> list[str]:
     """A finding's elements: its clauses, split at commas, semicolons, "and" and "with" ("continuous inflammation
     from the rectum to the splenic flexure", "Mayo endoscopic subscore 2", "crypt abscesses", ...)."""
-    inner = re.sub(r"\(([^)]*)\)", r", \1", text)
+    inner = re.sub(r"[(（]([^)）]*)[)）]", r", \1", text)  # (a Chinese finding's value in full-width brackets too)
     return [p for p in _ELEMENT_SPLIT.split(inner) if p and (content_words(p) or re.search(r"\d", p))]
 
 
@@ -368,7 +368,7 @@ def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
     if not _numbers_stated(reading, element):
         return None, False
     words = content_words(element)
-    if not words:
+    if not words or _only_values(element):  # ("37.1 °C": its unit's letters are no words to find)
         values = read_answer(element).values
         return next((m.start for m in reading.values for g in values if _equal(m, g, _decimals(g.text))), 0), False
     if _contains(reading, element) is not None:
@@ -384,7 +384,7 @@ def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
     text = spelling_neutral(reading.text)
     end = next((m.end() for m in _SENTENCES.finditer(text, start)), len(text))
     if _CJK.search(element):
-        found = [p for p in (text.find(w, start, end) for w in words) if p >= 0]
+        found = [text.find(w, start, end) for w in words]
     else:  # (the answer's own form of each word: "tender" for "tenderness")
         found = [next((m.start() for m in _WORD.finditer(text, start, end) if same_word(w, m.group(0))), -1)
                  for w in words]
@@ -392,6 +392,11 @@ def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
     # nose hadn't cleared" does not say "a clear nose"
     negative = _negative(element)
     senses = [_clause_negative(text, p) == negative for p in found if p >= 0]
+    # a word left out and its opposite said in its place ("your nose was still blocked most days" for "a clear nose
+    # most days"): the element the other way round, however many of its other words are there
+    missing = [w for w, p in zip(words, found, strict=True) if p < 0]
+    if any(_OPPOSITE.get(w) and _OPPOSITE[w].search(text, start, end) for w in missing):
+        return None, True
     if enough and all(senses):
         return start, False
     # said the other way round: every mention of its words, anywhere in the answer, in the opposite sense ("仍有压痛"
@@ -400,8 +405,41 @@ def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
         mentions = [m.start() for w in words for m in re.finditer(re.escape(w), text)]
     else:
         mentions = [m.start() for w in words for m in _WORD.finditer(text) if same_word(w, m.group(0))]
-    everywhere = [_clause_negative(text, p) == negative for p in mentions]
+    if negative and _judged_normal_only(element):  # ("temperature 36.6 °C" is no "abnormal temperature")
+        everywhere = [not _ABNORMAL.search(_clause_at(text, p)) for p in mentions]
+    else:
+        everywhere = [_clause_negative(text, p) == negative for p in mentions]
     return None, share >= 1 / 2 and bool(everywhere) and not any(everywhere)
+
+
+_NORMAL = re.compile(r"\bnormal\b|正常")
+_ABNORMAL = re.compile(r"\babnormal\w*|\b(?:high|rai[sz]ed|elevated|low|fever\w*|febrile|above|below)\b|"
+                       r"异常|偏高|偏低|升高|降低|发热|发烧")
+"""Words that say a result is out of its range: the other way round of "normal"."""
+
+
+def _judged_normal_only(element: str) -> bool:
+    """Whether an element's sense of absence is only its judgement "normal" ("a normal temperature"): an answer that
+    gives the value without the judgement does not say the other way round; only one calling it abnormal does."""
+    text = spelling_neutral(canonical_text(element))
+    return bool(_NORMAL.search(text)) and not _NEGATIVE.search(_NORMAL.sub(" ", text))
+
+
+_OPPOSITE = {word: re.compile(pattern) for word, pattern in {
+    "clear": r"\b(?:blocked|congested|stuffy|cloudy|crackl\w*|wheez\w*|obstructed)\b",
+    "positive": r"\bnegative\b", "negative": r"\bpositive\b", "normal": r"\babnormal\b",
+    "improved": r"\bworse\b|\bworsen\w*", "better": r"\bworse\b|\bworsen\w*", "worse": r"\bbetter\b|\bimproved\b",
+    "阴性": r"阳性", "阳性": r"阴性", "清晰": r"不清|浑浊|堵", "好转": r"加重|恶化", "正常": r"异常"}.items()}
+"""A finding's word and the words that say the other way round in its place."""
+
+
+def _only_values(element: str) -> bool:
+    """Whether an element is nothing but values with their units ("37.1 °C", "522 µg/g")."""
+    reading = read_answer(element)
+    rest = list(reading.text)
+    for value in reading.values:
+        rest[value.start:value.end] = " " * (value.end - value.start)
+    return bool(reading.values) and not content_words("".join(rest))
 
 
 def _clause_negative(text: str, position: int) -> bool:
@@ -721,13 +759,17 @@ _TELLING = re.compile(r"[.;!?\n。；！？，]|(?<=[\u3400-\u9fff]),|,(?=[\u340
 """Where a clause that could pass a drug over ends (a Chinese comma does; an English list's commas do not: "rather
 than ibuprofen, naproxen or aspirin")."""
 _PASSED_OVER = re.compile(r"\b(?:not|no|never|nor|rather than|instead of|in place of|other than|avoid\w*|without|"
-                          r"except|unsafe|can't|cannot|couldn't|wouldn't|shouldn't|didn't|don't|won't)\b|n't\b|"
-                          r"不|没|未|非|避免|代替|除了")
+                          r"except|unsafe|can't|cannot|couldn't|wouldn't|shouldn't|didn't|don't|won't|"
+                          r"(?:chosen|picked|preferred|favou?red|selected) over|preferred to|allergic to|"
+                          r"allergy to|reaction to|intolerant (?:of|to))\b|n't\b|不|没|未|非|避免|代替|除了")
+_HARMED_BY = re.compile(r"\s*(?:allerg|intoleran|reaction|过敏|不耐受)")
+"""Right after a drug's name: what the patient cannot take ("your PTU allergy", "对布洛芬过敏"), not what was given."""
 
 
 def offers(reading: Reading, fact: Fact, besides: Iterable[Fact] = ()) -> bool:
     """Whether the answer tells a drug as given: it names it (any form) in a clause that does not pass it over ("not",
-    "rather than", "avoided", "没有用", "不能用" before it in its clause); a mention inside a name of `besides` (the
+    "rather than", "avoided", "chosen over", "allergic to", "没有用", "不能用" before it in its clause; "allergy",
+    "过敏" right after it); a mention inside a name of `besides` (the
     drugs the chain did give) is none: 泼尼松 (prednisone) in 泼尼松龙 (prednisolone)."""
     text = spelling_neutral(reading.text)
     for other in besides:
@@ -735,8 +777,8 @@ def offers(reading: Reading, fact: Fact, besides: Iterable[Fact] = ()) -> bool:
             for start, end in _mention_spans(text, form):
                 text = text[:start] + " " * (end - start) + text[end:]
     for form in fact.forms:
-        for start in _mentions(text, form):
+        for start, end in _mention_spans(text, form):
             left = max((c.end() for c in _TELLING.finditer(text, 0, start)), default=0)
-            if not _PASSED_OVER.search(text[left:start]):
+            if not _PASSED_OVER.search(text[left:start]) and not _HARMED_BY.match(text, end):
                 return True
     return False

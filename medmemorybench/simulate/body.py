@@ -8,6 +8,7 @@ visit, the second is computed from the first as reported, so the two on a page a
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from medmemorybench.simulate.labs import LabModel
@@ -49,11 +50,11 @@ class BodyLabModel(LabModel):
             lab, delta = self.body_primary, self._read(self.body_derived, delta)
         super().add_offset(key, lab, day, delta, end)
 
-    def measure(self, lab: str, day: int) -> float:
+    def measure(self, lab: str, day: int, rng: random.Random | None = None) -> float:
         """As `LabModel.measure`; weight and BMI taken on one day are one reading (the second computed from the
         first as reported)."""
         if lab not in (WEIGHT, BMI):
-            return super().measure(lab, day)
+            return super().measure(lab, day, rng)
         other = BMI if lab == WEIGHT else WEIGHT
         seen = self._reported.get(other)
         if seen is not None and seen[0] == day:
@@ -62,7 +63,7 @@ class BodyLabModel(LabModel):
             value = round(value, spec.decimals) if spec.decimals else float(round(value))
             self.last_measured[lab] = day
         else:
-            value = super().measure(lab, day)
+            value = super().measure(lab, day, rng)
         self._reported[lab] = (day, value)
         return value
 

@@ -29,7 +29,8 @@ from medmemorybench.simulate.traps import choose_traps
 
 PERSONA_ATTEMPTS = 10
 """Draws of a persona before the data is blamed for having no trap combination that bites."""
-RNG_PURPOSES = ("demographics", "traps", "family", "dates", "labs", "events", "story", "illnesses", "findings", "mood")
+RNG_PURPOSES = ("demographics", "traps", "family", "dates", "labs", "events", "story", "illnesses", "findings", "mood",
+                "history_labs")
 """Each purpose draws from its own generator, so changing one part of the year leaves the others' draws alone."""
 
 DEFAULT_ENCOUNTERS = 100

@@ -136,6 +136,8 @@ class YearState:
     """Referrals said in this episode of low mood (since the last negative screen)."""
     counts_low_since: dict[str, int] = field(default_factory=dict)
     """Harm of a drug red flag (`myelotoxic`) -> the day its low count waits for a repeat from (`follow_counts`)."""
+    targets_referred: set[str] = field(default_factory=set)
+    """History targets (`<history>:<lab>`) the rules left no drug for: referred, said once."""
 
 
 class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
@@ -155,6 +157,8 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         self.patient = patient
         self.rng = rngs["events"]
         self.mood_rng = rngs["mood"]  # (what voiced strain does to the mood score: its own draws, `mood.py`)
+        # (a history's baseline, `history_baselines_due`: its own draws, so every other reading of the year stays)
+        self.history_rng = rngs["history_labs"]
         self.encounters = self._lay_out(rngs["dates"], n_encounters)
         self.story: Story = plan_story(condition, traps, rngs["story"], n_encounters,
                                        choose_illnesses(kb, patient, rngs["illnesses"]))
@@ -227,6 +231,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                 self.routine_visit()
             self.queue_indicated_steps()
             self.queue_restart()
+            self.queue_history_targets()
             self._book_deadlines()
         return self.state.events
 
@@ -329,6 +334,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
         facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
+        facts += self.history_baselines_due(facts)
         facts += self.mood_screen_now(kind, facts, list(triggered_by))
         facts = self.stable_only_on_track(facts)  # (after the screen: today's PHQ-9 is a reading of its marker)
         event = Event(
@@ -346,30 +352,46 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         self.schedule_rechecks(event)
         self.follow_counts(event)
         self.titrate_to_effect(event)
+        self.step_up_to_target(event)
         return event
 
     def stable_only_on_track(self, facts: list[Fact]) -> list[Fact]:
-        """A drug continued "because everything is stable on it" only while every marker its care step moves is on
-        track over its last two readings, this visit's included (`Monitored.is_on_track`); otherwise it is kept
-        `unchanged` (the seed-53 read: pramipexole "stable" while the motor score rose 15 -> 20 -> 23 -> 25)."""
+        """A drug continued "because everything is stable on it" only while every marker it is judged by (`judged_by`:
+        those its care step moves, or the lab a drug with no step is kept for) is on track over its last two readings,
+        this visit's included (`Monitored.is_on_track`); otherwise it is kept `unchanged` (the seed-53 read:
+        pramipexole "stable" while the motor score rose 15 -> 20 -> 23 -> 25; seed 61: amlodipine "doing its job" at
+        a systolic of 154 mmHg)."""
         monitored = {m.lab: m for m in self.condition.monitored}
         out: list[Fact] = []
         for fact in facts:
             if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable" \
-                    and fact.step is not None:
-                step = self.step(fact.step)
-                for lab in (lab for lab in (*step.moves, *step.targets) if lab in monitored):
+                    and self._past_history_target(fact, facts):
+                fact = fact.model_copy(update={"reason": "unchanged"})
+            if isinstance(fact, MedicationFact) and fact.action == "continue" and fact.reason == "stable":
+                for lab, step in self.judged_by(fact.step, fact.indication).items():
                     readings = [f.value for e in self.events for f in e.facts
                                 if isinstance(f, LabFact) and f.lab == lab]
                     readings += [f.value for f in facts if isinstance(f, LabFact) and f.lab == lab]
                     kinetics = self.kb.labs[lab].kinetics
                     if readings and not monitored[lab].is_on_track(
                             readings[-1], readings[-2] if len(readings) > 1 else None,
-                            kinetics.cv if kinetics else 0.0, self.condition.goal(lab, step)):
+                            kinetics.cv if kinetics else 0.0, self.condition.goal(lab, step),
+                            self.kb.labs[lab].to_target is not None):
                         fact = fact.model_copy(update={"reason": "unchanged"})
                         break
             out.append(fact)
         return out
+
+    def _past_history_target(self, fact: MedicationFact, facts: list[Fact]) -> bool:
+        """Whether a drug taken for a history's target (`HistoryCondition.treat_to`: blood pressure after a stroke)
+        has its latest reading, this visit's included, still past the target: never "stable" then."""
+        history = self.kb.history_conditions.get((fact.indication or "").removeprefix("history:"))
+        for target in history.treat_to if history else []:
+            readings = [f.value for f in [*(f for e in self.events for f in e.facts), *facts]
+                        if isinstance(f, LabFact) and f.lab == target.lab]
+            if readings and readings[-1] > target.above:
+                return True
+        return False
 
     def adjust_for_kidneys(self, facts: list[Fact]) -> list[Fact]:
         patient = self.refresh_patient()
@@ -439,11 +461,25 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
 
     def advice_now(self, advice: str, facts: list[Fact] = ()) -> str:  # type: ignore[assignment]
         """The advice said for `advice` at this visit: what is said in its place where a condition on record makes
-        it unsafe (`Advice.instead`: no alcohol at all in cirrhosis, never the general limit)."""
+        it unsafe or the job makes it too little (`Advice.instead`: no alcohol at all in cirrhosis, never the general
+        limit; a sedating drug's warning to a driver: not at work either until they know how it affects them)."""
         instead = self.kb.advice[advice].instead
-        if instead is not None and self.conditions_on_record(facts) & set(instead.conditions):
+        if instead is not None and (self.conditions_on_record(facts) & set(instead.conditions)
+                                    or self.traits & set(instead.traits)):
             return instead.advice
         return advice
+
+    def history_baselines_due(self, facts: list[Fact]) -> list[Fact]:
+        """The labs a history asks for the first visit the doctor knows of it (`HistoryCondition.baseline`: an ECG
+        when a conduction disorder or long QT syndrome is told; ESC 2021 pacing, ESC 2022 ventricular arrhythmias)."""
+        labs: list[str] = []
+        for key in sorted(self.conditions_on_record(facts)):
+            history = self.kb.history_conditions.get(key)
+            if history is not None and history.baseline is not None and f"baseline:{key}" not in self.state.done:
+                self.state.done.add(f"baseline:{key}")
+                labs += [lab for lab in history.baseline.labs
+                         if not any(isinstance(f, LabFact) and f.lab == lab for f in facts)]
+        return self.measure(labs, urgent=True, rng=self.history_rng) if labs else []
 
     def habit_stop_due(self, facts: list[Fact]) -> list[Fact]:
         """The advice to give up a habit on record at the first visit where a risk it meets is on record too (diet.yaml
@@ -472,16 +508,16 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
     def lab_spec(self, key: str) -> Lab:
         return self.kb.labs[key]
 
-    def measure(self, labs: list[str], urgent: bool = False) -> list[Fact]:
+    def measure(self, labs: list[str], urgent: bool = False, rng: random.Random | None = None) -> list[Fact]:
         """Measure the labs whose measuring interval has passed (a result still fresh stands for itself; `urgent`:
-        any not yet measured today, as a red flag asks).
+        any not yet measured today, as a red flag asks; `rng`: the noise's draws, when not the labs' own).
 
         Creatinine and eGFR drawn together are one sample: the eGFR reported is the equation applied to the
         creatinine measured (or the reverse where the condition follows creatinine)."""
         values: dict[str, float] = {}
         for lab in dict.fromkeys(labs):
             if self.labs.can_measure(lab, self.day) or (urgent and self.labs.last_measured.get(lab) != self.day):
-                values[lab] = self.labs.measure(lab, self.day)
+                values[lab] = self.labs.measure(lab, self.day, rng)
         primary, derived = self.labs.primary, self.labs.derived
         if primary in values and derived in values:
             spec = self.kb.labs[derived]

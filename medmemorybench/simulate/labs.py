@@ -276,12 +276,14 @@ class LabModel:
         self._value[lab], self._day[lab] = value, day
         return value
 
-    def measure(self, lab: str, day: int) -> float:
-        """The value reported on `day`: the true value with measurement noise, clamped and rounded."""
+    def measure(self, lab: str, day: int, rng: random.Random | None = None) -> float:
+        """The value reported on `day`: the true value with measurement noise, clamped and rounded (`rng`: where the
+        noise is drawn from, when not the year's own draws)."""
         spec = self.labs[lab]
         assert spec.kinetics is not None
         true = self.true_value(lab, day)
-        noise = max(-NOISE_TRUNCATION, min(NOISE_TRUNCATION, self.rng.gauss(0, 1))) * spec.kinetics.cv * abs(true)
+        draw = (rng or self.rng).gauss(0, 1)
+        noise = max(-NOISE_TRUNCATION, min(NOISE_TRUNCATION, draw)) * spec.kinetics.cv * abs(true)
         value = min(max(true + noise, spec.plausible[0]), spec.plausible[1])
         self.last_measured[lab] = day
         return round(value, spec.decimals) if spec.decimals else float(round(value))

@@ -89,8 +89,13 @@ class DiagnosisFact(_Record):
     """What was diagnosed."""
     icd11: str
     """ICD-11 code."""
-    status: Literal["suspected", "confirmed", "ruled_out", "complication", "acute"]
-    """Status of the diagnosis (`acute`: an intercurrent illness)."""
+    status: Literal["suspected", "confirmed", "ruled_out", "revised", "complication", "acute"]
+    """Status of the diagnosis (`acute`: an intercurrent illness; `revised`: a working diagnosis withdrawn whose
+    finding is real and part of the true condition, hypertension in HFpEF; `ruled_out`: one the results exclude)."""
+
+
+WITHDRAWN = ("ruled_out", "revised")
+"""Diagnosis statuses that withdraw a working diagnosis (the next diagnosis says what it was)."""
 
 
 class TestFact(_Record):

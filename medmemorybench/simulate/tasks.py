@@ -19,6 +19,7 @@ from medmemorybench.knowledge.models import (
     AfterDischarge,
     CareStep,
     DrugRedFlag,
+    HistoryTarget,
     Illness,
     Symptom,
 )
@@ -106,6 +107,23 @@ class ClinicalTasks:
     def is_short_of_goal(self, step: CareStep, lab: str, value: float) -> bool:
         return self.condition.is_short_of_goal(lab, value, step)  # (the knowledge base's one reading of "controlled")
 
+    def judged_by(self, step_key: str | None, indication: str | None) -> dict[str, CareStep | None]:
+        """The condition's monitored labs a drug is judged by, each with the care step whose goal it is held to: those
+        its own step moves or targets; for a drug with no step, the lab it is kept for (a misdiagnosis' antihypertensive
+        before the revision, `Misdiagnosis.kept_for`, or `lab:<key>`), at the goal of the step that treats that lab
+        (the seed-61 read: amlodipine "doing its job" at 154 mmHg while it treated "essential hypertension")."""
+        monitored = {m.lab for m in self.condition.monitored}
+        if step_key is not None:
+            step = self.step(step_key)
+            return {lab: step for lab in (*step.moves, *step.targets) if lab in monitored}
+        lab = indication.removeprefix("lab:") if indication and indication.startswith("lab:") else None
+        mis = self.misdiagnosis
+        if mis is not None and indication == f"misdiagnosis:{mis.icd11}":
+            lab = mis.kept_for
+        if lab not in monitored:
+            return {}
+        return {lab: next((s for s in self.condition.care_path if s.indication.lab == lab), None)}
+
     # --- starting, changing, stopping ----------------------------------------------------------
 
     def start(self, rx: Prescription, reason: str, indication: str, event_id: str) -> list[Fact]:
@@ -126,8 +144,7 @@ class ClinicalTasks:
                         self.add_task(Task("resume", resume_on, deadline=resume_on + 1, step=resumed_step,
                                            drug=running, trigger=event_id, reason=rx.drug))
         facts += rx.facts(reason, indication)
-        if (warning := self.kb.drugs[rx.drug].start_advice) is not None:  # (a label's warning said at every start)
-            facts.append(AdviceFact(advice=warning))
+        facts += self.start_warnings(rx.drug, facts)
         facts += self.caution_checks(rx)
         effect = None
         if step is not None and (step.moves or step.targets):
@@ -167,6 +184,34 @@ class ClinicalTasks:
                 self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
                 self.state.active[partner].partner_of = rx.drug
         return facts
+
+    def start_warnings(self, drug_key: str, facts: list[Fact]) -> list[Fact]:
+        """The warnings said the day a drug starts: its label's own, said at every start (`Drug.start_advice`: a
+        dopamine agonist's sleep attacks), and the one a harm it can do calls for (`Advice.on_start`: a sedating
+        drug's drowsiness and driving), which the drug's own stands in for except where the job makes it more (a
+        crane operator: not at work either until they know how it affects them; MHRA 2014, BNF label 2)."""
+        drug = self.kb.drugs[drug_key]
+        said = [drug.start_advice] if drug.start_advice is not None else []
+        for advice in self.kb.advice.values():
+            if advice.on_start is not None and advice.on_start in drug.toxicities:
+                now = self.advice_now(advice.key, facts)
+                if now != advice.key or not said:
+                    said.append(now)
+        return [AdviceFact(advice=key) for key in said]
+
+    def adopt(self, drug: str, step: CareStep, event_id: str) -> None:
+        """A drug already taken becomes the drug of `step` from today (a misdiagnosis' antihypertensive kept at the
+        revision for the true condition's blood-pressure step): it moves what the step moves, and its response is
+        checked as at a start."""
+        active = self.state.active[drug]
+        active.step, active.indication = step.key, self.indication_of(step)
+        self.state.started_steps.setdefault(step.key, drug)
+        if step.moves or step.targets:
+            active.effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets)
+        if step.titrate_on or step.moves:
+            lab = step.titrate_on or step.moves[0]
+            self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
+                               drug=drug, trigger=event_id))
 
     def caution_checks(self, rx: Prescription) -> list[Fact]:
         """A drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
@@ -414,6 +459,81 @@ class ClinicalTasks:
             self.add_task(Task("titrate", due, deadline=due + (spec.titration_days or 0), step=step.key, drug=drug,
                                trigger=event.event_id))
 
+    def step_up_to_target(self, event: Event) -> None:
+        """A lab treated to a target (`Lab.to_target`: blood pressure) that has read above the goal of the drugs judged
+        by it (`judged_by`) on its last `readings` results, each taken once the latest change of those drugs could show
+        (the lab's response time), has the next step booked within `within_days`: the next dose of one of them (the
+        drug of a step that treats that lab first), else the care path's next step (a second agent). The seed-61 read:
+        amlodipine 5 mg kept "since it's doing its job" at 154, 165, 176 mmHg in HFpEF, never raised all year."""
+        today = {f.lab: f.value for f in event.facts if isinstance(f, LabFact)}
+        for lab in sorted(today):
+            rule = self.kb.labs[lab].to_target
+            if rule is None:
+                continue
+            taken = [(drug, active, judged[lab]) for drug, active in sorted(self.state.active.items())
+                     if lab in (judged := self.judged_by(active.step, active.indication))
+                     and not active.suspected and active.ends is None]
+            if not taken:
+                continue
+            since = max(active.last_change for _, active, _ in taken) + self._response_days(lab)
+            shown = [f.value for e in self.events if (date.fromisoformat(e.date) - YEAR_START_DATE).days >= since
+                     for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
+            if len(shown) < rule.readings or not all(self.condition.is_short_of_goal(lab, v, taken[0][2])
+                                                     for v in shown[-rule.readings:]):
+                continue
+            booked = [t for t in self.state.tasks if t.kind in ("titrate", "titrate_to_target")
+                      and any(t.drug == drug for drug, _, _ in taken)]
+            for task in booked:  # (a step already booked, by a response check with no deadline: by the next review)
+                review = max(task.due, self.day + rule.within_days)
+                task.deadline = review if task.deadline is None else min(task.deadline, review)
+            if booked:
+                continue
+            taken.sort(key=lambda t: t[2] is None or t[2].indication.lab != lab)  # (the step that treats it first)
+            patient = self.refresh_patient()
+            for drug, active, _ in taken:
+                dose = next_dose(self.kb, drug, active.dose, patient, active.release, active.frequency)
+                if dose is None or (active.ceiling is not None and dose > active.ceiling) or self.raise_held(drug):
+                    continue
+                due = max(self.day + 1, active.last_change + (self.kb.drugs[drug].dose.titration_days or 0))
+                self.add_task(Task("titrate", due, deadline=max(due, self.day + rule.within_days), step=active.step,
+                                   drug=drug, trigger=event.event_id))
+                break
+            else:
+                self._add_agent_for(lab, event.event_id, self.day + rule.within_days)
+
+    def _add_agent_for(self, lab: str, trigger: str, deadline: int) -> None:
+        """A second agent for a lab whose drugs are all at their top dose: the first care step of this phase that moves
+        it, not started nor queued, else a second drug of the step that treats it (`add_agent`: a calcium-channel
+        blocker beside a thiazide at 25 mg); none before the diagnosis, when the path is not yet the doctor's."""
+        if self.handle("diagnosis") is None or any(
+                t.kind == "add_agent" or t.kind == "start_step" and t.step and lab in self.step(t.step).moves
+                for t in self.state.tasks):
+            return
+        step = next((s for s in self.condition.care_path if lab in s.moves and s.phase <= self.phase
+                     and s.key not in self.state.started_steps and s.indication.complication is None
+                     and s.indication.lab in (None, lab) and not self.base_missing(s)), None)
+        if step is not None:
+            self.add_task(Task("start_step", self.day + 1, deadline=deadline, step=step.key, trigger=trigger))
+            return
+        treating = next((s for s in self.condition.care_path if s.indication.lab == lab
+                         and s.key in self.state.started_steps), None)
+        if treating is not None and sum(a.step == treating.key for a in self.state.active.values()) == 1:
+            self.add_task(Task("add_agent", self.day + 1, deadline=deadline, step=treating.key, trigger=trigger))
+
+    def _task_add_agent(self, task: Task) -> bool | None:
+        """A second drug of a step whose one drug is at its top dose (another class: `choose_for_step` passes over
+        the therapy groups taken), started "because what you're on now isn't enough on its own"."""
+        assert task.step
+        step = self.step(task.step)
+        if sum(a.step == step.key for a in self.state.active.values()) != 1:
+            return False
+        rx = choose_for_step(self.kb, step, self.refresh_patient())
+        if rx is None:
+            return False
+        facts = self.start(rx, "step_up", self.indication_of(step), self.next_event_id())
+        self.emit("prescription", facts, [task.trigger], "last_change")
+        return True
+
     def _task_titrate(self, task: Task) -> bool | None:
         assert task.drug
         if task.drug not in self.state.active:
@@ -633,7 +753,8 @@ class ClinicalTasks:
                                    drug=task.drug, trigger=task.trigger))
             return False
         event_id = self.next_event_id()
-        facts = self.start(rx, task.reason, self.indication_of(step), event_id)
+        advice = self.restart_advice(step.key)
+        facts = self.start(rx, task.reason, self.indication_of(step), event_id) + advice
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
@@ -715,8 +836,8 @@ class ClinicalTasks:
         a physician could carry on treating."""
         active = self.state.active[drug]
         if self.condition.restart is None or active.step not in self.condition.restart.steps \
-                or self.is_control_taken(ignoring=drug):
-            return True
+                or self.is_control_taken(ignoring=drug) or self.condition.restart.referral is not None:
+            return True  # (a referral carries on a disease the rules leave no drug for)
         if effect.is_dose_related and any(d < active.dose - 1e-9 for d in
                                           ladder_of(self.kb, drug, active.release, active.frequency).doses()):
             return True  # (a lower dose answers it: the drug is not stopped)
@@ -727,6 +848,15 @@ class ClinicalTasks:
                                                              if is_long_term(self.kb, drug) else 0))
         return self.restart_choice(after) is not None
 
+    def restart_advice(self, step: str) -> list[Fact]:
+        """The care the guideline puts beside the drug (`restart.advice`; depression: high-intensity psychological
+        therapy) where a drug of `step` is about to start with no control drug taken: a restart, or a switch after a
+        stop."""
+        restart = self.condition.restart
+        if restart is None or restart.advice is None or step not in restart.steps or self.is_control_taken():
+            return []
+        return [AdviceFact(advice=restart.advice)]
+
     def _task_restart(self, task: Task) -> bool | None:
         """The next maintenance drug, with the blood tests it is monitored by taken that day as its baseline."""
         if self.is_control_taken():
@@ -734,7 +864,7 @@ class ClinicalTasks:
         patient = self.refresh_patient()
         rx = self.restart_choice(patient)
         if rx is None:
-            return None  # (nothing allowed today: tried again at each visit)
+            return self._refer_without_drug(task)
         step = self.step(rx.step) if rx.step else None
         assert step is not None
         # (a baseline the drug it follows still moves is not taken before that drug's effect can show: it would read
@@ -745,7 +875,71 @@ class ClinicalTasks:
         labs += [lab for flag in self.kb.drug_red_flags.values() if self.count_recovering_since(flag) is not None
                  for lab in flag.labs if lab not in labs]
         baseline = self.measure(self.too_early_dropped(labs, task.trigger))
-        facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id())
+        advice = self.restart_advice(step.key)
+        facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id()) + advice
+        self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
+        return True
+
+    def _refer_without_drug(self, task: Task) -> bool | None:
+        """No control drug the rules allow: the referral the knowledge base sets in its place (`restart.referral`),
+        whose care moves the disease's activity labs as a first treatment would; else tried again at each visit."""
+        restart = self.condition.restart
+        if restart is None or restart.referral is None:
+            return None
+        self.labs.start_step(f"referral:{restart.referral}", self.day, "first_line", self.condition.activity_labs, {})
+        self.emit("follow_up", [AdviceFact(advice=restart.referral)], [task.trigger])
+        return True
+
+    # --- a value a history is treated to (`HistoryCondition.treat_to`) -------------------------
+
+    def queue_history_targets(self) -> None:
+        """After a visit: a history on record whose last readings are all past its target, with no drug of the target's
+        classes taken, has one booked by `within_days` (the seed-53 read: systolic 142-155 at nine visits after a
+        stroke, "we'll keep a close eye on it"); left to the condition's own care where a step of it moves the lab."""
+        pending = {t.reason for t in self.state.tasks if t.kind == "history_target"}
+        moved = {lab for s in self.condition.care_path for lab in (*s.moves, *s.targets)}
+        for key in sorted(self.conditions_on_record([]) & set(self.kb.history_conditions)):
+            for target in self.kb.history_conditions[key].treat_to:
+                reason = f"{key}:{target.lab}"
+                if reason in pending or reason in self.state.targets_referred or target.lab in moved \
+                        or self.target_treated(target):
+                    continue
+                readings = [(e, f.value) for e in self.events for f in e.facts
+                            if isinstance(f, LabFact) and f.lab == target.lab][-target.readings:]
+                if len(readings) == target.readings and all(value > target.above for _, value in readings):
+                    self.add_task(Task("history_target", self.day, deadline=self.day + target.within_days,
+                                       lab=target.lab, trigger=readings[-1][0].event_id, reason=reason,
+                                       books_visit=True))
+
+    def target_treated(self, target: HistoryTarget) -> bool:
+        """Whether a drug of the target's candidates' classes is taken, as the doctor knows."""
+        classes = {self.kb.drugs[d].drug_class for d in target.candidates}
+        return any(self.kb.drugs[d].drug_class in classes and self.doctor_knows(d) for d in self.state.active)
+
+    def _task_history_target(self, task: Task) -> bool | None:
+        """The first candidate every rule allows, said with the target and why; where none is, the reason and the
+        referral instead (`no_drug_advice`). The drug brings the lab to the target's treated range while taken."""
+        assert task.reason and task.lab
+        key = task.reason.partition(":")[0]
+        target = next(t for t in self.kb.history_conditions[key].treat_to if t.lab == task.lab)
+        if self.target_treated(target):
+            return False
+        patient = self.refresh_patient()
+        # (under a budget the cheapest first: the money the year's own care was drawn against stays for it, the
+        # colitis restart after sulfasalazine included)
+        budgeted = any(c.category == "lifestyle_economic" and c.budget_usd is not None for c in patient.constraints)
+        step = target.step(key, sorted(target.candidates, key=lambda d: self.kb.drugs[d].monthly_cost_usd)
+                           if budgeted else None)
+        rx = choose_for_step(self.kb, step, patient)
+        if rx is None:
+            self.state.targets_referred.add(task.reason)
+            self.emit("follow_up", [AdviceFact(advice=target.no_drug_advice)], [task.trigger])
+            return True
+        indication = f"history:{key}"
+        facts = self.start(replace(rx, step=None), "history_target", indication, self.next_event_id())
+        active = self.state.active[rx.drug]
+        active.effect = self.labs.start_step(step.key, self.day, step.role, [], step.targets)
+        facts.append(AdviceFact(advice=target.advice))
         self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
@@ -977,6 +1171,7 @@ TASK_HANDLERS = {
     "response_check": ClinicalTasks._task_response_check,
     "titrate": ClinicalTasks._task_titrate,
     "titrate_to_target": ClinicalTasks._task_titrate_to_target,
+    "add_agent": ClinicalTasks._task_add_agent,
     "start_step": ClinicalTasks._task_start_step,
     "monitor": ClinicalTasks._task_monitor,
     "escalate": ClinicalTasks._task_escalate,
@@ -985,6 +1180,7 @@ TASK_HANDLERS = {
     "review": ClinicalTasks._task_review,
     "resume": ClinicalTasks._task_resume,
     "restart": ClinicalTasks._task_restart,
+    "history_target": ClinicalTasks._task_history_target,
     "illness_treat": ClinicalTasks._task_illness_treat,
     "illness_review": ClinicalTasks._task_illness_review,
 }

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from medmemorybench.simulate.models import (
+    WITHDRAWN,
     AdverseFact,
     AllergyFact,
     CareYear,
@@ -99,7 +100,7 @@ def state_on(year: CareYear, on: str) -> PatientState:
             elif isinstance(fact, DiagnosisFact):
                 if fact.status in ("confirmed", "complication") and fact.icd11 not in state.diagnoses:
                     state.diagnoses.append(fact.icd11)
-                elif fact.status == "ruled_out":
+                elif fact.status in WITHDRAWN:
                     state.ruled_out.append(fact.icd11)
             elif isinstance(fact, AllergyFact):
                 state.allergies.append(fact.group)

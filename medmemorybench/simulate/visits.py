@@ -217,15 +217,19 @@ class StoryActions:
         measured = self.measure(self.monitored_now())
         if "misdiagnosis" in self.state.handles:
             mis = self.misdiagnosis
-            facts.append(DiagnosisFact(name=mis.name, icd11=mis.icd11, status="ruled_out"))
+            treating = self.kb.treating_step(cond, mis)
+            above = treating is not None and self._above(treating, mis.kept_for, measured)
+            # (a raised reading the true condition has too, hypertension in HFpEF or diabetic kidney disease, is not
+            # ruled out: the diagnosis is revised and the reading treated as part of the true condition)
+            facts.append(DiagnosisFact(name=mis.name, icd11=mis.icd11, status="revised" if above else "ruled_out"))
             drug = mis.drug
             active = self.state.active.get(drug) if drug else None
             if active is not None and active.indication == f"misdiagnosis:{mis.icd11}":
-                treating = self.kb.treating_step(cond, mis)
-                above = treating is not None and self._above(treating, mis.kept_for, measured)
-                if above and self.kb.keeping_step(cond, mis) is not None:
-                    # (the pressure it lowers is still high: kept for it, NICE NG136)
-                    active.indication = f"lab:{mis.kept_for}"
+                keeping = self.kb.keeping_step(cond, mis)
+                if above and keeping is not None:
+                    # (the pressure it lowers is still high: kept for it, NICE NG136, as the drug of the step that
+                    # treats it, held to that step's goal and titrated to it)
+                    self.adopt(drug, keeping, self.next_event_id())
                     facts.append(self.continue_fact(drug, "still_needed"))
                 else:
                     facts += self.stop(drug, "diagnosis_revised")

@@ -65,3 +65,28 @@ def test_a_restart_naming_an_unknown_step_or_only_courses_is_refused(tmp_path):
     found = knowledge_problems(tmp_path, "conditions/ulcerative_colitis.yaml", change)
     assert "restart.steps: 'no_such_step' is not a step of this condition" in found
     assert "restart.steps: no long-term candidate to restart with (a course is no maintenance)" in found
+
+
+def test_a_restart_advice_or_referral_that_is_no_advice_is_refused(tmp_path):
+    # [untreated_after_stop] depression's therapy beside the new antidepressant, and its referral where none is allowed
+    def change(doc: dict) -> None:
+        doc["restart"]["advice"] = "cbt_typo"
+        doc["restart"]["referral"] = "referral_typo"
+
+    found = knowledge_problems(tmp_path, "conditions/major_depressive_disorder.yaml", change)
+    assert "restart.advice: 'cbt_typo' is not an advice key" in found
+    assert "restart.referral: 'referral_typo' is not an advice key" in found
+
+
+def test_a_history_target_with_unknown_parts_or_a_treated_range_past_it_is_refused(tmp_path):
+    # [history_target_treated] the blood pressure a stroke is treated to
+    def change(doc: dict) -> None:
+        target = next(h for h in doc["history_conditions"] if h["key"] == "stroke_history")["treat_to"][0]
+        target["candidates"] = ["perindopril", "no_such_drug"]
+        target["no_drug_advice"] = "advice_typo"
+        target["treated"] = [120, 135]
+
+    found = knowledge_problems(tmp_path, "history.yaml", change)
+    assert "treat_to.candidates: unknown drug 'no_such_drug'" in found
+    assert "treat_to.no_drug_advice: 'advice_typo' is not an advice key" in found
+    assert "treat_to.treated: (120.0, 135.0) is not under the target 130" in found

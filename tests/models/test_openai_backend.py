@@ -227,3 +227,21 @@ def test_an_echoed_key_never_reaches_a_sample_a_file_or_the_terminal(dataset_dir
     assert written  # (the run folder's files were scanned, not an empty list)
     for text in (result.stdout, result.stderr, *written):
         assert SECRET_KEY not in text
+
+
+def test_a_key_refused_mid_run_stops_it_and_resume_keeps_what_was_answered(dataset_dir, tmp_path, scripted):
+    # (answers of a checkpoint are written together; the response cache keeps each as it arrives, so a resumed run
+    # asks only for the rest)
+    Scripted.script = [200] * 3 + [401] * 50  # (the key revoked after three answers)
+    out, env = tmp_path / "run", {**os.environ, "MEDMEMORYBENCH_CACHE": str(tmp_path / "cache")}
+    args = [sys.executable, "-m", "medmemorybench.cli", "run", "--tasks", "medmemorybench_efficient", "--memory",
+            "bm25", "--model", "openai", "--model_args", f"model=m,base_url={scripted},concurrency=1,max_retries=0",
+            "--checkpoints", "10", "--limit", "1", "--dataset_path", str(dataset_dir), "--output_path", str(out)]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert first.returncode == 2 and "refused the API key (HTTP 401" in first.stderr.strip().splitlines()[-1]
+    Scripted.script, Scripted.calls = [], 0  # (a new key)
+    second = subprocess.run([*args, "--resume"], capture_output=True, text=True, timeout=300, env=env)
+    assert second.returncode == 0, second.stderr
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert all(s["status"] == "scored" for s in samples)
+    assert sum(bool(s.get("cache_hit")) for s in samples) == 3 and Scripted.calls == len(samples) - 3 > 0

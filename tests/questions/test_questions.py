@@ -66,6 +66,28 @@ def test_mq_has_four_options_with_one_to_three_correct(patients):
             assert q.answer == ", ".join(q.correct_options)
 
 
+def test_a_stopped_drug_offered_as_current_has_its_stop_in_the_evidence(kb, patients):
+    # (seed 67's ceiling: amlodipine, stopped at the checkpoint's last visit, was a wrong option of "which are part of
+    # my current treatment?" whose evidence held only the right drug's visit, so a reader of the evidence alone took
+    # amlodipine for current)
+    from medmemorybench.simulate.models import MedicationFact
+
+    checked = 0
+    for patient in patients:
+        for q in (q for q in patient.questions if q.template == "mq.current_drugs"):
+            wrong = [o.partition(". ")[2] for o in q.options if o.partition(". ")[0] not in q.correct_options]
+            for event in patient.year.events[:q.checkpoint]:
+                for fact in event.facts:
+                    if isinstance(fact, MedicationFact) and fact.action == "stop" and \
+                            any(kb.drugs[fact.drug].name.en in option for option in wrong):
+                        checked += 1
+                        assert regular_session_id(event.event_id) in q.evidence_session_ids or any(
+                            f.drug == fact.drug and f.action != "stop" for e in patient.year.events[
+                                event.index:q.checkpoint] for f in e.facts if isinstance(f, MedicationFact)), \
+                            (q.query_id, fact.drug)
+    assert checked  # (the cohort offers stopped drugs as wrong options)
+
+
 def test_abstention_questions_ask_about_what_the_patient_never_said(patients):
     for patient in patients:
         own = normalize_text(" ".join(session_text(s) for s in patient.regular))

@@ -229,7 +229,7 @@ def test_drugs_avoided_for_the_same_reason_are_named_in_one_sentence(kb):
 
 def test_a_visit_never_looks_back_on_a_drug_it_stops_or_a_diagnosis_ruled_out(kb, monkeypatch):
     import medmemorybench.render.conversation as conversation
-    from medmemorybench.simulate.models import DiagnosisFact
+    from medmemorybench.simulate.models import WITHDRAWN, DiagnosisFact
 
     monkeypatch.setattr(conversation, "BACKREF_PROBABILITY", 1.0)  # (every visit that can look back does)
     seen: list = []
@@ -254,7 +254,7 @@ def test_a_visit_never_looks_back_on_a_drug_it_stops_or_a_diagnosis_ruled_out(kb
                     assert act.slots["drug"].key not in touched, (event.event_id, act)
                 if "diagnosis" in act.slots:
                     assert act.slots["diagnosis"].en not in ruled_out, (event.event_id, act)
-            ruled_out |= {f.name.en for f in event.facts if isinstance(f, DiagnosisFact) and f.status == "ruled_out"}
+            ruled_out |= {f.name.en for f in event.facts if isinstance(f, DiagnosisFact) and f.status in WITHDRAWN}
     assert stopping_visits >= 4
 
 

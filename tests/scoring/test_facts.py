@@ -138,6 +138,10 @@ BACK_PAIN = [[Fact("acute low back pain", "name")],
     "anti-inflammatory works best for a muscle strain; codeine phosphate was too sedating. You got full movement of "
     "the back again.",
     "你腰扭伤了，急性腰痛，因为对可待因过敏没用它，改开了布洛芬，后来腰部活动完全恢复（full movement of the back）。",
+    "For your acute low back pain I gave you naproxen, chosen over codeine phosphate for your stomach, and you got "
+    "full movement of the back again.",
+    "You are allergic to codeine phosphate, so for the acute low back pain I gave you ibuprofen; you got full movement "
+    "of the back again.",
 ])
 def test_a_chain_told_with_another_drug_given_is_wrong(answer: str) -> None:
     check = check_chain(read_answer(answer), BACK_PAIN, "Why was I given what I got for my back?")
@@ -151,6 +155,12 @@ def test_a_chain_told_with_another_drug_given_is_wrong(answer: str) -> None:
     "of the back again.",
     "急性腰痛（acute low back pain）时没有给你用布洛芬和萘普生，开的是 codeine phosphate，"
     "后来 full movement of the back。",
+    # (seed 67's ceiling: "not methimazole/PTU because of your PTU allergy", "chosen over propranolol")
+    "For your acute low back pain I gave you codeine phosphate (chosen over ibuprofen because of your stomach), and "
+    "you got full movement of the back again.",
+    "For your acute low back pain, not naproxen because of your naproxen allergy: I gave you codeine phosphate, and "
+    "you got full movement of the back again.",
+    "因为你对布洛芬过敏，急性腰痛（acute low back pain）开的是 codeine phosphate，后来 full movement of the back。",
 ])
 def test_a_rival_named_as_passed_over_is_no_rival(answer: str) -> None:
     check = check_chain(read_answer(answer), BACK_PAIN, "Why was I given what I got for my back?")

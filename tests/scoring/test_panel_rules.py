@@ -86,6 +86,26 @@ def test_a_chain_step_told_with_a_value_the_record_never_had_is_wrong(answer: st
     assert check.passed is passed and bool(check.conflicting) is not passed
 
 
+@pytest.mark.parametrize(("answer", "passed"), [
+    # (seed 67's ceiling: "粪钙卫蛋白522 µg/g（>50 µg/g，提示结肠活动性炎症）": the threshold is a reference, no value)
+    ("It was first put down to obesity with deconditioning. You were breathless on the stairs; on 20 March your "
+     "NT-proBNP was 911 pg/mL (>125 pg/mL points to heart strain): heart failure with preserved ejection fraction.",
+     True),
+    ("It was first put down to obesity with deconditioning. You were breathless on the stairs; on 20 March your "
+     "NT-proBNP was 911 pg/mL (≥ 125 pg/mL points to heart strain): heart failure with preserved ejection fraction.",
+     True),
+    # near misses: the threshold's number as the patient's own value
+    ("It was first put down to obesity with deconditioning. You were breathless on the stairs; on 20 March your "
+     "NT-proBNP was 125 pg/mL: heart failure with preserved ejection fraction.", False),
+    ("It was first put down to obesity with deconditioning. You were breathless on the stairs; on 20 March your "
+     "NT-proBNP was 1250 pg/mL (>125 pg/mL points to heart strain): heart failure with preserved ejection fraction.",
+     False),
+])
+def test_a_threshold_beside_the_value_is_a_reference(answer: str, passed: bool) -> None:
+    check = check_chain(read_answer(answer), HFPEF, "Walk me through how we got to the diagnosis of my heart.")
+    assert check.passed is passed, check
+
+
 def test_the_drug_asked_about_states_no_reason_by_its_own_name() -> None:
     # "雷米普利" (ramipril) ends in the ACE-inhibitor suffix of the reason's gist; it is the drug asked about
     row = {"query_type": "IG", "subject": "雷米普利", "question": "能不能加上雷米普利来减少肾脏漏蛋白？",
@@ -284,3 +304,18 @@ def test_a_score_the_record_lacks_is_a_rival_only_in_the_place_of_the_chains_own
 ])
 def test_a_chinese_finding_said_the_other_way_round_is_not_told(finding: str, answer: str, told: bool) -> None:
     assert states(read_answer(answer), Fact(finding, "finding")) is told
+
+
+@pytest.mark.parametrize(("answer", "told"), [
+    # (seed 67's ceiling: "felt back to normal: your nose was clear most days (restart treatment in bad spells)" —
+    # the "normal" of another clause read as the finding said the other way round)
+    ("At the check you felt back to normal: your nose was clear most days (restart treatment in bad spells).", True),
+    ("Your nose was clear most days, not blocked, and treatment restarts in bad spells.", True),
+    # near misses: a word of the finding left out and its opposite said in its place
+    ("You felt back to normal: your nose was still blocked most days, so treatment had to restart.", False),
+    ("Your nose was still blocked most days, so treatment had to restart.", False),
+    ("Your nose was not clear most days: treatment had to restart.", False),
+])
+def test_a_finding_told_beside_another_clause_or_with_its_opposite(answer: str, told: bool) -> None:
+    fact = Fact("a clear nose most days, with treatment to restart in bad spells", "finding")
+    assert states(read_answer(answer), fact) is told

@@ -42,6 +42,11 @@ The seed-53 read:
 - `low_count_rechecked`: a low count (below its harm level, or a drug stopped for the harm) is repeated, every lab of
   the flag, at the first visit `recheck_days` or more on, and after each full count still below the reference range,
   until one is back in range (BSR 2017; the same white count of 2.4, never repeated).
+- `sedation_warned`: the visit that starts a drug that can sedate (the knowledge base's `sedating` harm: an opioid, a
+  gabapentinoid, a benzodiazepine, mirtazapine, trazodone, quetiapine, hydroxyzine) says the drowsiness and driving
+  warning, or the drug's own label warning where it has one (a dopamine agonist's); to a patient whose job is driving
+  or machinery, the job's warning every time (MHRA 2014 drug driving; BNF label 2; codeine for a crane operator with
+  no word of it, P0014 E007).
 """
 
 from __future__ import annotations
@@ -339,4 +344,28 @@ def blood_test_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             if sooner:
                 out.append(fail("blood_tests_within_reach", year, event, f"{fact.drug} started needing {sooner} "
                                 f"(days) with blood tests only every {interval} days"))
+    return out
+
+
+SEDATING = "sedating"
+"""The harm whose start calls for the drowsiness and driving warning."""
+
+
+def sedation_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`sedation_warned`."""
+    warning = next(a for a in kb.advice.values() if a.on_start == SEDATING)
+    job = next((o for o in kb.people.occupations if o.key == year.persona.occupation_key), None)
+    at_work = warning.instead is not None and job is not None and bool(set(job.traits) & set(warning.instead.traits))
+    wanted = warning.instead.advice if at_work and warning.instead is not None else warning.key
+    out = []
+    for event in year.events:
+        said = {f.advice for f in event.facts if isinstance(f, AdviceFact)}
+        for fact in event.facts:
+            if not (isinstance(fact, MedicationFact) and fact.action == "start"
+                    and SEDATING in kb.drugs[fact.drug].toxicities):
+                continue
+            own = kb.drugs[fact.drug].start_advice
+            if wanted not in said and not (not at_work and own is not None and own in said):
+                out.append(fail("sedation_warned", year, event, f"{fact.drug} started without the warning "
+                                f"{wanted} (job: {year.persona.occupation_key})"))
     return out

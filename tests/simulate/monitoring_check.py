@@ -12,7 +12,8 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   label's interval (spread to at most three months) plus a booking margin.
 - `therapeutic_range_used`: a result of a lab a drug holds in a range of its own (INR 2-3 on warfarin) is judged
   against that range whenever the drug is taken and known.
-- `start_dose_rule`: a new start of a drug a start-dose rule binds (warfarin at 80 or over) is at or below it.
+- `start_dose_rule`: a new start of a drug a start-dose rule binds on the latest eGFR on record (warfarin at 80 or
+  over; venlafaxine below an eGFR of 30, the seed-53 read: 75 mg at eGFR 19) is at or below it.
 - `qt_rule`: a drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
   syndrome, or clarithromycin in heart failure) has them on the day it starts, and again within `recheck_days`
   (or at the first visit after them) where a visit falls while it is still taken (a 5-day course may end first),
@@ -48,6 +49,11 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
 - `raise_held_past_limit`: a drug a caution of the patient's histories names with `no_increase_above` is never raised
   while the latest result of its lab on record, that visit's included, is past it (the seed-37 read: aripiprazole
   doubled in congenital long QT a fortnight after a QTc of 486 ms).
+- `history_baseline`: a history that asks for a baseline (`HistoryCondition.baseline`: an ECG, the PR interval, in
+  symptomatic bradycardia or AV block; the QTc in long QT syndrome) has it at the first visit it is on record, told
+  or as what a long-term drug is for, or earlier that year (ESC 2021 pacing; ESC 2022 ventricular arrhythmias; the
+  seed-53 read: AV block told in January and no ECG all year, P0004; long QT told in January, no ECG before July,
+  P0007).
 - `augments_a_base`: a drug of an augmenting step (`CareStep.adds_to`) is taken only while a drug of the step it adds
   to is, or at the visit that stops that drug for a harm and the next one (its switch); with none left it is stopped
   (the seed-37 read: aripiprazole "augmentation" with no antidepressant left).
@@ -68,11 +74,12 @@ from medmemorybench.simulate.models import (
     CautionFact,
     ComplicationFact,
     Event,
+    HistoryFact,
     LabFact,
     MedicationFact,
     SymptomFact,
 )
-from tests.simulate.clinical import days_between, fail
+from tests.simulate.clinical import days_between, fail, latest_egfr, patient_rule_applies
 
 WORKUP_ENCOUNTERS = 4
 """A prompt story item runs at the first encounter it can; an acute illness's visit or a due lab may take one or two
@@ -241,17 +248,17 @@ def start_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """`start_dose_rule`."""
     out = []
     rules = [r for r in kb.patient_rules if r.level == "start_dose"]
+    conditions = [year.persona.condition, *year.persona.histories]
     for event in year.events:
         for fact in event.facts:
             if not isinstance(fact, MedicationFact) or fact.action != "start" or fact.reason == "long_term":
                 continue
+            egfr = latest_egfr(year, event)
             for rule in rules:
-                when = rule.when
-                binds = (when.min_age is None or year.persona.age >= when.min_age) and \
-                    (when.max_age is None or year.persona.age <= when.max_age)
-                if binds and fact.drug in kb.expand(rule.drugs) and fact.dose > rule.start_dose + 1e-9:
+                if patient_rule_applies(rule, year, egfr, conditions) and fact.drug in kb.expand(rule.drugs) \
+                        and fact.dose > rule.start_dose + 1e-9:  # type: ignore[operator]
                     out.append(fail("start_dose_rule", year, event, f"{fact.drug} started at {fact.dose} {fact.unit} "
-                                    f"at age {year.persona.age} (rule:{rule.key}: {rule.start_dose})"))
+                                    f"at age {year.persona.age}, eGFR {egfr} (rule:{rule.key}: {rule.start_dose})"))
     return out
 
 
@@ -552,4 +559,24 @@ def augment_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             if not switching:
                 out.append(fail("augments_a_base", year, event, f"{drug} ({step}) taken with nothing of {base} "
                                 "to add to"))
+    return out
+
+
+def _history_told(fact: object, key: str) -> bool:
+    """Whether a fact puts a history on record: told as a past illness, or as what the long-term drug is for."""
+    return (isinstance(fact, HistoryFact) and fact.history == key) or (
+        isinstance(fact, MedicationFact) and fact.reason == "long_term" and fact.indication == f"history:{key}")
+
+
+def baseline_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`history_baseline`."""
+    out = []
+    for key in year.persona.histories:
+        baseline = kb.history_conditions[key].baseline if key in kb.history_conditions else None
+        told = next((e for e in year.events if any(_history_told(f, key) for f in e.facts)), None)
+        if baseline is None or told is None:
+            continue
+        for lab in baseline.labs:
+            if not any(isinstance(f, LabFact) and f.lab == lab for e in year.events[:told.index] for f in e.facts):
+                out.append(fail("history_baseline", year, told, f"{key} on record with no {lab} that visit or before"))
     return out

@@ -116,7 +116,8 @@ def readings(year: CareYear, lab: str, upto: Event) -> list[float]:
 def agrees(kb: KnowledgeBase, year: CareYear, lab: str, values: list[float],
            goal: tuple[float, float] | None = None) -> bool:
     """Whether the latest of `values` bears out "it's working": inside the range treatment aims for and not worse
-    than the reading before by more than one measurement's variation, or outside it but nearer than before."""
+    than the reading before by more than one measurement's variation, or outside it but nearer than before (never,
+    for a lab treated to a target, `Lab.to_target`: blood pressure above its goal is not controlled)."""
     monitored = next(m for m in kb.conditions[year.persona.condition].monitored if m.lab == lab)
     low, high = goal or monitored.treated
     rising = sum(monitored.untreated) > sum(monitored.treated)
@@ -126,7 +127,7 @@ def agrees(kb: KnowledgeBase, year: CareYear, lab: str, values: list[float],
         return max(low - value, value - high, 0.0)
 
     now = values[-1]
-    if len(values) == 1:
+    if len(values) == 1 or (kb.labs[lab].to_target is not None and off(now) > 0):
         return off(now) == 0
     before = values[-2]
     worse = (now - before if rising else before - now) > cv * abs(before)
@@ -143,13 +144,21 @@ def step_of(year: CareYear, drug: str, upto: Event) -> str | None:
     return step
 
 
-def markers(kb: KnowledgeBase, year: CareYear, step_key: str | None) -> dict[str, tuple[float, float] | None]:
-    """The condition's monitored labs a care step moves, with the range it aims each at (None: the treated range)."""
+def markers(kb: KnowledgeBase, year: CareYear, step_key: str | None,
+            indication: str | None = None) -> dict[str, tuple[float, float] | None]:
+    """The condition's monitored labs a care step moves, with the range it aims each at (None: the treated range); for
+    a drug of no step, the lab its indication keeps it for (`lab:<key>`, or the `kept_for` of the misdiagnosis it was
+    given for: the seed-61 read, amlodipine "doing its job" at 154 mmHg for "essential hypertension" in HFpEF), at
+    the range of the step that treats that lab."""
     condition = kb.conditions[year.persona.condition]
     step = next((s for s in condition.care_path if s.key == step_key), None)
     monitored = {m.lab for m in condition.monitored}
     if step is None:
-        return {}
+        lab = indication.removeprefix("lab:") if indication and indication.startswith("lab:") else None
+        mis = next((m for m in condition.misdiagnoses if indication == f"misdiagnosis:{m.icd11}"), None)
+        lab = mis.kept_for if mis is not None else lab
+        treating = next((s for s in condition.care_path if s.indication.lab == lab), None)
+        return {lab: treating.targets.get(lab) if treating else None} if lab in monitored else {}
     return {lab: step.targets.get(lab) for lab in (*step.moves, *step.targets) if lab in monitored}
 
 
@@ -218,7 +227,7 @@ def stable_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> li
                      for seed in range(6)}
             if not any(re.search(STABLE[slots.lang], w) for w in words):
                 continue
-            for lab, goal in markers(kb, year, fact.step).items():
+            for lab, goal in markers(kb, year, fact.step, fact.indication).items():
                 values = readings(year, lab, event)
                 if values and not agrees(kb, year, lab, values, goal):
                     out.append(fail("credit_only_where_due", year, event,

@@ -7,6 +7,9 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 
 from __future__ import annotations
 
+from medmemorybench.render.conversation import SessionRenderer
+from medmemorybench.render.models import session_text
+from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
@@ -29,6 +32,7 @@ from tests.simulate.caution_check import (
     habit_stop_violations,
     low_count_violations,
     red_flag_violations,
+    sedation_violations,
     sleep_onset_violations,
 )
 from tests.simulate.clinical import check, first_event, patient_rule_violations
@@ -140,6 +144,16 @@ def test_an_arb_is_cautioned_after_ace_angioedema_and_an_arni_is_barred(kb):
     assert not verdict(kb, "sacubitril_valsartan", allergic).is_allowed
     told = patient.with_constraint(Constraint("disease_history", "ace_inhibitor_angioedema"))
     assert "contraindication:ace_inhibitor_angioedema" in [b.rule for b in verdict(kb, "losartan", told).cautions]
+
+
+def test_angioedema_on_an_ace_inhibitor_bars_every_ace_inhibitor_and_the_arni(kb):
+    # (seed 71's question read: ramipril offered as a safe option after lisinopril was stopped for angioedema)
+    harmed = Patient(60, "male", "diabetic_kidney_disease", toxicities={"angioedema"}, intolerant={"lisinopril"})
+    for drug in ("enalapril", "ramipril", "perindopril", "sacubitril_valsartan"):
+        assert [b.rule for b in verdict(kb, drug, harmed).blocks] == ["toxicity:angioedema"], drug
+    assert verdict(kb, "losartan", harmed).is_allowed  # (an ARB is not barred: cautioned after ACE angioedema)
+    effects = {e.key: e for d in ("lisinopril", "sacubitril_valsartan") for e in kb.drugs[d].adverse_effects}
+    assert effects["angioedema"].bars_kind == "angioedema"
 
 
 # --- crafted violations ------------------------------------------------------------------------------
@@ -352,3 +366,57 @@ def test_lithium_started_on_a_remote_worker_is_caught(kb, years):
     assert any(v.startswith("[blood_tests_within_reach]") and "lithium_level" in v for v in found), found
     assert not verdict(kb, "lithium", Patient(40, "male", "major_depressive_disorder", [Constraint(
         "lifestyle_economic", "remote_worker_rare_blood_tests", 90)])).is_allowed
+
+
+# --- sedation: the drowsiness and driving warning (the seed-53 read) ----------------------------------------------
+
+SEDATION = ("sedation_warning", "sedation_warning_work")
+"""The general warning and the job's."""
+
+
+def _sedating_start(kb):  # noqa: ANN001, ANN202
+    return lambda e: any(isinstance(f, MedicationFact) and f.action == "start"
+                         and "sedating" in kb.drugs[f.drug].toxicities for f in e.facts)
+
+
+def _job_traits(kb, year: CareYear) -> set[str]:  # noqa: ANN001
+    return {t for o in kb.people.occupations if o.key == year.persona.occupation_key for t in o.traits}
+
+
+def test_sedation_warned_every_sedating_start_says_the_drowsiness_and_driving_warning(kb, years):
+    check([v for year in years for v in sedation_violations(kb, year)])
+    said = {f.advice for y in years for e in y.events for f in e.facts if isinstance(f, AdviceFact)}
+    assert set(SEDATION) <= said, "the warning, or the job's, is never said among 1,000 patients"
+
+
+def test_the_sedation_warning_says_drowsiness_driving_and_machinery_in_both_languages(kb):
+    for key in SEDATION:
+        text = kb.advice[key].text
+        assert all(w in text.en for w in ("drowsy", "drive", "machinery", "until you know how it affects you"))
+        assert all(w in text.zh for w in ("犯困", "开车", "机器", "弄清楚它对您有什么影响之前"))
+    assert "job" in kb.advice["sedation_warning_work"].text.en and "工作" in kb.advice["sedation_warning_work"].text.zh
+
+
+def test_the_sedation_warning_is_said_in_the_visit_that_starts_the_drug_in_both_languages(kb, years):
+    # (rendered: the words reach the patient, in English and in Chinese, at the first 20 visits that say either)
+    warned = [(y, e, f.advice) for y in years[:400] for e in y.events if _sedating_start(kb)(e)
+              for f in e.facts if isinstance(f, AdviceFact) and f.advice in SEDATION][:20]
+    assert {advice for _, _, advice in warned} == set(SEDATION), "not both warnings among the first 400 patients"
+    for language in ("en", "zh"):
+        templates = load_templates(language)
+        for year, event, warning in warned:
+            said = session_text(SessionRenderer(kb, templates, year).render(event))
+            assert getattr(kb.advice[warning].text, language) in said, (year.persona.persona_id, event.event_id)
+
+
+def test_codeine_started_for_a_crane_operator_with_no_warning_is_caught(kb, years):
+    at_work = [y for y in years if {"drives_all_day", "operates_machinery"} & _job_traits(kb, y)]
+    year, event = first_event(at_work, _sedating_start(kb))
+    assert not sedation_violations(kb, year)
+    broken = _edit(year, event.event_id, lambda facts: [f for f in facts if not (
+        isinstance(f, AdviceFact) and f.advice in SEDATION)])
+    assert any(v.startswith("[sedation_warned]") and event.event_id in v for v in sedation_violations(kb, broken))
+    # (the general warning is too little for a driver or a machinery worker: not at work either)
+    general = _edit(year, event.event_id, lambda facts: [AdviceFact(advice="sedation_warning") if isinstance(
+        f, AdviceFact) and f.advice == "sedation_warning_work" else f for f in facts])
+    assert any(v.startswith("[sedation_warned]") and event.event_id in v for v in sedation_violations(kb, general))

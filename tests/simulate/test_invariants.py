@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from medmemorybench.simulate import state_on
-from medmemorybench.simulate.models import TRAP_CATEGORIES, EconomicFact, LabFact, MedicationFact
+from medmemorybench.simulate.models import TRAP_CATEGORIES, WITHDRAWN, EconomicFact, LabFact, MedicationFact
 from medmemorybench.simulate.safety import Constraint, forbidden_by
 from medmemorybench.simulate.summary import causal_chains
 from medmemorybench.simulate.timeline import lab_series, regimen_changes
@@ -184,13 +184,13 @@ def test_no_two_active_drugs_duplicate_a_therapy(kb, years):
             assert len(groups) == len(set(groups)), (event.event_id, sorted(meds))
 
 
-def test_misdiagnosis_in_phase_one_is_ruled_out_at_diagnosis(years):
+def test_misdiagnosis_in_phase_one_is_withdrawn_at_diagnosis(years):
     for year in years:
         mis = next(e for e in year.events if e.kind == "misdiagnosis")
         diagnosis = next(e for e in year.events if e.kind == "diagnosis")
         assert mis.phase == 1 and diagnosis.phase == 2
         suspected = next(f for f in mis.facts if f.type == "diagnosis")
-        assert any(f.type == "diagnosis" and f.status == "ruled_out" and f.icd11 == suspected.icd11
+        assert any(f.type == "diagnosis" and f.status in WITHDRAWN and f.icd11 == suspected.icd11
                    for f in diagnosis.facts)
 
 

@@ -13,6 +13,7 @@ from medmemorybench.simulate.models import (
     CareYear,
     CautionFact,
     Event,
+    HistoryFact,
     LabFact,
     MedicationFact,
     SymptomFact,
@@ -23,6 +24,7 @@ from tests.simulate.monitoring_check import (
     _taken_on,
     advice_violations,
     augment_violations,
+    baseline_violations,
     due_violations,
     level_changes,
     out_of_range_share,
@@ -363,3 +365,34 @@ def test_an_augmenting_drug_with_no_antidepressant_left_is_caught(kb, years):
     assert not augment_violations(kb, year)
     broken = _without(year, lambda e, f: isinstance(f, MedicationFact) and f.step == "ssri_first_line")
     assert any(v.startswith("[augments_a_base]") and event.event_id in v for v in augment_violations(kb, broken))
+
+
+# --- a history's baseline; venlafaxine's renal start (the seed-53 read) -------------------------------------------
+
+
+def test_history_baseline_av_block_and_long_qt_get_an_ecg_the_visit_they_are_known(kb, years):
+    check([v for year in years for v in baseline_violations(kb, year)])
+    # (the rule is exercised both ways: told as a past illness, and as what the long-term drug is for)
+    for key in ("bradycardia_heart_block", "long_qt_syndrome"):
+        assert any(key in y.persona.histories for y in years), f"no {key} among 1,000 patients"
+
+
+def test_av_block_told_with_no_ecg_all_year_is_caught(kb, years):
+    year, event = first_event(years, lambda e: any(isinstance(f, HistoryFact) and f.history == "bradycardia_heart_block"
+                                                   for f in e.facts))
+    assert not baseline_violations(kb, year)
+    broken = _without(year, lambda e, f: isinstance(f, LabFact) and f.lab == "pr_interval")
+    assert any(v.startswith("[history_baseline]") and event.event_id in v for v in baseline_violations(kb, broken))
+
+
+def test_venlafaxine_started_at_75_mg_below_egfr_30_is_caught(kb, years):
+    def low_start(e):  # noqa: ANN001, ANN202
+        return _starts("venlafaxine")(e) and any(isinstance(f, MedicationFact) and f.drug == "venlafaxine"
+                                                  and f.dose == 37.5 for f in e.facts)
+    year, event = first_event(years, low_start)
+    assert not start_dose_violations(kb, year)
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
+        f.model_copy(update={"dose": 75.0}) if isinstance(f, MedicationFact) and f.drug == "venlafaxine"
+        and f.action == "start" else f for f in e.facts]}) for e in year.events]})
+    assert any(v.startswith("[start_dose_rule]") and "venlafaxine_egfr_30_start" in v and event.event_id in v
+               for v in start_dose_violations(kb, broken))

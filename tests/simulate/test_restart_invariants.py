@@ -1,6 +1,7 @@
 """A chronic disease is never left untreated after its last control drug ends (issue 27, the seed-37 and seed-47
-reads: colitis untreated for months after sulfasalazine stopped for leukopenia and the steroid taper ended). Checked
-over 1,000 seeded patients, with crafted violations its check must catch.
+reads: colitis untreated for months after sulfasalazine stopped for leukopenia and the steroid taper ended; the seed-53
+read: depression untreated for seven months after bupropion stopped for a fit). Checked over 1,000 seeded patients,
+with crafted violations its check must catch.
 
 Failure messages start with the rule's name in brackets (the names `docs/simulation.md` lists).
 """
@@ -8,7 +9,7 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 from __future__ import annotations
 
 from medmemorybench.simulate.engine import YearBuilder, YearState
-from medmemorybench.simulate.models import CareYear, Event, MedicationFact
+from medmemorybench.simulate.models import AdviceFact, CareYear, Event, MedicationFact
 from medmemorybench.simulate.tasks import Task
 from tests.simulate.caution_check import class_harm_violations
 from tests.simulate.clinical import check, days_between
@@ -33,6 +34,42 @@ def test_untreated_after_stop_no_active_disease_waits_past_its_limit_for_the_nex
     check([v for year in years for v in untreated_violations(kb, year)])
     # (exercised: colitis restarts after sulfasalazine stops; a lupus year keeps mycophenolate at a lower dose instead)
     assert "ulcerative_colitis" in {y.persona.condition for y, _, _ in _restarts(years)}
+
+
+def _advised(kb, years: list[CareYear], field: str) -> list[CareYear]:
+    """The years whose condition's restart sets `field` (advice or referral) and that were given it."""
+    return [y for y in years if (r := kb.conditions[y.persona.condition].restart) is not None
+            and (key := getattr(r, field)) is not None
+            and any(isinstance(f, AdviceFact) and f.advice == key for e in y.events for f in e.facts)]
+
+
+def _without_advice(year: CareYear, advice: str) -> CareYear:
+    return year.model_copy(update={"events": [e.model_copy(update={"facts": [
+        f for f in e.facts if not (isinstance(f, AdviceFact) and f.advice == advice)]}) for e in year.events]})
+
+
+def test_depression_goes_on_after_its_antidepressant_stops(kb, years):
+    # exercised: a new antidepressant with psychological therapy after a stop, and the mental health team where the
+    # rules leave none (the seed-53 year: sertraline allergy, long QT, fluoxetine beside clopidogrel, then bupropion's
+    # fit)
+    assert {y.persona.condition for y in _advised(kb, years, "advice")} == {"major_depressive_disorder"}
+    assert {y.persona.condition for y in _advised(kb, years, "referral")} == {"major_depressive_disorder"}
+
+
+def test_a_depression_left_without_its_referral_is_caught(kb, years):
+    caught = []
+    for year in _advised(kb, years, "referral"):
+        broken = _without_advice(year, kb.conditions[year.persona.condition].restart.referral)
+        caught += [v for v in untreated_violations(kb, broken) if "nothing of ssri_first_line taken" in v]
+    assert caught, "no year's referral, left out, leaves its depression untreated past the limit"
+
+
+def test_a_new_antidepressant_without_its_therapy_is_caught(kb, years):
+    caught = []
+    for year in _advised(kb, years, "advice"):
+        broken = _without_advice(year, kb.conditions[year.persona.condition].restart.advice)
+        caught += [v for v in untreated_violations(kb, broken) if "without depression_therapy_after_stop" in v]
+    assert caught, "no new antidepressant after a stop, its therapy left out, is caught"
 
 
 def test_a_restart_left_out_is_caught(kb, years):

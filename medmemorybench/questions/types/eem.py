@@ -11,7 +11,15 @@ from collections import Counter
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.simulate.models import AdverseFact, DiagnosisFact, Event, LabFact, MedicationFact, TestFact
+from medmemorybench.simulate.models import (
+    WITHDRAWN,
+    AdverseFact,
+    DiagnosisFact,
+    Event,
+    LabFact,
+    MedicationFact,
+    TestFact,
+)
 
 DISCLOSED_ASKED = ("disease_history", "lifestyle_economic", "medication_history", "medication_preference",
                    "diet_preference")
@@ -55,7 +63,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             drafts.append(Draft("EEM", f"eem.{trap.category}", {}, detail, [event], [detail], f"told:{trap.category}",
                                 kind="disclosed", trap_category=trap.category, facts=facts))
     diagnoses = finder.facts(checkpoint, DiagnosisFact)
-    ruled_out = any(f.status == "ruled_out" for _, f in diagnoses)  # type: ignore[union-attr]
+    ruled_out = any(f.status in WITHDRAWN for _, f in diagnoses)  # type: ignore[union-attr]
     new_in_month = Counter(finder.month_of(e) for e, f in diagnoses
                            if f.status in ("confirmed", "complication", "acute"))  # type: ignore[union-attr]
     for event, fact in diagnoses:

@@ -111,9 +111,14 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         picks = _draw(None, rng, current, wrong, next(slots))
         if picks is not None:
             options, correct = _labelled(finder, picks)
-            starts = {f.drug: e for e, f in finder.facts(checkpoint, MedicationFact) if f.action != "stop"}  # type: ignore[union-attr]
+            mentions = finder.facts(checkpoint, MedicationFact)
+            starts = {f.drug: e for e, f in mentions if f.action != "stop"}  # type: ignore[union-attr]
+            stops = {f.drug: e for e, f in mentions if f.action == "stop"}  # type: ignore[union-attr]
             right = [d for d, ok in picks if ok]
-            evidence = [starts[d] for d in right if d in starts]
+            # (a stopped drug among the options is wrong only by its stop: that visit is evidence too)
+            evidence = sorted({e.event_id: e for e in [starts[d] for d in right if d in starts]
+                               + [stops[d] for d, ok in picks if not ok and d in stops]}.values(),
+                              key=lambda e: e.index)
             drafts.append(Draft("MQ", "mq.current_drugs", {}, ", ".join(correct), evidence,
                                 [finder.drug(d) for d in right], f"mq_current:{checkpoint}", kind="current",
                                 options=options, correct_options=correct))
