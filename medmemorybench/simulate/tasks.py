@@ -602,8 +602,11 @@ class ClinicalTasks:
     def schedule_rechecks(self, event: Event) -> None:
         """A drug whose lab moves with how it is taken is checked again within its `recheck_days` after anything
         that moves it (`Monitoring.recheck_days`): its start or a dose change, an interacting drug started, missed
-        doses, an acute illness, an adverse event, or a result outside its target range."""
-        for drug in self.known_drugs():
+        doses, an acute illness, an adverse event, or a result outside its target range. A long-term drug the patient
+        tells of at this very visit counts (warfarin told beside a ciprofloxacin start: the INR within its days)."""
+        told = {f.drug for f in event.facts if isinstance(f, MedicationFact) and f.action == "continue"}
+        for drug in [d for d, a in sorted(self.state.active.items())
+                     if a.ends is None and not a.suspected and (self.doctor_knows(d) or d in told)]:
             for monitored in self.kb.drugs[drug].monitoring:
                 if monitored.recheck_days and self._moves_level(drug, monitored.lab, monitored.on_treatment, event):
                     self._book_recheck(drug, monitored.lab, monitored.recheck_days)
