@@ -272,11 +272,15 @@ class ClinicalTasks:
     def raise_held(self, drug: str) -> bool:
         """Whether a caution of the patient's histories holds the dose where it is: the latest result of the lab it
         watches is past its `no_increase_above` (a QT-prolonging drug at a QTc over 470 ms in long QT syndrome; the
-        seed-37 read: aripiprazole doubled at 486 ms)."""
+        seed-37 read: aripiprazole doubled at 486 ms). A recheck of that lab due today is read first: the raise waits
+        for its result (seed 7: aripiprazole raised at a visit whose own QTc of 474 ms was taken after the decision)."""
         for rule in self.kb.contraindications:
             if rule.no_increase_above is None or rule.history not in self.patient.conditions \
                     or drug not in self.kb.expand(rule.drugs + rule.classes):
                 continue
+            if any(t.kind == "monitor" and t.reason == "recheck" and t.lab == rule.monitoring[0]
+                   for t in self.due_tasks()):
+                return True
             latest = self.latest_value(rule.monitoring[0])
             if latest is not None and latest[1] > rule.no_increase_above:
                 return True
