@@ -1055,31 +1055,13 @@ class ClinicalTasks:
         low = any(isinstance(f, LabFact) and (harm := self.kb.labs[f.lab].harm_below) is not None and f.value < harm
                   for f in facts)
         for drug in drugs:
-            suspected = self.adverse if self.adverse is not None and self.adverse[0] == drug \
-                and self.state.active[drug].suspected else None
-            if suspected is not None and flag.is_harm(self.kb.drugs[drug], suspected[1].key):
-                # (its own harm told and waiting for its count: today's count is that count, and the harm is acted
-                # on, never the drug "given back because the count is normal"; seed 4: mycophenolate continued two
-                # days after "my white blood cells went down", on a sore throat with fever)
-                facts += self._harm_confirmed(drug, suspected[1])
-            elif low:
+            if low:
                 facts += self.stop(drug, "blood_count_low")
                 self.patient.intolerant.add(drug)
                 self.patient.toxicities.add(flag.toxicity)
             else:
                 facts.append(self.continue_fact(drug, "blood_count_normal"))
         return facts
-
-    def _harm_confirmed(self, drug: str, effect: AdverseEffect) -> list[Fact]:
-        """A harm under suspicion confirmed at a visit that is not its own confirmation (`adverse_confirm`, done now):
-        its acts, and the next drug of its step booked from this visit."""
-        acts, switch_step = self.harm_acts(drug, effect)
-        event_id = self.next_event_id()
-        self.state.handles["adverse_confirm"] = event_id
-        self.state.done.add("adverse_confirm")
-        if switch_step is not None:
-            self.book_switch(switch_step, drug, effect, event_id)
-        return [AdverseFact(drug=drug, effect=effect.key), *acts]
 
     def count_recovering_since(self, flag: DrugRedFlag) -> int | None:
         """The day from which a low count of the flag's harm waits for its repeat (None: none does): the latest count

@@ -543,30 +543,21 @@ class StoryActions:
                         triggers: list[str | None], handle: str) -> Event:
         """Lower the dose of a dose-related harm, else stop the drug (its step's next drug at the next visit), with
         the advice the harm calls for; a harm managed by `measures` keeps the drug at its lowest dose instead."""
-        acts, switch_step = self.harm_acts(drug, effect)
-        reduced = any(isinstance(f, MedicationFact) and f.action == "decrease" for f in acts)
-        event = self.emit(kind if kind == "adverse_event" or not reduced else "dose_change", facts + acts, triggers,
-                          handle)
-        if switch_step is not None:
-            self.book_switch(switch_step, drug, effect, event.event_id)
-        return event
-
-    def harm_acts(self, drug: str, effect: AdverseEffect) -> tuple[list[Fact], str | None]:
-        """What acting on a harm does today (its advice, and a lower dose, the drug kept under measures, or a stop),
-        and the care step whose next drug is then due (None: none)."""
-        facts: list[Fact] = [AdviceFact(advice=effect.advice)] if effect.advice else []
+        facts = facts + ([AdviceFact(advice=effect.advice)] if effect.advice else [])
         active = self.state.active.get(drug)  # a complication may have stopped it already
         step = active.step if active else None
         reason = f"adverse_effect:{effect.key}"
         reduced = self.reduce(drug, reason) if active is not None and effect.is_dose_related else None
         self.labs.resolve("adverse", self.day)
         if reduced is not None:  # a dose-related harm: a lower dose, never raised past it again
-            return [*facts, reduced], None
+            facts.append(reduced)
+            return self.emit(kind if kind == "adverse_event" else "dose_change", facts, triggers, handle)
         if active is not None and effect.keeps_drug:
             # (levodopa's orthostatic hypotension at its lowest dose: the measures, not a stop; NICE NG71, and
             # stopping levodopa abruptly is itself a harm)
             active.suspected, active.ceiling = False, active.dose
-            return [*facts, self.continue_fact(drug, reason)], None
+            facts.append(self.continue_fact(drug, reason))
+            return self.emit(kind, facts, triggers, handle)
         if active is not None:
             facts += self.stop(drug, reason)
         self.patient.intolerant.add(drug)
@@ -575,13 +566,11 @@ class StoryActions:
             # running stay, under their monitoring (stopping an ACE inhibitor for an MRA's hyperkalaemia is not care).
             # An idiosyncratic reaction bars its own drug only (`AdverseEffect.idiosyncratic`).
             self.patient.toxicities.add(effect.bars_kind)
-        return facts, step
-
-    def book_switch(self, step: str, drug: str, effect: AdverseEffect, trigger: str) -> None:
-        """The next drug of a step whose drug a harm stopped: at the next visit, before anything else (a deadline
-        already passed makes it urgent)."""
-        self.add_task(Task("switch", self.day + 1, deadline=self.day + 1, step=step, drug=drug, trigger=trigger,
-                           reason=f"adverse_effect:{effect.key}"))
+        event = self.emit(kind, facts, triggers, handle)
+        if step is not None:  # at the next visit, before anything else (a deadline already passed makes it urgent)
+            self.add_task(Task("switch", self.day + 1, deadline=self.day + 1, step=step, drug=drug,
+                               trigger=event.event_id, reason=f"adverse_effect:{effect.key}"))
+        return event
 
     # --- phase 4: strain and adherence ----------------------------------------------------------
 

@@ -228,11 +228,8 @@ def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             for drug in sorted(d for d in taking | stopped if flag.warns_of(kb.drugs[d])):
                 counts = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in flag.labs}
                 low = [lab for lab, value in counts.items() if (h := kb.labs[lab].harm_below) is not None and value < h]
-                # (or, its own harm told before and waiting for this count, acted on as that harm)
-                given_back = any(isinstance(f, MedicationFact) and f.drug == drug and (
-                    f.action == "continue" and f.reason == "blood_count_normal"
-                    or f.action == "decrease" and f.reason.startswith("adverse_effect:")
-                    and flag.is_harm(kb.drugs[drug], f.reason.partition(":")[2])) for f in event.facts)
+                given_back = any(isinstance(f, MedicationFact) and f.drug == drug and f.action == "continue"
+                                 and f.reason == "blood_count_normal" for f in event.facts)
                 if set(counts) != set(flag.labs):
                     out.append(fail("drug_red_flag_same_day", year, event, f"{fact.symptom} told on {drug}, and "
                                     f"{sorted(set(flag.labs) - set(counts))} not measured that day"))
