@@ -251,7 +251,7 @@ class ClinicalTasks:
             return None
         spec = self.kb.drugs[drug].dose
         interval = spec.titration_days or 0
-        if not acute and self.day - active.last_change < interval or self.raise_held(drug) or self.raise_waits(drug):
+        if not acute and self.day - active.last_change < interval or self.raise_held(drug):
             return None
         dose = next_dose(self.kb, drug, active.dose, self.refresh_patient(), active.release, active.frequency)
         if dose is None or (active.ceiling is not None and dose > active.ceiling):
@@ -272,23 +272,19 @@ class ClinicalTasks:
     def raise_held(self, drug: str) -> bool:
         """Whether a caution of the patient's histories holds the dose where it is: the latest result of the lab it
         watches is past its `no_increase_above` (a QT-prolonging drug at a QTc over 470 ms in long QT syndrome; the
-        seed-37 read: aripiprazole doubled at 486 ms)."""
+        seed-37 read: aripiprazole doubled at 486 ms). A recheck of that lab due today is read first: the raise waits
+        for its result (seed 7: aripiprazole raised at a visit whose own QTc of 474 ms was taken after the decision)."""
         for rule in self.kb.contraindications:
             if rule.no_increase_above is None or rule.history not in self.patient.conditions \
                     or drug not in self.kb.expand(rule.drugs + rule.classes):
                 continue
+            if any(t.kind == "monitor" and t.reason == "recheck" and t.lab == rule.monitoring[0]
+                   for t in self.due_tasks()):
+                return True
             latest = self.latest_value(rule.monitoring[0])
             if latest is not None and latest[1] > rule.no_increase_above:
                 return True
         return False
-
-    def raise_waits(self, drug: str) -> bool:
-        """Whether a raise a caution watches waits for that lab's recheck, due today and not yet read (seed 7:
-        aripiprazole raised at a visit whose own QTc of 474 ms was taken after the decision): held this visit."""
-        watched = {rule.monitoring[0] for rule in self.kb.contraindications
-                   if rule.no_increase_above is not None and rule.history in self.patient.conditions
-                   and drug in self.kb.expand(rule.drugs + rule.classes)}
-        return any(t.kind == "monitor" and t.reason == "recheck" and t.lab in watched for t in self.due_tasks())
 
     def base_missing(self, step: CareStep) -> bool:
         """Whether an augmenting step (`CareStep.adds_to`) has no drug of the step it adds to taken."""
@@ -742,7 +738,7 @@ class ClinicalTasks:
             running = next((a for a in self.state.active.values() if a.step == step.key and not a.suspected), None)
             if running is not None:
                 increased = self.increase(running.drug, reason, event_id, acute=acute)
-                held = increased is None and (self.raise_held(running.drug) or self.raise_waits(running.drug))
+                held = increased is None and self.raise_held(running.drug)
                 facts.append(increased or self.continue_fact(running.drug, "raise_held" if held else reason))
                 continue
             if self.base_missing(step):
@@ -998,7 +994,7 @@ class ClinicalTasks:
             if running is None:
                 continue
             raised = self.increase(running.drug, reason, self.next_event_id(), acute=True)
-            held = raised is None and (self.raise_held(running.drug) or self.raise_waits(running.drug))
+            held = raised is None and self.raise_held(running.drug)
             out.append(raised or self.continue_fact(running.drug, "raise_held" if held else "top_dose"))
         return out
 
