@@ -528,6 +528,9 @@ class AdverseEffect(_Record):
     low blood sugar, a slow pulse, low pressure, high potassium, drowsiness), stop it otherwise."""
     advice: str | None = None
     """Advice key (diet.yaml `advice`) given the day it is acted on (sleep attacks: no driving until they stop)."""
+    workup: list[str] = Field(default_factory=list)
+    """Labs taken the day it is told beside its own `lab` (paracetamol's liver injury: the INR, the clotting the liver
+    makes and warfarin's own check; NICE CKS paracetamol poisoning)."""
     idiosyncratic: bool = False
     """An idiosyncratic reaction of this drug (sulfasalazine's blood dyscrasia: the sulfapyridine moiety's, not a
     dose-related marrow suppression): it bars the drug, not every drug that can do the same harm another way."""
@@ -1513,6 +1516,23 @@ class AlarmFeatures(_Record):
     labs_low: list[str] = Field(default_factory=list)
     """Labs whose latest value is below the reference range."""
     source: str
+    """Guideline."""
+
+
+class IllnessRedFlag(_Record):
+    """Who a first episode of an illness is a red flag in, not the illness (a new headache on an anticoagulant, after
+    cancer, with the immune system suppressed, or after 50 is a bleed, a metastasis or an infection until shown
+    otherwise): examined and referred for urgent imaging the day it is told, never diagnosed or treated as the
+    illness."""
+
+    risk_factors: RiskFactors
+    """What makes it one (conditions or histories, drugs or classes taken); `at_least` of them."""
+    min_age: int | None = None
+    """Age at or above which it is one whatever else."""
+    advice: str
+    """Advice key said: why, the examination done and the urgent referral."""
+    source: str
+    """Guideline."""
 
 
 class Illness(_Record):
@@ -1535,6 +1555,12 @@ class Illness(_Record):
     """What the patient reports."""
     self_care: str
     """Advice key: what is tried first."""
+    self_care_days: tuple[int, int] | None = None
+    """Days of self-care before a course (at least, and at most: drawn), where the finding needs more time than the
+    simulator's default (a headache diary kept 8 weeks before migraine is named: ICHD-3 needs 5 attacks); None: the
+    default (`visits.SELF_CARE_DAYS`)."""
+    red_flag: IllnessRedFlag | None = None
+    """Who its first symptoms are a red flag in (answered that day, the illness never named): see `IllnessRedFlag`."""
     test: Text
     """The examination or test that shows it."""
     finding: Text

@@ -236,6 +236,8 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
                 errors.append(f"{where}: adverse_effects.{effect.key}: lab and lab_delta go together")
             if effect.advice is not None and effect.advice not in kb.advice:
                 errors.append(f"{where}: adverse_effects.{effect.key}.advice: unknown advice '{effect.advice}'")
+            errors += [f"{where}: adverse_effects.{effect.key}.workup: unknown lab '{lab}'" for lab in effect.workup
+                       if lab not in kb.labs]
             if effect.keeps_drug and effect.advice is None:
                 errors.append(f"{where}: adverse_effects.{effect.key}: management 'measures' needs the advice that "
                               "says them")
@@ -729,6 +731,17 @@ def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
             errors.append(f"{where}: symptoms: at least one must be told at the first visit (not at_examination)")
         if illness.self_care not in kb.advice:
             errors.append(f"{where}: self_care: unknown advice '{illness.self_care}'")
+        if illness.self_care_days is not None:
+            _check_range(where, "self_care_days", illness.self_care_days, errors)
+        if (flag := illness.red_flag) is not None:
+            factors = flag.risk_factors
+            errors += [f"{where}: red_flag.risk_factors.conditions: unknown condition '{key}'"
+                       for key in factors.conditions if key not in kb.conditions and key not in kb.history_conditions]
+            errors += [f"{where}: red_flag.risk_factors.habits: unknown habit '{key}'" for key in factors.habits
+                       if key not in kb.habits]
+            _check_refs(f"{where}: red_flag", "risk_factors.taking", factors.taking, kb, errors)
+            if flag.advice not in kb.advice:
+                errors.append(f"{where}: red_flag.advice: unknown advice '{flag.advice}'")
         for symptom in illness.symptoms:
             flag = symptom.drug_red_flag
             if flag is None:

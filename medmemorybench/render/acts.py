@@ -187,6 +187,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "answer.alternative": ("drug",),
     "answer.alternative.avoided": ("drug", "other"),
     "answer.duration": ("drug", "days"),
+    "answer.duration.as_needed": ("drug", "days"),
     "answer.meaning": ("diagnosis",),
     "answer.urgent": (),
     "answer.raise": (),

@@ -585,8 +585,9 @@ class SessionRenderer:
             if topic == "cost":
                 return ask, Act("doctor", "answer.cost", {"drug": drug,
                                                           "cost": Money(self.kb.drugs[main.drug].monthly_cost_usd)})
-            if topic == "duration":
-                return ask, Act("doctor", "answer.duration", {"drug": drug, "days": str(main.course_days)})
+            if topic == "duration":  # (an as-needed drug is taken at attacks, never "finish the box")
+                key = "answer.duration.as_needed" if main.frequency == "as_needed" else "answer.duration"
+                return ask, Act("doctor", key, {"drug": drug, "days": str(main.course_days)})
             avoided = next((f for f in v.decisions if isinstance(f, AvoidedFact) and f.instead == main.drug), None)
             if avoided is not None:
                 return ask, Act("doctor", "answer.alternative.avoided", {"drug": drug, "other": DrugName(avoided.drug)})

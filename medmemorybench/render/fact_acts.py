@@ -161,8 +161,9 @@ def fact_acts(kb: KnowledgeBase, year: CareYear, fact: object) -> list[Act]:
             return [one("patient", "fact.medication.long_term" if has_history else "fact.medication.continue")]
         if fact.action == "correct":
             return [one("patient", "fact.medication.correct"), one("doctor", "ack.medication.correct")]
-        if fact.action == "start" and fact.course_days:
-            return [one("doctor", "fact.medication.start_course")]
+        if fact.action == "start" and fact.course_days:  # (an as-needed supply is no course to finish)
+            as_needed = ".as_needed" if fact.frequency == "as_needed" else ""
+            return [one("doctor", f"fact.medication.start_course{as_needed}")]
         if fact.action == "continue" and fact.reason == "repeat":  # (what a refill request or a lapse is answered by)
             return [one("doctor", "fact.medication.repeat")]
         return [one("doctor", f"fact.medication.{fact.action}")]

@@ -331,7 +331,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         A kidney result that changes what is allowed changes the regimen at the same visit: a drug now barred
         below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
         falls); a habit on record that has become a danger is advised against (`habit_stop_due`)."""
-        facts = facts + self.taper_steps_due(facts) + self.rechecks_due_now(facts, list(triggered_by))
+        facts = self.taper_steps_due(facts) + self.rechecks_due_now(facts, list(triggered_by))
         facts += self.count_rechecks_due(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)

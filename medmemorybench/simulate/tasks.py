@@ -272,11 +272,15 @@ class ClinicalTasks:
     def raise_held(self, drug: str) -> bool:
         """Whether a caution of the patient's histories holds the dose where it is: the latest result of the lab it
         watches is past its `no_increase_above` (a QT-prolonging drug at a QTc over 470 ms in long QT syndrome; the
-        seed-37 read: aripiprazole doubled at 486 ms)."""
+        seed-37 read: aripiprazole doubled at 486 ms). A recheck of that lab due today is read first: the raise waits
+        for its result (seed 7: aripiprazole raised at a visit whose own QTc of 474 ms was taken after the decision)."""
         for rule in self.kb.contraindications:
             if rule.no_increase_above is None or rule.history not in self.patient.conditions \
                     or drug not in self.kb.expand(rule.drugs + rule.classes):
                 continue
+            if any(t.kind == "monitor" and t.reason == "recheck" and t.lab == rule.monitoring[0]
+                   for t in self.due_tasks()):
+                return True
             latest = self.latest_value(rule.monitoring[0])
             if latest is not None and latest[1] > rule.no_increase_above:
                 return True
@@ -602,8 +606,11 @@ class ClinicalTasks:
     def schedule_rechecks(self, event: Event) -> None:
         """A drug whose lab moves with how it is taken is checked again within its `recheck_days` after anything
         that moves it (`Monitoring.recheck_days`): its start or a dose change, an interacting drug started, missed
-        doses, an acute illness, an adverse event, or a result outside its target range."""
-        for drug in self.known_drugs():
+        doses, an acute illness, an adverse event, or a result outside its target range. A long-term drug the patient
+        tells of at this very visit counts (warfarin told beside a ciprofloxacin start: the INR within its days)."""
+        told = {f.drug for f in event.facts if isinstance(f, MedicationFact) and f.action == "continue"}
+        for drug in [d for d, a in sorted(self.state.active.items())
+                     if a.ends is None and not a.suspected and (self.doctor_knows(d) or d in told)]:
             for monitored in self.kb.drugs[drug].monitoring:
                 if monitored.recheck_days and self._moves_level(drug, monitored.lab, monitored.on_treatment, event):
                     self._book_recheck(drug, monitored.lab, monitored.recheck_days)
@@ -639,13 +646,15 @@ class ClinicalTasks:
         return False
 
     def taper_steps_due(self, facts: list[Fact]) -> list[Fact]:
-        """A tapering course's dose as its schedule has it by today, recorded at whatever visit this is (the
-        patient steps down at home on the written plan; each visit's record shows where they are on it)."""
+        """The visit's facts with each tapering course's dose as its schedule has it by today, recorded at whatever
+        visit this is (the patient steps down at home on the written plan; each visit's record shows where they are
+        on it). A continuation of the course at its old dose gives way to the step (seed 44: prednisolone "unchanged"
+        at 8 mg 33 days into a 56-day course, its step to 6 mg never recorded)."""
         out: list[Fact] = []
         for drug, active in sorted(self.state.active.items()):
             candidate = self.step(active.step).candidate(drug) if active.step and active.ends is not None else None
             if candidate is None or candidate.taper is None or candidate.dose is None \
-                    or any(isinstance(f, MedicationFact) and f.drug == drug for f in facts):
+                    or any(isinstance(f, MedicationFact) and f.drug == drug and f.action != "continue" for f in facts):
                 continue
             # (the course's last day is its last step: a visit on the day after it ends takes no further step)
             days_in = min(self.day, active.ends - 1) - active.started
@@ -656,7 +665,8 @@ class ClinicalTasks:
                                           frequency=active.frequency, previous_dose=previous, reason="taper",
                                           indication=active.indication, step=active.step,
                                           release=active.release))  # type: ignore[arg-type]
-        return out
+        stepped = {f.drug for f in out}
+        return [f for f in facts if not (isinstance(f, MedicationFact) and f.drug in stepped)] + out
 
     def rechecks_due_now(self, facts: list[Fact], triggers: list[str | None] = ()) -> list[Fact]:  # type: ignore[assignment]
         """Rechecks that have fallen due, taken at whatever visit this is ("while you're here, your INR"): a visit

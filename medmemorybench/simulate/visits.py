@@ -17,6 +17,7 @@ from medmemorybench.knowledge.models import (
     AlarmFeatures,
     CareStep,
     Complication,
+    Illness,
     Indication,
     Stressor,
 )
@@ -61,6 +62,10 @@ REVIEW_MIN_DAYS = 7
 REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
+HARM_SHOWN_RESPONSES = 2
+"""Response times of its lab a serious harm has been under way when it is told (`_harm_onset`): a lab closes 63 % of
+the gap to a new value in half a response time (`labs.time_constant`), so 86 % in one and 98 % in two, past the
+confirming value the harm's push settles beyond (`LabModel.harm_delta`: one measurement's CV past it)."""
 ROUTINE_WEIGHTS_BEFORE_DIAGNOSIS = {"symptom_report": 1.5, "lab_check": 1.4, "lifestyle": 1.4, "follow_up": 0.8,
                                     "medication_review": 1.2}
 ROUTINE_WEIGHTS_AFTER_DIAGNOSIS = {"follow_up": 0.6, "medication_review": 0.8, "lab_check": 1.1, "lifestyle": 1.5,
@@ -417,14 +422,27 @@ class StoryActions:
                 continue
             for effect in self.kb.drugs[drug].adverse_effects:
                 low, high = effect.onset_days
-                if not low <= self.day - active.started <= high:
+                onset = self._harm_onset(effect)
+                if not low <= (self.day if onset is None else onset) - active.started <= high:
                     continue
+                if onset is not None and onset < self.labs.unchanged_since(effect.lab):
+                    continue  # (its lab, measured since, would have shown nothing: told once it can show it)
                 if effect.lab is not None and not self.labs.can_measure(effect.lab, self.day):
                     continue
                 if not self._can_carry_on(drug, effect) or not self.keeps_a_restart(drug, effect):
                     continue
                 options.append((drug, effect))
         return options
+
+    def _harm_onset(self, effect: AdverseEffect) -> int | None:
+        """The day a serious harm with a lab test to show it began, for one told today: as long ago as the lab takes to
+        show it, so that its lab, taken today, does (a liver injury told with an ALT still normal, or one told before
+        any ALT could show it, is neither acted on nor left unmeasured: the seed-61 read stopped paracetamol for
+        "high liver enzymes" with none taken). None: any other harm, which begins the day it is told."""
+        if not effect.is_serious or effect.lab is None or effect.lab_delta is None \
+                or self.kb.labs[effect.lab].kind == "score":
+            return None
+        return self.day - HARM_SHOWN_RESPONSES * self._response_days(effect.lab)
 
     def _can_carry_on(self, drug: str, effect: AdverseEffect) -> bool:
         """Whether a physician would act on the harm: it is serious (the drug goes whatever follows), or a
@@ -466,7 +484,9 @@ class StoryActions:
         self.adverse = (drug, effect)
         if effect.lab is not None and effect.lab_delta is not None:
             # (a serious harm is told once it has shown itself: a bleed once the haemoglobin has fallen)
-            earliest = self.day - (self._response_days(effect.lab) if effect.is_serious else self.rng.randint(1, 5))
+            earliest = self._harm_onset(effect)
+            if earliest is None:
+                earliest = self.day - (self._response_days(effect.lab) if effect.is_serious else self.rng.randint(1, 5))
             onset = max(self.labs.unchanged_since(effect.lab), earliest)
             delta = self.labs.harm_delta(effect.lab, onset, effect.lab_delta)
             self.labs.add_offset("adverse", effect.lab, onset, delta)
@@ -476,6 +496,7 @@ class StoryActions:
         if effect.is_serious:  # acted on at this visit, not the next one (held until shown otherwise)
             if self._lab_shows_it(effect):
                 facts += self.measure([effect.lab])  # (the count that shows it, taken the same day)
+            facts += self.measure(effect.workup)  # (and what else it asks for: the INR with a liver injury)
             event = self._act_on_adverse(drug, effect, facts, "adverse_event", [self.handle(f"started:{drug}")],
                                          "adverse")
             self.state.handles["adverse_confirm"] = event.event_id
@@ -708,16 +729,35 @@ class StoryActions:
         illness = self.kb.illnesses[item.arg]
         first = [s for s in illness.symptoms if not s.at_examination]  # (a red flag is examined, not self-cared)
         told = first[:self.rng.randint(1, len(first))]  # (the presenting one always)
-        facts: list[Fact] = [*(SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in told),
-                             *self.drug_red_flag_checks(told), AdviceFact(advice=illness.self_care),
-                             *self.measure(self.vitals())]
+        symptoms = [SymptomFact(symptom=f"{illness.key}.{s.key}", name=s.name, lay=s.lay) for s in told]
         # (brought in for it, or raised at a check-up: new symptoms come up both ways)
         kind = "symptom_report" if self.rng.random() < 0.6 else "follow_up"
+        if self.is_red_flag_for(illness):
+            # (examined and referred that day; no diary, no diagnosis of the illness, no course: NICE CG150 1.1.1)
+            flag = illness.red_flag
+            assert flag is not None
+            facts: list[Fact] = [*symptoms, *self.measure(self.vitals()), AdviceFact(advice=flag.advice)]
+            return self.emit(kind, facts, [], f"illness:{illness.key}")
+        facts = [*symptoms, *self.drug_red_flag_checks(told), AdviceFact(advice=illness.self_care),
+                 *self.measure(self.vitals())]
         event = self.emit(kind, facts, [], f"illness:{illness.key}")
-        low, high = SELF_CARE_DAYS
+        low, high = illness.self_care_days or SELF_CARE_DAYS
         self.add_task(Task("illness_treat", self.day + low, deadline=self.day + self.rng.randint(low, high),
                            reason=illness.key, trigger=event.event_id, yields=True))
         return event
+
+    def is_red_flag_for(self, illness: Illness) -> bool:
+        """Whether the illness's first symptoms are a red flag in this patient today (`Illness.red_flag`): at or past
+        its age, or with enough of its risk factors (the patient's conditions and the drugs they take, told or not: the
+        simulator never lets a doctor harm a patient)."""
+        flag = illness.red_flag
+        if flag is None:
+            return False
+        if flag.min_age is not None and self.patient.age >= flag.min_age:
+            return True
+        factors = flag.risk_factors
+        held = len(set(factors.conditions) & set(self.refresh_patient().conditions))
+        return held + len(self.kb.expand(factors.taking) & set(self.state.active)) >= factors.at_least
 
     # --- corrections and the year's review ------------------------------------------------------
 

@@ -16,7 +16,16 @@ from medmemorybench.render.noise import render_family_sessions, render_health_se
 from medmemorybench.render.stream import bucket_sizes, checkpoints_of, insert_noise, split_by_checkpoint
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
-from medmemorybench.simulate.models import AdherenceFact, AdviceFact, AllergyFact, LabFact, MedicationFact, SettingFact
+from medmemorybench.simulate.models import (
+    AdherenceFact,
+    AdviceFact,
+    AllergyFact,
+    CareYear,
+    Event,
+    LabFact,
+    MedicationFact,
+    SettingFact,
+)
 
 
 @pytest.fixture(scope="module")
@@ -328,14 +337,29 @@ def test_a_doctor_never_reads_out_a_diagnosis_code(kb):
         assert "ICD" not in text
 
 
+ACTED_ON_LAPSE = {"long_qt_missed_beta_blocker", "missed_doses_after_suicidal_ideation"}
+"""The advice of missed doses acted on twice over: a beta-blocker skipped in long QT, after suicidal ideation."""
+
+
+def lapse_acted_on(kb) -> tuple[CareYear, Event]:  # noqa: ANN001
+    """The first year of the cohort's depression persona (P0015, seeds 0-99) with missed doses told with both of
+    `ACTED_ON_LAPSE`'s advice, and that visit: searched, since any change to the year's draws moves the one year that
+    has it."""
+    for seed in range(100):
+        year = simulate_patient(kb, seed, 14)
+        lapse = next((e for e in year.events if any(isinstance(f, AdherenceFact) for f in e.facts)
+                      and {f.advice for f in e.facts if isinstance(f, AdviceFact)} >= ACTED_ON_LAPSE), None)
+        if lapse is not None:
+            return year, lapse
+    raise AssertionError("no year of P0015 over seeds 0-99 skips its beta-blocker in long QT after suicidal ideation")
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_missed_doses_acted_on_are_never_answered_restart_as_usual(kb, language):
     # (the seed-47 read, P0015 E061: a week of skipped propranolol in long QT, a month after suicidal ideation,
     # answered "That's understandable … Let's restart propranolol as usual and see how it goes")
-    year = simulate_patient(kb, 20, 14)  # (depression in long QT: skipped propranolol after suicidal ideation)
-    lapse = next(e for e in year.events if any(isinstance(f, AdherenceFact) for f in e.facts))
+    year, lapse = lapse_acted_on(kb)  # (depression in long QT: skipped propranolol after suicidal ideation)
     advice = [f.advice for f in lapse.facts if isinstance(f, AdviceFact)]
-    assert {"long_qt_missed_beta_blocker", "missed_doses_after_suicidal_ideation"} <= set(advice)
     renderer = SessionRenderer(kb, load_templates(language), year)
     sessions = renderer.render_year()
     keys = [a.key for beat in renderer.plan(lapse) for a in beat]

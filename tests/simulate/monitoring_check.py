@@ -43,7 +43,9 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   passed over while one of its formulations the patient can take fits under it (250 mg every 12 hours).
 - `serious_harm_at_once`: a serious harm (sleep attacks, angioedema, a seizure, a bleed on warfarin, a low white
   count) is acted on at the visit it is told (the dose lowered or the drug stopped), with the advice it calls for
-  (no driving with sleep attacks); the lab that shows it is in that visit only where it is past its level.
+  (no driving with sleep attacks). Extended after the seed-61 read: a harm with a lab test that shows it (a liver
+  injury, ALT) is told only once that lab can show it, and has it in that visit, with each lab of its `workup` (the
+  INR) that day or still fresh.
 - `raise_held_past_limit`: a drug a caution of the patient's histories names with `no_increase_above` is never raised
   while the latest result of its lab on record, that visit's included, is past it (the seed-37 read: aripiprazole
   doubled in congenital long QT a fortnight after a QTc of 486 ms).
@@ -331,6 +333,20 @@ def serious_harm_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                                          for f in event.facts):
                 out.append(fail("serious_harm_at_once", year, event, f"{effect.key} of {fact.drug} acted on "
                                 f"without the advice {effect.advice}"))
+            # (the harm's lab that day: a liver injury with its ALT, and what else it asks for, the INR; a result
+            # still fresh stands for the last, the seed-61 read: paracetamol stopped for "high liver enzymes", none)
+            shows = [effect.lab] if effect.lab is not None and effect.lab_delta is not None \
+                and kb.labs[effect.lab].kind == "lab" else []
+            for lab in shows:
+                if not any(isinstance(f, LabFact) and f.lab == lab for f in event.facts):
+                    out.append(fail("serious_harm_at_once", year, event, f"{effect.key} of {fact.drug} told with no "
+                                    f"{lab} that day"))
+            for lab in effect.workup:
+                fresh = kb.labs[lab].kinetics.min_interval_days  # type: ignore[union-attr]
+                if not any(isinstance(f, LabFact) and f.lab == lab and days_between(e.date, event.date) < fresh
+                           for e in year.events[:event.index] for f in e.facts):
+                    out.append(fail("serious_harm_at_once", year, event, f"{effect.key} of {fact.drug} told with no "
+                                    f"{lab} that day or in the {fresh} days before"))
     return out
 
 
