@@ -479,9 +479,13 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         Creatinine and eGFR drawn together are one sample: the eGFR reported is the equation applied to the
         creatinine measured (or the reverse where the condition follows creatinine)."""
         values: dict[str, float] = {}
+        # (from the work-up to the diagnosis, a lab whose band the condition's name states reads in it once the disease
+        # is there: "moderately active" colitis is diagnosed on a Mayo score of 6-10, `Monitored.named`)
+        naming = self.handle("tests") is not None and "diagnosis" not in self.state.done
+        named = {m.lab: m.named for m in self.condition.monitored if naming and m.named is not None}
         for lab in dict.fromkeys(labs):
             if self.labs.can_measure(lab, self.day) or (urgent and self.labs.last_measured.get(lab) != self.day):
-                values[lab] = self.labs.measure(lab, self.day)
+                values[lab] = self.labs.measure(lab, self.day, named.get(lab))
         primary, derived = self.labs.primary, self.labs.derived
         if primary in values and derived in values:
             spec = self.kb.labs[derived]

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, CareStep, Complication, Indication, Stressor
+from medmemorybench.knowledge.models import (
+    DOSES_PER_DAY,
+    AdverseEffect,
+    CareStep,
+    Complication,
+    Indication,
+    Stressor,
+    WeightLost,
+)
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -28,6 +36,7 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
+from medmemorybench.simulate.body import WEIGHT, WEIGHT_LOST_KEY
 from medmemorybench.simulate.persona import advice_applies
 from medmemorybench.simulate.prescribing import choose_for_step, ladder_of, prescribe
 from medmemorybench.simulate.safety import verdict
@@ -79,7 +88,20 @@ class StoryActions:
         if specific and len(chosen) < count:  # a condition with few specific symptoms: fill with the others
             others = [s for s in self.condition.symptoms if not s.specific]
             chosen += self.rng.sample(others, min(count - len(chosen), len(others)))
+        for symptom in chosen:
+            if symptom.weight_lost is not None:
+                self._weight_lost(symptom.weight_lost)
         return [SymptomFact(symptom=s.key, name=s.name, lay=s.lay) for s in chosen]
+
+    def _weight_lost(self, lost: WeightLost) -> None:
+        """A symptom that tells of weight loss stands for weight lost over the weeks before it (never before the last
+        weighing), until the condition is treated (or, told again while missing doses, its next step): the scales show
+        what the patient says."""
+        if any(key.startswith(WEIGHT_LOST_KEY) and o.is_active(self.day) for key, o in self.labs.offsets.items()):
+            return
+        start = max(self.labs.unchanged_since(WEIGHT), self.day - lost.over_days, 0)
+        delta = -self.labs.rng.uniform(*lost.share) * self.labs.true_value(WEIGHT, start)
+        self.labs.add_offset(f"{WEIGHT_LOST_KEY}:{self.day}", WEIGHT, start, delta)
 
     def told_here(self, action: str) -> list[Fact]:
         """Trap facts told in passing at this visit."""
@@ -179,6 +201,16 @@ class StoryActions:
             if lab not in self.labs.rise_from or not self.labs.can_measure(lab, self.day) or not self.labs.is_past(
                     lab, self.day, spec.positive_at / (1 - spec.kinetics.spread), 1.0):
                 return False
+        return True
+
+    def _ready_diagnostic_test(self, item: StoryItem) -> bool:
+        """A lab whose band the condition's name states (`Monitored.named`) is in it: the work-up that names the
+        disease "moderately active" waits until it is (as the turning point waits for a screen that emerges)."""
+        for monitored in self.condition.monitored:
+            if monitored.named is not None and monitored.diagnostic:
+                low, high = monitored.named
+                if not low <= self.labs.true_value(monitored.lab, self.day) <= high:
+                    return False
         return True
 
     def _diagnostic_test(self, item: StoryItem) -> Event:
@@ -890,6 +922,7 @@ READINESS = {
     "intercurrent": StoryActions._ready_intercurrent,
     "baseline_labs": StoryActions._ready_baseline_labs,
     "turning_point": StoryActions._ready_turning_point,
+    "diagnostic_test": StoryActions._ready_diagnostic_test,
 }
 """Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""
 
