@@ -20,6 +20,7 @@ from medmemorybench.knowledge.models import (
     Stressor,
     WeightLost,
 )
+from medmemorybench.simulate.body import WEIGHT, WEIGHT_LOST_KEY
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -36,7 +37,6 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
-from medmemorybench.simulate.body import WEIGHT, WEIGHT_LOST_KEY
 from medmemorybench.simulate.persona import advice_applies
 from medmemorybench.simulate.prescribing import choose_for_step, ladder_of, prescribe
 from medmemorybench.simulate.safety import verdict
