@@ -1016,6 +1016,10 @@ class MoodStrain(_Record):
     """Days before the visit it has built up over ("a rough few weeks"), where no score on record is more recent."""
     lasts_days: tuple[int, int]
     """Days it lasts from then (drawn)."""
+    at_least: float = 0
+    """The score a visit that voices it reads at least, beyond any measurement's noise (PHQ-9 5, the mild band: "I've
+    felt flat, I've stopped seeing friends" never scores as minimal and is never read out as normal, the seed-61
+    read); the drawn push is raised to reach it where the weeks since the last score leave too little time."""
     source: str
 
 

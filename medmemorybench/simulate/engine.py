@@ -122,6 +122,8 @@ class YearState:
     """Named events (for causal links): symptoms, misdiagnosis, diagnosis, complication, trap:<category>..."""
     active: dict[str, Active] = field(default_factory=dict)
     started_steps: dict[str, str] = field(default_factory=dict)
+    weight_lost_days: int = 0
+    """Days over which the weight a symptom tells of was lost (`Symptom.weight_lost`): regained over as many."""
     """Care-step key -> drug first given for it."""
     done: set[str] = field(default_factory=set)
     tasks: list[Task] = field(default_factory=list)
@@ -479,9 +481,9 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         Creatinine and eGFR drawn together are one sample: the eGFR reported is the equation applied to the
         creatinine measured (or the reverse where the condition follows creatinine)."""
         values: dict[str, float] = {}
-        # (from the work-up to the diagnosis, a lab whose band the condition's name states reads in it once the disease
-        # is there: "moderately active" colitis is diagnosed on a Mayo score of 6-10, `Monitored.named`)
-        naming = self.handle("tests") is not None and "diagnosis" not in self.state.done
+        # (from the turning point to the diagnosis, a lab whose band the condition's name states reads in it once the
+        # disease is there: "moderately active" colitis is diagnosed on a Mayo score of 6-10, `Monitored.named`)
+        naming = self.handle("turning") is not None and "diagnosis" not in self.state.done
         named = {m.lab: m.named for m in self.condition.monitored if naming and m.named is not None}
         for lab in dict.fromkeys(labs):
             if self.labs.can_measure(lab, self.day) or (urgent and self.labs.last_measured.get(lab) != self.day):

@@ -22,7 +22,6 @@ from medmemorybench.knowledge.models import (
     Illness,
     Symptom,
 )
-from medmemorybench.simulate.body import WEIGHT_LOST_KEY
 from medmemorybench.simulate.findings import Episode
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -138,8 +137,7 @@ class ClinicalTasks:
                 self.labs.end_step(effect, self.day + rx.course_days + 1)
         self.hold_on_treatment(rx.drug, self.day, rx.regimen, rx.course_days)
         if step is not None:
-            for key in [k for k in self.labs.offsets if k.startswith(WEIGHT_LOST_KEY)]:
-                self.labs.resolve(key, self.day)  # (treated, the appetite and the weight come back)
+            self.regain_weight()
             self.state.started_steps.setdefault(step.key, rx.drug)
         self.state.handles[f"started:{rx.drug}"] = event_id
         if rx.regimen == "one_off":

@@ -102,6 +102,14 @@ class StoryActions:
         start = max(self.labs.unchanged_since(WEIGHT), self.day - lost.over_days, 0)
         delta = -self.labs.rng.uniform(*lost.share) * self.labs.true_value(WEIGHT, start)
         self.labs.add_offset(f"{WEIGHT_LOST_KEY}:{self.day}", WEIGHT, start, delta)
+        self.state.weight_lost_days = lost.over_days
+
+    def regain_weight(self) -> None:
+        """A care step starts: weight lost to the untreated disease comes back at the pace it went (`over_days` on),
+        not within days of the first tablet."""
+        for key, offset in self.labs.offsets.items():
+            if key.startswith(WEIGHT_LOST_KEY) and offset.end is None:
+                offset.end = self.day + self.state.weight_lost_days
 
     def told_here(self, action: str) -> list[Fact]:
         """Trap facts told in passing at this visit."""

@@ -4,8 +4,9 @@ beside the score measured for it.
 
 - `body_agrees`: weight and BMI taken the same day are one reading through the persona's height (BMI = weight /
   height², WHO), and two readings (either one, BMI read back to kilograms) at most `SHORT_DAYS` apart differ by
-  less than `SHORT_KG` unless something between them explains it (a complication, a congestion or weight sign, a drug
-  harm on weight): the seed-61 read saw 78.6 kg one day and BMI 23.7 the next (+2.3 kg overnight).
+  less than `SHORT_KG` unless something explains it (a complication, a congestion or weight sign or a drug harm on
+  weight between them, a care step moving weight started or changed within weight's response time): the seed-61 read
+  saw 78.6 kg one day and BMI 23.7 the next (+2.3 kg overnight).
 - `weight_loss_measured`: a symptom that tells of weight loss (a symptom with `weight_lost` in the knowledge base)
   has, where weights are on record around it, a fall of at least `LOSS_SEEN` between a reading in the
   `LOSS_BEFORE_DAYS` before it and one from `LOSS_LAG_DAYS` before it to `LOSS_AFTER_DAYS` after it.
@@ -20,7 +21,15 @@ from dataclasses import dataclass
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.simulate.models import CareYear, ComplicationFact, DiagnosisFact, Event, LabFact, SymptomFact
+from medmemorybench.simulate.models import (
+    CareYear,
+    ComplicationFact,
+    DiagnosisFact,
+    Event,
+    LabFact,
+    MedicationFact,
+    SymptomFact,
+)
 from tests.simulate.clinical import fail
 
 SHORT_DAYS = 3
@@ -69,6 +78,16 @@ def _explains(kb: KnowledgeBase, year: CareYear, fact: object) -> bool:
                for e in d.adverse_effects)
 
 
+def _treated(kb: KnowledgeBase, year: CareYear, reading: Reading) -> bool:
+    """A care step that moves weight (an antithyroid drug, insulin, a diuretic) started or changed within weight's
+    response time before the reading: the body is on its way to a new weight."""
+    condition = kb.conditions[year.persona.condition]
+    moving = {s.key for s in condition.care_path if {"weight", "bmi"} & {*s.moves, *s.targets}}
+    response = kb.labs["weight"].kinetics.response_days  # type: ignore[union-attr]
+    return any(isinstance(f, MedicationFact) and f.step in moving and 0 <= reading.day - _day(e) <= response
+               for e in year.events for f in e.facts)
+
+
 def body_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     rule = "body_agrees"
     height2 = (year.persona.height_cm / 100) ** 2
@@ -87,7 +106,7 @@ def body_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
         if gap > SHORT_DAYS or abs(second.kg - first.kg) < SHORT_KG:
             continue
         between = [e for e in year.events if first.event.index <= e.index <= second.event.index]
-        if not any(_explains(kb, year, f) for e in between for f in e.facts):
+        if not any(_explains(kb, year, f) for e in between for f in e.facts) and not _treated(kb, year, second):
             out.append(fail(rule, year, second.event, f"{second.kg:.1f} kg against {first.kg:.1f} kg on "
                                                       f"{first.event.date} ({gap} days) with nothing to explain it"))
     return out
