@@ -83,10 +83,12 @@ class StoryActions:
 
     def symptoms(self, count: int, specific: bool | None = False) -> list[Fact]:
         """`count` symptoms: non-specific ones (`specific=False`), specific ones first (`True`), or any."""
-        pool = [s for s in self.condition.symptoms if specific is None or s.specific == specific]
+        pool = [s for s in self.condition.symptoms if (specific is None or s.specific == specific)
+                and not (s.weight_lost is not None and self.state.started_steps)]  # (treated, the weight comes back)
         chosen = self.rng.sample(pool, min(count, len(pool)))
         if specific and len(chosen) < count:  # a condition with few specific symptoms: fill with the others
-            others = [s for s in self.condition.symptoms if not s.specific]
+            others = [s for s in self.condition.symptoms if not s.specific
+                      and not (s.weight_lost is not None and self.state.started_steps)]
             chosen += self.rng.sample(others, min(count - len(chosen), len(others)))
         for symptom in chosen:
             if symptom.weight_lost is not None:

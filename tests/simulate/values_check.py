@@ -9,7 +9,7 @@ beside the score measured for it.
   saw 78.6 kg one day and BMI 23.7 the next (+2.3 kg overnight).
 - `weight_loss_measured`: a symptom that tells of weight loss (a symptom with `weight_lost` in the knowledge base)
   has, where weights are on record around it, a fall of at least `LOSS_SEEN` between a reading in the
-  `LOSS_BEFORE_DAYS` before it and one from `LOSS_LAG_DAYS` before it to `LOSS_AFTER_DAYS` after it.
+  `LOSS_BEFORE_DAYS` before it (not its own day) and one from `LOSS_LAG_DAYS` before it to `LOSS_AFTER_DAYS` after it.
 - `severity_named`: the confirmed diagnosis of a condition whose name states a band of one of its labs
   (`Monitored.named`: "moderately active" colitis, a total Mayo score of 6-10) has that lab's latest reading in it.
 
@@ -121,7 +121,7 @@ def weight_loss_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
         return []
     day = _day(told)
     readings = body_readings(year)
-    before = [r for r in readings if day - LOSS_BEFORE_DAYS <= r.day <= day]
+    before = [r for r in readings if day - LOSS_BEFORE_DAYS <= r.day < day]  # (the telling's own reading shows it)
     pairs = [(a, b) for a in before for b in readings
              if a.day < b.day and day - LOSS_LAG_DAYS <= b.day <= day + LOSS_AFTER_DAYS]
     if not pairs:
