@@ -131,9 +131,8 @@ def test_trend_check_catches_a_size_word_against_the_change(kb, rendered):
     raise AssertionError("no change a whole normal range wide among 40 patients")
 
 
-def test_trend_sizes_are_bounded_by_the_reference_range():
+def test_trend_sizes_are_bounded_by_the_reference_range(kb):
     assert 0 < TREND_SLIGHT < TREND_MARKED
-    kb = default_knowledge()
     assert trend_size(kb, "phq9", 5, 17) == "_marked"  # (normal 0-4: twelve points is three ranges)
     assert trend_size(kb, "phq9", 5, 6) == "_slight"
     assert trend_size(kb, "phq9", 5, 8) == ""
