@@ -1203,9 +1203,9 @@ class Monitored(_Record):
     until it is past the threshold. A screen in the misdiagnosis phase (`Misdiagnosis.screened_with`) reads below it,
     and the one taken when the core symptoms are told, at the turning point, above it."""
     named: tuple[float, float] | None = None
-    """The band the condition's name states for this lab (moderately active colitis: a total Mayo score of 6-10): the
-    work-up waits until the disease is in it, and the reading the diagnosis stands on lies in it (the seed-61 read:
-    Mayo 5, the mild band, beside "moderately active"). Within `untreated`'s reach: the untreated range lies in it."""
+    """The band the condition's name states for this lab (moderately active colitis: a total Mayo score of 6-10): from
+    the turning point to the diagnosis its readings are drawn in it, so the reading the diagnosis stands on lies in it
+    (the seed-61 read: Mayo 5, the mild band, beside "moderately active"). The untreated range lies in it."""
     source: str
     """Where the figures come from."""
 

@@ -481,8 +481,8 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         Creatinine and eGFR drawn together are one sample: the eGFR reported is the equation applied to the
         creatinine measured (or the reverse where the condition follows creatinine)."""
         values: dict[str, float] = {}
-        # (from the turning point to the diagnosis, a lab whose band the condition's name states reads in it once the
-        # disease is there: "moderately active" colitis is diagnosed on a Mayo score of 6-10, `Monitored.named`)
+        # (from the turning point to the diagnosis, a lab whose band the condition's name states is drawn in it:
+        # "moderately active" colitis is diagnosed on a Mayo score of 6-10, `Monitored.named`)
         naming = self.handle("turning") is not None and "diagnosis" not in self.state.done
         named = {m.lab: m.named for m in self.condition.monitored if naming and m.named is not None}
         for lab in dict.fromkeys(labs):

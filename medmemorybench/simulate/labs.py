@@ -277,14 +277,14 @@ class LabModel:
         return value
 
     def measure(self, lab: str, day: int, within: tuple[float, float] | None = None) -> float:
-        """The value reported on `day`: the true value with measurement noise, clamped and rounded (`within`: a band
-        the true value lies in, which the noise does not take the reading out of)."""
+        """The value reported on `day`: the true value with measurement noise, clamped and rounded (`within`: the band
+        the reading is drawn in, `Monitored.named`)."""
         spec = self.labs[lab]
         assert spec.kinetics is not None
         true = self.true_value(lab, day)
         noise = max(-NOISE_TRUNCATION, min(NOISE_TRUNCATION, self.rng.gauss(0, 1))) * spec.kinetics.cv * abs(true)
         value = min(max(true + noise, spec.plausible[0]), spec.plausible[1])
-        if within is not None and within[0] <= true <= within[1]:
+        if within is not None:
             value = min(max(value, within[0]), within[1])
         self.last_measured[lab] = day
         return round(value, spec.decimals) if spec.decimals else float(round(value))

@@ -213,16 +213,6 @@ class StoryActions:
                 return False
         return True
 
-    def _ready_diagnostic_test(self, item: StoryItem) -> bool:
-        """A lab whose band the condition's name states (`Monitored.named`) is in it: the work-up that names the
-        disease "moderately active" waits until it is (as the turning point waits for a screen that emerges)."""
-        for monitored in self.condition.monitored:
-            if monitored.named is not None and monitored.diagnostic:
-                low, high = monitored.named
-                if not low <= self.labs.true_value(monitored.lab, self.day) <= high:
-                    return False
-        return True
-
     def _diagnostic_test(self, item: StoryItem) -> Event:
         """The work-up: the diagnostic labs, and three tests with what they show in this patient. The condition's
         first tests whose labs can all be measured today come first; where fewer can, a test naming a lab measured
@@ -932,7 +922,6 @@ READINESS = {
     "intercurrent": StoryActions._ready_intercurrent,
     "baseline_labs": StoryActions._ready_baseline_labs,
     "turning_point": StoryActions._ready_turning_point,
-    "diagnostic_test": StoryActions._ready_diagnostic_test,
 }
 """Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""
 

@@ -9,6 +9,8 @@ from tests.simulate.clinical import check, first_event
 from tests.simulate.values_check import (
     LOSS_SEEN,
     SHORT_KG,
+    _explains,
+    _treated,
     body_readings,
     body_violations,
     severity_violations,
@@ -30,10 +32,14 @@ def test_body_agrees_weight_and_bmi_through_one_height_and_bounded_day_to_day(kb
 
 def test_body_agrees_fails_a_weight_two_kilograms_off_the_day_before(kb, years):
     def close_pair(year: CareYear) -> tuple[Event, float] | None:
+        """Two readings a day or two apart, the second a weight, with nothing between them that explains a change."""
         readings = body_readings(year)
         for first, second in zip(readings, readings[1:], strict=False):
+            between = [e for e in year.events if first.event.index <= e.index <= second.event.index]
             if 1 <= second.day - first.day <= 2 and any(isinstance(f, LabFact) and f.lab == "weight"
-                                                       for f in second.event.facts) and not body_violations(kb, year):
+                                                       for f in second.event.facts) \
+                    and not any(_explains(kb, year, f) for e in between for f in e.facts) \
+                    and not _treated(kb, year, second):
                 return second.event, first.kg
         return None
 
