@@ -288,12 +288,26 @@ class Lab(_Record):
     judged: bool = True
     """False: no reference range a value is judged against (body weight, whose meaning is the BMI it gives and its
     change; WHO); `reference` then only bounds the simulation."""
+    day_to_day: DayToDay | None = None
+    """(Body weight.) How far a reading taken within a few days of the one before can stray from it beyond what the
+    body truly did: a reading's noise is not independent of yesterday's."""
     source: str
     """Where the reference range comes from."""
 
     def goal_for(self, conditions: set[str]) -> float | None:
         """The level the first goal any of `conditions` sets (None: judged against the reference range)."""
         return next((goal.below for goal in self.goals if conditions & set(goal.conditions)), None)
+
+
+class DayToDay(_Record):
+    """The day-to-day swing of a reading (body weight: food, fluid and clothes) about its true change."""
+
+    days: int = Field(ge=1)
+    """Readings at most this many days apart are bound to each other."""
+    amount: float = Field(gt=0)
+    """The most, in the lab's unit, one such reading moves from the one before beyond the true change."""
+    source: str
+    """Where the figures come from."""
 
 
 class Grade(_Record):
@@ -1132,6 +1146,10 @@ class MoodStrain(_Record):
     """Days before the visit it has built up over ("a rough few weeks"), where no score on record is more recent."""
     lasts_days: tuple[int, int]
     """Days it lasts from then (drawn)."""
+    at_least: float = 0
+    """The score a visit that voices it reads at least, beyond any measurement's noise (PHQ-9 5, the mild band: "I've
+    felt flat, I've stopped seeing friends" never scores as minimal and is never read out as normal, the seed-61
+    read); the drawn push is raised to reach it where the weeks since the last score leave too little time."""
     source: str
 
 
@@ -1209,6 +1227,18 @@ class DrugRedFlag(_Record):
                                              for e in drug.adverse_effects)
 
 
+class WeightLost(_Record):
+    """The weight a symptom that tells of weight loss stands for: lost over the weeks before it is first told, and
+    regained once the condition is treated (its first care step)."""
+
+    share: tuple[float, float]
+    """Range of the share of body weight lost (drawn once)."""
+    over_days: int = Field(ge=1)
+    """Days over which it was lost before the symptom is first told (never before the last weighing)."""
+    source: str
+    """Where the figures come from."""
+
+
 class Symptom(_Record):
     """A presenting symptom."""
 
@@ -1229,6 +1259,9 @@ class Symptom(_Record):
     at_examination: bool = False
     """(An intercurrent illness's.) Told only at the visit that examines and treats the illness, never at the first
     one that tries self-care: fever with pain on breathing in is not sent home with cough advice (NICE NG120)."""
+    weight_lost: WeightLost | None = None
+    """(A condition's.) The symptom tells of weight loss ("my clothes are loose"): the weights measured around it
+    fall by this much (the seed-61 read: weight loss told beside a year of stable weights)."""
 
 
 class Misdiagnosis(_Record):
@@ -1299,8 +1332,18 @@ class Monitored(_Record):
     items score, the core ones not yet), rises to its untreated value from the next day, and the turning point waits
     until it is past the threshold. A screen in the misdiagnosis phase (`Misdiagnosis.screened_with`) reads below it,
     and the one taken when the core symptoms are told, at the turning point, above it."""
+    named: tuple[float, float] | None = None
+    """The band the condition's name states for this lab (moderately active colitis: a total Mayo score of 6-10): from
+    the turning point to the diagnosis its readings are drawn in it, so the reading the diagnosis stands on lies in it
+    (the seed-61 read: Mayo 5, the mild band, beside "moderately active"). The untreated range lies in it."""
     source: str
     """Where the figures come from."""
+
+    @model_validator(mode="after")
+    def _untreated_named(self) -> Monitored:
+        if self.named is not None and not (self.named[0] <= self.untreated[0] <= self.untreated[1] <= self.named[1]):
+            raise ValueError(f"{self.lab}: untreated {self.untreated} is not inside the named band {self.named}")
+        return self
 
     def is_on_track(self, value: float, previous: float | None, cv: float,
                     goal: tuple[float, float] | None = None, to_target: bool = False) -> bool:

@@ -166,8 +166,7 @@ ACTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "exam.urgent": (),
     **{f"results.{lab}": () for lab in _LABS},
     "results.tests": (),
-    "trend.up": ("lab", "since"),
-    "trend.down": ("lab", "since"),
+    **{f"trend.{way}{size}": ("lab", "since") for way in ("up", "down") for size in ("_slight", "", "_marked")},
     "trend.same": ("lab", "since"),
     **{f"explain.{status}": ("lab_lay", "value", "low", "high", "unit", "place")
        for status in ("high", "low", "normal", "above_target", "below_target", "in_target", "above_goal", "in_goal")},

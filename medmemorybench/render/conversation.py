@@ -34,6 +34,7 @@ from medmemorybench.render.fields import (
     range_place,
     text_of,
     trap_detail,
+    trend_size,
 )
 from medmemorybench.render.models import Session, Turn, regular_session_id
 from medmemorybench.render.templates import Templates
@@ -520,7 +521,8 @@ class SessionRenderer:
 
     def _trend(self, event: Event, fact: LabFact) -> tuple[str, Day] | None:
         """How a result moved since the previous reading of that lab, and how to name that reading: the direction of
-        the values as the sessions show them (rounded to the lab's decimals; equal shown values are "same"), and the
+        the values as the sessions show them (rounded to the lab's decimals; equal shown values are "same") with the
+        size of the change (`trend_size`: "up_slight", "up", "up_marked"), and the
         reading by its month only where that month holds no other reading of the lab and is not this visit's own
         month ("since March" at a March visit, or beside two March readings, would point at the wrong one), else by
         its day."""
@@ -530,6 +532,8 @@ class SessionRenderer:
         on, value = previous
         then, now = (float(format_lab_value(self.kb, fact.lab, v)) for v in (value, fact.value))
         direction = "up" if now > then else "down" if now < then else "same"
+        if direction != "same":  # ("a little higher" only for a small change, "much higher" for a big one)
+            direction += trend_size(self.kb, fact.lab, then, now)
         month = on[:7]
         alone = sum(1 for day, _ in self.ctx.lab_history[fact.lab] if day[:7] == month) == 1
         return direction, Day(on, "month" if alone and month != event.date[:7] else "spoken")

@@ -103,6 +103,22 @@ def status_word_key(kb: KnowledgeBase, lab: str, value: float, status: str,
     return f"{status}_slight" if near and inside else status
 
 
+TREND_SLIGHT, TREND_MARKED = 0.25, 1.0
+"""A change said "a little" is at most a quarter of the lab's reference range wide, one said "much" at least the whole
+range (PHQ-9 5 -> 17 against a normal 0-4 is a much higher score, never "a little higher": the seed-61 read)."""
+
+
+def trend_size(kb: KnowledgeBase, lab: str, then: float, now: float) -> str:
+    """'_slight', '' or '_marked': how big a change between two shown values is, against the width of the lab's
+    reference range (the word-table key suffix of `trend.up` and `trend.down`)."""
+    low, high = kb.labs[lab].reference
+    width = high - low
+    change = abs(now - then)
+    if width <= 0:
+        return ""
+    return "_slight" if change <= TREND_SLIGHT * width else "_marked" if change >= TREND_MARKED * width else ""
+
+
 def spoken_date(iso: str) -> str:
     """'2024-03-04' -> '4 March'."""
     day = date.fromisoformat(iso)

@@ -122,6 +122,8 @@ class YearState:
     """Named events (for causal links): symptoms, misdiagnosis, diagnosis, complication, trap:<category>..."""
     active: dict[str, Active] = field(default_factory=dict)
     started_steps: dict[str, str] = field(default_factory=dict)
+    weight_lost_days: int = 0
+    """Days over which the weight a symptom tells of was lost (`Symptom.weight_lost`): regained over as many."""
     """Care-step key -> drug first given for it."""
     done: set[str] = field(default_factory=set)
     tasks: list[Task] = field(default_factory=list)
@@ -541,10 +543,14 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         creatinine measured (or the reverse where the condition follows creatinine)."""
         values: dict[str, float] = {}
         wanted = list(dict.fromkeys(labs))
+        # (from the turning point to the diagnosis, a lab whose band the condition's name states is drawn in it:
+        # "moderately active" colitis is diagnosed on a Mayo score of 6-10, `Monitored.named`)
+        naming = self.handle("turning") is not None and "diagnosis" not in self.state.done
+        named = {m.lab: m.named for m in self.condition.monitored if naming and m.named is not None}
         # (a total before its parts: a part squared with its total yields to it, `LabModel._in_sample`)
         for lab in sorted(wanted, key=lambda key: self.kb.labs[key].part_of is not None):
             if self.labs.can_measure(lab, self.day) or (urgent and self.labs.last_measured.get(lab) != self.day):
-                values[lab] = self.labs.measure(lab, self.day, rng)
+                values[lab] = self.labs.measure(lab, self.day, rng, named.get(lab))
         values = {lab: values[lab] for lab in wanted if lab in values}
         primary, derived = self.labs.primary, self.labs.derived
         if primary in values and derived in values:

@@ -289,15 +289,20 @@ class LabModel:
         self._value[lab], self._day[lab] = value, day
         return value
 
-    def measure(self, lab: str, day: int, rng: random.Random | None = None) -> float:
+    def measure(self, lab: str, day: int, rng: random.Random | None = None,
+                within: tuple[float, float] | None = None) -> float:
         """The value reported on `day`: the true value with measurement noise, clamped and rounded (`rng`: where the
-        noise is drawn from, when not the year's own draws)."""
+        noise is drawn from, when not the year's own draws; `within`: the band the reading is drawn in,
+        `Monitored.named`)."""
         spec = self.labs[lab]
         assert spec.kinetics is not None
         true = self.true_value(lab, day)
         draw = (rng or self.rng).gauss(0, 1)
         noise = max(-NOISE_TRUNCATION, min(NOISE_TRUNCATION, draw)) * spec.kinetics.cv * abs(true)
-        value = self._in_sample(lab, day, min(max(true + noise, spec.plausible[0]), spec.plausible[1]))
+        value = min(max(true + noise, spec.plausible[0]), spec.plausible[1])
+        if within is not None:
+            value = min(max(value, within[0]), within[1])
+        value = self._in_sample(lab, day, value)
         self.last_measured[lab] = day
         reported = round(value, spec.decimals) if spec.decimals else float(round(value))
         self.sample[lab] = (day, reported)

@@ -12,7 +12,10 @@ A mixin of `YearBuilder`: it uses the builder's state."""
 
 from __future__ import annotations
 
+import math
+
 from medmemorybench.knowledge.models import MoodScreen
+from medmemorybench.simulate.labs import time_constant
 from medmemorybench.simulate.models import AdviceFact, ComplicationFact, Fact, LabFact, SymptomFact
 
 STRAIN_KEY = "strain"
@@ -70,13 +73,27 @@ class MoodCare:
         return out
 
     def _strain_builds(self, rule: MoodScreen) -> None:
-        """Strain told moves the score of a patient whose condition does not follow it: built up over the weeks before
-        (never before the last score on record), lasting some weeks; one strain at a time."""
+        """Strain told moves the score of a patient whose condition does not follow it, or whose condition that does
+        is being treated (a dip, not remission): built up over the weeks before (never before the last score on
+        record), lasting some weeks, and at least enough that a score today reads `MoodStrain.at_least` beyond its
+        noise; one strain at a time, and a new one where the one before has faded below that."""
         lab = rule.lab
-        if lab in self.labs.courses or any(o.is_active(self.day) for key, o in self.labs.offsets.items()
-                                           if key.startswith(STRAIN_KEY)):
-            return
+        if lab in self.labs.courses and not self.state.started_steps:
+            return  # (the untreated episode is the course itself: the work-up's screen reads what it is)
         strain = rule.strain
+        spec = self.kb.labs[lab]
+        assert spec.kinetics is not None
+        floor = strain.at_least / (1 - spec.kinetics.spread)
         start = max(self.labs.unchanged_since(lab), self.day - strain.built_days, 0)
-        self.labs.add_offset(f"{STRAIN_KEY}:{self.day}", lab, start, self.mood_rng.uniform(*strain.delta),
+        active = any(o.is_active(self.day) for key, o in self.labs.offsets.items() if key.startswith(STRAIN_KEY))
+        then, heading = self.labs.true_value(lab, start), self.labs.target(lab, start)
+        kept = math.exp(-(self.day - start) / time_constant(spec))  # (of the gap at the start, left today)
+        today = heading + (then - heading) * kept  # (roughly: where the score is heading without the strain)
+        scored = self.labs.can_measure(lab, self.day)
+        if active and (not scored or today >= floor):
+            return
+        delta = self.mood_rng.uniform(*strain.delta)
+        if scored and kept < 1:  # (a score today: the push reaches the floor by today, a half point past it)
+            delta = max(delta, (floor - today) / (1 - kept) + 0.5)
+        self.labs.add_offset(f"{STRAIN_KEY}:{self.day}", lab, start, delta,
                              end=start + self.mood_rng.randint(*strain.lasts_days))

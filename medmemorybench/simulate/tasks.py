@@ -154,6 +154,7 @@ class ClinicalTasks:
                 self.labs.end_step(effect, self.day + rx.course_days + 1)
         self.hold_on_treatment(rx.drug, self.day, rx.regimen, rx.course_days)
         if step is not None:
+            self.regain_weight()
             self.state.started_steps.setdefault(step.key, rx.drug)
         self.state.handles[f"started:{rx.drug}"] = event_id
         if rx.regimen == "one_off":

@@ -20,7 +20,9 @@ from medmemorybench.knowledge.models import (
     Illness,
     Indication,
     Stressor,
+    WeightLost,
 )
+from medmemorybench.simulate.body import WEIGHT, WEIGHT_LOST_KEY
 from medmemorybench.simulate.labs import StepEffect
 from medmemorybench.simulate.models import (
     AdherenceFact,
@@ -94,12 +96,35 @@ class StoryActions:
 
     def symptoms(self, count: int, specific: bool | None = False) -> list[Fact]:
         """`count` symptoms: non-specific ones (`specific=False`), specific ones first (`True`), or any."""
-        pool = [s for s in self.condition.symptoms if specific is None or s.specific == specific]
+        pool = [s for s in self.condition.symptoms if (specific is None or s.specific == specific)
+                and not (s.weight_lost is not None and self.state.started_steps)]  # (treated, the weight comes back)
         chosen = self.rng.sample(pool, min(count, len(pool)))
         if specific and len(chosen) < count:  # a condition with few specific symptoms: fill with the others
-            others = [s for s in self.condition.symptoms if not s.specific]
+            others = [s for s in self.condition.symptoms if not s.specific
+                      and not (s.weight_lost is not None and self.state.started_steps)]
             chosen += self.rng.sample(others, min(count - len(chosen), len(others)))
+        for symptom in chosen:
+            if symptom.weight_lost is not None:
+                self._weight_lost(symptom.weight_lost)
         return [SymptomFact(symptom=s.key, name=s.name, lay=s.lay) for s in chosen]
+
+    def _weight_lost(self, lost: WeightLost) -> None:
+        """A symptom that tells of weight loss stands for weight lost over the weeks before it (never before the last
+        weighing), until the condition is treated (or, told again while missing doses, its next step): the scales show
+        what the patient says."""
+        if any(key.startswith(WEIGHT_LOST_KEY) and o.is_active(self.day) for key, o in self.labs.offsets.items()):
+            return
+        start = max(self.labs.unchanged_since(WEIGHT), self.day - lost.over_days, 0)
+        delta = -self.labs.rng.uniform(*lost.share) * self.labs.true_value(WEIGHT, start)
+        self.labs.add_offset(f"{WEIGHT_LOST_KEY}:{self.day}", WEIGHT, start, delta)
+        self.state.weight_lost_days = lost.over_days
+
+    def regain_weight(self) -> None:
+        """A care step starts: weight lost to the untreated disease comes back at the pace it went (`over_days` on),
+        not within days of the first tablet."""
+        for key, offset in self.labs.offsets.items():
+            if key.startswith(WEIGHT_LOST_KEY) and offset.end is None:
+                offset.end = self.day + self.state.weight_lost_days
 
     def told_here(self, action: str) -> list[Fact]:
         """Trap facts told in passing at this visit."""

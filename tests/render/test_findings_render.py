@@ -13,7 +13,7 @@ from medmemorybench.knowledge import default_knowledge
 from medmemorybench.render.acts import Act, Day
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.fact_acts import complication_finding
-from medmemorybench.render.fields import format_lab_value
+from medmemorybench.render.fields import TREND_MARKED, TREND_SLIGHT, format_lab_value, trend_size
 from medmemorybench.render.models import Session, Turn, session_text
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
@@ -73,6 +73,8 @@ def trend_violations(kb, year: CareYear, plans: list[tuple[Event, list[Act]]]) -
                 on, value = readings[-1]
                 then, now = (float(format_lab_value(kb, stated.lab, v)) for v in (value, stated.value))
                 direction = "up" if now > then else "down" if now < then else "same"
+                if direction != "same":  # (the size word matches the change: 5 -> 17 is never "a little higher")
+                    direction += trend_size(kb, stated.lab, then, now)
                 if act.key != f"trend.{direction}":
                     out.append(f"{event.event_id} {stated.lab}: {act.key} from {then} to {now}")
                 since = act.slots["since"]
@@ -116,19 +118,46 @@ def test_trend_check_catches_a_direction_against_the_values_and_a_month_that_hol
     assert any("named by the month" in v for v in trend_violations(kb, year, crafted))
 
 
-def test_trend_phrasings_say_the_direction_of_their_act(kb):
+def test_trend_check_catches_a_size_word_against_the_change(kb, rendered):
+    # (the seed-61 read, P0015 S024: PHQ-9 5 in February, 17 now, "A little higher compared with February")
+    for year, _, _, plans in rendered:
+        for event, acts in plans:
+            for index, act in enumerate(acts):
+                if act.key.endswith("_marked"):
+                    small = Act(act.role, act.key.replace("_marked", "_slight"), act.slots)
+                    crafted = [(e, a if e is not event else [*a[:index], small, *a[index + 1:]]) for e, a in plans]
+                    assert any(event.event_id in v and small.key in v for v in trend_violations(kb, year, crafted))
+                    return
+    raise AssertionError("no change a whole normal range wide among 40 patients")
+
+
+def test_trend_sizes_are_bounded_by_the_reference_range(kb):
+    assert 0 < TREND_SLIGHT < TREND_MARKED
+    assert trend_size(kb, "phq9", 5, 17) == "_marked"  # (normal 0-4: twelve points is three ranges)
+    assert trend_size(kb, "phq9", 5, 6) == "_slight"
+    assert trend_size(kb, "phq9", 5, 8) == ""
+
+
+def test_trend_phrasings_say_the_direction_and_size_of_their_act(kb):
     words = {"en": {"up": r"up|higher|risen", "down": r"down|lower|fallen|dropped|eased",
                     "same": r"same|unchanged|change|Steady|Stable|budged|moved"},
              "zh": {"up": r"高|升|上", "down": r"低|降|回落|下",
                     "same": r"差不多|一样|没变化|没什么变化|稳定|没怎么动|没变"}}
+    sizes = {"en": {"_slight": r"[Aa] little|Slightly|A bit|crept|drifted|edged|eased off",
+                    "_marked": r"much|a lot|big|sharply"},
+             "zh": {"_slight": r"一点|稍|有点", "_marked": r"很多|明显|不少"}}
     for language, table in words.items():
         templates = load_templates(language)
         for direction, pattern in table.items():
-            for variant in templates.variants(f"trend.{direction}"):
-                assert re.search(pattern, variant), (language, direction, variant)
-                others = [table[d] for d in table if d != direction and d != "same"]
-                if direction != "same" and language == "en":
-                    assert not any(re.search(rf"\b(?:{p})\b", variant) for p in others), (direction, variant)
+            for size in ("_slight", "", "_marked") if direction != "same" else ("",):
+                for variant in templates.variants(f"trend.{direction}{size}"):
+                    assert re.search(pattern, variant), (language, direction, variant)
+                    others = [table[d] for d in table if d != direction and d != "same"]
+                    if direction != "same" and language == "en":
+                        assert not any(re.search(rf"\b(?:{p})\b", variant) for p in others), (direction, variant)
+                    for other, said in sizes[language].items():
+                        if direction != "same":
+                            assert bool(re.search(said, variant)) == (other == size), (language, size, variant)
 
 
 def test_every_placeholder_is_filled_and_every_finding_is_said_as_recorded(kb, rendered):

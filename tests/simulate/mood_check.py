@@ -149,5 +149,28 @@ def low_mood_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     return out
 
 
+def voiced_minimal_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`low_mood_scored` (the seed-61 read: "I've felt flat... I've stopped seeing friends" beside PHQ-9 3, "within the
+    normal range"): a visit that voices strain as feeling low (a kind in `voiced_kinds`) and scores it there reads at
+    least `MoodStrain.at_least`, except where the condition's own untreated course is the score (before its first care
+    step: the work-up reads the episode)."""
+    rule = kb.mood_screen
+    if rule is None:
+        return []
+    lab, floor = rule.lab, rule.strain.at_least
+    condition = kb.conditions[year.persona.condition]
+    followed = any(m.lab == lab for m in condition.monitored)
+    steps = {s.key for s in condition.care_path}
+    treated = False
+    out = []
+    for event in year.events:
+        treated = treated or any(isinstance(f, MedicationFact) and f.step in steps for f in event.facts)
+        value = score_at(lab, event)
+        if event.kind in rule.voiced_kinds and value is not None and value < floor and (treated or not followed):
+            out.append(fail("low_mood_scored", year, event, f"low mood voiced, {lab} {value:g}: below {floor:g}, "
+                                                            "a minimal score beside what the patient says"))
+    return out
+
+
 def _day_after(day: str, days: int) -> str:
     return (date.fromisoformat(day) + timedelta(days=days)).isoformat()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from medmemorybench.simulate.models import AdviceFact, CareYear, LabFact
 from tests.simulate.clinical import check, first_event
-from tests.simulate.mood_check import low_mood_violations, score_at
+from tests.simulate.mood_check import low_mood_violations, score_at, voiced_minimal_violations
 
 
 def _without(year: CareYear, event_ids: set[str] | None, drop) -> CareYear:  # noqa: ANN001
@@ -72,3 +72,20 @@ def test_low_mood_assessed_fails_a_positive_screen_with_no_review(kb, years):
     broken = _without(year, later, lambda f: isinstance(f, LabFact) and f.lab == rule.lab)
     assert any("no new phq9 at the first visit 14 days after a positive score" in v
                for v in low_mood_violations(kb, broken))
+
+
+def test_low_mood_scored_a_visit_voicing_low_mood_never_scores_minimal(kb, years):
+    check([v for year in years for v in voiced_minimal_violations(kb, year)])
+
+
+def test_low_mood_scored_fails_a_minimal_score_beside_low_mood_voiced(kb, years):
+    # (the seed-61 read, P0015 S081: "I've felt flat... I've stopped seeing friends" beside PHQ-9 3, "within the normal
+    # range")
+    rule = kb.mood_screen
+    year, event = first_event(years, lambda e: e.kind in rule.voiced_kinds and score_at(rule.lab, e) is not None)
+    assert not voiced_minimal_violations(kb, year)
+    facts = [f.model_copy(update={"value": 3.0}) if isinstance(f, LabFact) and f.lab == rule.lab else f
+             for f in event.facts]
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": facts}) if e is event else e
+                                                for e in year.events]})
+    assert any(event.event_id in v and "low mood voiced" in v for v in voiced_minimal_violations(kb, broken))
