@@ -6,6 +6,8 @@ the records are a simulated patient's sessions as a memory indexes them (`render
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -76,8 +78,9 @@ def test_dumping_the_records_is_an_echo(prompts, records):
 
 
 def test_framed_quote_of_one_record_sentence_is_no_echo(prompts, records):
-    sentence = next(line.split(": ", 1)[1] for line in records[0].splitlines()
-                    if line.startswith("Doctor:") and len(line.split()) > 12)
+    # (one sentence of a doctor's line: a line can hold a greeting and several sentences, which quoted whole is a dump)
+    sentence = next(s for line in records[0].splitlines() if line.startswith("Doctor:")
+                    for s in re.split(r"(?<=[.?!])\s+", line.split(": ", 1)[1]) if len(s.split()) > 12)
     assert not is_echo(f"On that visit you were told: {sentence}", prompts, records)
     # records passed apart from the prompt: a bare quote of one sentence is an extractive answer
     assert not is_echo(sentence, prompts, records)

@@ -7,6 +7,7 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 
 from __future__ import annotations
 
+from medmemorybench.simulate import simulate_patient
 from medmemorybench.simulate.models import (
     AdviceFact,
     AvoidedFact,
@@ -149,8 +150,13 @@ def test_renal_dose_not_bar_a_dose_cap_chooses_a_formulation_before_it_bars_the_
 
 def test_raise_held_past_limit_no_qt_prolonging_dose_is_raised_past_a_prolonged_qtc(kb, years):
     check([v for year in years for v in raise_held_violations(kb, year)])
-    assert _with_reason(years, "raise_held"), \
-        "no dose held at a prolonged QTc among 1,000 patients: the rule is never exercised"
+    if not _with_reason(years, "raise_held"):
+        # (a hold is rare, about one year in a thousand: past the cohort, the depression slot of later seeds, where
+        # long QT meets aripiprazole; seeds 118 and 123 hold one as of 2026-12-07)
+        later = (simulate_patient(kb, seed, 14) for seed in range(50, 200))
+        held = next((y for y in later if _with_reason([y], "raise_held")), None)
+        assert held is not None, "no dose held at a prolonged QTc in 1,150 patients: the rule is never exercised"
+        check(raise_held_violations(kb, held))
 
 
 def test_augments_a_base_an_augmenting_drug_is_never_taken_alone(kb, years):
