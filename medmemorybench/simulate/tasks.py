@@ -1042,7 +1042,10 @@ class ClinicalTasks:
         """A symptom told that can be the first sign of a drug's harm (a fever or a sore throat on sulfasalazine, a
         thionamide or mirtazapine: agranulocytosis; `Symptom.drug_red_flag`) is acted on that day: the count is
         measured and the drug held until it is known, then given back with the reason, or stopped when a count is
-        below its harm threshold (the seed-31 read: gargles and no white count for a month)."""
+        below its harm threshold (the seed-31 read: gargles and no white count for a month). A drug awaiting action
+        for a side effect reported of it (`Active.suspected`) is held for the count too, but a normal count does not
+        give it back: the side effect's own action (`_adverse_confirm`, which comes promptly) decides what comes of
+        it, never a restart in between (`adverse_stop`)."""
         flag = next((s.drug_red_flag for s in symptoms if s.drug_red_flag is not None), None)
         drugs = [d for d in sorted(self.state.active) if flag is not None and self.doctor_knows(d)
                  and flag.warns_of(self.kb.drugs[d])]
@@ -1062,7 +1065,7 @@ class ClinicalTasks:
                 facts += self.stop(drug, "blood_count_low")
                 self.patient.intolerant.add(drug)
                 self.patient.toxicities.add(flag.toxicity)
-            elif not self.state.active[drug].suspected:  # (one awaiting action for a side effect is not given back)
+            elif not self.state.active[drug].suspected:  # (held: its side effect's action decides)
                 facts.append(self.continue_fact(drug, "blood_count_normal"))
         return facts
 

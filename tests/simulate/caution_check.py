@@ -21,7 +21,10 @@ The seed-31 read:
   drug that can take the white cells away: sulfasalazine, a thionamide, mirtazapine) gets, the visit it is told, the
   blood count measured and the drug held until it is known: given back with the count's reason, or stopped when a
   count is below its harm threshold (sulfasalazine SmPC; ATA 2016; Remeron label; gargles and no white count for a
-  month, the seed-31 read).
+  month, the seed-31 read). A drug whose reported side effect still awaits action (an `AdverseFact` not yet
+  followed by a stop, a lower dose or a keep with its measures) is held for the count but not given back by a normal
+  one: the next word on it is the side effect's action (`adverse_stop`; mycophenolate given back at a fever while its
+  diarrhoea awaited a lower dose, P0012 seed 11).
 - `class_harm_not_repeated`: a drug stopped for a harm of a kind (`toxicity`: hallucinations on a dopamine agonist)
   is never followed by the start of another drug that can do the same harm (pramipexole 13 days after ropinirole
   was stopped for hallucinations, the seed-31 read; NICE NG71).
@@ -204,6 +207,31 @@ def count_open_from(kb: KnowledgeBase, flag: DrugRedFlag, year: CareYear, event:
     return since
 
 
+def _adverse_pending(year: CareYear, event: Event) -> dict[str, str]:
+    """drug -> the side effect reported of it (an `AdverseFact`) still awaiting action when `event` begins: not yet
+    stopped, lowered, or kept for it with its measures (`adverse_stop`'s reading)."""
+    pending: dict[str, str] = {}
+    for earlier in year.events[:event.index - 1]:
+        for fact in earlier.facts:
+            if isinstance(fact, AdverseFact):
+                pending[fact.drug] = fact.effect
+            elif isinstance(fact, MedicationFact) and (fact.action in ("stop", "decrease") or fact.action == "continue"
+                                                       and fact.reason.startswith("adverse_effect:")):
+                pending.pop(fact.drug, None)
+    return pending
+
+
+def _next_is_adverse_action(year: CareYear, event: Event, drug: str) -> bool:
+    """Whether the next word on `drug` after `event` (that visit's other facts included) is its side effect's action:
+    a stop (for any reason: a complication may replace it first), a lower dose, or a keep for the effect with its
+    measures; none before the year ends passes (the record ends with the drug still held)."""
+    for later in year.events[event.index - 1:]:
+        for fact in later.facts:
+            if isinstance(fact, MedicationFact) and fact.drug == drug:
+                return fact.action in ("stop", "decrease") or fact.reason.startswith("adverse_effect:")
+    return True
+
+
 def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """`drug_red_flag_same_day`."""
     flags, spans, out = red_flag_symptoms(kb), taking_spans(year), []
@@ -236,6 +264,15 @@ def red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                 elif low and drug not in stopped:
                     out.append(fail("drug_red_flag_same_day", year, event, f"{drug} not stopped with {low} below "
                                     "the harm threshold"))
+                elif not low and drug in (pending := _adverse_pending(year, event)):
+                    # (held for the count; a side effect awaiting action decides what comes of the drug, not the
+                    # normal count: never given back, and its next change is the side effect's action)
+                    if given_back:
+                        out.append(fail("drug_red_flag_same_day", year, event, f"{drug} given back by a normal count "
+                                        f"while its {pending[drug]} awaits action"))
+                    if not _next_is_adverse_action(year, event, drug):
+                        out.append(fail("drug_red_flag_same_day", year, event, f"{drug} held for the count with its "
+                                        f"{pending[drug]} awaiting action, and not next acted on for it"))
                 elif not low and not given_back:
                     out.append(fail("drug_red_flag_same_day", year, event, f"{fact.symptom} told on {drug}: not "
                                     "held for the count and given back with its result"))
