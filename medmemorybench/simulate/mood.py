@@ -74,7 +74,8 @@ class MoodCare:
 
     def _strain_builds(self, rule: MoodScreen) -> None:
         """Strain told moves the score of a patient whose condition does not follow it, or whose condition that does
-        is being treated (a dip, not remission): built up over the weeks before (never before the last score on
+        is being treated (a dip, not remission: only as far as `MoodStrain.at_least`, the episode's own course
+        carrying the rest): built up over the weeks before (never before the last score on
         record), lasting some weeks, and at least enough that a score today reads `MoodStrain.at_least` beyond its
         noise; one strain at a time, and a new one where the one before has faded below that."""
         lab = rule.lab
@@ -92,8 +93,15 @@ class MoodCare:
         scored = self.labs.can_measure(lab, self.day)
         if active and (not scored or today >= floor):
             return
-        delta = self.mood_rng.uniform(*strain.delta)
+        # (a treated depression's score is its own course: the low mood voiced is the episode's, already in it, not a
+        # strain of its own on top. It only keeps the score from reading under the mild band the visit's words
+        # endorse; a push of 3-10 points over a score still at 9-12 read a moderately severe relapse into every
+        # psychological visit and held the year off remission)
+        course = lab in self.labs.courses
+        delta = 0.0 if course else self.mood_rng.uniform(*strain.delta)
         if scored and kept < 1:  # (a score today: the push reaches the floor by today, a half point past it)
             delta = max(delta, (floor - today) / (1 - kept) + 0.5)
+        if delta <= 0:
+            return
         self.labs.add_offset(f"{STRAIN_KEY}:{self.day}", lab, start, delta,
                              end=start + self.mood_rng.randint(*strain.lasts_days))
