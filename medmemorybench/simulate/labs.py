@@ -279,14 +279,21 @@ class LabModel:
             return convert(self.primary, self.true_value(self.primary, day), self.age, self.female)
         if lab not in self._value:
             self._value[lab], self._day[lab] = self.target(lab, 0), 0
-        value, at = self._value[lab], self._day[lab]
+        value = self.projected(lab, day)
+        self._value[lab], self._day[lab] = value, day
+        return value
+
+    def projected(self, lab: str, day: int) -> float:
+        """The true value of a primary lab on `day` as things stand, without fixing it (a push still to be added
+        from an earlier day may change it): every breakpoint between the last fixed day and `day` taken, an earlier
+        push that ends on the way included."""
+        value, at = self._value.get(lab, self.target(lab, 0)), self._day.get(lab, 0)
         assert day >= at, f"{lab}: asked for day {day} after day {at} was fixed"
         tau = time_constant(self.labs[lab])
         for point in self._breakpoints(lab, at, day):
             goal = self.target(lab, at)
             value = goal + (value - goal) * math.exp(-(point - at) / tau)
             at = point
-        self._value[lab], self._day[lab] = value, day
         return value
 
     def measure(self, lab: str, day: int, rng: random.Random | None = None,

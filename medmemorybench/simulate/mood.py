@@ -87,9 +87,11 @@ class MoodCare:
         floor = strain.at_least / (1 - spec.kinetics.spread)
         start = max(self.labs.unchanged_since(lab), self.day - strain.built_days, 0)
         active = any(o.is_active(self.day) for key, o in self.labs.offsets.items() if key.startswith(STRAIN_KEY))
-        then, heading = self.labs.true_value(lab, start), self.labs.target(lab, start)
-        kept = math.exp(-(self.day - start) / time_constant(spec))  # (of the gap at the start, left today)
-        today = heading + (then - heading) * kept  # (roughly: where the score is heading without the strain)
+        self.labs.true_value(lab, start)  # (fixed there: the push starts no earlier)
+        kept = math.exp(-(self.day - start) / time_constant(spec))  # (of a push from the start: the share not shown)
+        # (the score today without a new strain: every change on the way taken, an earlier strain that ends between
+        # the start and today included, P0010 seed 43's PHQ-9 4 at E098 as its strain of day 318 ended on day 347)
+        today = self.labs.projected(lab, self.day)
         scored = self.labs.can_measure(lab, self.day)
         if active and (not scored or today >= floor):
             return

@@ -15,7 +15,7 @@ from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate.models import DiagnosisFact, LabFact, MedicationFact
 from tests.simulate.clinical import check
 from tests.simulate.said_check import stable_violations
-from tests.simulate.target_check import higher_dose_allowed, revision_violations, stepped_violations
+from tests.simulate.target_check import _short, _targets, higher_dose_allowed, revision_violations, stepped_violations
 
 LAB = "systolic_bp"
 
@@ -36,17 +36,27 @@ def _appended(year, *visits):  # noqa: ANN001, ANN202
 
 def _kept_at_year_end(kb, years):  # noqa: ANN001, ANN202
     """A year whose last record of a drug judged by blood pressure (its care step moves it) keeps it, with a higher
-    dose allowed: the drug's last fact."""
+    dose allowed and not lowered for a harm since its last start or raise (`stepped_to_target` rightly leaves such a
+    drug where it is: telmisartan lowered for hyperkalaemia is not raised past it again, a second agent is due), and
+    the year's last reading inside the goal (readings appended after it are the whole run above it): the drug's last
+    fact."""
     for year in years:
         steps = {s.key for s in kb.conditions[year.persona.condition].care_path if LAB in s.moves}
         last: dict[str, MedicationFact] = {}
+        lowered: set[str] = set()
+        readings = [f.value for e in year.events for f in e.facts if isinstance(f, LabFact) and f.lab == LAB]
         for event in year.events:
             for fact in event.facts:
                 if isinstance(fact, MedicationFact):
                     last[fact.drug] = fact
+                    if fact.action in ("start", "increase"):
+                        lowered.discard(fact.drug)
+                    if fact.action == "decrease" or fact.reason.startswith("adverse_effect:"):
+                        lowered.add(fact.drug)
         for fact in last.values():
             if fact.step in steps and fact.action == "continue" and fact.reason in ("stable", "unchanged") \
-                    and higher_dose_allowed(kb, year, year.events[-1], fact):
+                    and fact.drug not in lowered and higher_dose_allowed(kb, year, year.events[-1], fact) \
+                    and not any(_short(kb, year, LAB, v, _targets(kb, year, fact).get(LAB)) for v in readings[-1:]):
                 return year, fact
     raise AssertionError("no blood-pressure drug kept at the year's end among the 1,000 patients")
 
