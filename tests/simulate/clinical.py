@@ -30,6 +30,13 @@ def fail(rule: str, year: CareYear, event: Event | None, detail: str) -> str:
     return f"[{rule}] {where}: {detail}"
 
 
+def with_facts(year: CareYear, *facts: object) -> CareYear:
+    """A copy of a year with one more visit at its end holding `facts` (a crafted violation's visit)."""
+    last = year.events[-1]
+    event = last.model_copy(update={"event_id": last.event_id + "X", "index": last.index + 1, "facts": list(facts)})
+    return year.model_copy(update={"events": [*year.events, event]})
+
+
 def check(failures: list[str]) -> None:
     """Fail with the count and the first fifteen violations (each names its rule, patient and event)."""
     assert not failures, f"{len(failures)} violations, first ones:\n" + "\n".join(failures[:15])

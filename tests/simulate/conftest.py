@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from medmemorybench.knowledge import default_knowledge
+from medmemorybench.render.fact_acts import FactSlots
+from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
 from tests.once import made_once
 from tests.simulate.clinical import N_SEEDS
@@ -20,3 +22,9 @@ def kb():
 def years(kb, tmp_path_factory):
     return made_once(tmp_path_factory, "years", lambda: [simulate_patient(kb, seed, index) for seed in range(N_SEEDS)
                                                          for index in range(20)])
+
+
+@pytest.fixture(scope="module")
+def slots(kb, years):
+    """Each year's slot filler per language (what the renderer says a fact with)."""
+    return {lang: [FactSlots(kb, load_templates(lang), year) for year in years] for lang in ("en", "zh")}

@@ -3,13 +3,11 @@ crafted violation showing its check catches it. Each failure message starts with
 
 from __future__ import annotations
 
-import pytest
-
 from medmemorybench.knowledge.models import Text
 from medmemorybench.render.fact_acts import FactSlots
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate.models import DiagnosisFact, LabFact, MedicationFact, SymptomFact, TestFact
-from tests.simulate.clinical import check
+from tests.simulate.clinical import check, with_facts
 from tests.simulate.range_check import (
     alarm_violations,
     explainer,
@@ -23,16 +21,6 @@ from tests.simulate.range_check import (
 LANGUAGES = ("en", "zh")
 
 
-@pytest.fixture(scope="module")
-def slots(kb, years):
-    return {lang: [FactSlots(kb, load_templates(lang), year) for year in years] for lang in LANGUAGES}
-
-
-def _with_facts(year, *facts):  # noqa: ANN001
-    """A copy of a year with one more visit at its end holding `facts`."""
-    last = year.events[-1]
-    event = last.model_copy(update={"event_id": last.event_id + "X", "index": last.index + 1, "facts": list(facts)})
-    return year.model_copy(update={"events": [*year.events, event]})
 
 
 def _diagnosed(years, condition: str):  # noqa: ANN001
@@ -48,8 +36,8 @@ def test_judged_against_goal(kb, years, slots):
 def test_judged_against_goal_catches_a_diabetic_hba1c_against_the_reference(kb, years):
     """HbA1c 7.3 % after diabetic kidney disease is diagnosed, said against the non-diabetic range."""
     year = _diagnosed(years, "diabetic_nephropathy_microalbuminuria")
-    wrong = _with_facts(year, LabFact(lab="hba1c", value=7.3, unit="%"))
-    right = _with_facts(year, LabFact(lab="hba1c", value=7.3, unit="%", goal=7.0))
+    wrong = with_facts(year, LabFact(lab="hba1c", value=7.3, unit="%"))
+    right = with_facts(year, LabFact(lab="hba1c", value=7.3, unit="%", goal=7.0))
     failures = goal_violations(kb, wrong, FactSlots(kb, load_templates("en"), wrong))
     assert failures and failures[-1].startswith("[judged_against_goal]") and "hba1c 7.3" in failures[-1]
     assert not [f for f in goal_violations(kb, right, FactSlots(kb, load_templates("en"), right)) if "7.3" in f]
@@ -62,7 +50,7 @@ def test_weight_has_no_range(kb, years, slots):
 
 def test_weight_has_no_range_catches_a_weight_in_the_normal_range(kb, years):
     """A weight said "in the normal range" (against 45-90 kg)."""
-    year = _with_facts(years[0], LabFact(lab="weight", value=89.4, unit="kg"))
+    year = with_facts(years[0], LabFact(lab="weight", value=89.4, unit="kg"))
 
     class Ranged(FactSlots):
         def status_key(self, fact):  # noqa: ANN001, ANN201, ARG002
@@ -84,7 +72,7 @@ def test_range_words_fit(kb, years, slots):
 
 def test_range_words_fit_catches_the_middle_at_the_top_end(kb, years):
     """Diastolic 79 mmHg (reference 60-79) said "right in the middle of 60 to 79 mmHg"."""
-    year = _with_facts(years[0], LabFact(lab="diastolic_bp", value=79, unit="mmHg"))
+    year = with_facts(years[0], LabFact(lab="diastolic_bp", value=79, unit="mmHg"))
     slots = FactSlots(kb, load_templates("en"), year)
 
     def middle(fact, rng):  # noqa: ANN001, ANN202, ARG001
@@ -100,7 +88,7 @@ def test_obesity_from_30(kb, years):
 
 
 def test_obesity_from_30_catches_obesity_at_a_bmi_of_28_6(kb, years):
-    year = _with_facts(years[0], LabFact(lab="bmi", value=28.6, unit="kg/m²"),
+    year = with_facts(years[0], LabFact(lab="bmi", value=28.6, unit="kg/m²"),
                        DiagnosisFact(name=Text(en="obesity", zh="单纯性肥胖"), icd11="5B81", status="suspected"))
     failures = obesity_violations(kb, year)
     assert failures and failures[-1].startswith("[obesity_from_30]") and "28.6" in failures[-1]
@@ -113,7 +101,7 @@ def test_full_strength_at_the_top(kb, years, slots):
 
 def test_full_strength_at_the_top_catches_a_second_step_called_full(kb, years):
     """Pramipexole 0.125 -> 0.25 mg once a day "to bring the dose up to its full strength" (its ladder goes on)."""
-    year = _with_facts(years[0], MedicationFact(drug="pramipexole", action="increase", dose=0.25, unit="mg",
+    year = with_facts(years[0], MedicationFact(drug="pramipexole", action="increase", dose=0.25, unit="mg",
                                                 frequency="once_daily", previous_dose=0.125, reason="titration"))
 
     class Full(FactSlots):
@@ -133,9 +121,9 @@ def test_alarm_review_true(kb, years):
 def test_alarm_review_true_catches_reflux_after_weight_loss(kb, years):
     """A reflux course's "no alarm features" after weight loss was told."""
     illness = kb.illnesses["gord"]
-    year = _with_facts(years[0], SymptomFact(symptom="major_depressive_disorder.appetite_weight_loss",
+    year = with_facts(years[0], SymptomFact(symptom="major_depressive_disorder.appetite_weight_loss",
                                              name=Text(en="reduced appetite with weight loss", zh="x"),
                                              lay=Text(en="x", zh="x")))
-    year = _with_facts(year, TestFact(test="illness:gord", name=illness.test, finding=illness.finding))
+    year = with_facts(year, TestFact(test="illness:gord", name=illness.test, finding=illness.finding))
     failures = alarm_violations(kb, year)
     assert failures and failures[-1].startswith("[alarm_review_true]") and "appetite_weight_loss" in failures[-1]

@@ -24,7 +24,7 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
-from tests.simulate.clinical import check
+from tests.simulate.clinical import check, with_facts
 from tests.simulate.said_check import (
     Said,
     admission_talk_violations,
@@ -51,17 +51,6 @@ from tests.simulate.text_check import (
 LANGUAGES = ("en", "zh")
 
 
-@pytest.fixture(scope="module")
-def slots(kb, years):
-    """Each year's slot filler per language (what the renderer says a fact with)."""
-    return {lang: [FactSlots(kb, load_templates(lang), year) for year in years] for lang in LANGUAGES}
-
-
-def _with_facts(year, *facts):  # noqa: ANN001
-    """A copy of a year with one more visit at its end holding `facts`."""
-    last = year.events[-1]
-    event = last.model_copy(update={"event_id": last.event_id + "X", "index": last.index + 1, "facts": list(facts)})
-    return year.model_copy(update={"events": [*year.events, event]})
 
 
 def _year_of(years, condition: str):  # noqa: ANN001
@@ -78,7 +67,7 @@ def test_caution_text_matches_pair(kb, years, slots):
 
 def test_caution_text_matches_pair_catches_another_rule_of_the_history(kb, years):
     """Ibuprofen after a stroke said with the triptan rule's words ("... triptans increase cerebrovascular events")."""
-    year = _with_facts(years[0], CautionFact(drug="ibuprofen", rule="contraindication:stroke_history"))
+    year = with_facts(years[0], CautionFact(drug="ibuprofen", rule="contraindication:stroke_history"))
     triptans = next(r for r in kb.contraindications if r.history == "stroke_history" and "triptan" in r.classes)
 
     class Wrong(FactSlots):
@@ -104,7 +93,7 @@ def test_reason_names_its_cause_catches_it_for_another_drug(kb, years):
     effect = kb.drugs["enalapril"].adverse_effects[0].key
     start = MedicationFact(drug="amlodipine", action="start", dose=5, unit="mg", frequency="once_daily",
                            reason=f"adverse_effect:{effect}")
-    year = _with_facts(years[0], AdverseFact(drug="enalapril", effect=effect), start)
+    year = with_facts(years[0], AdverseFact(drug="enalapril", effect=effect), start)
 
     class Vague(FactSlots):
         def reason(self, fact, rng):  # noqa: ANN001, ANN201
@@ -133,7 +122,7 @@ def test_stage_from_value_catches_a_fixed_stage(kb, years):
     """The old "progression to CKD stage G3a" finding stated at an eGFR of 68."""
     year = _year_of(years, "diabetic_nephropathy_microalbuminuria")
     finding = Text(en="eGFR 68 mL/min/1.73m², progression to CKD stage G3a", zh="eGFR 68，进展至G3a期")
-    year = _with_facts(year, LabFact(lab="egfr", value=68.0, unit=kb.labs["egfr"].unit),
+    year = with_facts(year, LabFact(lab="egfr", value=68.0, unit=kb.labs["egfr"].unit),
                        ComplicationFact(complication="ckd_progression", finding=finding))
     failures = stage_violations(kb, year)
     assert failures and failures[-1].startswith("[stage_from_value]") and "G3a at eGFR 68.0 (G2)" in failures[-1]
@@ -150,7 +139,7 @@ def test_severity_from_value(kb, years, slots):
 def test_severity_from_value_catches_a_little_above_for_far_values(kb, years):
     """HbA1c 8.0 % (reference up to 5.6) called "a little above the normal range"."""
     year = _year_of(years, "lada_diabetes")
-    year = _with_facts(year, LabFact(lab="hba1c", value=8.0, unit=kb.labs["hba1c"].unit))
+    year = with_facts(year, LabFact(lab="hba1c", value=8.0, unit=kb.labs["hba1c"].unit))
 
     class Mild(FactSlots):
         def status_key(self, fact):  # noqa: ANN001, ANN201, ARG002
@@ -170,12 +159,12 @@ def test_acute_first_line(kb, years):
 
 
 def test_acute_first_line_catches_co_amoxiclav_for_cystitis_and_nitrofurantoin_at_low_egfr(kb, years):
-    year = _with_facts(years[0], MedicationFact(drug="amoxicillin_clavulanate", action="start", dose=625, unit="mg",
+    year = with_facts(years[0], MedicationFact(drug="amoxicillin_clavulanate", action="start", dose=625, unit="mg",
                                                 frequency="three_times_daily", reason="illness:cystitis",
                                                 indication="illness:cystitis", course_days=7))
     failures = acute_violations(kb, year)
     assert failures and failures[-1].startswith("[acute_first_line]") and "amoxicillin_clavulanate" in failures[-1]
-    low = _with_facts(years[0], LabFact(lab="egfr", value=38.0, unit=kb.labs["egfr"].unit),
+    low = with_facts(years[0], LabFact(lab="egfr", value=38.0, unit=kb.labs["egfr"].unit),
                       MedicationFact(drug="nitrofurantoin", action="start", dose=100, unit="mg",
                                      frequency="twice_daily", reason="illness:cystitis",
                                      indication="illness:cystitis", course_days=3))
@@ -264,7 +253,7 @@ def test_reason_names_its_cause_catches_a_bar_pinned_on_the_drug(kb, years):
 
     year, trap, barred = _history_drug_year(kb, years)
     history = trap.indication.removeprefix("history:")
-    year = _with_facts(year, AvoidedFact(drug=barred, traps=["medication_history"],
+    year = with_facts(year, AvoidedFact(drug=barred, traps=["medication_history"],
                                          rules=[f"contraindication:{history}"], instead="paracetamol"),
                        CautionFact(drug=barred, rule=f"contraindication:{history}", trap="medication_history"))
 
@@ -291,7 +280,7 @@ def test_interaction_text_names_its_pair(kb, years, slots):
 
 def test_interaction_text_names_its_pair_catches_the_loop_and_sglt2_words_for_spironolactone(kb, years):
     """The seed-53 read: spironolactone with lithium cautioned "loops raise them; SGLT2 inhibitors may lower them"."""
-    year = _with_facts(years[0], CautionFact(drug="spironolactone", rule="interaction:lithium+spironolactone"))
+    year = with_facts(years[0], CautionFact(drug="spironolactone", rule="interaction:lithium+spironolactone"))
     rule = next(r for p, r in kb.interaction_partners["lithium"] if p == "spironolactone")
 
     class General(FactSlots):  # (the rule's general effect, said for every member)
@@ -346,7 +335,7 @@ def test_credit_only_where_due_catches_the_seed_53_credits(kb, years):
     unit = kb.labs["updrs_motor"].unit
     start = MedicationFact(drug="pramipexole", action="start", dose=0.125, unit="mg", frequency="once_daily",
                            reason="first_line", step=step.key)
-    year = _with_facts(year, start, LabFact(lab="updrs_motor", value=15.0, unit=unit))
+    year = with_facts(year, start, LabFact(lab="updrs_motor", value=15.0, unit=unit))
     later = year.events[-1].model_copy(update={"event_id": year.events[-1].event_id + "Y", "date": "2025-02-28",
                                                "index": year.events[-1].index + 1,
                                                "facts": [LabFact(lab="updrs_motor", value=25.0, unit=unit),
@@ -402,7 +391,7 @@ def test_repeat_after_a_first_catches_a_first_egfr_repeated_and_a_first_uacr_nam
                    {"en": ["Let's repeat the eGFR in a few days."]})
     named = TestFact(test="uacr_repeat", finding=Text(en="UACR 52 mg/g", zh="x"), name=Text(
         en="urine albumin-to-creatinine ratio, repeated on 2 of 3 samples over 3-6 months", zh="x"))
-    failures = repeat_violations(kb, _with_facts(year, named), [crafted])
+    failures = repeat_violations(kb, with_facts(year, named), [crafted])
     assert len(failures) == 2 and all(f.startswith("[repeat_after_a_first]") for f in failures), failures
     said_right = Said(before, crafted.act, {"en": ["We'll check your eGFR in a few days."]})
     assert not repeat_violations(kb, year, [said_right])
