@@ -19,9 +19,8 @@ Each function returns violation messages (empty: the year passes) and reads only
 from __future__ import annotations
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import DOSES_PER_DAY
 from medmemorybench.simulate.models import AdviceFact, CareYear, Event, LabFact, MedicationFact
-from tests.simulate.clinical import days_between, fail, latest_egfr, patient_rule_applies
+from tests.simulate.clinical import days_between, fail, higher_dose_within_caps
 
 AGONIST_ATC = "N04BC"
 """Dopamine agonists (ATC)."""
@@ -55,14 +54,8 @@ def agonist_start_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
 def higher_dose_allowed(kb: KnowledgeBase, year: CareYear, event: Event, fact: MedicationFact) -> bool:
     """Whether the ladder of the formulation taken has a higher dose within every dose cap of a patient rule that binds
     the patient that day (pramipexole at most 1.5 mg a day below an eGFR of 30)."""
-    ladders = [spec.doses() for form, spec in kb.drugs[fact.drug].formulations() if form.release == fact.release]
-    egfr = latest_egfr(year, event)
-    conditions = [year.persona.condition, *year.persona.histories]
-    caps = [r.max_daily_dose for r in kb.patient_rules if r.level == "max_dose" and r.max_daily_dose is not None
-            and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
-    per_day = DOSES_PER_DAY[fact.frequency]
-    return any(d > fact.dose + 1e-9 and all(d * per_day <= cap + 1e-9 for cap in caps)
-               for ladder in ladders for d in ladder)
+    return higher_dose_within_caps(kb, year, event, fact, (
+        d for form, spec in kb.drugs[fact.drug].formulations() if form.release == fact.release for d in spec.doses()))
 
 
 def _goal_high(kb: KnowledgeBase, year: CareYear) -> float | None:

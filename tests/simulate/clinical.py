@@ -7,7 +7,7 @@ patient is, what they were taking on a day, the latest eGFR on record), not from
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -220,6 +220,18 @@ def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
         elif fact.frequency in spacings and DOSES_PER_DAY[spec.frequency] > DOSES_PER_DAY[fact.frequency]:
             out.append((form, spec.model_copy(update={"frequency": fact.frequency})))
     return out
+
+
+def higher_dose_within_caps(kb: KnowledgeBase, year: CareYear, event: Event, fact: MedicationFact,
+                            doses: Iterable[float]) -> bool:
+    """Whether one of `doses` is above the prescription's and within every dose cap of a patient rule that binds the
+    patient that day (pramipexole at most 1.5 mg a day below an eGFR of 30)."""
+    egfr = latest_egfr(year, event)
+    conditions = [year.persona.condition, *year.persona.histories]
+    caps = [r.max_daily_dose for r in kb.patient_rules if r.level == "max_dose" and r.max_daily_dose is not None
+            and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
+    per_day = DOSES_PER_DAY[fact.frequency]
+    return any(d > fact.dose + 1e-9 and all(d * per_day <= cap + 1e-9 for cap in caps) for d in doses)
 
 
 def patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str],

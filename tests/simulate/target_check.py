@@ -24,10 +24,9 @@ from __future__ import annotations
 import math
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import DOSES_PER_DAY
 from medmemorybench.simulate.models import WITHDRAWN, CareYear, DiagnosisFact, Event, LabFact, MedicationFact
 from medmemorybench.simulate.prescribing import ladder_of
-from tests.simulate.clinical import days_between, fail, latest_egfr, patient_rule_applies
+from tests.simulate.clinical import days_between, fail, higher_dose_within_caps
 from tests.simulate.said_check import markers
 
 KEPT_AS_IS = ("stable", "unchanged")
@@ -40,13 +39,8 @@ def higher_dose_allowed(kb: KnowledgeBase, year: CareYear, event: Event, fact: M
     """Whether the ladder the prescription is on (`ladder_of`: the first formulation of its release and frequency;
     hydrochlorothiazide capsules stop at 25 mg, where a second agent is due instead) has a higher dose within every
     dose cap of a patient rule that binds the patient that day."""
-    egfr = latest_egfr(year, event)
-    conditions = [year.persona.condition, *year.persona.histories]
-    caps = [r.max_daily_dose for r in kb.patient_rules if r.level == "max_dose" and r.max_daily_dose is not None
-            and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
-    per_day = DOSES_PER_DAY[fact.frequency]
-    return any(d > fact.dose + 1e-9 and all(d * per_day <= cap + 1e-9 for cap in caps)
-               for d in ladder_of(kb, fact.drug, fact.release, fact.frequency).doses())
+    ladder = ladder_of(kb, fact.drug, fact.release, fact.frequency)
+    return higher_dose_within_caps(kb, year, event, fact, ladder.doses())
 
 
 def _short(kb: KnowledgeBase, year: CareYear, lab: str, value: float, goal: tuple[float, float] | None) -> bool:
