@@ -351,6 +351,13 @@ _NEGATIVE = re.compile(r"\b(?:no|not|non|without|never|negative|absent|free|norm
 """A clause that says something is absent or gone; Chinese in its ways of saying gone too (压痛消退, 全消了, 好了)."""
 
 
+_LEFT = re.compile(r"\s+(?:left|remaining|any ?more|any longer)$")
+"""The end of an element that says nothing is left ("no heartburn left"): its sense, not a word an answer must use."""
+_NOT_GONE = re.compile(r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+){0,2}?(?:gone|left|resolved|disappeared|settled|"
+                       r"subsided|went away|cleared up)\b|(?:没有?|未|不)\S{0,2}?(?:消失|消退|好)")
+"""A clause that says something has not gone: it is still there, though its words of absence say otherwise."""
+
+
 def _negative(text: str) -> bool:
     """Whether a finding's element says something is absent ("no red flags", "无压痛")."""
     return bool(_NEGATIVE.search(spelling_neutral(canonical_text(text))))
@@ -373,32 +380,43 @@ def _read_element(reading: Reading, element: str) -> tuple[int | None, bool]:
         return next((m.start for m in reading.values for g in values if _equal(m, g, _decimals(g.text))), 0), False
     if _contains(reading, element) is not None:
         return _contains(reading, element), False
-    share, _ = _recall(reading, element)
+    negative = _negative(element)
+    basis = element
+    if negative and _LEFT.search(element):
+        # ("no heartburn left": "left" says the absence, which the sense check reads: "the heartburn had gone")
+        basis = _LEFT.sub("", element)
+        words = content_words(basis) or words
+    share, _ = _recall(reading, basis)
     if not share:
         return None, False
     enough = share >= (1.0 if len(words) <= 2 else SENTENCE_RECALL)
-    # its sense read in the sentence that says most of it ("the dipstick was negative" near the end, not the first
-    # "urine" of the answer)
-    start = max(((_recall(read_answer(s.group(0)), element)[0], -s.start()) for s in _SENTENCES.finditer(reading.text)),
-                default=(0.0, 0))[1] * -1
     text = spelling_neutral(reading.text)
-    end = next((m.end() for m in _SENTENCES.finditer(text, start)), len(text))
-    if _CJK.search(element):
-        found = [text.find(w, start, end) for w in words]
-    else:  # (the answer's own form of each word: "tender" for "tenderness")
-        found = [next((m.start() for m in _WORD.finditer(text, start, end) if same_word(w, m.group(0))), -1)
-                 for w in words]
-    # every word said in the element's sense: "your face was no longer tender" says "no facial tenderness", "the
-    # nose hadn't cleared" does not say "a clear nose"
-    negative = _negative(element)
-    senses = [_clause_negative(text, p) == negative for p in found if p >= 0]
-    # a word left out and its opposite said in its place ("your nose was still blocked most days" for "a clear nose
-    # most days"): the element the other way round, however many of its other words are there
-    missing = [w for w, p in zip(words, found, strict=True) if p < 0]
-    if any(_OPPOSITE.get(w) and _OPPOSITE[w].search(text, start, end) for w in missing):
+    # its sense read in the sentence that says most of it ("the dipstick was negative" near the end, not the first
+    # "urine" of the answer); of several that say as much, the first that says it in the element's sense ("heartburn"
+    # told at the first visit, "the heartburn had gone" at the review)
+    recalls = [(_recall(read_answer(s.group(0)), basis)[0], s.start()) for s in _SENTENCES.finditer(reading.text)]
+    most = max((r for r, _ in recalls), default=0.0)
+    opposite_first = False
+    for n, start in enumerate([s for r, s in recalls if r == most] or [0]):
+        end = next((m.end() for m in _SENTENCES.finditer(text, start)), len(text))
+        if _CJK.search(element):
+            found = [text.find(w, start, end) for w in words]
+        else:  # (the answer's own form of each word: "tender" for "tenderness")
+            found = [next((m.start() for m in _WORD.finditer(text, start, end) if same_word(w, m.group(0))), -1)
+                     for w in words]
+        # every word said in the element's sense: "your face was no longer tender" says "no facial tenderness", "the
+        # nose hadn't cleared" does not say "a clear nose", "the heartburn hadn't gone" does not say "no heartburn"
+        senses = [_clause_negative(text, p) == negative and not (negative and _NOT_GONE.search(_clause_at(text, p)))
+                  for p in found if p >= 0]
+        # a word left out and its opposite said in its place ("your nose was still blocked most days" for "a clear
+        # nose most days"): the element the other way round, however many of its other words are there
+        missing = [w for w, p in zip(words, found, strict=True) if p < 0]
+        opposite = any(_OPPOSITE.get(w) and _OPPOSITE[w].search(text, start, end) for w in missing)
+        if enough and all(senses) and not opposite:
+            return start, False
+        opposite_first = opposite_first or (n == 0 and opposite)
+    if opposite_first:
         return None, True
-    if enough and all(senses):
-        return start, False
     # said the other way round: every mention of its words, anywhere in the answer, in the opposite sense ("仍有压痛"
     # for "面部无压痛", "链球菌快速检测阴性" for "阳性"; a Chinese word where the text holds it)
     if _CJK.search(element):
@@ -759,26 +777,51 @@ _TELLING = re.compile(r"[.;!?\n。；！？，]|(?<=[\u3400-\u9fff]),|,(?=[\u340
 """Where a clause that could pass a drug over ends (a Chinese comma does; an English list's commas do not: "rather
 than ibuprofen, naproxen or aspirin")."""
 _PASSED_OVER = re.compile(r"\b(?:not|no|never|nor|rather than|instead of|in place of|other than|avoid\w*|without|"
-                          r"except|unsafe|can't|cannot|couldn't|wouldn't|shouldn't|didn't|don't|won't|"
+                          r"except|unsafe|ruled out|passed over|can't|cannot|couldn't|wouldn't|shouldn't|didn't|"
+                          r"don't|won't|"
                           r"(?:chosen|picked|preferred|favou?red|selected) over|preferred to|allergic to|"
                           r"allergy to|reaction to|intolerant (?:of|to))\b|n't\b|不|没|未|非|避免|代替|除了")
 _HARMED_BY = re.compile(r"\s*(?:allerg|intoleran|reaction|过敏|不耐受)")
 """Right after a drug's name: what the patient cannot take ("your PTU allergy", "对布洛芬过敏"), not what was given."""
+_LIST_GAP = r"(?:(?!\b(?:as|since|when|while|after|before|which|who|that|because)\b)[\w/()\-', ]){0,80}?"
+"""Between a drug's name and what is said of it: other drugs of a list ("A or B", "(A/B)"), no clause of its own."""
+_PASSED_OVER_AFTER = re.compile(
+    _LIST_GAP + r"\b(?:was|were|is|are|been|be)\s+(?:\w+ly\s+)?(?:avoided|ruled out|passed over|excluded|rejected|"
+    r"set aside|unsuitable|contraindicated|off the table|(?:not|never)\s+(?:\w+ )?(?:used|given|chosen|started|"
+    r"prescribed|suitable|appropriate|safe|an option))\b|" + _LIST_GAP +
+    r"\b(?:wasn't|weren't|isn't|aren't)\s+(?:\w+ )?(?:used|given|chosen|started|prescribed|suitable|appropriate|"
+    r"safe|an option)\b|"
+    r"[^,.;。；]{0,12}?(?:(?:没有?|未|不)(?:用|选|开|考虑|适合|合适|能用|宜|可用|可以用|采用)|被排除|排除了|被避免|禁用)")
+"""After a drug's name in its clause (past a list of other drugs): the drug passed over ("the usual combined pills
+(A or B) were avoided", "A was not used", "A was ruled out", "美沙拉秦因为预算没有用")."""
+_USUAL = re.compile(r"\b(?:usual(?:ly)?|normally|typically|standard|first[- ]line|would (?:normally |usually )?"
+                    r"(?:be|have been|use|start|give))\b|本来|原本|通常|一般|首选|常规|按说|按理")
+_CONTRAST = re.compile(r"[\s,.;。；]*(?:(?:but|however|yet)\b|但|可是|不过|然而)")
+"""The usual choice named in a clause a contrast follows is passed over ("本来一般用美沙拉秦，但因预算选了柳氮磺吡啶",
+"the usual choice would be ibuprofen, but ...")."""
+
+
+def _passed_over_at(text: str, start: int, end: int) -> bool:
+    """Whether the drug named at text[start:end] is passed over, not told as given: by a cue before it in its clause
+    ("not", "rather than", "没有用"), by one after it ("were avoided", "was ruled out", "没有用"; "allergy", "过敏"),
+    or as the usual choice a contrast follows ("本来一般用X，但…")."""
+    left = max((c.end() for c in _TELLING.finditer(text, 0, start)), default=0)
+    if _PASSED_OVER.search(text[left:start]) or _HARMED_BY.match(text, end) or _PASSED_OVER_AFTER.match(text, end):
+        return True
+    boundary = _TELLING.search(text, end)
+    return bool(boundary and _USUAL.search(text[left:start]) and _CONTRAST.match(text, boundary.start()))
 
 
 def offers(reading: Reading, fact: Fact, besides: Iterable[Fact] = ()) -> bool:
     """Whether the answer tells a drug as given: it names it (any form) in a clause that does not pass it over ("not",
-    "rather than", "avoided", "chosen over", "allergic to", "没有用", "不能用" before it in its clause; "allergy",
-    "过敏" right after it); a mention inside a name of `besides` (the
-    drugs the chain did give) is none: 泼尼松 (prednisone) in 泼尼松龙 (prednisolone)."""
+    "rather than", "avoided", "ruled out", "chosen over", "allergic to", "没有用", "不能用" before it in its clause;
+    "allergy", "过敏" right after it; "were avoided", "was not used", "没有用" after it and the drugs listed with it;
+    the usual choice a contrast follows: "本来一般用X，但…", "the usual choice would be X, but"); a mention inside a
+    name of `besides` (the drugs the chain did give) is none: 泼尼松 (prednisone) in 泼尼松龙 (prednisolone)."""
     text = spelling_neutral(reading.text)
     for other in besides:
         for form in sorted(other.forms, key=len, reverse=True):
             for start, end in _mention_spans(text, form):
                 text = text[:start] + " " * (end - start) + text[end:]
-    for form in fact.forms:
-        for start, end in _mention_spans(text, form):
-            left = max((c.end() for c in _TELLING.finditer(text, 0, start)), default=0)
-            if not _PASSED_OVER.search(text[left:start]) and not _HARMED_BY.match(text, end):
-                return True
-    return False
+    return any(not _passed_over_at(text, start, end) for form in fact.forms
+               for start, end in _mention_spans(text, form))

@@ -90,6 +90,25 @@ def test_a_finding_is_read_as_its_elements() -> None:
     assert not passes(Fact(FINDING, "finding"), "It showed inflammation, Mayo subscore 3.")
 
 
+REVIEW = Fact("no heartburn left, so the course can stop and be used again if it comes back", "finding")
+
+
+@pytest.mark.parametrize(("answer", "stated"), [
+    # seed 73's ceiling: "left" says the absence, and the review's sentence says it, not the first visit's
+    ("On 1 November you came in with heartburn after meals. At the 21 December review you had taken the full course "
+     "with no side effects, the heartburn had gone and your diastolic BP was 72 mmHg, so the omeprazole stopped, to "
+     "be used again if the symptoms come back.", True),
+    ("At the review there was no heartburn left, so we stopped, to be used again if it comes back.", True),
+    # near misses: the heartburn still there, however the words of absence stand
+    ("On 1 November you came in with heartburn after meals. At the 21 December review the heartburn had not gone, so "
+     "the omeprazole went on, to be used again if it comes back.", False),
+    ("At the review the heartburn hadn't gone away; the omeprazole went on.", False),
+    ("At the review you still had heartburn, so the omeprazole went on.", False),
+])
+def test_no_symptom_left_is_said_by_its_sense(answer: str, stated: bool) -> None:
+    assert passes(REVIEW, answer) is stated
+
+
 def test_facts_of_a_group_are_alternatives_and_a_fact_not_required_only_guards() -> None:
     allergy = Fact("sulfa", "gist", ("sulfa|bactrim",), group="reason")
     warfarin = Fact("warfarin", "name", group="reason")
@@ -165,6 +184,61 @@ def test_a_chain_told_with_another_drug_given_is_wrong(answer: str) -> None:
 def test_a_rival_named_as_passed_over_is_no_rival(answer: str) -> None:
     check = check_chain(read_answer(answer), BACK_PAIN, "Why was I given what I got for my back?")
     assert check.rivals == () and check.passed
+
+
+# seed 73's ceiling: rivals passed over after their names or as the usual choice a contrast follows
+PILLS = [[Fact("polycystic ovary syndrome", "name")],
+         [Fact("spironolactone", "name"),
+          Fact("ethinylestradiol/levonorgestrel", "name", group=RIVAL_GROUP),
+          Fact("ethinylestradiol/drospirenone", "name", group=RIVAL_GROUP)]]
+COLITIS = [[Fact("溃疡性结肠炎", "name")], [Fact("柳氮磺吡啶", "name"), Fact("美沙拉秦", "name", group=RIVAL_GROUP)]]
+
+
+@pytest.mark.parametrize(("steps", "answer", "given"), [
+    (PILLS, "For your polycystic ovary syndrome I started spironolactone; the usual combined pills "
+            "(ethinylestradiol/levonorgestrel or ethinylestradiol/drospirenone) were avoided because of your migraine "
+            "with aura.", False),
+    (PILLS, "Polycystic ovary syndrome: spironolactone. Ethinylestradiol/drospirenone was not used because of your "
+            "migraine, and ethinylestradiol/levonorgestrel was ruled out too.", False),
+    (PILLS, "Polycystic ovary syndrome: I ruled out ethinylestradiol/drospirenone because of your migraine and gave "
+            "spironolactone.", False),
+    (PILLS, "For polycystic ovary syndrome the usual choice would be ethinylestradiol/drospirenone, but your migraine "
+            "with aura rules it out, so you got spironolactone.", False),
+    (COLITIS, "确诊溃疡性结肠炎后开始柳氮磺吡啶1000 mg、每日两次；本来一般用美沙拉秦，但因您每月只有60美元药费预算而"
+              "选了柳氮磺吡啶。", False),
+    (COLITIS, "溃疡性结肠炎：因为预算没有选美沙拉秦，开了柳氮磺吡啶。", False),
+    (COLITIS, "溃疡性结肠炎：美沙拉秦因为预算没有用，开了柳氮磺吡啶。", False),
+    # the near misses: the passed-over drug told as the one given
+    (PILLS, "For your polycystic ovary syndrome you started ethinylestradiol/drospirenone; spironolactone was avoided "
+            "because of your migraine with aura.", True),
+    (PILLS, "For polycystic ovary syndrome I gave you ethinylestradiol/drospirenone as spironolactone was not used.",
+     True),
+    (PILLS, "For polycystic ovary syndrome you started ethinylestradiol/drospirenone, but it gave you headaches, so "
+            "spironolactone followed.", True),
+    (COLITIS, "溃疡性结肠炎：本来一般用柳氮磺吡啶，但因您每月只有60美元药费预算而选了美沙拉秦。", True),
+    (COLITIS, "溃疡性结肠炎：一般用美沙拉秦1000 mg，每日两次，后来加了柳氮磺吡啶。", True),
+])
+def test_a_rival_passed_over_after_its_name_or_as_the_usual_choice(steps: list[list[Fact]], answer: str,
+                                                                    given: bool) -> None:
+    check = check_chain(read_answer(answer), steps, "Why was I given what I got?")
+    assert bool(check.rivals) is given and check.passed is not given
+
+
+PNEUMONIA = [[Fact("咳嗽咳痰", "gist", ("咳|嗽", "痰|湿咳"))],
+             [Fact("发热伴吸气时胸痛", "gist", ("痛|疼", "吸气|呼吸|深吸|喘气|胸膜|吸一口")),
+              Fact("社区获得性肺炎", "name", ("CAP", "肺炎")), Fact("阿莫西林", "name", group="key")],
+             [Fact("双肺呼吸音清，体温正常（36.8 °C），咳嗽基本消失", "finding")]]
+PNEUMONIA_TOLD = ("4月7日您说一阵阵发冷发热、一吸气右边就刺痛，胸片示右下叶实变，诊断为社区获得性肺炎，"
+                  "开了阿莫西林500 mg、每日三次；4月21日复查双肺呼吸音清，体温36.8 °C，咳嗽基本消失。")
+
+
+def test_a_chain_told_from_its_second_visit_misses_the_presentation() -> None:
+    # seed 73's ceiling (P0015): the records tell the cough with green phlegm on 24 March, the pleuritic pain on 7
+    # April; an answer that starts at 7 April misses the presentation, one that tells 24 March too is whole
+    question = "我得肺部感染的时候，从头到尾是怎么回事，为什么给我用那个药？"
+    check = check_chain(read_answer(PNEUMONIA_TOLD), PNEUMONIA, question)
+    assert check.covered == [1, 2] and not check.passed
+    assert check_chain(read_answer("3月24日您说咳嗽有绿痰。" + PNEUMONIA_TOLD), PNEUMONIA, question).passed
 
 
 def test_a_rival_is_no_step() -> None:
