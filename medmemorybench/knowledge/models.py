@@ -6,9 +6,12 @@ Cross-references (drug -> class, condition -> lab ...) are checked by `knowledge
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:  # (base.py imports this module)
+    from medmemorybench.knowledge.base import KnowledgeBase
 
 Frequency = Literal[
     "once_daily",
@@ -1576,6 +1579,13 @@ class IllnessRedFlag(_Record):
     """Advice key said: why, the examination done and the urgent referral."""
     source: str
     """Guideline."""
+
+    def holds(self, kb: KnowledgeBase, age: int, conditions: set[str], taking: set[str]) -> bool:
+        """Whether a patient of this age, with these conditions or histories, taking these drugs, has the flag."""
+        if self.min_age is not None and age >= self.min_age:
+            return True
+        factors = self.risk_factors
+        return len(set(factors.conditions) & conditions) + len(kb.expand(factors.taking) & taking) >= factors.at_least
 
 
 class Illness(_Record):

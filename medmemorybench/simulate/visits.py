@@ -776,13 +776,8 @@ class StoryActions:
         its age, or with enough of its risk factors (the patient's conditions and the drugs they take, told or not: the
         simulator never lets a doctor harm a patient)."""
         flag = illness.red_flag
-        if flag is None:
-            return False
-        if flag.min_age is not None and self.patient.age >= flag.min_age:
-            return True
-        factors = flag.risk_factors
-        held = len(set(factors.conditions) & set(self.refresh_patient().conditions))
-        return held + len(self.kb.expand(factors.taking) & set(self.state.active)) >= factors.at_least
+        return flag is not None and flag.holds(self.kb, self.patient.age, set(self.refresh_patient().conditions),
+                                               set(self.state.active))
 
     # --- corrections and the year's review ------------------------------------------------------
 

@@ -155,15 +155,8 @@ def _taking(year: CareYear, event: Event) -> set[str]:
 def is_red_flag(kb: KnowledgeBase, illness: Illness, year: CareYear, event: Event) -> bool:
     """Whether the illness's symptoms told at this visit are its red flag in this patient, from the record."""
     flag = illness.red_flag
-    if flag is None:
-        return False
-    if flag.min_age is not None and year.persona.age >= flag.min_age:
-        return True
-    factors = flag.risk_factors
     held = {year.persona.condition, *year.persona.histories}
-    return (
-        len(set(factors.conditions) & held) + len(kb.expand(factors.taking) & _taking(year, event)) >= factors.at_least
-    )
+    return flag is not None and flag.holds(kb, year.persona.age, held, _taking(year, event))
 
 
 def illness_red_flag_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
