@@ -54,6 +54,8 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, required=True)
     parser.add_argument("--patients", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS),
+                        help="backends to time, the first being the reference (default: all)")
     args = parser.parse_args()
     import torch
 
@@ -63,7 +65,7 @@ def main() -> None:
     print(f"{len(chunks)} distinct chunks, {len(questions)} questions, {args.threads} threads, "
           f"load {os.getloadavg()[0]:.2f}", flush=True)
     results, reference = {}, None
-    for backend in BACKENDS:
+    for backend in args.backends:
         model = load_embedder(path, backend=backend)
         model.encode(chunks[:64], normalize_embeddings=True)  # (warm: first-call allocations and kernels)
         started = time.perf_counter()
@@ -81,9 +83,9 @@ def main() -> None:
                             "max_cosine_diff": round(float(np.abs(scores - reference[0]).max()), 5),
                             "load_after": round(os.getloadavg()[0], 2)}
         print(backend, json.dumps(results[backend]), flush=True)
-    base = results[BACKENDS[0]]["seconds"]
+    base = results[args.backends[0]]["seconds"]
     for backend, row in results.items():
-        print(f"{backend}: {base / row['seconds']:.2f}x the speed of {BACKENDS[0]}")
+        print(f"{backend}: {base / row['seconds']:.2f}x the speed of {args.backends[0]}")
 
 
 if __name__ == "__main__":
