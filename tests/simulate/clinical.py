@@ -37,6 +37,13 @@ def with_facts(year: CareYear, *facts: object) -> CareYear:
     return year.model_copy(update={"events": [*year.events, event]})
 
 
+def with_event_facts(year: CareYear, event: Event, facts: list) -> CareYear:
+    """A copy of a year whose `event` holds `facts` instead of its own (a crafted violation made of a real visit)."""
+    return year.model_copy(
+        update={"events": [e.model_copy(update={"facts": facts}) if e is event else e for e in year.events]}
+    )
+
+
 def check(failures: list[str]) -> None:
     """Fail with the count and the first fifteen violations (each names its rule, patient and event)."""
     assert not failures, f"{len(failures)} violations, first ones:\n" + "\n".join(failures[:15])

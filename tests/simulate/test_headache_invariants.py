@@ -12,7 +12,7 @@ import pytest
 
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate.models import AdverseFact, AdviceFact, DiagnosisFact, LabFact, MedicationFact
-from tests.simulate.clinical import check, first_event
+from tests.simulate.clinical import check, first_event, with_event_facts
 from tests.simulate.headache_check import (
     as_needed_violations,
     diary_violations,
@@ -27,13 +27,6 @@ LANGUAGES = ("en", "zh")
 @pytest.fixture(scope="module")
 def templates():
     return {lang: load_templates(lang) for lang in LANGUAGES}
-
-
-def _replace(year, event, facts):  # noqa: ANN001, ANN202
-    """The year with one event's facts replaced."""
-    return year.model_copy(
-        update={"events": [e.model_copy(update={"facts": facts}) if e is event else e for e in year.events]}
-    )
 
 
 def _starts(drug_class: str, kb):  # noqa: ANN001, ANN202
@@ -125,7 +118,7 @@ def test_illness_red_flag_same_day_a_new_headache_on_an_anticoagulant_is_examine
 def test_a_red_flag_headache_put_in_a_diary_is_caught(kb, years):
     year, event = first_event(years, _red_flag_told)
     assert not illness_red_flag_violations(kb, year)
-    broken = _replace(
+    broken = with_event_facts(
         year,
         event,
         [
@@ -158,7 +151,7 @@ def test_a_liver_injury_told_with_no_alt_is_caught(kb, years):
         ),
     )
     assert not serious_harm_violations(kb, year)
-    broken = _replace(year, event, [f for f in event.facts if not (isinstance(f, LabFact) and f.lab == "alt")])
+    broken = with_event_facts(year, event, [f for f in event.facts if not (isinstance(f, LabFact) and f.lab == "alt")])
     assert any(
         v.startswith("[serious_harm_at_once]") and "no alt that day" in v for v in serious_harm_violations(kb, broken)
     )

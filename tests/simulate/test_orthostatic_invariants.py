@@ -9,7 +9,7 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 from __future__ import annotations
 
 from medmemorybench.simulate.models import AdviceFact, LabFact, MedicationFact
-from tests.simulate.clinical import check, first_event
+from tests.simulate.clinical import check, first_event, with_event_facts
 from tests.simulate.orthostatic_check import (
     FALL_AT_LEAST_MMHG,
     NON_DRUG_MEASURES,
@@ -25,11 +25,6 @@ def _kept_levodopa(years):  # noqa: ANN001, ANN202
     """The first visit that keeps levodopa for its orthostatic hypotension."""
     return first_event(years, lambda e: any(isinstance(f, MedicationFact) and f.drug == "levodopa_carbidopa"
                                             and f.reason == KEPT for f in e.facts))
-
-
-def _edit(year, event, facts):  # noqa: ANN001, ANN202
-    return year.model_copy(update={"events": [event.model_copy(update={"facts": facts}) if e is event else e
-                                              for e in year.events]})
 
 
 def test_orthostatic_drop_measured_every_judgement_of_orthostatic_hypotension_rests_on_a_standing_fall(kb, years):
@@ -54,7 +49,7 @@ def test_orthostatic_hypotension_judged_on_a_seated_reading_is_caught(kb, years)
     assert not orthostatic_drop_violations(kb, year)
     seated = [f for f in event.facts if not (isinstance(f, LabFact) and f.lab == STANDING_FALL)]
     seated.append(LabFact(lab="systolic_bp", value=109, unit="mmHg"))
-    found = [v for v in orthostatic_drop_violations(kb, _edit(year, event, seated)) if event.event_id in v]
+    found = [v for v in orthostatic_drop_violations(kb, with_event_facts(year, event, seated)) if event.event_id in v]
     assert any(v.startswith("[orthostatic_drop_measured]") and "no lying-to-standing fall" in v for v in found)
 
 
@@ -62,7 +57,7 @@ def test_a_standing_fall_short_of_20_mmhg_is_caught(kb, years):
     year, event = _kept_levodopa(years)
     small = [f.model_copy(update={"value": 12.0}) if isinstance(f, LabFact) and f.lab == STANDING_FALL else f
              for f in event.facts]
-    found = [v for v in orthostatic_drop_violations(kb, _edit(year, event, small)) if event.event_id in v]
+    found = [v for v in orthostatic_drop_violations(kb, with_event_facts(year, event, small)) if event.event_id in v]
     assert any("standing fall of 12 mmHg" in v for v in found)
 
 
@@ -71,6 +66,6 @@ def test_levodopa_stopped_for_orthostatic_hypotension_is_caught(kb, years):
     assert not levodopa_kept_violations(kb, year)
     stopped = [f.model_copy(update={"action": "stop"}) if isinstance(f, MedicationFact) and f.reason == KEPT else f
                for f in event.facts if not (isinstance(f, AdviceFact) and f.advice == NON_DRUG_MEASURES)]
-    found = [v for v in levodopa_kept_violations(kb, _edit(year, event, stopped)) if event.event_id in v]
+    found = [v for v in levodopa_kept_violations(kb, with_event_facts(year, event, stopped)) if event.event_id in v]
     assert any("stopped for orthostatic hypotension" in v for v in found)
     assert any("without the non-drug measures" in v for v in found)
