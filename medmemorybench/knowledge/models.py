@@ -274,6 +274,9 @@ class Lab(_Record):
     None: the effect's own `lab_delta` is the whole change."""
     harm_above: float | None = None
     """The level a drug harm that raises this lab takes it above (hyperkalaemia: potassium > 5.5)."""
+    harm_care: HarmCare | None = None
+    """What a value past a harm level calls for (`HarmCare`, `is_past_harm`: sodium below 130, its symptoms asked and
+    the sodium repeated until back in range); None: the drug's own adverse-effect handling is all."""
     positive_at: float | None = None
     """(A screening questionnaire.) A score at or above this is a positive screen (PHQ-9 >= 10: a likely depressive
     episode); one below it shows no condition the questionnaire screens for."""
@@ -291,6 +294,8 @@ class Lab(_Record):
     judged: bool = True
     """False: no reference range a value is judged against (body weight, whose meaning is the BMI it gives and its
     change; WHO); `reference` then only bounds the simulation."""
+    decline: LabDecline | None = None
+    """(A score.) The fall from the patient's highest value on record that is acted on at once (`LabDecline`)."""
     day_to_day: DayToDay | None = None
     """(Body weight.) How far a reading taken within a few days of the one before can stray from it beyond what the
     body truly did: a reading's noise is not independent of yesterday's."""
@@ -300,6 +305,28 @@ class Lab(_Record):
     def goal_for(self, conditions: set[str]) -> float | None:
         """The level the first goal any of `conditions` sets (None: judged against the reference range)."""
         return next((goal.below for goal in self.goals if conditions & set(goal.conditions)), None)
+
+    def is_past_harm(self, value: float) -> bool:
+        """Whether a value is past a harm level that lies beyond the reference range (sodium below 130, not 135;
+        potassium above 5.5, not 5.0): a harm level at the range's own limit (TSH 4.0) makes a value no more than
+        high or low."""
+        low, high = self.reference
+        return (self.harm_below is not None and self.harm_below < low and value < self.harm_below) or (
+            self.harm_above is not None and self.harm_above > high and value > self.harm_above)
+
+
+class LabDecline(_Record):
+    """A fall of a score that is a finding in itself (a MoCA 3 points down in Parkinson's disease): acted on the visit
+    it shows, whatever the range the value still sits in, in a patient whose condition does not treat the score
+    (`Condition.treats`: in Alzheimer disease the care path answers it)."""
+
+    points: float = Field(gt=0)
+    """A value at least this far below the highest one on record is a decline."""
+    advice: str
+    """Advice key (diet.yaml `advice`) said that visit: what is reviewed and who it is referred to. Said once for a
+    decline from a peak; a new, higher peak starts another."""
+    source: str
+    """Why this fall matters (the guideline or validation study)."""
 
 
 class DayToDay(_Record):
@@ -579,16 +606,21 @@ DOSE_RELATED: frozenset[str] = frozenset({"hypoglycaemic", "bradycardic", "hypot
 """Harms that follow the dose: managed by lowering it (ADA 2024 hypoglycaemia, ESC heart-failure titration)."""
 
 SERIOUS_EFFECTS: frozenset[str] = frozenset({
-    "anca_vasculitis", "angioedema", "aspirin_bronchospasm", "bronchospasm", "bullous_pemphigoid", "c_difficile",
-    "cardiovascular_events", "digoxin_toxicity", "drug_induced_lupus", "hemorrhagic_cystitis", "hepatotoxicity",
-    "hit", "hypersensitivity", "hyponatraemia", "hyponatremia", "impulse_control", "iodine_thyrotoxicosis",
-    "myopathy", "neuropsychiatric", "neutropenia", "osteonecrosis_jaw", "ovarian_hyperstimulation", "pancreatitis",
-    "paradoxical_colitis", "prerenal_aki", "priapism", "pulmonary_toxicity", "retinopathy", "seizure",
-    "severe_cutaneous_reaction", "severe_rash", "sleep_attacks", "tendinopathy", "thrombosis", "vte",
+    "akathisia", "anca_vasculitis", "angioedema", "aspirin_bronchospasm", "bronchospasm", "bullous_pemphigoid",
+    "c_difficile", "cardiovascular_events", "digoxin_toxicity", "drug_induced_lupus", "hemorrhagic_cystitis",
+    "hepatotoxicity", "hit", "hypersensitivity", "hyponatraemia", "hyponatremia", "impulse_control",
+    "iodine_thyrotoxicosis", "myopathy", "neuropsychiatric", "neutropenia", "osteonecrosis_jaw",
+    "ovarian_hyperstimulation", "pancreatitis", "paradoxical_colitis", "prerenal_aki", "priapism", "pulmonary_toxicity",
+    "retinopathy", "seizure", "severe_cutaneous_reaction", "severe_rash", "sleep_attacks", "tendinopathy", "thrombosis",
+    "vte",
 })
 """Effects (by key) whose labels say to stop the drug whatever else can be given: anaphylactoid, organ, clotting
-and neurological harms (the US labels' Warnings and Precautions, "discontinue"). An effect with a toxicity that
-is not dose-related is serious as well."""
+and neurological harms (the US labels' Warnings and Precautions, "discontinue"). Akathisia on an antipsychotic
+augmenting an antidepressant is acted on the visit it is told, never left a week: it is the commonest harm of
+adjunctive aripiprazole and brexpiprazole and a restlessness that raises the risk of suicide (Abilify US label 6.1,
+Rexulti US label 6.1; BNF antipsychotics, extrapyramidal symptoms: reduce the dose or stop; NICE CG90 1.9.1.5:
+agitation and akathisia early in treatment reviewed promptly; the seed-61 read). An effect with a toxicity that is
+not dose-related is serious as well."""
 
 
 class Monitoring(_Record):
@@ -625,6 +657,20 @@ class MissedDoseCare(_Record):
     """Guideline."""
 
 
+class StartChecks(_Record):
+    """What a drug is started on only once it is on record: a test done once before the first dose (TPMT before a
+    thiopurine) and a blood count not low (a thiopurine is not started while a count another drug took down has not
+    recovered)."""
+
+    once: list[str] = Field(min_length=1)
+    """Lab keys measured before the first start (taken that day where none is on record)."""
+    not_low: list[str] = Field(default_factory=list)
+    """Lab keys measured the day it starts (or within their shortest interval before) and at or above their
+    `harm_below`: the start waits for a count that can be repeated, and for one that has recovered."""
+    source: str
+    """Label or guideline."""
+
+
 class Drug(_Record):
     """A drug (or device therapy) the care plan may prescribe."""
 
@@ -658,7 +704,10 @@ class Drug(_Record):
     monitoring: list[Monitoring] = Field(default_factory=list)
     """Labs to check while it is taken (methotrexate: liver enzymes and blood count)."""
     co_prescribe: list[str] = Field(default_factory=list)
-    """Drug keys always started with it (methotrexate: folic acid)."""
+    """Drug keys always started with it (methotrexate: folic acid), and stopped when it ends: stopped, or its course
+    run out (`co_prescription_ends_with_drug`)."""
+    before_start: StartChecks | None = None
+    """Tests a start waits for (azathioprine: TPMT, and a white count that is not low)."""
     toxicities: list[Toxicity] = Field(default_factory=list)
     """Kinds of harm it can do (a patient who had that harm from another drug is not given it)."""
     adverse_effects: list[AdverseEffect] = Field(default_factory=list)
@@ -713,6 +762,10 @@ class AllergyGroup(_Record):
     caution: AllergyCaution | None = None
     """Drugs whose cross-reactivity is low but real: given, with a warning and its safety net (an ARB after ACE
     inhibitor angioedema)."""
+    from_harm: Toxicity | None = None
+    """A kind of harm that, had during the year on a drug this group bars, is this reaction too: its `caution` then
+    binds as if the reaction had been told (angioedema on lisinopril: an ARB only with the warning; the drugs it bars
+    are barred by the harm itself, `Drug.toxicities`)."""
     source: str
     """Where the cross-reactivity comes from."""
 
@@ -847,6 +900,10 @@ class Contraindication(_Record):
     no_increase_above: float | None = None
     """For a caution with `monitoring`: a dose it names is not raised while the latest result of its first
     monitoring lab is above this (a QT-prolonging drug at a QTc past 470 ms)."""
+    not_low_before: list[str] = Field(default_factory=list)
+    """For a caution: labs measured the day a drug it names is started (or still fresh), none of which may be below
+    its reference range for the start (potassium and magnesium before a QT-prolonging drug in long QT syndrome: low
+    ones add to the risk of torsades and are corrected first)."""
     reason: Text
     """Why."""
     source: str
@@ -942,6 +999,19 @@ class HabitStop(_Record):
     """Reference."""
 
 
+class BriefIntervention(_Record):
+    """Very brief advice on a habit that harms whatever drugs are taken (smoking, drinking above the low-risk limit):
+    said the first visit the doctor knows of it, and again at a later visit, never at every visit."""
+
+    advice: str
+    """Advice key (`advice` in diet.yaml): the risk in a sentence, the advice to stop or cut down, and the help offered
+    (a prescription, a referral)."""
+    review_after_days: int = Field(gt=0)
+    """Said again at the first visit at least this many days after it was last said."""
+    source: str
+    """Reference."""
+
+
 class DietHabit(_Record):
     """An eating or drinking habit that conflicts with drugs or with advice."""
 
@@ -958,6 +1028,8 @@ class DietHabit(_Record):
     stop: HabitStop | None = None
     """When the habit becomes a danger and the doctor asks the patient to give it up (a potassium salt substitute
     beside an ARB or with CKD)."""
+    brief_intervention: BriefIntervention | None = None
+    """The brief intervention the habit calls for whatever else is on record (drinking above the low-risk limit)."""
     meals: str | None = None
     """The everyday eating (`meals` in diet.yaml) the habit is: the patient's for the year, in place of one drawn
     (three high-protein meals a day are not "toast, cooking for one"). None: the habit says nothing of meals."""
@@ -1060,6 +1132,9 @@ class RiskFactors(_Record):
     taking: list[str] = Field(default_factory=list)
     """Drug or class keys being taken (a drug that lowers the threshold too, or one that raises the drug's level);
     each drug taken counts once."""
+    egfr_below: float | None = None
+    """Kidney function (the latest eGFR) below which one more factor counts (bupropion's metabolites accumulate in
+    severe renal impairment, as clopidogrel raises its level)."""
     at_least: int = Field(ge=1)
     """How many of them bind the rule."""
 
@@ -1197,6 +1272,20 @@ class MoodScreen(_Record):
 # --- conditions ---------------------------------------------------------------------------------
 
 
+class HarmCare(_Record):
+    """What a lab value past its harm level calls for, whatever lowered or raised it (a drug stopped or not): the
+    symptoms it can cause asked about that visit, and the lab repeated until it is back in its reference range."""
+
+    advice: str
+    """Advice key (`advice` in diet.yaml) said the visit a value past the harm level is first found (an episode
+    ends when the lab is back in its reference range)."""
+    recheck_days: int = Field(ge=1)
+    """The lab is measured again at the first visit this many days or more after a value outside its reference range
+    that follows a harmful one, until one is back inside it."""
+    source: str
+    """Reference."""
+
+
 class DrugRedFlag(_Record):
     """What a symptom means in a patient taking a drug that can do a harm it is the first sign of (a fever or a sore
     throat on a drug that can take the white cells away): acted on the day it is told."""
@@ -1313,6 +1402,9 @@ class DiagnosticTest(_Record):
     needle: bool = False
     """It takes blood or passes a needle (a venous sample, a cannula for sedation or a tracer, a biopsy, a lumbar
     puncture): a patient who faints at needles is told how it was managed."""
+    advice: str | None = None
+    """Advice key (`advice` in diet.yaml) its finding calls for, given the visit it is stated: a PHQ-9 whose item 9
+    (thoughts of death) scores, a suicide-risk assessment and a safety plan that day (NICE NG222 1.3, NG225)."""
 
 
 class Monitored(_Record):
@@ -1456,6 +1548,9 @@ class CareStep(_Record):
     adds_to: str | None = None
     """The step whose drug this one is added to (augmentation adds to the antidepressant): it starts and is kept
     only while a drug of that step is taken, and stops when none is left."""
+    while_short_of_goal: bool = False
+    """Its drug is started (a switch after a harm included) only while the disease is short of its goal on the step's
+    `titrate_on` lab: an augmenting drug stopped for a harm at a PHQ-9 of 4 is not replaced (the seed-61 read)."""
 
     @field_validator("candidates", mode="before")
     @classmethod
@@ -1486,6 +1581,27 @@ class AfterDischarge(_Record):
     source: str
 
 
+class Progression(_Record):
+    """When a fall of a graded lab may be called a disease's progression (KDIGO 2024 CKD 2.1: a drop in GFR category
+    with a fall of at least a quarter from the baseline); a smaller fall, or one within the same category, is named in
+    `stable` words ("a small fall within the same stage"), never "progression"."""
+
+    fall: float = Field(gt=0, lt=1)
+    """Share below the baseline (the year's first value on record) the value must fall, beside a worse band."""
+    stable: Text
+    """The complication's name where the fall is not a progression."""
+    stable_lay: Text
+    """The patient's words for that."""
+    source: str
+    """Guideline."""
+
+    def holds(self, grading: Grading, baseline: float, value: float) -> bool:
+        """Whether `value` is a progression from `baseline`: a worse band (lower, for a falling lab) and the fall."""
+        band = [b.below is None or value < b.below for b in grading.bands].index(True)
+        before = [b.below is None or baseline < b.below for b in grading.bands].index(True)
+        return band < before and value <= baseline * (1 - self.fall)
+
+
 class Complication(_Record):
     """A complication of the disease and how it is treated."""
 
@@ -1514,8 +1630,9 @@ class Complication(_Record):
     """Finding it passes a needle (a joint aspirated): a patient who faints at needles is told how it was managed."""
     setting: Literal["outpatient", "emergency", "admission"] = "outpatient"
     """Where it is managed: the severity-appropriate level of care."""
-    treatment: list[str] = Field(min_length=1)
-    """Care-step keys started (or intensified) for it, in order."""
+    treatment: list[str] = Field(default_factory=list)
+    """Care-step keys started (or intensified) for it, in order; empty only where its care is its `advice` and
+    `setting` (suicidal thoughts: the crisis team and a safety plan, no drug started for them)."""
     treat_within_days: int = Field(default=14, ge=0)
     """Latest day after it is found by which treatment has started (0: the same visit)."""
     escalation: list[str] = Field(default_factory=list)
@@ -1526,11 +1643,15 @@ class Complication(_Record):
     """Drug or class keys unsafe from then on (acute kidney injury: NSAIDs)."""
     advice: str | None = None
     """Advice key (diet.yaml `advice`) given the day it is found (suicidal thoughts: a safety plan and the crisis
-    team the same day)."""
+    team the same day; nearly blacking out on standing: no driving, and none at work for a professional driver)."""
+    workup: list[str] = Field(default_factory=list)
+    """Labs taken the day it is found beside its own (pre-syncope: an ECG, NICE CG109)."""
     only_if: Indication | None = None
     """A result that must be on record for it to happen (thyrotoxic atrial fibrillation: free T4 still high)."""
     after_discharge: AfterDischarge | None = None
     """The review an admission calls for (acute decompensated heart failure: diuretic dose, weight, U&E)."""
+    progression: Progression | None = None
+    """When its fall of `lab` may be called a progression; otherwise its `stable` name (see `Progression`)."""
     missed_doses: list[MissedDoseCare] = Field(default_factory=list)
     """What missed doses told after it call for (after suicidal ideation: mood and safety asked again, and who holds
     the medicines)."""
@@ -1548,6 +1669,10 @@ class Complication(_Record):
             raise ValueError("a complication needs a lab (with lab_delta) or a finding")
         if self.escalation and self.escalate_after_days is None:
             raise ValueError("escalation needs escalate_after_days")
+        if not self.treatment and self.advice is None:
+            raise ValueError("a complication with no treatment step needs the advice that is its care")
+        if self.progression is not None and self.lab is None:
+            raise ValueError("progression needs the lab it is read on")
         return self
 
 
@@ -1588,6 +1713,19 @@ class IllnessRedFlag(_Record):
         return len(set(factors.conditions) & conditions) + len(kb.expand(factors.taking) & taking) >= factors.at_least
 
 
+class FirstLook(_Record):
+    """What an acute illness's first visit examines and measures before self-care is advised (a productive cough: the
+    chest listened to, and temperature, pulse, breathing rate and oxygen saturation taken), so "self-care" rests on a
+    recorded examination, never on "I'd like to examine you" alone."""
+
+    test: Text
+    """The examination done."""
+    finding: Text
+    """What it shows: a template naming the observations taken (`{lab:<key>}`), filled with the visit's values."""
+    source: str
+    """Guideline."""
+
+
 class Illness(_Record):
     """An acute illness a patient may catch during the year (intercurrent.yaml): tried with self-care first, then
     treated with a short course chosen against every rule that binds the patient, then reviewed."""
@@ -1608,6 +1746,9 @@ class Illness(_Record):
     """What the patient reports."""
     self_care: str
     """Advice key: what is tried first."""
+    first_look: FirstLook | None = None
+    """The examination and observations recorded at the visit that advises self-care (its `TestFact` is
+    `illness:<key>:first`)."""
     self_care_days: tuple[int, int] | None = None
     """Days of self-care before a course (at least, and at most: drawn), where the finding needs more time than the
     simulator's default (a headache diary kept 8 weeks before migraine is named: ICHD-3 needs 5 attacks); None: the
@@ -1712,6 +1853,25 @@ class Restart(_Record):
     """The guideline the limit comes from."""
 
 
+class WeightAlarm(_Record):
+    """A weight gain that is a congestion sign in a condition (heart failure): the visit that weighs it remarks it as
+    the condition's sign and acts on it as the sign told (its `red_flag_step` started or raised at once), measures
+    renal function and potassium, and books an early review; never a gain "within the normal range"."""
+
+    gain: float = Field(gt=0)
+    """Kilograms above the lowest weight on record within `within_days` that set it off (more than)."""
+    within_days: int = Field(ge=1)
+    """How far back that weight may lie."""
+    sign: str
+    """The condition's symptom (key) recorded for it; its `red_flag_step` is the answer."""
+    labs: list[str] = Field(min_length=1)
+    """Measured that visit (the diuretic's effect on the kidneys and potassium)."""
+    review_days: int = Field(ge=1)
+    """The early review: at most this many days on (a visit is booked)."""
+    source: str
+    """Guideline."""
+
+
 class Condition(_Record):
     """A chronic disease subtype: a persona's care year is built from this."""
 
@@ -1756,6 +1916,8 @@ class Condition(_Record):
     licensing authority, NICE NG71)."""
     restart: Restart | None = None
     """How soon care goes on after the last control drug ends; None: no limit the guideline followed sets."""
+    weight_alarm: WeightAlarm | None = None
+    """A weight gain that is a congestion sign (see `WeightAlarm`); None: weight is no sign of this disease."""
     source: str
     """Guideline(s) the condition follows."""
 
@@ -1773,6 +1935,11 @@ class Condition(_Record):
         monitored = next(m for m in self.monitored if m.lab == lab)
         rising = sum(monitored.untreated) > sum(monitored.treated)
         return value > high if rising else value < low
+
+    def treats(self, lab: str) -> bool:
+        """Whether a care step of the condition moves `lab` (its fall is then the disease's own course, answered by the
+        care path's titration and step-ups: a MoCA in Alzheimer disease, not in Parkinson's disease)."""
+        return any(lab in (*s.moves, *s.targets, s.titrate_on) for s in self.care_path)
 
     @property
     def activity_labs(self) -> list[str]:
@@ -1935,6 +2102,8 @@ class Lifestyle(_Record):
     day: Text
     """The phrase in the patient's own account of a day ("I have the grandchildren on weekdays"): every account of
     their day says it, so the lifestyle on record is the one they live."""
+    brief_intervention: BriefIntervention | None = None
+    """The brief intervention the lifestyle calls for (smoking: very brief advice from the first visit)."""
 
 
 class People(_Record):

@@ -57,6 +57,12 @@ def _check_labs(kb: KnowledgeBase, errors: list[str]) -> None:
         _check_part_of(where, lab, kb, errors)
         if lab.without_drug is not None and not lab.plausible[0] <= lab.without_drug <= lab.plausible[1]:
             errors.append(f"{where}: without_drug: outside the plausible range")
+        if lab.decline is not None and lab.decline.advice not in kb.advice:
+            errors.append(f"{where}: decline.advice: unknown advice '{lab.decline.advice}'")
+        if lab.harm_care is not None and lab.harm_care.advice not in kb.advice:
+            errors.append(f"{where}: harm_care.advice: unknown advice '{lab.harm_care.advice}'")
+        if lab.harm_care is not None and lab.harm_below is None and lab.harm_above is None:
+            errors.append(f"{where}: harm_care: no harm_below or harm_above to call a value harmful")
 
 
 def _check_part_of(where: str, lab, kb: KnowledgeBase, errors: list[str]) -> None:  # noqa: ANN001
@@ -218,6 +224,12 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
         for partner in drug.co_prescribe:
             if partner not in kb.drugs:
                 errors.append(f"{where}: co_prescribe: unknown drug '{partner}'")
+        if drug.before_start is not None:
+            checks = drug.before_start
+            errors += [f"{where}: before_start: unknown lab '{lab}'" for lab in [*checks.once, *checks.not_low]
+                       if lab not in kb.labs]
+            errors += [f"{where}: before_start.not_low: '{lab}' has no harm_below to judge it by"
+                       for lab in checks.not_low if lab in kb.labs and kb.labs[lab].harm_below is None]
         if any(f.capped_only for f in drug.forms) and not any(
                 r.level == "max_dose" and drug.key in kb.expand(r.drugs) for r in kb.patient_rules):
             errors.append(f"{where}: forms: a capped_only form with no dose cap that could ever choose it")
@@ -274,15 +286,24 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
             if both:
                 errors.append(f"{where}: caution.drugs: {sorted(both)} are barred by the group too; a drug is either "
                               "barred or given with the caution")
+        if group.from_harm is not None:
+            barred = kb.expand([*group.classes, *group.drugs])
+            if group.caution is None:
+                errors.append(f"{where}: from_harm: gives the group's caution; give caution")
+            if not any(e.toxicity == group.from_harm for d in sorted(barred) for e in kb.drugs[d].adverse_effects):
+                errors.append(f"{where}: from_harm: no drug the group bars has an adverse effect of kind "
+                              f"'{group.from_harm}', so it can never be had")
     for index, rule in enumerate(kb.contraindications):
         where = f"history.yaml: contraindications[{index}]"
         if rule.history not in kb.history_conditions and rule.history not in kb.conditions:
             errors.append(f"{where}: history: unknown history condition or condition '{rule.history}'")
         _check_refs(where, "classes", rule.classes, kb, errors)
         _check_refs(where, "drugs", rule.drugs, kb, errors)
-        errors += [f"{where}: monitoring: unknown lab '{lab}'" for lab in rule.monitoring if lab not in kb.labs]
-        if rule.monitoring and rule.level != "caution":
-            errors.append(f"{where}: monitoring goes with a caution (a contraindicated drug is never started)")
+        errors += [f"{where}: {field}: unknown lab '{lab}'" for field in ("monitoring", "not_low_before")
+                   for lab in getattr(rule, field) if lab not in kb.labs]
+        if (rule.monitoring or rule.not_low_before) and rule.level != "caution":
+            errors.append(f"{where}: monitoring and not_low_before go with a caution (a contraindicated drug is "
+                          "never started)")
         if bool(rule.monitoring) != (rule.recheck_days is not None):
             errors.append(f"{where}: monitoring and recheck_days go together")
         if rule.no_increase_above is not None and not rule.monitoring:
@@ -411,6 +432,8 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                        if key not in kb.conditions and key not in kb.history_conditions]
             if not habit.stop.taking and habit.stop.egfr_below is None and not habit.stop.conditions:
                 errors.append(f"{where}: stop: names no risk (taking, egfr_below or conditions), so it is never due")
+        if habit.brief_intervention is not None and habit.brief_intervention.advice not in kb.advice:
+            errors.append(f"{where}: brief_intervention.advice: unknown advice '{habit.brief_intervention.advice}'")
     for profile in kb.economic_profiles.values():
         where = f"preferences.yaml: economic_profiles.{profile.key}"
         _check_range(where, "monthly_budget_usd", profile.monthly_budget_usd, errors)
@@ -503,14 +526,22 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                 errors.append(f"{at}.indication.complication: unknown complication '{indication.complication}'")
             if indication.lab and indication.lab not in monitored:
                 errors.append(f"{at}.indication.lab: '{indication.lab}' is not a monitored lab")
+        if (alarm := cond.weight_alarm) is not None:
+            signs = {s.key for s in cond.symptoms if s.red_flag_step is not None}
+            if alarm.sign not in signs:
+                errors.append(f"{where}: weight_alarm.sign: '{alarm.sign}' is not a symptom with a red_flag_step")
+            errors += [f"{where}: weight_alarm.labs: unknown lab '{lab}'" for lab in alarm.labs if lab not in kb.labs]
         for comp in cond.complications:
             at = f"{where}: complications.{comp.key}"
             if comp.lab is not None and comp.lab not in monitored:
                 errors.append(f"{at}.lab: '{comp.lab}' is not monitored")
+            if comp.progression is not None and comp.lab in kb.labs and kb.labs[comp.lab].grades is None:
+                errors.append(f"{at}.progression: lab '{comp.lab}' has no grades in labs.yaml to read a stage on")
             for step_key in [*comp.treatment, *comp.escalation]:
                 if step_key not in steps:
                     errors.append(f"{at}: treatment/escalation: unknown care step '{step_key}'")
             _check_refs(at, "forbids", comp.forbids, kb, errors)
+            errors += [f"{at}.workup: unknown lab '{lab}'" for lab in comp.workup if lab not in kb.labs]
             if comp.only_if is not None and comp.only_if.lab and comp.only_if.lab not in monitored:
                 errors.append(f"{at}.only_if.lab: '{comp.only_if.lab}' is not a monitored lab")
             if not ICD11_CODE.match(comp.icd11):
@@ -534,6 +565,8 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                 errors.append(f"{where}: lifestyle_advice: unknown advice '{advice}'")
         errors += [f"{where}: complications.{c.key}.advice: unknown advice '{c.advice}'" for c in cond.complications
                    if c.advice is not None and c.advice not in kb.advice]
+        errors += [f"{where}: diagnostic_tests.{t.key}.advice: unknown advice '{t.advice}'"
+                   for t in cond.diagnostic_tests if t.advice is not None and t.advice not in kb.advice]
         for comp in cond.complications:
             _check_missed_doses(f"{where}: complications.{comp.key}", comp.missed_doses, kb, errors)
         steps = {step.key for step in cond.care_path}
@@ -689,6 +722,8 @@ def _check_people(kb: KnowledgeBase, errors: list[str]) -> None:
     for ls in people.lifestyles:
         where = f"people.yaml: lifestyles.{ls.key}"
         _check_range(where, "age", ls.age, errors)
+        if ls.brief_intervention is not None and ls.brief_intervention.advice not in kb.advice:
+            errors.append(f"{where}: brief_intervention.advice: unknown advice '{ls.brief_intervention.advice}'")
         if not any(set(ls.requires) <= set(o.traits) and not set(ls.excludes) & set(o.traits)
                    and o.age[0] <= ls.age[1] and ls.age[0] <= o.age[1] for o in people.occupations):
             errors.append(f"{where}: no occupation has the traits it requires at an age it fits")

@@ -130,6 +130,14 @@ def lapse_acted_on(kb: KnowledgeBase, year: CareYear, fact: AdherenceFact) -> bo
                                      for f in event.facts)
 
 
+def complication_name(kb: KnowledgeBase, year: CareYear, key: str) -> Text:
+    """What the year's complication `key` was named at its visit (`ComplicationFact.name`: a fall in eGFR short of a
+    progression is never called one), else the knowledge base's name."""
+    named = next((f.name for e in year.events for f in e.facts
+                  if isinstance(f, ComplicationFact) and f.complication == key and f.name is not None), None)
+    return named or next(c for c in kb.conditions[year.persona.condition].complications if c.key == key).name
+
+
 def complication_finding(kb: KnowledgeBase, year: CareYear, fact: ComplicationFact) -> Text | None:
     """What the examination showed: the finding the simulator filled with the visit's values (a year simulated
     before findings were filled holds none: the knowledge base's own, which then names no value)."""
@@ -269,8 +277,7 @@ class FactSlots:
         if kind == "toxicity":
             return self.sentence(self.templates.word("toxicity", key))
         if kind == "complication":
-            comp = next(c for c in self.kb.conditions[self.year.persona.condition].complications if c.key == key)
-            return self.sentence(self.t(comp.name))
+            return self.sentence(self.t(complication_name(self.kb, self.year, key)))
         text = rule_text(self.kb, rule_id, drug, bars)
         return self.sentence(self.t(text) if text is not None else rule_id)
 
@@ -367,9 +374,8 @@ class FactSlots:
             effect = next(e for e in kb.drugs[fact.drug].adverse_effects if e.key == fact.effect)
             return {"drug": self.drug(fact.drug), "effect": t(effect.name), "effect_lay": t(effect.lay)}
         if isinstance(fact, ComplicationFact):
-            comp = next(c for c in kb.conditions[self.year.persona.condition].complications
-                        if c.key == fact.complication)
-            return {"diagnosis": t(comp.name), "finding": t(complication_finding(kb, self.year, fact))}
+            return {"diagnosis": t(complication_name(kb, self.year, fact.complication)),
+                    "finding": t(complication_finding(kb, self.year, fact))}
         if isinstance(fact, AdviceFact):
             return {"advice": t(kb.advice[fact.advice].text)}
         if isinstance(fact, StressorFact):

@@ -91,11 +91,16 @@ low: HbA1c 6.0 % against 5.6 is a little above, 8.0 % is not."""
 
 def status_word_key(kb: KnowledgeBase, lab: str, value: float, status: str,
                     treated: tuple[float, float] | None = None) -> str:
-    """The word-table key a status is said with: a high or low value within `SLIGHT` of the limit it crosses (and,
-    for a marker treatment holds in a range, `treated`, inside that range) is said "a little" off ('high_slight',
-    'low_slight'); every other status as it is. Severity comes from the value, never from a drawn word."""
+    """The word-table key a status is said with: a value past its lab's harm level where that lies beyond the
+    reference range (`Lab.is_past_harm`: a sodium below 130 mmol/L) is said to matter ('high_marked', 'low_marked'); a
+    high or low value within `SLIGHT` of the limit it crosses (and, for a marker treatment holds in a range,
+    `treated`, inside that range) is said "a little" off ('high_slight', 'low_slight'); every other status as it is.
+    Severity comes from the value, never from a drawn word (the seed-73 read: a sodium of 125 "slightly lower than
+    normal")."""
     if status not in ("high", "low"):
         return status
+    if kb.labs[lab].is_past_harm(value):
+        return f"{status}_marked"
     low, high = kb.labs[lab].reference
     limit = high if status == "high" else low
     near = limit != 0 and abs(value - limit) <= SLIGHT * abs(limit)

@@ -18,7 +18,15 @@ from functools import partial
 
 from medmemorybench.errors import InputError
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import DOSES_PER_DAY, AdverseEffect, Complication, Condition, Lab, LabRange
+from medmemorybench.knowledge.models import (
+    DOSES_PER_DAY,
+    AdverseEffect,
+    BriefIntervention,
+    Complication,
+    Condition,
+    Lab,
+    LabRange,
+)
 from medmemorybench.simulate.body import BodyLabModel
 from medmemorybench.simulate.findings import DrawnValues, StatedFindings
 from medmemorybench.simulate.formulas import RELATED, convert
@@ -138,8 +146,16 @@ class YearState:
     """Referrals said in this episode of low mood (since the last negative screen)."""
     counts_low_since: dict[str, int] = field(default_factory=dict)
     """Harm of a drug red flag (`myelotoxic`) -> the day its low count waits for a repeat from (`follow_counts`)."""
+    harm_since: dict[str, int] = field(default_factory=dict)
+    """Lab with a `harm_care` -> the day a value past its harm level (or one still out of range after it) waits for a
+    repeat from (`follow_harms`)."""
     targets_referred: set[str] = field(default_factory=set)
     """History targets (`<history>:<lab>`) the rules left no drug for: referred, said once."""
+    brief_said: dict[str, int] = field(default_factory=dict)
+    """Habit or lifestyle key -> the day its brief intervention was last said (`BriefIntervention`)."""
+    partner_stops: list[Fact] = field(default_factory=list)
+    """Stops of what was given alongside a course that has finished (`co_prescription_ends_with_drug`), said at the
+    next visit."""
 
 
 class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
@@ -332,14 +348,20 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
 
         A kidney result that changes what is allowed changes the regimen at the same visit: a drug now barred
         below that eGFR is stopped, one above its new dose cap is lowered (KDIGO 2024: review doses when eGFR
-        falls); a habit on record that has become a danger is advised against (`habit_stop_due`)."""
+        falls); a habit on record that has become a danger is advised against (`habit_stop_due`); a weight past the
+        condition's alarm is answered as its congestion sign (`weight_alarm_answer`)."""
+        facts, self.state.partner_stops = self.state.partner_stops + facts, []
         facts = self.taper_steps_due(facts) + self.rechecks_due_now(facts, list(triggered_by))
         facts += self.count_rechecks_due(facts)
+        facts = self.weight_alarm_answer(facts)
+        facts += self.harm_care_due(facts)
         if any(isinstance(f, LabFact) and f.lab == "egfr" for f in facts):
             facts = self.adjust_for_kidneys(facts)
-        facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.cautions_now_known(facts))
+        facts = self.without_lone_augmenters(facts + self.habit_stop_due(facts) + self.brief_interventions_due(facts)
+                                             + self.cautions_now_known(facts))
         facts += self.history_baselines_due(facts)
         facts += self.mood_screen_now(kind, facts, list(triggered_by))
+        facts += self.declines_acted_on(facts)
         facts = self.stable_only_on_track(facts)  # (after the screen: today's PHQ-9 is a reading of its marker)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
@@ -355,6 +377,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
             self.state.handles[handle] = event.event_id
         self.schedule_rechecks(event)
         self.follow_counts(event)
+        self.follow_harms(event)
         self.titrate_to_effect(event)
         self.step_up_to_target(event)
         return event
@@ -509,23 +532,45 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         self.state.done |= {"habit_stop", *drugs}
         return [AdviceFact(advice=stop.advice)]
 
+    def brief_interventions_due(self, facts: list[Fact]) -> list[Fact]:
+        """A brief intervention on a habit that harms whatever drugs are taken (`BriefIntervention`): smoking from the
+        first visit, drinking above the low-risk limit from the visit it is told; said again at the first visit at
+        least `review_after_days` after it was last said, never at every visit (NICE NG209, PH24)."""
+        due: list[tuple[str, BriefIntervention]] = []
+        if self.body is not None and self.body.smoker:
+            due += [(ls.key, ls.brief_intervention) for ls in self.kb.people.lifestyles
+                    if ls.smoker and ls.brief_intervention is not None]
+        trap = self.traps.get("diet_preference")
+        habit = self.kb.habits.get(trap.option) if trap is not None else None
+        if habit is not None and habit.brief_intervention is not None and self._on_record("diet_preference", facts):
+            due.append((habit.key, habit.brief_intervention))
+        out: list[Fact] = []
+        for key, brief in due:
+            last = self.state.brief_said.get(key)
+            if last is None or self.day - last >= brief.review_after_days:
+                self.state.brief_said[key] = self.day
+                out.append(AdviceFact(advice=self.advice_now(brief.advice, facts)))
+        return out
+
     def fits_own_values(self, ranges: list[LabRange], followed: bool = True) -> bool:
         """Whether the values the patient already has (a BMI from their body, a lab the condition follows) lie in the
         ranges a wrong diagnosis' findings need (an unfollowed one, one measurement's noise inside): no "obesity" at a
         BMI of 28.6 (WHO: obesity from 30; the seed-53 read), nor in polycystic ovary syndrome's course of BMI 26-32.
         `followed`: False
         leaves out the labs the condition follows, which move toward their range over the weeks before the visit (a
-        rising blood pressure), for a condition none of whose wrong diagnoses fits at the start."""
+        rising blood pressure), for a condition none of whose wrong diagnoses fits at the start. A followed lab is
+        read at its true value today, not where it is heading: the reading the wrong diagnosis rests on is taken
+        today (the seed-61 note: "essential hypertension" at a systolic of 128)."""
         for lab_range in ranges:
             own = {*(self.labs.courses if followed else ()), *self.labs.baselines, self.labs.derived,
                    getattr(self.labs, "body_derived", "")}
             if lab_range.lab not in own:
                 continue  # (no value of its own yet: drawn in the range at the visit)
-            value = self.labs.target(lab_range.lab, self.day)
+            followed_lab = lab_range.lab in self.labs.courses
+            value = (self.labs.projected if followed_lab else self.labs.target)(lab_range.lab, self.day)
             kinetics = self.kb.labs[lab_range.lab].kinetics
             # (a followed lab's noise is the condition's design, its ranges drawn for it: a blood pressure's spread
             # would close a 142-165 range)
-            followed_lab = lab_range.lab in self.labs.courses
             room = kinetics.spread * abs(value) if kinetics is not None and not followed_lab else 0.0
             low, high = lab_range.range
             if not low + room <= value <= high - room:
@@ -535,9 +580,11 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
     def lab_spec(self, key: str) -> Lab:
         return self.kb.labs[key]
 
-    def measure(self, labs: list[str], urgent: bool = False, rng: random.Random | None = None) -> list[Fact]:
+    def measure(self, labs: list[str], urgent: bool = False, rng: random.Random | None = None,
+                within: dict[str, tuple[float, float]] | None = None) -> list[Fact]:
         """Measure the labs whose measuring interval has passed (a result still fresh stands for itself; `urgent`:
-        any not yet measured today, as a red flag asks; `rng`: the noise's draws, when not the labs' own).
+        any not yet measured today, as a red flag asks; `rng`: the noise's draws, when not the labs' own; `within`:
+        bands readings are drawn in, a lab's true value inside its band: a wrong diagnosis' findings).
 
         Creatinine and eGFR drawn together are one sample: the eGFR reported is the equation applied to the
         creatinine measured (or the reverse where the condition follows creatinine)."""
@@ -546,7 +593,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         # (from the turning point to the diagnosis, a lab whose band the condition's name states is drawn in it:
         # "moderately active" colitis is diagnosed on a Mayo score of 6-10, `Monitored.named`)
         naming = self.handle("turning") is not None and "diagnosis" not in self.state.done
-        named = {m.lab: m.named for m in self.condition.monitored if naming and m.named is not None}
+        named = {m.lab: m.named for m in self.condition.monitored if naming and m.named is not None} | (within or {})
         # (a total before its parts: a part squared with its total yields to it, `LabModel._in_sample`)
         for lab in sorted(wanted, key=lambda key: self.kb.labs[key].part_of is not None):
             if self.labs.can_measure(lab, self.day) or (urgent and self.labs.last_measured.get(lab) != self.day):
@@ -601,8 +648,13 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         return self.patient
 
     def _expire_courses(self) -> None:
-        """A finished course leaves the regimen (its effect on labs was given its end when it started)."""
+        """A finished course leaves the regimen (its effect on labs was given its end when it started), and what was
+        given alongside it stops with it at this visit (`co_prescription_ends_with_drug`: calcium and vitamin D for as
+        long as the steroid is taken, ACR 2022; the seed-61 read had them "stable" for months after the course)."""
         for key, active in list(self.state.active.items()):
             if active.ends is not None and self.day > active.ends:
                 del self.state.active[key]
                 self.note_control_end(active.step, active.ends, self.handle(f"started:{key}"))
+                for partner, other in list(self.state.active.items()):
+                    if other.partner_of == key and partner in self.state.active:
+                        self.state.partner_stops += self.stop(partner, f"with:{key}")

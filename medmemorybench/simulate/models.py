@@ -106,8 +106,8 @@ class TestFact(_Record):
 
     type: Literal["test"] = "test"
     test: str
-    """Diagnostic-test key of the condition; for an intercurrent illness `illness:<key>` (what showed it) or
-    `illness:<key>:review` (the check after its course)."""
+    """Diagnostic-test key of the condition; for an intercurrent illness `illness:<key>` (what showed it),
+    `illness:<key>:first` (the examination before self-care) or `illness:<key>:review` (the check after its course)."""
     name: Text
     """Test name."""
     finding: Text
@@ -259,6 +259,9 @@ class ComplicationFact(_Record):
     finding: Text | None = None
     """What the examination or imaging showed, filled with this visit's values (for a complication the knowledge
     base gives a finding; None otherwise)."""
+    name: Text | None = None
+    """The words it was named in where the knowledge base's name does not hold for this patient (a fall in eGFR short
+    of a KDIGO progression: `Progression.stable`); None: the knowledge base's name."""
 
 
 class AdviceFact(_Record):

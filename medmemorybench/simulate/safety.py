@@ -228,6 +228,13 @@ def allergy_cautioned(kb: KnowledgeBase, group_key: str) -> frozenset[str]:
     return kb.expand(caution.drugs) if caution is not None else frozenset()
 
 
+def harm_allergies(kb: KnowledgeBase, patient: Patient) -> list[str]:
+    """Allergy groups the year's own harms have put on record (`AllergyGroup.from_harm`): a harm of the group's
+    kind had on a drug the group bars (angioedema on lisinopril)."""
+    return [group.key for group in kb.allergy_groups.values() if group.from_harm in patient.toxicities
+            and patient.intolerant & kb.expand([*group.classes, *group.drugs])]
+
+
 def patient_of(persona: Persona, egfr: float | None = None) -> Patient:
     """The prescriber's view of a persona with every trap fact known (for safety answers about them)."""
     return Patient(persona.age, persona.sex, persona.condition, constraints_of(persona.traps), egfr)
@@ -273,12 +280,13 @@ def completed_risk_rules(kb: KnowledgeBase, drug_key: str, patient: Patient) -> 
 
 
 def risk_factor_count(kb: KnowledgeBase, factors: RiskFactors, patient: Patient) -> int:
-    """How many of a rule's risk factors the patient has: conditions and histories, diet habits, and each drug named
-    being taken (the long-term drug they came with included)."""
+    """How many of a rule's risk factors the patient has: conditions and histories, diet habits, each drug named
+    being taken (the long-term drug they came with included), and kidney function below the factors' eGFR."""
     habits = {c.option for c in patient.constraints if c.category == "diet_preference"}
     history_drug = {c.option for c in patient.constraints if c.category == "medication_history"}
+    kidneys = factors.egfr_below is not None and patient.egfr is not None and patient.egfr < factors.egfr_below
     return (len(set(factors.conditions) & set(patient.conditions)) + len(set(factors.habits) & habits)
-            + len(kb.expand(factors.taking) & (patient.taking | history_drug)))
+            + len(kb.expand(factors.taking) & (patient.taking | history_drug)) + kidneys)
 
 
 def _rules_naming(kb: KnowledgeBase, drug: str) -> list:
@@ -333,6 +341,10 @@ def verdict(kb: KnowledgeBase, drug_key: str, patient: Patient, regimen: str | N
                 and long_term
                 and patient.spending_usd + drug.monthly_cost_usd > c.budget_usd):
             blocks.append(Block(f"budget:{c.budget_usd}", c.category))
+    # (a reaction had this year on a drug the group bars is on record as if told: an ARB after lisinopril angioedema)
+    told = {c.option for c in patient.constraints if c.category == "allergy"}
+    cautions += [Block(f"allergy:{key}") for key in harm_allergies(kb, patient)
+                 if key not in told and drug_key in allergy_cautioned(kb, key)]
     history_drug = next((c.option for c in patient.constraints if c.category == "medication_history"), None)
     for taken in sorted(patient.taking | ({history_drug} if history_drug else set())):
         if taken == drug_key:

@@ -18,6 +18,7 @@ from medmemorybench.knowledge.models import (
     AdverseEffect,
     AfterDischarge,
     CareStep,
+    Contraindication,
     DrugRedFlag,
     HistoryTarget,
     Illness,
@@ -143,6 +144,7 @@ class ClinicalTasks:
                         resume_on = self.day + rx.course_days + 1
                         self.add_task(Task("resume", resume_on, deadline=resume_on + 1, step=resumed_step,
                                            drug=running, trigger=event_id, reason=rx.drug))
+        facts += self.start_tests_due(rx.drug)
         facts += rx.facts(reason, indication)
         facts += self.start_warnings(rx.drug, facts)
         facts += self.caution_checks(rx)
@@ -186,6 +188,39 @@ class ClinicalTasks:
                 self.state.active[partner].partner_of = rx.drug
         return facts
 
+    def start_tests_due(self, drug: str) -> list[Fact]:
+        """The tests a drug is started on (`Drug.before_start`): the once-only one taken that day where it is not on
+        record (TPMT before the first thiopurine; CPIC 2018, BSG 2019), and the counts it must not start on low,
+        taken that day where they can be (a restart waits for them first, `start_counts_due`; a step-up the seed-33
+        cohort started with no count at all)."""
+        checks = self.kb.drugs[drug].before_start
+        if checks is None:
+            return []
+        missing = [lab for lab in checks.once if lab not in self.labs.last_measured]
+        return self.measure(missing, urgent=True) + self.measure(checks.not_low)
+
+    def start_counts_due(self, drug: str) -> list[str] | None:
+        """The counts a start of `drug` must not be low on (`StartChecks.not_low`) that can be taken today, or None
+        where the start waits: a count that cannot be repeated today while the latest on record is low, or none is
+        on record (azathioprine two days after sulfasalazine took the white count to 2.9, the seed-73 read)."""
+        checks = self.kb.drugs[drug].before_start
+        due: list[str] = []
+        for lab in checks.not_low if checks else []:
+            if self.labs.can_measure(lab, self.day):
+                due.append(lab)
+                continue
+            latest = self.latest_value(lab)
+            if latest is None or latest[1] < (self.kb.labs[lab].harm_below or 0):
+                return None
+        return due
+
+    def is_count_low(self, drug: str, facts: list[Fact]) -> bool:
+        """Whether a count `drug` must not be started on is below its harm level in `facts`."""
+        checks = self.kb.drugs[drug].before_start
+        return checks is not None and any(
+            isinstance(f, LabFact) and f.lab in checks.not_low and f.value < (self.kb.labs[f.lab].harm_below or 0)
+            for f in facts)
+
     def start_warnings(self, drug_key: str, facts: list[Fact]) -> list[Fact]:
         """The warnings said the day a drug starts: its label's own, said at every start (`Drug.start_advice`: a
         dopamine agonist's sleep attacks), and the one a harm it can do calls for (`Advice.on_start`: a sedating
@@ -216,11 +251,14 @@ class ClinicalTasks:
 
     def caution_checks(self, rx: Prescription) -> list[Fact]:
         """A drug started under a caution that asks for checks (an ECG for a QT-prolonging drug in long QT
-        syndrome): the labs measured today, and a recheck booked within `recheck_days`."""
+        syndrome): the labs measured today, and a recheck booked within `recheck_days`; with them the labs the
+        caution needs not low for the start (`not_low_before`: potassium and magnesium), unless still fresh."""
         checks = self._caution_checks_of(rx.drug)
         for lab, within in checks:
             self._book_recheck(rx.drug, lab, within)
-        return self.measure(list(dict.fromkeys(lab for lab, _ in checks))) if checks else []
+        before = [lab for rule in self._history_cautions_of(rx.drug) for lab in rule.not_low_before]
+        labs = list(dict.fromkeys([*(lab for lab, _ in checks), *before]))
+        return self.measure(labs) if labs else []
 
     def hold_on_treatment(self, drug: str, day: int, regimen: str = "chronic", course_days: int | None = None) -> None:
         """A drug that holds a lab in a range of its own (warfarin: INR 2-3) moves it there while taken."""
@@ -570,7 +608,8 @@ class ClinicalTasks:
             # statin after, once chlorthalidone had taken the $35)
             return None
         due = [t for t in self.due_tasks() if t.kind == "start_step"]
-        steps = [self.step(t.step) for t in due if t.step]
+        # (a step-up queued on a reading short of goal is not started once a newer one shows the goal reached)
+        steps = [self.step(t.step) for t in due if t.step and self.still_indicated(self.step(t.step))]
         triggers = [t.trigger for t in due]
         facts, triggers = self.start_steps(steps, lambda s: task.reason or s.role, self.indication_of, triggers)
         for other in due:
@@ -620,12 +659,15 @@ class ClinicalTasks:
             for lab, within in self._caution_checks_of(drug) if raised else []:
                 self._book_recheck(drug, lab, within)  # (an ECG after a QT-prolonging drug's dose is raised)
 
+    def _history_cautions_of(self, drug: str) -> list[Contraindication]:
+        """The cautions of this patient's histories that name `drug`."""
+        return [rule for rule in self.kb.contraindications if rule.level == "caution"
+                and rule.history in self.patient.conditions and drug in self.kb.expand(rule.drugs + rule.classes)]
+
     def _caution_checks_of(self, drug: str) -> list[tuple[str, int]]:
         """(lab, recheck_days) a caution of this patient's histories or a patient rule asks for with `drug` (long QT:
         the QTc; a diuretic at 65 or over: the sodium)."""
-        history = [(lab, rule.recheck_days) for rule in self.kb.contraindications
-                   if rule.level == "caution" and rule.monitoring and rule.recheck_days
-                   and rule.history in self.patient.conditions and drug in self.kb.expand(rule.drugs + rule.classes)
+        history = [(lab, rule.recheck_days) for rule in self._history_cautions_of(drug) if rule.recheck_days
                    for lab in rule.monitoring]
         patient = [(lab, rule.recheck_days) for rule in applicable_rules(self.kb, self.refresh_patient(), drug)
                    if rule.level == "caution" and rule.recheck_days for lab in rule.monitoring]
@@ -753,6 +795,8 @@ class ClinicalTasks:
         """After an adverse effect: the step's next drug, of another class (not a look-alike of the culprit)."""
         assert task.step and task.reason and task.drug
         step = self.step(task.step)
+        if not self.still_indicated(step):
+            return False  # (the augmenting drug goes, and nothing takes its place while the depression is in goal)
         rx = None if self.base_missing(step) else \
             choose_for_step(self.kb, step, self.refresh_patient(), exclude=self.look_alikes(task.drug))
         if rx is None:
@@ -768,6 +812,15 @@ class ClinicalTasks:
         facts = self.start(rx, task.reason, self.indication_of(step), event_id) + advice
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
+
+    def still_indicated(self, step: CareStep) -> bool:
+        """Whether a step started only while the disease is short of goal (`CareStep.while_short_of_goal`) has that
+        indication today: the latest value of its `titrate_on` lab on record is short of goal."""
+        lab = step.titrate_on or (step.moves[0] if step.moves else None)
+        if not step.while_short_of_goal or lab is None:
+            return True
+        latest = self.latest_value(lab)
+        return latest is not None and self.is_short_of_goal(step, lab, latest[1])
 
     def look_alikes(self, drug: str) -> set[str]:
         """Drugs a switch away from `drug` must not land on: its class (another mask or machine is no look-alike)."""
@@ -882,10 +935,18 @@ class ClinicalTasks:
         # as its effect)
         # (a low count still waiting for its repeat is repeated whole with it: the full count with its differential
         # that `count_rechecks_due` would otherwise take days later)
+        counts = self.start_counts_due(rx.drug)
+        if counts is None:
+            return None  # (a count it must not start on is low and cannot be repeated yet: the start waits for it)
         labs = [m.lab for m in self.kb.drugs[rx.drug].monitoring]
         labs += [lab for flag in self.kb.drug_red_flags.values() if self.count_recovering_since(flag) is not None
                  for lab in flag.labs if lab not in labs]
-        baseline = self.measure(self.too_early_dropped(labs, task.trigger))
+        baseline = self.measure(self.too_early_dropped(labs + [c for c in counts if c not in labs], task.trigger))
+        if self.is_count_low(rx.drug, baseline):  # (still low: repeated, and the start waits for it to recover)
+            self.emit("lab_check", baseline, [task.trigger], "last_lab")
+            self.add_task(Task("restart", self.day + 1, deadline=task.deadline, trigger=task.trigger,
+                               books_visit=task.books_visit))
+            return True
         advice = self.restart_advice(step.key)
         facts = baseline + self.start(rx, "restart", self.indication_of(step), self.next_event_id()) + advice
         self.emit("prescription", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
@@ -1098,6 +1159,25 @@ class ClinicalTasks:
         return fact.reason == "blood_count_low" or kind == "adverse_effect" and flag.is_harm(self.kb.drugs[fact.drug],
                                                                                             effect)
 
+    def declines_acted_on(self, facts: list[Fact]) -> list[Fact]:
+        """The advice a score's fall calls for (`Lab.decline`: a MoCA 3 points under the highest on record), once a
+        decline from a peak, where the condition does not treat the score itself."""
+        out: list[Fact] = []
+        for fact in facts:
+            decline = self.kb.labs[fact.lab].decline if isinstance(fact, LabFact) else None
+            if decline is None or self.condition.treats(fact.lab):
+                continue
+            seen = [(e.index, f.value) for e in self.events for f in e.facts
+                    if isinstance(f, LabFact) and f.lab == fact.lab]
+            if not seen:
+                continue
+            peak_at, peak = max(seen, key=lambda s: (s[1], s[0]))  # (the latest of equal highs)
+            said = any(isinstance(f, AdviceFact) and f.advice == decline.advice
+                       for e in self.events[peak_at:] for f in e.facts)
+            if fact.value <= peak - decline.points and not said:
+                out.append(AdviceFact(advice=decline.advice))
+        return out
+
     def count_rechecks_due(self, facts: list[Fact]) -> list[Fact]:
         """A low count repeated at whatever visit falls `recheck_days` or more after it, every lab of it, until it is
         back in range (BSR 2017: the white count after a drug stopped for leukopenia)."""
@@ -1109,6 +1189,36 @@ class ClinicalTasks:
             measured = {f.lab for f in facts if isinstance(f, LabFact)}  # (a routine count's white cells: the rest now)
             out += self.measure([lab for lab in flag.labs if lab not in measured])
         return out
+
+    def harm_care_due(self, facts: list[Fact]) -> list[Fact]:
+        """A lab with a `harm_care` waiting for its repeat is measured at whatever visit falls `recheck_days` or more
+        after the value it waits from; a value past its harm level found today (first of its episode) brings the
+        advice that asks for its symptoms (a sodium of 125 on fluoxetine: the seed-73 read)."""
+        out: list[Fact] = []
+        for lab, since in sorted(self.state.harm_since.items()):
+            care = self.kb.labs[lab].harm_care
+            assert care is not None
+            if self.day - since >= care.recheck_days and not any(isinstance(f, LabFact) and f.lab == lab
+                                                                 for f in facts):
+                out += self.measure([lab])
+        for fact in [*facts, *out]:
+            care = self.kb.labs[fact.lab].harm_care if isinstance(fact, LabFact) else None
+            if care is not None and fact.lab not in self.state.harm_since and self.kb.labs[fact.lab].is_past_harm(
+                    fact.value):
+                out.append(AdviceFact(advice=care.advice))
+        return out
+
+    def follow_harms(self, event: Event) -> None:
+        """What a recorded visit does to a lab with a `harm_care`: a value past its harm level opens (or moves on) its
+        wait for a repeat, one still outside the reference range after it moves it on, one back inside closes it."""
+        for fact in event.facts:
+            if not isinstance(fact, LabFact) or (spec := self.kb.labs[fact.lab]).harm_care is None:
+                continue
+            low, high = spec.reference
+            if spec.is_past_harm(fact.value) or (fact.lab in self.state.harm_since and not low <= fact.value <= high):
+                self.state.harm_since[fact.lab] = self.day
+            else:
+                self.state.harm_since.pop(fact.lab, None)
 
     def _task_illness_review(self, task: Task) -> bool | None:
         """The review after an intercurrent illness's course, and what it finds."""

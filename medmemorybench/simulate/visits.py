@@ -10,6 +10,7 @@ replacement is chosen; a lapse moves only labs that can respond within the days 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import date
 
 from medmemorybench.knowledge.models import (
     DOSES_PER_DAY,
@@ -20,6 +21,7 @@ from medmemorybench.knowledge.models import (
     Illness,
     Indication,
     Stressor,
+    Text,
     WeightLost,
 )
 from medmemorybench.simulate.body import WEIGHT, WEIGHT_LOST_KEY
@@ -45,7 +47,7 @@ from medmemorybench.simulate.persona import advice_applies
 from medmemorybench.simulate.prescribing import choose_for_step, ladder_of, prescribe
 from medmemorybench.simulate.safety import verdict
 from medmemorybench.simulate.story import StoryItem
-from medmemorybench.simulate.tasks import Task, is_daily
+from medmemorybench.simulate.tasks import YEAR_START_DATE, Task, is_daily
 
 MAX_MISSED_DAYS = 21
 """Longest lapse in adherence a patient admits to."""
@@ -164,6 +166,11 @@ class StoryActions:
         self.mark_told(item.action, event)
         return event
 
+    def _ready_misdiagnosis(self, item: StoryItem) -> bool:
+        """A wrong diagnosis fits the patient's values today: one resting on a reading of a lab the condition follows
+        (essential hypertension on a systolic of 140 or more, NICE NG136 1.2) waits for a day it reads there."""
+        return any(self.fits_own_values(m.findings) for m in self.condition.misdiagnoses)
+
     def _misdiagnosis(self, item: StoryItem) -> Event:
         fitting = [m for m in self.condition.misdiagnoses if self.fits_own_values(m.findings)]
         if self.misdiagnosis not in fitting and fitting:  # (its values moved since the year began: a BMI now under 30)
@@ -172,8 +179,11 @@ class StoryActions:
         for finding in mis.findings:
             if finding.lab not in self.labs.courses and finding.lab not in self.labs.baselines:
                 self.labs.baselines[finding.lab] = self.rng.uniform(*finding.range)
+        # (a followed lab's reading, its true value inside the finding's range today, is drawn in that range: the
+        # raised reading the diagnosis rests on is the one taken that day)
+        bands = {f.lab: f.range for f in mis.findings if f.lab in self.labs.courses}
         # (a screen of the true condition reads below its threshold now: the episode is still building)
-        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings] + mis.screened_with),
+        facts: list[Fact] = [*self.measure([f.lab for f in mis.findings] + mis.screened_with, within=bands),
                              DiagnosisFact(name=mis.name, icd11=mis.icd11, status="suspected")]
         for lab in sorted(self.labs.emerging):  # (the core symptoms come in from tomorrow)
             self.labs.emerge(lab, self.day + 1)
@@ -245,7 +255,9 @@ class StoryActions:
             finding, measured = self.state_finding(test.finding, f"test:{test.key}", test.drawn, labs, test.labs)
             labs += measured
             tests.append(TestFact(test=test.key, name=test.name, finding=finding))
-        return self.emit("diagnostic_test", tests + labs, [self.handle("turning")], "tests")
+        # (what a finding calls for is done that visit: a PHQ-9 item 9 that scores, the risk assessed and a safety plan)
+        advice = [AdviceFact(advice=t.advice) for t in sorted(chosen, key=every.index) if t.advice is not None]
+        return self.emit("diagnostic_test", tests + labs + advice, [self.handle("turning")], "tests")
 
     def _diagnosis(self, item: StoryItem) -> Event:
         cond = self.condition
@@ -365,8 +377,7 @@ class StoryActions:
         comp = self._complication_choice()
         assert comp is not None
         reason = f"complication:{comp.key}"
-        facts: list[Fact] = [SymptomFact(symptom=comp.key, name=comp.name, lay=comp.lay),
-                             DiagnosisFact(name=comp.name, icd11=comp.icd11, status="complication")]
+        measured: list[Fact] = []
         if comp.lab is not None and comp.lab_delta is not None:
             since = self.labs.unchanged_since(comp.lab)
             if comp.acute:  # the patient comes in once it has taken hold: days, as long as the lab needs to show it
@@ -375,17 +386,22 @@ class StoryActions:
             else:
                 onset = self.rng.randint(max(since, 0), self.day - self._response_days(comp.lab) // 3)
             self.labs.add_offset("complication", comp.lab, onset, comp.lab_delta)
-            facts += self.measure([comp.lab])
+            measured = self.measure([comp.lab])
+        name, lay = self._complication_words(comp, measured)
+        facts: list[Fact] = [SymptomFact(symptom=comp.key, name=name, lay=lay),
+                             DiagnosisFact(name=name, icd11=comp.icd11, status="complication"), *measured]
         finding = None
         if comp.finding is not None:  # (what the examination shows, with the values measured here)
             finding, measured = self.state_finding(comp.finding, f"complication:{comp.key}", comp.drawn,
                                                    facts, comp.labs)
             facts += measured
-        facts.insert(2, ComplicationFact(complication=comp.key, finding=finding))
+        named = None if name == comp.name else name  # (the knowledge base's own name is not repeated on the fact)
+        facts.insert(2, ComplicationFact(complication=comp.key, finding=finding, name=named))
         if comp.setting != "outpatient":
             facts.append(SettingFact(setting=comp.setting, reason=reason))
-        if comp.advice is not None:
-            facts.append(AdviceFact(advice=comp.advice))
+        facts += self.measure(comp.workup, urgent=True)  # (pre-syncope: an ECG that day, NICE CG109)
+        if comp.advice is not None:  # (a professional driver is told more: `Advice.instead`)
+            facts.append(AdviceFact(advice=self.advice_now(comp.advice, facts)))
         self.patient.complications.add(comp.key)
         for drug in [d for d in self.state.active if not self.allowed_drug(d)]:
             if drug in self.state.active:  # (a partner may have gone with the drug before it)
@@ -415,6 +431,21 @@ class StoryActions:
             self.add_task(Task("escalate", self.day + comp.escalate_after_days,
                                deadline=self.day + comp.escalate_after_days + 7, trigger=event_id, reason=reason))
         return event
+
+    def _complication_words(self, comp: Complication, measured: list[Fact]) -> tuple[Text, Text]:
+        """The complication's name and lay words: a fall its `progression` does not call one (no worse stage, or less
+        than its share below the year's first value on record; KDIGO 2024) is named in its `stable` words."""
+        rule = comp.progression
+        if rule is None:
+            return comp.name, comp.lay
+        grading = self.kb.labs[comp.lab or ""].grades
+        assert grading is not None
+        value = next((f.value for f in measured if isinstance(f, LabFact) and f.lab == comp.lab), None)
+        baseline = next((f.value for e in self.events for f in e.facts if isinstance(f, LabFact) and f.lab == comp.lab),
+                        None)
+        if value is not None and baseline is not None and rule.holds(grading, baseline, value):
+            return comp.name, comp.lay
+        return rule.stable, rule.stable_lay
 
     def _complication_cause(self, comp: Complication) -> str | None:
         """The visit that showed what led to the complication: the result its physiology needs (free T4 still
@@ -572,6 +603,7 @@ class StoryActions:
             facts += self.measure([effect.lab])
         else:
             facts.append(SymptomFact(symptom=effect.key, name=effect.name, lay=effect.lay))
+        facts += self.measure(effect.workup, urgent=True)  # (judged with what it asks for: pre-syncope, an ECG)
         return self._act_on_adverse(drug, effect, facts, "lab_check" if effect.lab else "follow_up",
                                     [self.handle("adverse")], "adverse_confirm")
 
@@ -579,7 +611,7 @@ class StoryActions:
                         triggers: list[str | None], handle: str) -> Event:
         """Lower the dose of a dose-related harm, else stop the drug (its step's next drug at the next visit), with
         the advice the harm calls for; a harm managed by `measures` keeps the drug at its lowest dose instead."""
-        facts = facts + ([AdviceFact(advice=effect.advice)] if effect.advice else [])
+        facts = facts + ([AdviceFact(advice=self.advice_now(effect.advice, facts))] if effect.advice else [])
         active = self.state.active.get(drug)  # a complication may have stopped it already
         step = active.step if active else None
         reason = f"adverse_effect:{effect.key}"
@@ -763,13 +795,25 @@ class StoryActions:
             assert flag is not None
             facts: list[Fact] = [*symptoms, *self.measure(self.vitals()), AdviceFact(advice=flag.advice)]
             return self.emit(kind, facts, [], f"illness:{illness.key}")
-        facts = [*symptoms, *self.drug_red_flag_checks(told), AdviceFact(advice=illness.self_care),
-                 *self.measure(self.vitals())]
+        looked = self._first_look(illness)
+        taken = {f.lab for f in looked if isinstance(f, LabFact)}
+        facts = [*symptoms, *self.drug_red_flag_checks(told), *looked, AdviceFact(advice=illness.self_care),
+                 *self.measure([lab for lab in self.vitals() if lab not in taken])]
         event = self.emit(kind, facts, [], f"illness:{illness.key}")
         low, high = illness.self_care_days or SELF_CARE_DAYS
         self.add_task(Task("illness_treat", self.day + low, deadline=self.day + self.rng.randint(low, high),
                            reason=illness.key, trigger=event.event_id, yields=True))
         return event
+
+    def _first_look(self, illness: Illness) -> list[Fact]:
+        """The examination and observations the illness's first visit records before advising self-care
+        (`Illness.first_look`: a productive cough's chest, temperature, pulse, breathing rate and SpO2; NICE NG138)."""
+        look = illness.first_look
+        if look is None:
+            return []
+        reason = f"illness:{illness.key}:first"
+        finding, measured = self.state_finding(look.finding, reason, illness.drawn, [])
+        return [TestFact(test=reason, name=look.test, finding=finding), *measured]
 
     def is_red_flag_for(self, illness: Illness) -> bool:
         """Whether the illness's first symptoms are a red flag in this patient today (`Illness.red_flag`): at or past
@@ -964,6 +1008,38 @@ class StoryActions:
             facts += answer
         return facts
 
+    def weight_alarm_answer(self, facts: list[Fact]) -> list[Fact]:
+        """A visit's facts with a weight past the condition's alarm answered (`Condition.weight_alarm`: in heart failure
+        more than 2 kg above a weight of the last week, once congestion is looked for): remarked as the congestion sign,
+        answered as that sign told (the loop diuretic started or raised at once, in place of a "continue"), renal
+        function and potassium measured, and a review booked within days (ESC 2021; NICE NG106). An admission is itself
+        the answer, and a visit already changing the diuretic keeps its change."""
+        alarm = self.condition.weight_alarm
+        weight = next((f.value for f in facts if isinstance(f, LabFact) and f.lab == WEIGHT), None)
+        if alarm is None or weight is None or any(isinstance(f, SettingFact) for f in facts) or any(
+                isinstance(f, SymptomFact) and f.symptom == alarm.sign for f in facts):
+            return facts  # (a sign told at this visit is answered by the visit that hears it)
+        recent = [f.value for e in self.events if self.day - (date.fromisoformat(e.date) - YEAR_START_DATE).days
+                  <= alarm.within_days for f in e.facts if isinstance(f, LabFact) and f.lab == WEIGHT]
+        sign = next(s for s in self.condition.symptoms if s.key == alarm.sign)
+        told = SymptomFact(symptom=sign.key, name=sign.name, lay=sign.lay)
+        step = self._red_flag_step(told)
+        if not recent or weight - min(recent) <= alarm.gain or step is None:
+            return facts
+        drugs = {c.drug for c in self.step(step).candidates}
+        answer: list[Fact] = []
+        if not any(isinstance(f, MedicationFact) and f.drug in drugs and f.action != "continue" for f in facts):
+            indication = self.indication_of(self.step(step)) if self.handle("diagnosis") else f"symptom:{sign.key}"
+            answer = self.treat([self.step(step)], f"symptom:{sign.key}", acute=True, indication=indication)
+        answered = {f.drug for f in answer if isinstance(f, MedicationFact)}
+        kept = [f for f in facts if not (isinstance(f, MedicationFact) and f.drug in answered)]
+        measured = {f.lab for f in facts if isinstance(f, LabFact)}
+        labs = self.measure([lab for lab in alarm.labs if lab not in measured])
+        # (the review weighs whatever the diuretic has had time to do: it is no reading of its effect, so unlinked)
+        self.add_task(Task("review", self.day + 1, deadline=self.day + alarm.review_days, lab=WEIGHT,
+                           reason=f"symptom:{sign.key}", books_visit=True))
+        return [told, *kept, *answer, *labs]
+
     def _still_unwell(self) -> bool:
         """Whether the disease's main marker is still short of its treated range (symptoms then persist)."""
         mon = self.condition.monitored[0]
@@ -1013,6 +1089,7 @@ READINESS = {
     "lapse": StoryActions._ready_lapse,
     "intercurrent": StoryActions._ready_intercurrent,
     "baseline_labs": StoryActions._ready_baseline_labs,
+    "misdiagnosis": StoryActions._ready_misdiagnosis,
     "turning_point": StoryActions._ready_turning_point,
 }
 """Story actions that can only happen once the year allows (a lab that can show it, an effect that has had time)."""

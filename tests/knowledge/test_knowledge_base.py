@@ -286,6 +286,20 @@ def test_a_habit_stop_with_unknown_advice_and_no_risk_is_reported(tmp_path):
     assert f"diet.yaml: habits.{habit}: stop: names no risk" in message
 
 
+def test_a_brief_intervention_with_unknown_advice_is_reported(tmp_path):
+    # both places a brief intervention is declared: a drinking habit and the smoking lifestyle
+    data = copy_knowledge(tmp_path)
+    _edit_yaml(data, "diet.yaml", lambda doc: next(h for h in doc["habits"] if h["key"] == "nightly_alcohol")[
+        "brief_intervention"].update(advice="cut_down"))
+    _edit_yaml(data, "people.yaml", lambda doc: next(ls for ls in doc["lifestyles"] if ls["key"] == "current_smoker")[
+        "brief_intervention"].update(advice="quit_now"))
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge(data)
+    message = str(info.value)
+    assert "diet.yaml: habits.nightly_alcohol: brief_intervention.advice: unknown advice 'cut_down'" in message
+    assert "people.yaml: lifestyles.current_smoker: brief_intervention.advice: unknown advice 'quit_now'" in message
+
+
 def test_an_advice_instead_with_unknown_advice_and_condition_is_reported(tmp_path):
     data = copy_knowledge(tmp_path)
     _edit_yaml(data, "diet.yaml", lambda doc: next(a for a in doc["advice"] if a["key"] == "alcohol_limit")[
@@ -349,3 +363,24 @@ def test_the_seed_53_rules_refuse_what_would_break_them(tmp_path):
     assert "mood_screen: follow_up_days 7 is sooner than phq9's min_interval_days" in message
     assert "bupropion_seizure_risk_factors: when.risk_factors.habits: unknown habit 'nightly_whisky'" in message
     assert "2 different flags warn of 'myelotoxic'" in message
+
+
+def test_a_complication_with_neither_treatment_nor_advice_and_an_unknown_decline_advice_are_reported(tmp_path):
+    # suicidal thoughts are treated by their advice (the crisis team, a safety plan), no drug (the seed-61 read); one
+    # with neither would be left alone, and a score's decline must name advice that exists
+    data = copy_knowledge(tmp_path)
+    path = data / "conditions" / "major_depressive_disorder.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    suicidal = next(c for c in doc["complications"] if c["key"] == "suicidal_ideation")
+    assert "treatment" not in suicidal
+    suicidal.pop("advice")
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(KnowledgeError, match=r"needs the advice that is its care"):
+        load_knowledge(data)
+    data = copy_knowledge(tmp_path / "decline")
+    path = data / "labs.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    next(lab for lab in doc["labs"] if lab["key"] == "moca")["decline"]["advice"] = "memory_typo"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(KnowledgeError, match=r"labs.yaml: moca: decline.advice: unknown advice 'memory_typo'"):
+        load_knowledge(data)

@@ -151,3 +151,12 @@ def test_safety_advice_is_said_with_the_safety_wording():
     for key in kb.advice:
         [act] = fact_acts(kb, None, AdviceFact(advice=key))  # type: ignore[arg-type]
         assert act.key == ("fact.advice_safety" if key in safety else "fact.advice"), key
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_co_prescription_stopped_with_its_drug_says_why(language):
+    # a stop's reason `with:<drug>` (`co_prescription_ends_with_drug`) has words of its own: the word table's
+    # fallback, the bare key, read "You can come off colecalciferol now, with." (the seed-61 read, P0014 E072)
+    templates = load_templates(language)
+    said = templates.word("reason", "with")
+    assert said != "with" and len(said) > 6

@@ -7,6 +7,10 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
 - `arb_after_ace_angioedema`: an ARB started in a patient with ACE-inhibitor angioedema on record (told as an
   allergy or as a past illness) is started with that history's caution, the swelling's safety net (2022
   AHA/ACC/HFSA: an ARB with caution; losartan after ramipril angioedema with no word of it, the seed-19 and -29 reads).
+- `arb_after_year_angioedema`: angioedema had during the year on an ACE inhibitor or sacubitril/valsartan (an
+  adverse effect of the `angioedema` kind) is the same history as one told: every ARB started after it carries the
+  angioedema caution, and no ACE inhibitor or ARNI is started after it (2022 AHA/ACC/HFSA; Entresto label; lisinopril
+  angioedema in June and only the told history's caution in the engine, the seed-61 read, P0009 E043).
 - `habit_stop_advised`: a habit with a `stop` rule (a potassium salt substitute) is advised against at the first
   visit where the habit and a risk it meets are both on record (a drug that keeps potassium in taken, an eGFR under
   60, a kidney or potassium history told), again the day a further drug of that risk starts, and never before any
@@ -75,6 +79,8 @@ from tests.simulate.monitoring_check import taking_spans
 
 ANGIOEDEMA = ("ace_inhibitor_reaction", "ace_inhibitor_angioedema")
 """The allergy group and the history condition that record ACE-inhibitor angioedema."""
+BRADYKININ_CLASSES = ("ace_inhibitor", "arni")
+"""Classes whose angioedema is bradykinin-mediated: after it, none of them again and an ARB only with caution."""
 SLEEP_ONSET_CLASS = "dopamine_agonist"
 """Every dopamine agonist's label warns of falling asleep during daily activities (Mirapex, Requip, Neupro 5.1)."""
 NO_DRIVING_SLEEP = "no_driving_sleep_attacks"
@@ -95,6 +101,28 @@ def arb_caution_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                        for f in event.facts):
                 out.append(fail("arb_after_ace_angioedema", year, event, f"{fact.drug} started with "
                                 f"{sorted(recorded)} on record and no word of the angioedema"))
+    return out
+
+
+def year_angioedema_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`arb_after_year_angioedema`."""
+    barred, arbs = kb.expand(list(BRADYKININ_CLASSES)), kb.expand(["arb"])
+    had = None
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if had is not None and isinstance(fact, MedicationFact) and fact.action == "start":
+                if fact.drug in barred:
+                    out.append(fail("arb_after_year_angioedema", year, event, f"{fact.drug} started after "
+                                    f"angioedema on {had}"))
+                elif fact.drug in arbs and not any(
+                        isinstance(f, CautionFact) and f.drug == fact.drug and f.rule.partition(":")[2] in ANGIOEDEMA
+                        for f in event.facts):
+                    out.append(fail("arb_after_year_angioedema", year, event, f"{fact.drug} started after "
+                                    f"angioedema on {had} with no word of it"))
+        had = had or next((f.drug for f in event.facts if isinstance(f, AdverseFact) and f.drug in barred
+                           and any(e.key == f.effect and e.toxicity == "angioedema"
+                                   for e in kb.drugs[f.drug].adverse_effects)), None)
     return out
 
 

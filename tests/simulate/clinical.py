@@ -278,15 +278,17 @@ def taken_on(year: CareYear, event: Event) -> set[str]:
 
 
 def risk_factors_of(kb: KnowledgeBase, rule: PatientRule, year: CareYear, event: Event) -> int:
-    """How many of a rule's risk factors the patient has at a visit: conditions and histories, diet habits, and each
-    drug named being taken (`taken_on`)."""
+    """How many of a rule's risk factors the patient has at a visit: conditions and histories, diet habits, each
+    drug named being taken (`taken_on`), and the latest eGFR on record below the factors' own."""
     factors = rule.when.risk_factors
     if factors is None:
         return 0
     conditions = {year.persona.condition, *year.persona.histories}
     habits = {t.option for t in year.persona.traps if t.category == "diet_preference"}
+    egfr = latest_egfr(year, event)
+    kidneys = factors.egfr_below is not None and egfr is not None and egfr < factors.egfr_below
     return (len(set(factors.conditions) & conditions) + len(set(factors.habits) & habits)
-            + len(kb.expand(factors.taking) & taken_on(year, event)))
+            + len(kb.expand(factors.taking) & taken_on(year, event)) + kidneys)
 
 
 def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> list[str]:

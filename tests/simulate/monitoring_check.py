@@ -54,6 +54,12 @@ base, never the engine's state. The rules (names as `docs/simulation.md` lists t
   or as what a long-term drug is for, or earlier that year (ESC 2021 pacing; ESC 2022 ventricular arrhythmias; the
   seed-53 read: AV block told in January and no ECG all year, P0004; long QT told in January, no ECG before July,
   P0007).
+- `qt_start_electrolytes`: a QT-prolonging drug (the knowledge base's `qt_prolonging` harm, or a drug a rule of long
+  QT syndrome names) started in a patient with congenital long QT syndrome has serum potassium and magnesium
+  measured that day or within their shortest measuring interval before it, neither below its reference range
+  (AHA/ACCF 2010 torsade de pointes statement: hypokalaemia and hypomagnesaemia add to the risk and are corrected
+  first; CredibleMeds; the seed-61 read, fluoxetine started in long QT with CKD 4 and no electrolyte all year,
+  P0015 E027).
 - `augments_a_base`: a drug of an augmenting step (`CareStep.adds_to`) is taken only while a drug of the step it adds
   to is, or at the visit that stops that drug for a harm and the next one (its switch); with none left it is stopped
   (the seed-37 read: aripiprazole "augmentation" with no antidepressant left).
@@ -91,6 +97,9 @@ MONITORING_CEILING_DAYS = 90
 BOOKING_MARGIN_DAYS = 45
 """A routine check is booked within two weeks of falling due and waits for a visit that has room for it."""
 CHANGES = ("start", "increase", "decrease")
+QTC_START_ELECTROLYTES = ("potassium", "magnesium")
+"""Measured, and not low, before a QT-prolonging drug starts in long QT (AHA/ACCF 2010; CredibleMeds)."""
+LONG_QT = "long_qt_syndrome"
 QTC_STOP_MS = 500
 """The QTc a QT-prolonging drug is stopped at (2017 AHA/ACC/HRS); the simulator has no such action, so none may
 be reached."""
@@ -470,6 +479,8 @@ def advice_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     out = []
     for event in year.events:
         advice = {f.advice for f in event.facts if isinstance(f, AdviceFact)}
+        # (what is said in the advice's place for this patient counts: a professional driver's, `Advice.instead`)
+        advice |= {a.key for a in kb.advice.values() if a.instead is not None and a.instead.advice in advice}
         for fact in event.facts:
             if isinstance(fact, ComplicationFact) and wanted.get(fact.complication) not in (None, *advice):
                 out.append(fail("advice_given", year, event, f"{fact.complication} found without the advice "
@@ -579,4 +590,38 @@ def baseline_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
         for lab in baseline.labs:
             if not any(isinstance(f, LabFact) and f.lab == lab for e in year.events[:told.index] for f in e.facts):
                 out.append(fail("history_baseline", year, told, f"{key} on record with no {lab} that visit or before"))
+    return out
+
+
+def _qt_prolonging(kb: KnowledgeBase, drug: str) -> bool:
+    """A drug of the `qt_prolonging` harm, or one a rule of long QT syndrome names (CredibleMeds' possible and
+    conditional risk: fluoxetine, aripiprazole, lithium...)."""
+    spec = kb.drugs[drug]
+    named = kb.expand([key for rule in kb.contraindications if rule.history == LONG_QT
+                       for key in (*rule.drugs, *rule.classes)])
+    return drug in named or "qt_prolonging" in spec.toxicities or any(
+        e.toxicity == "qt_prolonging" for e in spec.adverse_effects)
+
+
+def qt_electrolyte_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`qt_start_electrolytes`."""
+    if LONG_QT not in year.persona.histories:
+        return []
+    out = []
+    for event in year.events:
+        for fact in event.facts:
+            if not (isinstance(fact, MedicationFact) and fact.action == "start" and _qt_prolonging(kb, fact.drug)):
+                continue
+            for lab in QTC_START_ELECTROLYTES:
+                seen = [(e, f) for e, f in _measured(year, lab)
+                        if e.index <= event.index and days_between(e.date, event.date) < _interval(kb, lab)]
+                if not seen:
+                    out.append(fail("qt_start_electrolytes", year, event, f"{fact.drug} started in long QT with no "
+                                    f"{lab} that day or fresh"))
+                    continue
+                low = kb.labs[lab].reference[0]
+                value = seen[-1][1].value
+                if value < low:
+                    out.append(fail("qt_start_electrolytes", year, event, f"{fact.drug} started in long QT at a "
+                                    f"{lab} of {value:g}, below {low:g}"))
     return out

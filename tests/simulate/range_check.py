@@ -1,8 +1,9 @@
 """The ranges and targets a result is judged against, as a physician reads them (issue 27, the seed-53 read): a
 diabetic's HbA1c and a high-risk patient's LDL against the goal their condition sets, never the range of people
 without it; a weight with no "normal range" (said as the BMI it gives); range words that agree with where a value
-sits; no obesity below a BMI of 30; "full strength" only at the top of a drug's ladder; a reflux course's "no alarm
-features" only where none is on record.
+sits; no obesity below a BMI of 30; no hypertension without a raised clinic reading that day (the seed-61 note);
+"full strength" only at the top of a drug's ladder; a reflux course's "no alarm features" only where none is on
+record.
 
 The checks read the year's facts, the words the renderer fills a result's slots with (`FactSlots`) and the result
 explanations it says (`explanation`), and judge them against the knowledge base's goals and WHO's BMI bands written
@@ -156,6 +157,29 @@ def obesity_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:  # noqa:
                 if bmi is None or bmi < OBESITY_BMI:
                     failures.append(fail("obesity_from_30", year, event,
                                          f"{fact.name.en} ({fact.status}) at a BMI of {bmi}"))
+    return failures
+
+
+HYPERTENSION_ICD11 = "BA00"
+CLINIC_BP = {"systolic_bp": 140.0, "diastolic_bp": 90.0}
+"""NICE NG136 1.2: hypertension is suspected at a clinic reading of 140/90 mmHg or more (and confirmed by ABPM or HBPM
+of 135/85 or more)."""
+
+
+def raised_reading_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:  # noqa: ARG001
+    """[hypertension_on_raised_reading] essential hypertension (ICD-11 BA00), a wrong diagnosis included, is diagnosed
+    only at a visit whose own clinic reading is 140/90 or more (the seed-61 note on h27l: "essential hypertension"
+    chosen as the misdiagnosis more often while the day's systolic was under 140)."""
+    failures = []
+    for event in year.events:
+        for fact in event.facts:
+            if not (isinstance(fact, DiagnosisFact) and fact.icd11 == HYPERTENSION_ICD11
+                    and fact.status in ("suspected", "confirmed")):
+                continue
+            today = {f.lab: f.value for f in event.facts if isinstance(f, LabFact) and f.lab in CLINIC_BP}
+            if not any(today.get(lab, 0.0) >= limit for lab, limit in CLINIC_BP.items()):
+                failures.append(fail("hypertension_on_raised_reading", year, event,
+                                     f"{fact.name.en} ({fact.status}) at a reading of {today or 'none'} that day"))
     return failures
 
 

@@ -11,6 +11,7 @@ from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.models import session_text
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate.models import (
+    AdverseFact,
     AdviceFact,
     AllergyFact,
     CareYear,
@@ -34,8 +35,9 @@ from tests.simulate.caution_check import (
     red_flag_violations,
     sedation_violations,
     sleep_onset_violations,
+    year_angioedema_violations,
 )
-from tests.simulate.clinical import check, first_event, patient_rule_violations
+from tests.simulate.clinical import check, first_event, patient_rule_violations, with_facts
 
 SALT = "stop_potassium_salt_substitute"
 COUNT = "blood_count_today"
@@ -60,6 +62,34 @@ def test_arb_after_ace_angioedema_every_arb_start_carries_the_angioedema_caution
     cautioned = {f.rule for y in years for e in y.events for f in e.facts if isinstance(f, CautionFact)
                  and f.rule in ("allergy:ace_inhibitor_reaction", "contraindication:ace_inhibitor_angioedema")}
     assert cautioned, "no ARB started after ACE-inhibitor angioedema among 1,000 patients: the rule is never exercised"
+
+
+def _year_angioedema(e) -> bool:  # noqa: ANN001
+    return any(isinstance(f, AdverseFact) and f.effect == "angioedema" for f in e.facts)
+
+
+def test_arb_after_year_angioedema_an_arb_after_angioedema_had_this_year_carries_the_caution(kb, years):
+    check([v for year in years for v in year_angioedema_violations(kb, year)])
+    had = [y for y in years if any(_year_angioedema(e) for e in y.events)]
+    assert had, "no ACE-inhibitor angioedema during the year among 1,000 patients: the rule is never exercised"
+
+
+def test_an_arb_after_year_angioedema_with_no_word_of_it_is_caught(kb, years):
+    """Losartan started at the visit after lisinopril angioedema, with no caution; then sacubitril/valsartan."""
+    year, event = first_event(years, _year_angioedema)
+    year = year.model_copy(update={"events": [e for e in year.events if e.index <= event.index]})
+    assert not year_angioedema_violations(kb, year)
+    broken = with_facts(year, MedicationFact(drug="losartan", action="start", dose=25, unit="mg",
+                                             frequency="once_daily", reason="hypertension"))
+    found = year_angioedema_violations(kb, broken)
+    assert any(v.startswith("[arb_after_year_angioedema]") and "losartan" in v and "no word" in v for v in found)
+    cautioned = with_facts(year, MedicationFact(drug="losartan", action="start", dose=25, unit="mg",
+                                                frequency="once_daily", reason="hypertension"),
+                           CautionFact(drug="losartan", rule="allergy:ace_inhibitor_reaction"))
+    assert not year_angioedema_violations(kb, cautioned)
+    arni = with_facts(year, MedicationFact(drug="sacubitril_valsartan", action="start", dose=24, unit="mg",
+                                           frequency="twice_daily", reason="heart_failure"))
+    assert any("sacubitril_valsartan started after" in v for v in year_angioedema_violations(kb, arni))
 
 
 def test_habit_stop_advised_a_salt_substitute_is_stopped_the_visit_its_risk_is_on_record(kb, years):
@@ -293,6 +323,10 @@ def test_bupropion_is_barred_by_two_seizure_risk_factors_and_held_at_150_mg_by_o
         assert result.is_allowed and result.doses() == [150.0], (one, result.blocks, result.doses())
         assert "rule:bupropion_seizure_risk_factor" in {c.rule for c in result.cautions}
     assert verdict(kb, "bupropion", Patient(60, "female", "major_depressive_disorder", egfr=81.0)).doses() == [150, 300]
+    # an eGFR under 30 is a factor too (its metabolites build up; the seed-61 read: a nightly drinker at eGFR 20)
+    kidneys = Patient(46, "male", "major_depressive_disorder", [drinking], egfr=20.0)
+    assert "rule:bupropion_seizure_risk_factors" in {b.rule for b in verdict(kb, "bupropion", kidneys).blocks}
+    assert verdict(kb, "bupropion", Patient(46, "male", "major_depressive_disorder", egfr=20.0)).is_allowed
     text = rule_text(kb, "rule:bupropion_seizure_risk_factors", "bupropion", bars=True)
     assert text is not None and "stroke" in text.en and "卒中" in text.zh
 

@@ -15,6 +15,7 @@ from medmemorybench.simulate.models import (
     WITHDRAWN,
     AdherenceFact,
     AdverseFact,
+    CareYear,
     ComplicationFact,
     DiagnosisFact,
     EconomicFact,
@@ -77,11 +78,17 @@ def test_lab_kinetics_no_lab_moves_faster_than_it_can(kb, years):
     check(failures)
 
 
-def _urgent(kb, event: Event, lab: str) -> bool:  # noqa: ANN001
+def _urgent(kb, year: CareYear, event: Event, lab: str) -> bool:  # noqa: ANN001
     """Whether `lab` is measured at this visit for a red flag told there (a fever on sulfasalazine: a blood count that
-    day, however recent the last; `drug_red_flag_same_day`)."""
+    day, however recent the last; `drug_red_flag_same_day`), or for a harm a history of the patient's asks a work-up of
+    (a fit in long QT syndrome: the ECG and the electrolytes that day, though potassium was taken at a QT drug's start
+    three days before; `HistoryCondition.harm_workup`)."""
     flags = red_flag_symptoms(kb)
-    return any(isinstance(f, SymptomFact) and f.symptom in flags and lab in flags[f.symptom].labs for f in event.facts)
+    if any(isinstance(f, SymptomFact) and f.symptom in flags and lab in flags[f.symptom].labs for f in event.facts):
+        return True
+    harms = {f.effect for f in event.facts if isinstance(f, AdverseFact)}
+    return any(harms & set(w.effects) and lab in w.labs for key in year.persona.histories
+               if key in kb.history_conditions for w in kb.history_conditions[key].harm_workup)
 
 
 def test_lab_interval_no_lab_is_measured_more_often_than_realistic(kb, years):
@@ -90,7 +97,7 @@ def test_lab_interval_no_lab_is_measured_more_often_than_realistic(kb, years):
         for lab, series in _series(year).items():
             interval = kb.labs[lab].kinetics.min_interval_days
             for (e1, _), (e2, _) in zip(series, series[1:], strict=False):
-                if days_between(e1.date, e2.date) < interval and not _urgent(kb, e2, lab):
+                if days_between(e1.date, e2.date) < interval and not _urgent(kb, year, e2, lab):
                     failures.append(fail("lab_interval", year, e2, f"{lab} measured {days_between(e1.date, e2.date)} "
                                          f"days after {e1.event_id} (interval {interval})"))
     check(failures)
@@ -510,6 +517,8 @@ def test_acute_complications_are_treated_within_their_window(kb, years):
             if comp_fact is None:
                 continue
             comp = next(c for c in condition.complications if c.key == comp_fact.complication)
+            if not comp.treatment:
+                continue  # (its care is its advice: suicidal thoughts, `advice_given` and `antidepressant_indicated`)
             reason = f"complication:{comp.key}"
             treated = [e for e in year.events if e.index >= event.index and
                        days_between(event.date, e.date) <= comp.treat_within_days and

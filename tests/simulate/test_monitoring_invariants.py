@@ -30,6 +30,7 @@ from tests.simulate.monitoring_check import (
     level_changes,
     out_of_range_share,
     partners_of,
+    qt_electrolyte_violations,
     qt_violations,
     raise_held_violations,
     range_violations,
@@ -97,6 +98,38 @@ def test_qt_rule_a_qt_prolonging_drug_under_a_caution_gets_an_ecg_before_and_aft
                  if isinstance(f, CautionFact) and f.rule in ("contraindication:long_qt_syndrome",
                                                               "contraindication:hfpef")]
     assert cautioned, "no QT caution among 1,000 patients: the rule is never exercised"
+
+
+def test_qt_start_electrolytes_a_qt_prolonging_start_in_long_qt_has_potassium_and_magnesium_not_low(kb, years):
+    check([v for year in years for v in qt_electrolyte_violations(kb, year)])
+    started = [f for y in years if "long_qt_syndrome" in y.persona.histories for e in y.events for f in e.facts
+               if isinstance(f, MedicationFact) and f.action == "start" and any(
+                   isinstance(g, LabFact) and g.lab == "magnesium" for g in e.facts)]
+    assert started, "no QT-prolonging start in long QT among 1,000 patients: the rule is never exercised"
+
+
+def _qt_start_in_long_qt(kb):  # noqa: ANN001, ANN202
+    def has(e: Event) -> bool:
+        return any(isinstance(f, CautionFact) and f.rule == "contraindication:long_qt_syndrome" for f in e.facts) and \
+            any(isinstance(f, LabFact) and f.lab == "magnesium" for f in e.facts)
+    return has
+
+
+def test_a_qt_prolonging_start_in_long_qt_with_no_magnesium_is_caught(kb, years):
+    year, event = first_event(years, _qt_start_in_long_qt(kb))
+    assert not qt_electrolyte_violations(kb, year)
+    broken = _without(year, lambda e, f: isinstance(f, LabFact) and f.lab == "magnesium")
+    assert any(v.startswith("[qt_start_electrolytes]") and event.event_id in v and "no magnesium" in v
+               for v in qt_electrolyte_violations(kb, broken))
+
+
+def test_a_qt_prolonging_start_in_long_qt_at_a_low_potassium_is_caught(kb, years):
+    year, event = first_event(years, _qt_start_in_long_qt(kb))
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
+        *(f for f in e.facts if not (isinstance(f, LabFact) and f.lab == "potassium")),
+        LabFact(lab="potassium", value=3.1, unit="mmol/L")]}) if e is event else e for e in year.events]})
+    assert any(v.startswith("[qt_start_electrolytes]") and event.event_id in v and "potassium of 3.1" in v
+               for v in qt_electrolyte_violations(kb, broken))
 
 
 def test_serious_harm_at_once_sleep_attacks_are_acted_on_the_day_they_are_told(kb, years):
@@ -319,7 +352,8 @@ def test_steroid_bone_protection_a_long_course_brings_calcium_and_vitamin_d_a_bu
             for fact in event.facts:
                 if not (isinstance(fact, MedicationFact) and fact.drug == "prednisolone" and fact.action == "start"):
                     continue
-                partners = {f.drug for f in event.facts if isinstance(f, MedicationFact)
+                # (started with it: the last course's partners may stop that visit, `co_prescription_ends_with_drug`)
+                partners = {f.drug for f in event.facts if isinstance(f, MedicationFact) and f.action == "start"
                             and f.indication == "with:prednisolone"}
                 if (fact.course_days or 0) < 28:
                     assert not partners, f"{event.event_id}: a {fact.course_days}-day burst with {partners}"

@@ -7,7 +7,7 @@ from medmemorybench.knowledge.models import Text
 from medmemorybench.render.fact_acts import FactSlots
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate.models import DiagnosisFact, LabFact, MedicationFact, SymptomFact, TestFact
-from tests.simulate.clinical import check, with_facts
+from tests.simulate.clinical import check, first_event, with_facts
 from tests.simulate.range_check import (
     alarm_violations,
     explainer,
@@ -15,6 +15,7 @@ from tests.simulate.range_check import (
     goal_violations,
     obesity_violations,
     place_violations,
+    raised_reading_violations,
     weight_violations,
 )
 
@@ -81,6 +82,28 @@ def test_range_words_fit_catches_the_middle_at_the_top_end(kb, years):
     failures = place_violations(kb, year, middle, slots)
     assert failures and failures[-1].startswith("[range_words_fit]") and "diastolic_bp 79" in failures[-1]
     assert not [f for f in place_violations(kb, year, explainer(kb, load_templates("en")), slots) if "bp 79" in f]
+
+
+def test_hypertension_on_raised_reading(kb, years):
+    check([f for year in years for f in raised_reading_violations(kb, year)])
+    made = [f for y in years for e in y.events for f in e.facts
+            if isinstance(f, DiagnosisFact) and f.icd11 == "BA00" and f.status == "suspected"]
+    assert made, "no essential hypertension suspected among 1,000 patients: the rule is never exercised"
+
+
+def test_hypertension_on_raised_reading_catches_a_misdiagnosis_at_132_over_84(kb, years):
+    def made(e) -> bool:  # noqa: ANN001
+        return any(isinstance(f, DiagnosisFact) and f.icd11 == "BA00" and f.status == "suspected" for f in e.facts)
+
+    year, event = first_event(years, made)
+    assert not [f for f in raised_reading_violations(kb, year) if event.event_id in f]
+    lowered = {"systolic_bp": 132.0, "diastolic_bp": 84.0}
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [
+        f.model_copy(update={"value": lowered[f.lab]}) if isinstance(f, LabFact) and f.lab in lowered else f
+        for f in e.facts]}) if e is event else e for e in year.events]})
+    failures = raised_reading_violations(kb, broken)
+    assert any(f.startswith("[hypertension_on_raised_reading]") and event.event_id in f and "132" in f
+               for f in failures), failures
 
 
 def test_obesity_from_30(kb, years):

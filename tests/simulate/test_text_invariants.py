@@ -151,6 +151,21 @@ def test_severity_from_value_catches_a_little_above_for_far_values(kb, years):
                 if "hba1c 8.0" in f]
 
 
+def test_severity_from_value_catches_a_little_low_for_a_harmful_sodium(kb, years):
+    """A sodium of 125 mmol/L (harm level 130) called "slightly lower than normal": the seed-73 read, P0015 E038."""
+    year = with_facts(years[0], LabFact(lab="sodium", value=125.0, unit=kb.labs["sodium"].unit))
+
+    class Mild(FactSlots):
+        def status_key(self, fact):  # noqa: ANN001, ANN201, ARG002
+            return "low_slight"
+
+    for lang in LANGUAGES:
+        failures = severity_violations(kb, year, Mild(kb, load_templates(lang), year))
+        assert failures and "sodium 125.0" in failures[-1] and "past its harm level" in failures[-1]
+        assert not [f for f in severity_violations(kb, year, FactSlots(kb, load_templates(lang), year))
+                    if "sodium 125.0" in f]
+
+
 # --- acute_first_line ---------------------------------------------------------------------------------------------
 
 

@@ -284,7 +284,8 @@ MILD_WORDS = ("a little", "slightly", "just above", "just below", "a touch", "a 
 
 def severity_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> list[str]:
     """[severity_from_value] a lab result called "a little" above or below its range is within 10 % of the limit it
-    crosses and, for a marker the condition treats, inside the range treatment holds it in (HbA1c 8.0 % is not "a
+    crosses, not past a harm level beyond the range (a sodium of 125 is not "slightly lower than normal", the seed-73
+    read) and, for a marker the condition treats, inside the range treatment holds it in (HbA1c 8.0 % is not "a
     little above normal"); a value in range is never called high or low."""
     failures = []
     condition = kb.conditions[year.persona.condition]
@@ -300,11 +301,12 @@ def severity_violations(kb: KnowledgeBase, year: CareYear, slots: FactSlots) -> 
             near = limit != 0 and abs(fact.value - limit) <= SLIGHT_SHARE * abs(limit)
             band = treated.get(fact.lab)
             inside = band is None or band[0] <= fact.value <= band[1]
+            harmful = kb.labs[fact.lab].is_past_harm(fact.value)
             for status in _wordings(lambda rng, f=fact: slots.slots("fact.lab", f, rng)["status"]):
-                if any(word in status for word in MILD_WORDS) and not (near and inside):
+                if any(word in status for word in MILD_WORDS) and not (near and inside and not harmful):
                     failures.append(fail("severity_from_value", year, event,
-                                         f"{fact.lab} {fact.value} (range {low}-{high}, treated {band}) "
-                                         f"said {status!r}"))
+                                         f"{fact.lab} {fact.value} (range {low}-{high}, treated {band}"
+                                         f"{', past its harm level' if harmful else ''}) said {status!r}"))
     return failures
 
 

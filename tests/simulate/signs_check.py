@@ -1,0 +1,179 @@
+"""Independent readings of three signs a physician acts on (the seed-61 read, issue 27, "a year a physician would
+sign"): a heart-failure patient's rapid weight gain, a kidney disease called "progression" while its stage has not
+moved, and an acute productive cough sent home with self-care and no chest examined.
+
+Each function returns violation messages (empty: the year passes) and reads only the record, never the engine's state
+or the knowledge base's own rule (the thresholds below are the guidelines', restated here). The rules (names as
+`docs/simulation.md` lists them):
+
+- `hf_weight_gain_acted_on`: in heart failure, once it is diagnosed, a weight more than 2 kg above one measured in
+  the week before is remarked (a weight-gain sign recorded) and acted on that visit (a loop diuretic started or
+  raised, or reviewed for the sign where it can go no higher, or an admission), with renal function and potassium
+  on record from that week and a review (a weighing) within 7 days (ESC 2021 HF guideline 5.3, 14; NICE NG106 1.6).
+- `ckd_progression_by_kdigo`: a complication named a progression of kidney disease ("progression of ...", "...进展"
+  not negated), as its diagnosis or as what its finding is said to mean, has an eGFR at its visit in a worse KDIGO
+  GFR category than the year's first eGFR on record and at least 25 % below it (KDIGO 2024 CKD 2.1); otherwise it
+  is named as a fall short of progression.
+- `cough_examined`: the visit that advises self-care for an acute productive cough records a chest examination (a
+  test fact with its finding) and temperature, pulse, respiratory rate and oxygen saturation taken that day (NICE
+  NG138 and CKS chest infections, NG191: the observations that decide self-care from pneumonia).
+"""
+
+from __future__ import annotations
+
+from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import Text
+from medmemorybench.simulate.models import (
+    AdviceFact,
+    CareYear,
+    ComplicationFact,
+    DiagnosisFact,
+    Event,
+    LabFact,
+    MedicationFact,
+    SettingFact,
+    SymptomFact,
+    TestFact,
+)
+from tests.simulate.clinical import days_between, fail
+
+HEART_FAILURE = ("hfpef",)
+"""Conditions that are heart failure (their weight is fluid)."""
+WEIGHT_GAIN_KG, WEIGHT_GAIN_DAYS = 2.0, 7
+"""More than 2 kg in a week (ESC 2021 self-care: 2 kg in 3 days; AHA/HFSA: 5 lb in a week; clinic weights are days
+apart)."""
+AFTER_DIURETIC_LABS = ("egfr", "potassium")
+"""Checked when the diuretic is changed for congestion (NICE NG106 1.6; ESC 2021)."""
+REVIEW_DAYS = 7
+"""The early review of worsening heart failure."""
+GFR_CATEGORIES = (90, 60, 45, 30, 15)
+"""KDIGO 2024 GFR category lower bounds: G1 >= 90, G2 60-89, G3a 45-59, G3b 30-44, G4 15-29, G5 < 15."""
+PROGRESSION_FALL = 0.25
+"""KDIGO 2024: a change of category is a progression only with a fall of at least 25 % from the baseline."""
+PROGRESSION_WORDS = {"en": ("progression of",), "zh": ("进展",)}
+"""What names a progression of a kidney disease already there ("progression to chronic kidney disease", its onset,
+is another claim)."""
+NEGATIONS = {"en": ("not a progression",), "zh": ("不属于",)}
+"""What says a fall is not one."""
+COUGH_OBSERVATIONS = ("body_temperature", "heart_rate", "respiratory_rate", "spo2")
+"""What an acute cough's assessment measures before self-care (NICE NG138 1.1, CKS chest infections, NG191)."""
+
+
+def hf_weight_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`hf_weight_gain_acted_on`."""
+    if year.persona.condition not in HEART_FAILURE:
+        return []
+    code = kb.conditions[year.persona.condition].icd11.code
+    loops = kb.expand(["loop_diuretic"])
+    out = []
+    known = False
+    for i, event in enumerate(year.events):
+        known = known or any(
+            isinstance(f, DiagnosisFact) and f.status == "confirmed" and f.icd11 == code for f in event.facts
+        )
+        weight = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == "weight"), None)
+        if not known or weight is None:
+            continue
+        week = [e for e in year.events[:i] if days_between(e.date, event.date) <= WEIGHT_GAIN_DAYS]
+        recent = [f.value for e in week for f in e.facts if isinstance(f, LabFact) and f.lab == "weight"]
+        if not recent or weight - min(recent) <= WEIGHT_GAIN_KG:
+            continue
+        missing = []
+        if not any(isinstance(f, SymptomFact) and "weight" in f.name.en for f in event.facts):
+            missing.append("the gain remarked")
+        admitted = any(isinstance(f, SettingFact) and f.setting == "admission" for f in event.facts)
+        acted = any(
+            isinstance(f, MedicationFact)
+            and f.drug in loops
+            and (f.action in ("start", "increase") or (f.reason or "").startswith("symptom:"))
+            for f in event.facts
+        )
+        if not (acted or admitted):
+            missing.append("a loop diuretic started or raised")
+        on_record = {f.lab for e in [*week, event] for f in e.facts if isinstance(f, LabFact)}
+        missing += [lab for lab in AFTER_DIURETIC_LABS if lab not in on_record and not admitted]
+        later = year.events[i + 1 :]
+        reviewed = any(
+            days_between(event.date, e.date) <= REVIEW_DAYS
+            and any(isinstance(f, LabFact) and f.lab == "weight" for f in e.facts)
+            for e in later
+        )
+        if later and days_between(event.date, year.events[-1].date) > REVIEW_DAYS and not reviewed and not admitted:
+            missing.append(f"a weighing within {REVIEW_DAYS} days")
+        if missing:
+            gain = f"{weight:g} kg from {min(recent):g} kg within {WEIGHT_GAIN_DAYS} days"
+            out.append(fail("hf_weight_gain_acted_on", year, event, f"{gain} without {', '.join(missing)}"))
+    return out
+
+
+def _gfr_category(egfr: float) -> int:
+    """0 for G1, 1 for G2, ... 5 for G5."""
+    return sum(egfr < bound for bound in GFR_CATEGORIES)
+
+
+def _claims_progression(name: Text, lang: str) -> bool:
+    text = getattr(name, lang)
+    return any(w in text for w in PROGRESSION_WORDS[lang]) and not any(w in text for w in NEGATIONS[lang])
+
+
+def _said_complications(kb: KnowledgeBase, year: CareYear, event: Event) -> list[Text]:
+    """The names a visit gives its complication: its diagnosis, and what the finding is said to mean (the fact's own
+    name, else the knowledge base's)."""
+    comps = {c.key: c for c in kb.conditions[year.persona.condition].complications}
+    said = [f.name for f in event.facts if isinstance(f, DiagnosisFact) and f.status == "complication"]
+    said += [f.name or comps[f.complication].name for f in event.facts if isinstance(f, ComplicationFact)]
+    return said
+
+
+def ckd_progression_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`ckd_progression_by_kdigo`."""
+    out = []
+    baseline: float | None = None
+    for event in year.events:
+        egfr = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == "egfr"), None)
+        for name in _said_complications(kb, year, event) if egfr is not None else []:
+            for lang in ("en", "zh") if "kidney" in name.en else ():
+                if not _claims_progression(name, lang):
+                    continue
+                if baseline is None:
+                    out.append(
+                        fail("ckd_progression_by_kdigo", year, event, f"progression with no eGFR before ({lang})")
+                    )
+                    continue
+                worse = _gfr_category(egfr) > _gfr_category(baseline)
+                fallen = egfr <= baseline * (1 - PROGRESSION_FALL)
+                if not (worse and fallen):
+                    out.append(
+                        fail(
+                            "ckd_progression_by_kdigo",
+                            year,
+                            event,
+                            f"'{getattr(name, lang)}' at eGFR {egfr:g} from {baseline:g} (G category "
+                            f"{'worse' if worse else 'unchanged'}, fall {1 - egfr / baseline:.0%}) ({lang})",
+                        )
+                    )
+        if egfr is not None and baseline is None:
+            baseline = egfr
+    return out
+
+
+def cough_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`cough_examined`: every illness whose symptoms hold a productive cough, at the visit advising its self-care."""
+    coughs = {i.key: i for i in kb.illnesses.values() if any("cough" in s.key for s in i.symptoms)}
+    out = []
+    for event in year.events:
+        told = {f.symptom.partition(".")[0] for f in event.facts if isinstance(f, SymptomFact) and "." in f.symptom}
+        advised = {f.advice for f in event.facts if isinstance(f, AdviceFact)}
+        for key in told & set(coughs):
+            if coughs[key].self_care not in advised:
+                continue
+            examined = any(
+                isinstance(f, TestFact) and f.test.startswith(f"illness:{key}") and f.finding.en for f in event.facts
+            )
+            taken = {f.lab for f in event.facts if isinstance(f, LabFact)}
+            missing = [lab for lab in COUGH_OBSERVATIONS if lab not in taken] + (
+                [] if examined else ["chest examination"]
+            )
+            if missing:
+                out.append(fail("cough_examined", year, event, f"{key} self-care without {', '.join(missing)}"))
+    return out
