@@ -55,6 +55,15 @@ class MoodCare:
             return out
         return out + self._act_on_positive(rule, value, facts)
 
+    def mood_review_reading(self, lab: str) -> list[Fact]:
+        """The score a visit with a mood review due reads anyway, read first where today's decision turns on it
+        (`lab` the step's marker): an augmentation queued on a PHQ-9 of 12 is not started at a visit whose own
+        PHQ-9 reads 7 (seed 46 P0015 E089, a merge of the seed-61 rules)."""
+        rule = self.kb.mood_screen
+        due = rule is not None and rule.lab == lab and self.state.mood_review_on is not None \
+            and self.day >= self.state.mood_review_on
+        return self.measure([lab]) if due and self.allowed_now(lab) and self.labs.can_measure(lab, self.day) else []
+
     def _act_on_positive(self, rule: MoodScreen, value: float, facts: list[Fact]) -> list[Fact]:
         """The self-harm question with its safety net (the safety plan recalled where thoughts of suicide are on record;
         the day they are told, the complication's own plan stands), the referral the score calls for where this

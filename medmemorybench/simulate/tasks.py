@@ -492,7 +492,7 @@ class ClinicalTasks:
                     or self._titration_booked(drug):
                 continue
             step = self.step(active.step)
-            lab = step.titrate_on or (step.moves[0] if step.moves else None)
+            lab = self.marker(step)
             if lab not in values or self.day - active.last_change < self._response_days(lab) \
                     or not self.is_short_of_goal(step, lab, values[lab]):
                 continue
@@ -608,16 +608,22 @@ class ClinicalTasks:
             # statin after, once chlorthalidone had taken the $35)
             return None
         due = [t for t in self.due_tasks() if t.kind == "start_step"]
-        # (a step-up queued on a reading short of goal is not started once a newer one shows the goal reached)
-        steps = [self.step(t.step) for t in due if t.step and self.still_indicated(self.step(t.step))]
+        read = next((r for t in due if t.step and (r := self.mood_review_reading(self.marker(self.step(t.step))))),
+                    [])
+        # (a step-up queued on a reading short of goal is not started once a newer one, today's included, shows the
+        # goal reached)
+        steps = [self.step(t.step) for t in due if t.step and self.still_indicated(self.step(t.step), read)]
         triggers = [t.trigger for t in due]
         facts, triggers = self.start_steps(steps, lambda s: task.reason or s.role, self.indication_of, triggers)
         for other in due:
             if other is not task:
                 self.state.tasks.remove(other)
         if not facts:
+            if read:  # (the score was read: the visit stands, with nothing started)
+                self.emit("follow_up", read, triggers)
+                return True
             return False
-        self.emit("prescription", facts, triggers, "last_change")
+        self.emit("prescription", facts + read, triggers, "last_change")
         return True
 
     def _task_monitor(self, task: Task) -> bool | None:
@@ -802,7 +808,7 @@ class ClinicalTasks:
         if rx is None:
             # nothing else in its step: the disease it controlled is checked at once, and still active it is taken to
             # the next step (colitis left six months untreated after sulfasalazine stopped, seed-17 and -19 reads)
-            lab = step.titrate_on or (step.moves[0] if step.moves else None)
+            lab = self.marker(step)
             if lab is not None and step.role in ("first_line", "step_up"):
                 self.add_task(Task("response_check", self.day + 1, deadline=self.day + 1, step=step.key, lab=lab,
                                    drug=task.drug, trigger=task.trigger))
@@ -813,14 +819,21 @@ class ClinicalTasks:
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
-    def still_indicated(self, step: CareStep) -> bool:
+    @staticmethod
+    def marker(step: CareStep) -> str | None:
+        """The lab a step is judged on: its `titrate_on`, else the first lab it moves."""
+        return step.titrate_on or (step.moves[0] if step.moves else None)
+
+    def still_indicated(self, step: CareStep, today: list[Fact] = ()) -> bool:  # type: ignore[assignment]
         """Whether a step started only while the disease is short of goal (`CareStep.while_short_of_goal`) has that
-        indication today: the latest value of its `titrate_on` lab on record is short of goal."""
-        lab = step.titrate_on or (step.moves[0] if step.moves else None)
+        indication today: the latest value of its `titrate_on` lab (`today`'s readings first) is short of goal."""
+        lab = self.marker(step)
         if not step.while_short_of_goal or lab is None:
             return True
+        read = next((f.value for f in today if isinstance(f, LabFact) and f.lab == lab), None)
         latest = self.latest_value(lab)
-        return latest is not None and self.is_short_of_goal(step, lab, latest[1])
+        value = read if read is not None else latest[1] if latest is not None else None
+        return value is not None and self.is_short_of_goal(step, lab, value)
 
     def look_alikes(self, drug: str) -> set[str]:
         """Drugs a switch away from `drug` must not land on: its class (another mask or machine is no look-alike)."""

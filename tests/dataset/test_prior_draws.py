@@ -60,5 +60,9 @@ def test_a_draw_whose_own_questions_predict_ig_answers_is_drawn_again(monkeypatc
         return [replace(r, passed=False) if r.scope == "IG" and len(draws) == 1 else r for r in results]
 
     monkeypatch.setattr(build, "question_only", probe)
+    # (the cohort probe passes: on this small cohort its advisory MQ result is itself chance, and a failing one would
+    # draw again past the draw the IG probes pass)
+    monkeypatch.setattr(build, "cohort_prior_probe",
+                        lambda questions, language="en": [ProbeResult("cohort_prior", "IG", 0.5, 0.6, True)])
     built = build_dataset(kb, None, OPTIONS)
     assert built.stats["prior_draws"] == 2 and len(draws) == 2

@@ -621,9 +621,12 @@ def test_relatives_are_eligible_adults_on_their_own_standard_drugs(kb, years):
 
 
 def test_skeleton_no_session_index_holds_the_same_event_kind_in_over_30_percent_of_patients(years):
-    worst = skeleton_share(years[:200])
+    """Over all 1,000 patients: the largest of ~500 (session, kind) shares over only 200 was mostly noise (one standard
+    deviation is 3 points there): session 66's 'psychological' read 29.5 %, then 30.5 % after rules that touch no
+    event kind, and 24.5-24.9 % over the 1,000 both times (2026-12-07)."""
+    worst = skeleton_share(years)
     assert worst.share <= 0.30, (f"[skeleton] session {worst.index} is '{worst.kind}' in {worst.share:.0%} "
-                                 "of 200 patients")
+                                 f"of {len(years)} patients")
 
 
 def test_corrections_some_facts_are_corrected_later_and_the_state_keeps_the_latest(kb, years):
