@@ -103,3 +103,21 @@ def test_the_once_daily_courses_have_a_once_daily_formulation(kb):
         for drug in ig_check.ONCE_DAILY_COURSES:
             result = verdict(kb, drug, patient, "course")
             assert result.is_allowed and result.formulation[1].frequency == "once_daily", (routine, drug)
+
+
+def test_nifedipine_beside_amlodipine_is_a_no_that_names_amlodipine(kb):
+    # (the generator's side, seed 73 P0004 at checkpoint 50: "you already take amlodipine", in both languages)
+    import random
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types import ig
+    from medmemorybench.render.templates import load_templates
+
+    year = simulate_patient(kb, 73, 3)
+    for lang, no in (("en", "No, you already take amlodipine"), ("zh", "不可以，您已经在吃氨氯地平")):
+        finder = FactFinder(kb, year, load_phrasing(lang), load_templates(lang), {})
+        name = finder.drug("nifedipine_er")
+        drafts = [d for d in ig.make(finder, 50, random.Random(0)) if d.fields.get("drug") == name]
+        assert drafts and all(d.answer.startswith(no) for d in drafts), [d.answer for d in drafts]
+        assert all([f.text for f in d.facts if f.group == "reason"] == [finder.drug("amlodipine")] for d in drafts)
