@@ -23,7 +23,7 @@ ASKED_DRUG = ("ig.drug_suggestion", "ig.over_the_counter", "ig.illness_drug")
 
 ONCE_DAILY_COURSES = {
     "doxycycline": "BNF doxycycline; NICE NG79 sinusitis, NG120 cough, NG138 pneumonia, NG114 COPD exacerbation: "
-                   "200 mg on the first day, then 100 mg once a day (5 days in all)",
+    "200 mg on the first day, then 100 mg once a day (5 days in all)",
     "azithromycin": "BNF azithromycin; Zithromax label: 500 mg once a day for 3 days",
     "clarithromycin": "Biaxin XL label: 1000 mg (two 500 mg modified-release tablets) once a day",
 }
@@ -88,12 +88,20 @@ def yes_beside_a_qt_drug(kb: KnowledgeBase, patients: list[PatientBuild]) -> lis
 def once_daily_bar_on_a_once_daily_drug(kb: KnowledgeBase, patients: list[PatientBuild]) -> list[str]:
     out = []
     for patient in patients:
-        routines = [kb.preferences[t.option].text for t in patient.year.persona.traps
-                    if isinstance(t.fact, PreferenceFact) and kb.preferences[t.option].max_doses_per_day == 1]
+        routines = [
+            kb.preferences[t.option].text
+            for t in patient.year.persona.traps
+            if isinstance(t.fact, PreferenceFact) and kb.preferences[t.option].max_doses_per_day == 1
+        ]
         told = [getattr(text, patient.language) for text in routines]
         for q, drug, _ in asked(kb, patient):
-            if drug in ONCE_DAILY_COURSES and not _yes(q.answer) and any(  # type: ignore[attr-defined]
-                    said.rstrip(".。") in q.answer for said in told):  # type: ignore[attr-defined]
+            if (
+                drug in ONCE_DAILY_COURSES
+                and not _yes(q.answer)
+                and any(  # type: ignore[attr-defined]
+                    said.rstrip(".。") in q.answer for said in told
+                )
+            ):  # type: ignore[attr-defined]
                 out.append(f"[ig_once_daily_bar_on_a_once_daily_drug] {q.query_id}: {drug}")  # type: ignore[attr-defined]
     return out
 

@@ -18,20 +18,37 @@ def test_the_cohort_holds_no_ig_gold_a_physician_rejects(kb, cohort, check):
     assert check(kb, cohort) == []
 
 
-def _asking(patient: PatientBuild, checkpoint: int, drug: str, answer: str, lang: str = "en",
-            template: str = "ig.drug_suggestion") -> PatientBuild:
+def _asking(
+    patient: PatientBuild,
+    checkpoint: int,
+    drug: str,
+    answer: str,
+    lang: str = "en",
+    template: str = "ig.drug_suggestion",
+) -> PatientBuild:
     """The patient with one crafted IG question on `drug` at `checkpoint`."""
-    question = Question(query_id=f"{patient.year.persona.persona_id}-C{checkpoint}-IGX", checkpoint=checkpoint,
-                        persona_id=patient.year.persona.persona_id, query_type="IG", template=template,
-                        question="?", answer=answer, subject=drug)
+    question = Question(
+        query_id=f"{patient.year.persona.persona_id}-C{checkpoint}-IGX",
+        checkpoint=checkpoint,
+        persona_id=patient.year.persona.persona_id,
+        query_type="IG",
+        template=template,
+        question="?",
+        answer=answer,
+        subject=drug,
+    )
     return PatientBuild(patient.year, [], [], [question], [checkpoint], language=lang)
 
 
 def _started(kb, year, drug: str):  # noqa: ANN001, ANN202
     """The year with one more visit starting `drug` at its first dose, and that visit's checkpoint."""
     spec = kb.drugs[drug].dose
-    year = with_facts(year, MedicationFact(drug=drug, action="start", dose=spec.start, unit=spec.unit,
-                                           frequency=spec.frequency, reason="long_term"))
+    year = with_facts(
+        year,
+        MedicationFact(
+            drug=drug, action="start", dose=spec.start, unit=spec.unit, frequency=spec.frequency, reason="long_term"
+        ),
+    )
     return year, len(year.events)
 
 
@@ -46,8 +63,9 @@ def test_a_yes_for_a_second_drug_of_a_kind_taken_fails(kb):
     assert not ig_check.second_of_a_class_taken(kb, [_asking(patient, checkpoint, name, "No, you already take ...")])
     year, checkpoint = _started(kb, simulate_patient(kb, 73, 0), "lisinopril")
     losartan = kb.drugs["losartan"].name.en
-    assert ig_check.second_of_a_class_taken(kb, [_asking(PatientBuild(year, [], [], [], [checkpoint]), checkpoint,
-                                                          losartan, "Yes, it is fine.")])
+    assert ig_check.second_of_a_class_taken(
+        kb, [_asking(PatientBuild(year, [], [], [], [checkpoint]), checkpoint, losartan, "Yes, it is fine.")]
+    )
 
 
 def test_a_plain_yes_beside_a_qt_drug_fails(kb):
@@ -76,9 +94,14 @@ def test_clarithromycin_beside_lithium_is_a_caution(kb):
 
 def test_a_once_a_day_bar_on_a_once_daily_course_fails(kb):
     # (seed 73, P0001-C060-IG1: doxycycline, 100 mg once a day after the first day, barred for a shift worker)
-    year = next(y for y in (simulate_patient(kb, seed, i) for seed in (73, 11, 3) for i in range(20))
-                if any(isinstance(t.fact, PreferenceFact) and kb.preferences[t.option].max_doses_per_day == 1
-                       for t in y.persona.traps))
+    year = next(
+        y
+        for y in (simulate_patient(kb, seed, i) for seed in (73, 11, 3) for i in range(20))
+        if any(
+            isinstance(t.fact, PreferenceFact) and kb.preferences[t.option].max_doses_per_day == 1
+            for t in y.persona.traps
+        )
+    )
     trap = next(t for t in year.persona.traps if isinstance(t.fact, PreferenceFact))
     said = kb.preferences[trap.option].text
     patient = PatientBuild(year, [], [], [], [10], language="zh")
@@ -86,8 +109,9 @@ def test_a_once_a_day_bar_on_a_once_daily_course_fails(kb):
     bad = _asking(patient, 10, name, f"不可以，{name}不适合您，因为您说过：{said.zh}", "zh", "ig.illness_drug")
     assert ig_check.once_daily_bar_on_a_once_daily_drug(kb, [bad])
     amoxicillin = kb.drugs["amoxicillin"].name.zh
-    fine = _asking(patient, 10, amoxicillin, f"不可以，{amoxicillin}不适合您，因为您说过：{said.zh}", "zh",
-                   "ig.illness_drug")
+    fine = _asking(
+        patient, 10, amoxicillin, f"不可以，{amoxicillin}不适合您，因为您说过：{said.zh}", "zh", "ig.illness_drug"
+    )
     assert not ig_check.once_daily_bar_on_a_once_daily_drug(kb, [fine])
 
 
@@ -98,8 +122,12 @@ def test_the_once_daily_courses_have_a_once_daily_formulation(kb):
     routines = [p.key for p in kb.preferences.values() if p.max_doses_per_day == 1 and not p.long_term_only]
     assert routines
     for routine in routines:
-        patient = Patient(age=40, sex="female", condition="knee_osteoarthritis",
-                          constraints=[Constraint("medication_preference", routine)])
+        patient = Patient(
+            age=40,
+            sex="female",
+            condition="knee_osteoarthritis",
+            constraints=[Constraint("medication_preference", routine)],
+        )
         for drug in ig_check.ONCE_DAILY_COURSES:
             result = verdict(kb, drug, patient, "course")
             assert result.is_allowed and result.formulation[1].frequency == "once_daily", (routine, drug)
