@@ -134,7 +134,9 @@ def test_the_once_daily_courses_have_a_once_daily_formulation(kb):
 
 
 def test_nifedipine_beside_amlodipine_is_a_no_that_names_amlodipine(kb):
-    # (the generator's side, seed 73 P0004 at checkpoint 50: "you already take amlodipine", in both languages)
+    # (the generator's side, seed 73 P0004: "you already take amlodipine", in both languages, at every checkpoint that
+    # asks about nifedipine while amlodipine is taken; which checkpoints do moves with the simulator: 50 on main, 40
+    # and 60 once s13-clinical's visit rules had changed the year)
     import random
 
     from medmemorybench.questions.facts import FactFinder
@@ -146,6 +148,7 @@ def test_nifedipine_beside_amlodipine_is_a_no_that_names_amlodipine(kb):
     for lang, no in (("en", "No, you already take amlodipine"), ("zh", "不可以，您已经在吃氨氯地平")):
         finder = FactFinder(kb, year, load_phrasing(lang), load_templates(lang), {})
         name = finder.drug("nifedipine_er")
-        drafts = [d for d in ig.make(finder, 50, random.Random(0)) if d.fields.get("drug") == name]
+        drafts = [d for checkpoint in range(10, 101, 10) if "amlodipine" in finder.patient_at(checkpoint).taking
+                  for d in ig.make(finder, checkpoint, random.Random(0)) if d.fields.get("drug") == name]
         assert drafts and all(d.answer.startswith(no) for d in drafts), [d.answer for d in drafts]
         assert all([f.text for f in d.facts if f.group == "reason"] == [finder.drug("amlodipine")] for d in drafts)
