@@ -139,7 +139,6 @@ class CohortPrior:
                 dropped.add(q.query_id)
         return dropped
 
-
     def leaning(self, questions: list[Question]) -> set[str]:
         """The query ids to leave out so that the cohort's yes and no IG answers lean no further than `COHORT_LEAD`:
         questions on the commoner answer where that answer leads its stratum of one patient (what the patient's other
@@ -154,8 +153,11 @@ class CohortPrior:
         commoner, other = ("no", "yes") if gap > 0 else ("yes", "no")
         # (per stratum of a patient where the commoner answer leads: its questions, and how many it leads by)
         leads: list[tuple[list[Question], int]] = []
-        for persona in sorted({q.persona_id for q in questions}):
-            items = [(q, _named_text(q, q.question)) for q in questions if q.persona_id == persona]  # type: ignore[arg-type]
+        by_patient: dict[str, list[Question]] = {}
+        for q in questions:
+            by_patient.setdefault(q.persona_id, []).append(q)
+        for patient in by_patient.values():
+            items = [(q, _named_text(q, q.question)) for q in patient]  # type: ignore[arg-type]
             strata: dict[tuple[str, ...], dict[str, list[Question]]] = {}
             for position, (q, _) in enumerate(items):
                 if q.query_type == "IG" and (side := _polarity(q)):
