@@ -511,8 +511,8 @@ class FactFinder:
         """A drug the patient takes after the checkpoint that does the asked drug's job (`KnowledgeBase.therapy_group`:
         amlodipine for nifedipine, an ACE inhibitor for an ARB), None if none: a second of a kind is no option and no
         addition, whatever else allows it (drug_classes.yaml; STOPP v2 A3). IG and MQ ask it alike."""
-        if not self.upto(checkpoint):
-            return None
+        if not self.upto(checkpoint) or not self.kb.classes[self.kb.drugs[drug].drug_class].same_job:
+            return None  # (calcium carbonate is no second ferrous sulfate: `DrugClass.same_job`)
         group = self.kb.therapy_group(drug)
         return next((d for d in sorted(self.patient_at(checkpoint).taking)
                      if d != drug and self.kb.therapy_group(d) == group), None)

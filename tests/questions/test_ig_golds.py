@@ -152,3 +152,19 @@ def test_nifedipine_beside_amlodipine_is_a_no_that_names_amlodipine(kb):
                   for d in ig.make(finder, checkpoint, random.Random(0)) if d.fields.get("drug") == name]
         assert drafts and all(d.answer.startswith(no) for d in drafts), [d.answer for d in drafts]
         assert all([f.text for f in d.facts if f.group == "reason"] == [finder.drug("amlodipine")] for d in drafts)
+
+
+def test_a_supplement_of_another_job_is_no_second_of_its_kind(kb):
+    # (c26h's review: iron and calcium share the mineral-supplement class, so the same-kind rule would have told a
+    # patient on ferrous sulfate that calcium carbonate "does the same job"; `DrugClass.same_job` false says not)
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.render.templates import load_templates
+
+    assert kb.drugs["ferrous_sulfate"].drug_class == kb.drugs["calcium_carbonate"].drug_class
+    for drug, asked, same in (("ferrous_sulfate", "calcium_carbonate", None), ("amlodipine", "nifedipine_er",
+                                                                                "amlodipine")):
+        year, checkpoint = _started(kb, simulate_patient(kb, 73, 0), drug)
+        finder = FactFinder(kb, year, load_phrasing("en"), load_templates("en"), {})
+        assert drug in finder.patient_at(checkpoint).taking
+        assert finder.same_kind_taken(asked, checkpoint) == same, (drug, asked)
