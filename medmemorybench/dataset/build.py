@@ -158,7 +158,8 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
     asked, as `build_dataset`'s).
 
     The cohort prior thins each drug's commoner answer by coin (`questions.cohort`), and then evens the drugs whose
-    asked answers still lean beyond a fair coin's (`CohortPrior.lopsided`); a draw can still, by chance,
+    asked answers still lean beyond a fair coin's (`CohortPrior.lopsided`), and the yes and no answers of all drugs
+    together where they lean over the cohort (`CohortPrior.leaning`); a draw can still, by chance,
     leave the other patients' answers for a drug (or their opposite) predicting a patient's beyond the audit's
     bar over the whole cohort, or leave a patient's own other questions predicting an IG answer (the drug named in
     an SUA question: it is taken, so "yes") beyond the `question_only` bar. The published questions must not hold
@@ -179,6 +180,7 @@ def cohort_questions(kb: KnowledgeBase, rendered: list[tuple[CareYear, Rendered]
         keys = {text_of(drug.name, language): key for key, drug in kb.drugs.items()}  # (coins keyed by the drug)
         asked = [q for build in builds for q in build[language].questions]
         builds = _without(builds, prior.lopsided(asked, lambda name, keys=keys: keys.get(name, name)))
+        builds = _without(builds, prior.leaning([q for build in builds for q in build[language].questions]))
         first = [q.model_dump() for build in builds for q in build[language].questions]
         probes = cohort_prior_probe(first, language) + [r for r in question_only(first, language) if r.scope == "IG"]
         if all(r.passed for r in probes):

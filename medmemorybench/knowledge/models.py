@@ -470,6 +470,10 @@ class DrugClass(_Record):
     group: str | None = None
     """Therapeutic group: drugs of classes in one group are not taken together (a selective and a non-selective
     beta-blocker; an ACE inhibitor and an ARB). None: the class is its own group."""
+    same_job: bool = True
+    """Whether its drugs do one job, so that a second beside one taken is a duplicate (amlodipine and nifedipine).
+    False for a class that gathers what replaces different things (iron, calcium and potassium are all mineral
+    supplements): calcium carbonate does not do ferrous sulfate's job, and no gold may say so."""
 
 
 class DoseSpec(_Record):

@@ -13,7 +13,7 @@ The rulings count what a patient *could* be asked; the questions asked lean by o
 "may I carry on?", a short course "should I still take it?", a remedy once a bar is disclosed). In a cohort of a
 few dozen that leaning is noise; in 1,000 patients it is a prior (fluticasone nasal spray "no" 401 times in 401,
 ezetimibe "yes" 109 in 109). `CohortPrior.lopsided` then evens, by the same coins, the drugs whose asked answers
-lean further than a fair coin would.
+lean further than a fair coin would, and `CohortPrior.leaning` the yes and no answers of all drugs together.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import FactFinder
 from medmemorybench.questions.models import Question
 from medmemorybench.simulate.rng import rng_for
@@ -42,6 +43,14 @@ MIN_MINORITY = 0.15
 """A drug whose rarer answer is below this share of the cohort's patients is not asked about: thinning its commoner
 answer would leave almost nothing, and what is left would lean on the few patients who do get the rare one (0.25
 was tried: the audit's cohort-prior probe is no lower, and it kept 5-15 fewer IG per 20 patients)."""
+
+
+COHORT_LEAD = 0.1
+"""How far the cohort's commoner IG answer (yes or no, all drugs together) may lead the other, as a share of both
+(`CohortPrior.leaning`). Each patient's strata may lead by `generate.TRIM_LEAD` either way, and a patient's only
+question on a trap category (a "no") is asked first and never trimmed: no patient's schedule sees that twenty others
+lead the same way, and over the cohort the leads add up (seed 3: 49 yes against 79 no). Half the balance test's bar
+(0.2), so that a draw of the coins is not what keeps it."""
 
 
 class CohortPrior:
@@ -73,7 +82,9 @@ class CohortPrior:
             for drug in finder.askable():
                 if drug in ever or finder.in_pool(drug, "abs"):
                     continue  # (never asked whether it may be given: the patient has had it, or it is asked as absent)
-                sides = {finder.ruling(drug, checkpoint, finder.asked_regimen(drug)).allowed
+                # (a drug of a kind the patient takes is a "no" whatever its ruling: IG's gold and MQ's options)
+                sides = {False if finder.same_kind_taken(drug, checkpoint) else
+                         finder.ruling(drug, checkpoint, finder.asked_regimen(drug)).allowed
                          for checkpoint in checkpoints} - {None}
                 for allowed in sides:  # (each answer the patient would get at some checkpoint, once)
                     prior.counts.setdefault(drug, Counter())[allowed] += 1
@@ -126,6 +137,50 @@ class CohortPrior:
                     continue
                 traps[(q.persona_id, q.trap_category)] -= 1
                 dropped.add(q.query_id)
+        return dropped
+
+    def leaning(self, questions: list[Question]) -> set[str]:
+        """The query ids to leave out so that the cohort's yes and no IG answers lean no further than `COHORT_LEAD`:
+        questions on the commoner answer where that answer leads its stratum of one patient (what the patient's other
+        questions name of the drug, as `generate._trim_unpaired` counts it), by a coin per question, at most the
+        stratum's lead from each; a patient's only question on a trap category stays."""
+        from medmemorybench.questions.generate import _named_text, _seen_in  # (generate imports this module)
+
+        counts = Counter(_polarity(q) for q in questions if q.query_type == "IG")
+        gap = counts["no"] - counts["yes"]
+        if abs(gap) <= COHORT_LEAD * (counts["yes"] + counts["no"]):
+            return set()
+        commoner, other = ("no", "yes") if gap > 0 else ("yes", "no")
+        # (per stratum of a patient where the commoner answer leads: its questions, and how many it leads by)
+        leads: list[tuple[list[Question], int]] = []
+        by_patient: dict[str, list[Question]] = {}
+        for q in questions:
+            by_patient.setdefault(q.persona_id, []).append(q)
+        for patient in by_patient.values():
+            items = [(q, _named_text(q, q.question)) for q in patient]  # type: ignore[arg-type]
+            strata: dict[tuple[str, ...], dict[str, list[Question]]] = {}
+            for position, (q, _) in enumerate(items):
+                if q.query_type == "IG" and (side := _polarity(q)):
+                    seen_in = _seen_in(normalize_text(q.subject or ""), items, skip=position)  # type: ignore[arg-type]
+                    strata.setdefault(seen_in, {"yes": [], "no": []})[side].append(q)
+            leads += [(sides[commoner], len(sides[commoner]) - len(sides[other])) for sides in strata.values()
+                      if len(sides[commoner]) > len(sides[other])]
+        salt = "questions/cohort/leaning" + (f"/draw{self.draw}" if self.draw else "")
+        order = sorted(((q, n) for n, (stratum, _) in enumerate(leads) for q in stratum),
+                       key=lambda pair: rng_for(self.seed, pair[0].persona_id, f"{salt}/{pair[0].query_id}").random())
+        room = [lead for _, lead in leads]
+        traps = Counter((q.persona_id, q.trap_category) for q in questions if q.trap_category)
+        left, rarer = counts[commoner], counts[other]
+        dropped: set[str] = set()
+        for q, stratum in order:
+            if left - rarer <= COHORT_LEAD * (left + rarer):
+                break
+            if not room[stratum] or (q.trap_category and traps[(q.persona_id, q.trap_category)] == 1):
+                continue  # (a stratum evened; the only question testing a trap category stays)
+            dropped.add(q.query_id)
+            room[stratum] -= 1
+            traps[(q.persona_id, q.trap_category)] -= 1
+            left -= 1
         return dropped
 
 

@@ -507,6 +507,16 @@ class FactFinder:
         """Whether some care step that gives the drug applies to the patient after the checkpoint (`step_applies`)."""
         return any(drug in step.drug_keys and self.step_applies(step, checkpoint) for step in self.condition.care_path)
 
+    def same_kind_taken(self, drug: str, checkpoint: int) -> str | None:
+        """A drug the patient takes after the checkpoint that does the asked drug's job (`KnowledgeBase.therapy_group`:
+        amlodipine for nifedipine, an ACE inhibitor for an ARB), None if none: a second of a kind is no option and no
+        addition, whatever else allows it (drug_classes.yaml; STOPP v2 A3). IG and MQ ask it alike."""
+        if not self.upto(checkpoint) or not self.kb.classes[self.kb.drugs[drug].drug_class].same_job:
+            return None  # (calcium carbonate is no second ferrous sulfate: `DrugClass.same_job`)
+        group = self.kb.therapy_group(drug)
+        return next((d for d in sorted(self.patient_at(checkpoint).taking)
+                     if d != drug and self.kb.therapy_group(d) == group), None)
+
     def ruling(self, drug: str, checkpoint: int, regimen: str | None = None) -> Ruling:
         """Whether the drug may be given after the checkpoint, and what bars it (cached: IG and MQ ask the same)."""
         key = (drug, checkpoint, regimen)

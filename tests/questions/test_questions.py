@@ -175,12 +175,16 @@ def test_mcd_asks_why_the_patient_came_back_after_the_first_treatment(patients):
 
 
 def test_ig_questions_carry_the_common_wrong_answer(patients):
+    from medmemorybench.questions.phrasing import load_phrasing
+
+    same_kind = load_phrasing("en").answer("ig", "same_kind").partition("{")[0]  # "No, you already take "
     for patient in patients:
         for q in (q for q in patient.questions if q.query_type == "IG"):
             assert q.common_wrong_answer
             # (a question on what a drug taken bars, or on a hypothetical course, names no trap category)
             assert q.trap_category or q.template in ("ig.take_now", "ig.dispensed_dose", "ig.over_the_counter",
-                                                     "ig.illness_drug", "ig.other_condition")
+                                                     "ig.illness_drug", "ig.other_condition") \
+                or q.answer.startswith(same_kind)
 
 
 def test_question_ids_are_unique(patients):

@@ -52,9 +52,13 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
                                     common_wrong_answer=finder.say("ig", "wrong_yes", **fields), facts=facts))
             for safe in steps[forbidden.step].drug_keys:
                 # (yes only when nothing bars or qualifies it on the day: a drug taken since may combine with it
-                # only with care, as escitalopram with rasagiline)
-                if safe != drug and safe not in ever and finder.in_pool(safe, "shared") \
-                        and finder.ruling(safe, checkpoint).allowed:
+                # only with care, as escitalopram with rasagiline; no when one of its kind is taken already)
+                if safe == drug or safe in ever or not finder.in_pool(safe, "shared"):
+                    continue
+                fields = {"drug": finder.drug(safe), "purpose": finder.step_purpose(forbidden.step)}
+                if (taken := finder.same_kind_taken(safe, checkpoint)) is not None:
+                    drafts += _same_kind(finder, safe, taken, checkpoint, "ig.drug_suggestion", fields, "suggest")
+                elif finder.ruling(safe, checkpoint).allowed:
                     drafts.append(_suitable(finder, safe, forbidden.step, trap, event, detail))
         if trap.category == "medication_preference":
             drafts.append(Draft("IG", "ig.preference", {"condition_lay": finder.condition_lay()},
@@ -84,15 +88,32 @@ def _suitable(finder: FactFinder, drug: str, step: str, trap: Trap, event: Event
                  facts=[finder.polarity_fact("yes")])
 
 
+def _same_kind(finder: FactFinder, drug: str, taken: str, checkpoint: int, template: str, fields: dict[str, str],
+               kind: str) -> list[Draft]:
+    """No for a drug that does the job of one the patient takes (`FactFinder.same_kind_taken`): "you already take
+    amlodipine, which does what nifedipine would", with the visit that started it (none where the record never
+    told it)."""
+    told = [e for e, f in finder.facts(checkpoint, MedicationFact) if f.drug == taken][:1]  # type: ignore[union-attr]
+    told = told or [e for t, e in finder.disclosed(checkpoint) if t.option == taken][:1]
+    if not told:
+        return []
+    name, other = finder.drug(drug), finder.drug(taken)
+    group = finder.t(finder.kb.classes[finder.kb.drugs[taken].drug_class].name)
+    answer = finder.say("ig", "same_kind", drug=name, taken=other, kind=group)
+    return [Draft("IG", template, fields, answer, told, [other], f"ig:{drug}", kind=f"{kind}:no",
+                  common_wrong_answer=finder.say("ig", "wrong_yes_plain", drug=name),
+                  facts=[finder.polarity_fact("no"), finder.drug_fact(taken, group="reason")])]
+
+
 def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
     """May the patient take a drug for a passing complaint: a common remedy they might reach for (`answers.otc_use`)
     or a course for an acute illness they could catch (`intercurrent.yaml`, the illnesses their sex and age allow)?
     (Not the drugs of diseases the patient does not have: "say I one day had polycystic kidneys ..." is no question a
     patient asks.)
-    No when a disclosed fact or a drug they take now bars it (each named once), yes when no rule bars or qualifies it
-    (no caution, no dose cap). A drug barred only by other rules (age, kidney function) is left out: the year's
-    records do not always state what decides them. The fact key is the drug's, as in `make`: a drug is asked about
-    once, whatever for."""
+    No when a disclosed fact or a drug they take now bars it (each named once), or when they take one of its kind
+    (`_same_kind`), yes when no rule bars or qualifies it (no caution, no dose cap). A drug barred only by other rules
+    (age, kidney function) is left out: the year's records do not always state what decides them. The fact key is the
+    drug's, as in `make`: a drug is asked about once, whatever for."""
     upto = finder.upto(checkpoint)
     if not upto:
         return []
@@ -113,7 +134,9 @@ def _remedies(finder: FactFinder, checkpoint: int) -> list[Draft]:
             continue
         kind = template.removeprefix("ig.")
         ruling = finder.ruling(drug, checkpoint, regimen)
-        if ruling.allowed is False:
+        if (taken := finder.same_kind_taken(drug, checkpoint)) is not None:
+            drafts += _same_kind(finder, drug, taken, checkpoint, template, fields, kind)
+        elif ruling.allowed is False:
             evidence, key = finder.barred_evidence(ruling, checkpoint)
             answer = finder.say("ig", "barred", drug=fields["drug"], reasons=finder.barred_reasons(ruling, checkpoint))
             drafts.append(Draft("IG", template, fields, answer, evidence, [key], f"ig:{drug}", kind=f"{kind}:no",

@@ -71,15 +71,13 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
     ever = finder.ever_given()
     guideline = {d for s in finder.condition.care_path for d in s.drug_keys}  # options are for the condition
     pool = sorted(d for d in finder.pools if finder.in_pool(d, "shared") and d not in ever and d in guideline)
-    # right: indicated for this patient now, of no class they already take (a second beta-blocker is no option),
-    # and no rule bars it on the day (a drug the persona allows may have been barred since by a fall in kidney
-    # function or a drug started); the cohort prior thins the options where the pools allow
-    taken_classes = {finder.kb.drugs[d].drug_class for d in finder.patient_at(checkpoint).taking} \
-        if finder.upto(checkpoint) else set()
+    # right: indicated for this patient now, of no kind they already take (a second beta-blocker is no option,
+    # `FactFinder.same_kind_taken`), and no rule bars it on the day (a drug the persona allows may have been barred
+    # since by a fall in kidney function or a drug started); the cohort prior thins the options where the pools allow
     budget = next((t.fact.monthly_budget_usd for t, _ in finder.disclosed(checkpoint)
                    if t.category == "lifestyle_economic"), None)
     # (under a budget the patient told, a right option is plainly cheap: the records never say what a drug costs)
-    safe = [d for d in pool if finder.indicated(d, checkpoint) and finder.kb.drugs[d].drug_class not in taken_classes
+    safe = [d for d in pool if finder.indicated(d, checkpoint) and finder.same_kind_taken(d, checkpoint) is None
             and finder.ruling(d, checkpoint).permitted
             and (budget is None or finder.kb.drugs[d].monthly_cost_usd <= CHEAP_USD)]
     for trap, event in finder.disclosed(checkpoint):
