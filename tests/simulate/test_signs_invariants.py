@@ -16,8 +16,14 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
-from tests.simulate.clinical import check, first_event, with_event_facts
-from tests.simulate.signs_check import ckd_progression_violations, cough_violations, hf_weight_violations
+from tests.simulate.clinical import check, days_between, first_event, with_event_facts
+from tests.simulate.signs_check import (
+    WEIGHT_GAIN_DAYS,
+    WEIGHT_GAIN_KG,
+    ckd_progression_violations,
+    cough_violations,
+    hf_weight_violations,
+)
 
 
 def test_hf_weight_gain_acted_on_a_gain_past_2_kg_in_a_week_is_remarked_and_answered(kb, years):
@@ -26,16 +32,28 @@ def test_hf_weight_gain_acted_on_a_gain_past_2_kg_in_a_week_is_remarked_and_answ
 
 def test_an_unremarked_heart_failure_weight_gain_is_caught(kb, years):
     """The visit as main wrote it: the weight read out, no sign, the diuretic continued unchanged (or not at all)."""
-    year, event = first_event(
-        years,
-        lambda e: (
-            any(
-                isinstance(f, MedicationFact) and f.reason == "symptom:weight_gain_fluid" and f.action == "increase"
-                for f in e.facts
-            )
-            and not any(isinstance(f, SymptomFact) and f.symptom == "orthopnoea" for f in e.facts)
-        ),
+    # (a visit whose weighed gain the alarm answered, not one where the patient told of it without a gain in the
+    # week the check can read; after the merged seed-61 rules the first answered visit was a told one)
+    def gained(year, event) -> bool:  # noqa: ANN001
+        weight = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == "weight"), None)
+        week = [e for e in year.events[: event.index - 1] if days_between(e.date, event.date) <= WEIGHT_GAIN_DAYS]
+        recent = [f.value for e in week for f in e.facts if isinstance(f, LabFact) and f.lab == "weight"]
+        return weight is not None and bool(recent) and weight - min(recent) > WEIGHT_GAIN_KG
+
+    found = next(
+        ((year, event)
+        for year in years
+        for event in year.events
+        if any(
+            isinstance(f, MedicationFact) and f.reason == "symptom:weight_gain_fluid" and f.action == "increase"
+            for f in event.facts
+        )
+        and not any(isinstance(f, SymptomFact) and f.symptom == "orthopnoea" for f in event.facts)
+        and gained(year, event)),
+        None,
     )
+    assert found, "no weighed gain answered among the 1,000 patients: the crafted violation has nothing to start from"
+    year, event = found
     assert not hf_weight_violations(kb, year)
     bare = [
         f.model_copy(update={"action": "continue", "reason": "unchanged"}) if isinstance(f, MedicationFact) else f
