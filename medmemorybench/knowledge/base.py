@@ -98,6 +98,11 @@ class KnowledgeBase:
         return {key: tuple(sorted(keys)) for key, keys in by_moiety.items()}
 
     @cached_property
+    def rule_labs(self) -> frozenset[str]:
+        """Labs a patient rule reads a result of (`RuleWhen.lab_below`)."""
+        return frozenset(lab for rule in self.patient_rules for lab in rule.when.lab_below)
+
+    @cached_property
     def drugs_by_class(self) -> dict[str, tuple[str, ...]]:
         """Drug keys of each class."""
         by_class: dict[str, list[str]] = {}

@@ -238,6 +238,15 @@ class LabGoal(_Record):
     """The guideline that sets it."""
 
 
+class PopulationBand(_Record):
+    """A share of people whose inherited value of a lab lies in a band (TPMT: intermediate activity, about 1 in 10)."""
+
+    range: tuple[float, float]
+    """Values drawn in it."""
+    share: float = Field(gt=0, le=1)
+    """Share of people in it."""
+
+
 class Lab(_Record):
     """A lab test or vital sign that can be measured and remembered."""
 
@@ -299,6 +308,12 @@ class Lab(_Record):
     day_to_day: DayToDay | None = None
     """(Body weight.) How far a reading taken within a few days of the one before can stray from it beyond what the
     body truly did: a reading's noise is not independent of yesterday's."""
+    population: list[PopulationBand] = Field(default_factory=list)
+    """(An inherited level.) The bands a patient's own value is drawn from, by their shares (summing to 1); empty:
+    drawn inside the reference range."""
+    known_from: list[str] = Field(default_factory=list)
+    """History-condition keys whose patients' result is known without the test (HBsAg in a hepatitis B carrier):
+    a screen before a drug (`StartChecks.once`) does not take it for them."""
     source: str
     """Where the reference range comes from."""
 
@@ -640,6 +655,9 @@ class Monitoring(_Record):
     """Days within which the lab is checked again after anything that moves it: the drug started or its dose
     changed, an interacting drug started, missed doses, an acute illness or an adverse event, or a result outside
     `on_treatment` (warfarin: INR within 3-5 days; lithium: a level after 1 week). None: only every `every_days`."""
+    recheck_until_days: int | None = Field(default=None, ge=1)
+    """After a start, each recheck taken books the next one `recheck_days` on, while that one falls within this
+    many days of the start (azathioprine: the count and liver tests weekly for the first 4 weeks, BNF)."""
     source: str
     """Label or guideline."""
 
@@ -667,7 +685,11 @@ class StartChecks(_Record):
     recovered)."""
 
     once: list[str] = Field(min_length=1)
-    """Lab keys measured before the first start (taken that day where none is on record)."""
+    """Lab keys measured before the first start (taken that day where none is on record): TPMT, and the screen
+    before immunosuppression (hepatitis B and C, chickenpox immunity; BSG 2019, ECCO 2021)."""
+    course_days_over: int | None = Field(default=None, ge=1)
+    """For a drug also given as a short course: only a course longer than this (or a long-term start) waits for
+    the checks (prednisolone: a course over two weeks is immunosuppressive, a five-day burst is not; ECCO 2021)."""
     not_low: list[str] = Field(default_factory=list)
     """Lab keys measured the day it starts (or within their shortest interval before) and at or above their
     `harm_below`: the start waits for a count that can be repeated, and for one that has recovered."""
@@ -1158,6 +1180,9 @@ class RuleWhen(_Record):
     """Condition or history-condition keys: it applies to a patient with any of them."""
     risk_factors: RiskFactors | None = None
     """Risk factors it applies at, counted (`RiskFactors.at_least`)."""
+    lab_below: dict[str, float] = Field(default_factory=dict)
+    """Lab key -> level: it applies once a result of that lab below the level is on record (TPMT activity: an
+    intermediate activity halves a thiopurine's dose, an absent one bars it; CPIC 2018)."""
 
 
 class PatientRule(_Record):

@@ -55,6 +55,13 @@ def _check_labs(kb: KnowledgeBase, errors: list[str]) -> None:
         ):
             _within(where, "reference", lab.reference, lab.plausible, errors)
         _check_part_of(where, lab, kb, errors)
+        if lab.population and abs(sum(band.share for band in lab.population) - 1) > 1e-9:
+            errors.append(f"{where}: population: the shares do not sum to 1")
+        for band in lab.population:
+            if _check_range(where, "population", band.range, errors):
+                _within(where, "population", band.range, lab.plausible, errors)
+        errors += [f"{where}: known_from: unknown history condition '{key}'" for key in lab.known_from
+                   if key not in kb.history_conditions]
         if lab.without_drug is not None and not lab.plausible[0] <= lab.without_drug <= lab.plausible[1]:
             errors.append(f"{where}: without_drug: outside the plausible range")
         if lab.decline is not None and lab.decline.advice not in kb.advice:
@@ -221,6 +228,8 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
         for monitored_lab in drug.monitoring:
             if monitored_lab.lab not in kb.labs:
                 errors.append(f"{where}: monitoring: unknown lab '{monitored_lab.lab}'")
+            if monitored_lab.recheck_until_days is not None and monitored_lab.recheck_days is None:
+                errors.append(f"{where}: monitoring: {monitored_lab.lab}: recheck_until_days needs recheck_days")
         for partner in drug.co_prescribe:
             if partner not in kb.drugs:
                 errors.append(f"{where}: co_prescribe: unknown drug '{partner}'")
@@ -372,6 +381,7 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
         for key in rule.when.conditions:
             if key not in kb.conditions and key not in kb.history_conditions:
                 errors.append(f"{where}: when.conditions: unknown condition '{key}'")
+        errors += [f"{where}: when.lab_below: unknown lab '{lab}'" for lab in rule.when.lab_below if lab not in kb.labs]
         factors = rule.when.risk_factors
         if factors is not None:
             errors += [f"{where}: when.risk_factors.conditions: unknown condition '{key}'" for key in factors.conditions

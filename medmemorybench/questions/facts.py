@@ -451,7 +451,8 @@ class FactFinder:
 
     def patient_at(self, checkpoint: int) -> Patient:
         """The prescriber's view of the patient after the checkpoint's last visit: every trap fact, what they take and
-        what it costs a month, the latest kidney function, the complications and the harms drugs have done. A
+        what it costs a month, the latest kidney function and the results patient rules read (TPMT), the
+        complications and the harms drugs have done. A
         "yes, that is fine" gold needs all of it: a drug the persona alone allows may be barred by a fall in eGFR."""
         if checkpoint in self._patients:
             return self._patients[checkpoint]
@@ -466,7 +467,8 @@ class FactFinder:
         self._patients[checkpoint] = replace(
             self.patient, taking=taking, egfr=state.labs["egfr"].value if "egfr" in state.labs else None,
             complications=set(state.complications), toxicities=toxicities,
-            intolerant={f.drug for _, f in stopped_for_harm}, spending_usd=spending)  # type: ignore[union-attr]
+            intolerant={f.drug for _, f in stopped_for_harm}, spending_usd=spending,  # type: ignore[union-attr]
+            labs={lab: state.labs[lab].value for lab in self.kb.rule_labs if lab in state.labs})
         return self._patients[checkpoint]
 
     def state_at(self, checkpoint: int) -> PatientState:

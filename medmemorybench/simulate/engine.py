@@ -606,6 +606,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
             values[derived] = round(value, spec.decimals) if spec.decimals else float(round(value))
         if "egfr" in values:
             self.patient.egfr = values["egfr"]
+        self.patient.labs |= {lab: value for lab, value in values.items() if lab in self.kb.rule_labs}
         conditions = self.conditions_on_record([])
         return [LabFact(lab=lab, value=value, unit=self.kb.labs[lab].unit, target=(target := self.target_range(lab)),
                         goal=self.kb.labs[lab].goal_for(conditions) if target is None else None)

@@ -21,7 +21,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from medmemorybench.knowledge.models import NOISE_TRUNCATION, Condition, Lab
+from medmemorybench.knowledge.models import NOISE_TRUNCATION, Condition, Lab, PopulationBand
 from medmemorybench.simulate.formulas import RELATED, convert
 
 ROLE_SHARE = {"first_line": 0.6, "step_up": 0.3, "add_on": 0.2, "symptomatic": 0.5}
@@ -93,6 +93,16 @@ class _Course:
     onset: float
     untreated: float
     treated: float
+
+
+def _in_population(bands: list[PopulationBand], draw: float) -> float:
+    """The value a uniform `draw` in [0, 1) gives: the band its share falls in, and its place in that band."""
+    for band in bands:
+        if draw < band.share or band is bands[-1]:
+            low, high = band.range
+            return low + (high - low) * min(draw / band.share, 1.0)
+        draw -= band.share
+    raise AssertionError("no population bands")
 
 
 class LabModel:
@@ -226,6 +236,8 @@ class LabModel:
                 self.baselines[lab] = self.labs[lab].without_drug
             elif part is not None:  # (a part sits at its usual share of its total's value: neutrophils of the WBC)
                 self.baselines[lab] = self._baseline(part.total) * self.rng.uniform(*part.share)
+            elif self.labs[lab].population:  # (an inherited level: one draw picks the band and the value in it)
+                self.baselines[lab] = _in_population(self.labs[lab].population, self.rng.random())
             else:
                 low, high = self.labs[lab].reference
                 self.baselines[lab] = self.rng.uniform(low + (high - low) * 0.15, high - (high - low) * 0.15)

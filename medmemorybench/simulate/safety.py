@@ -60,6 +60,8 @@ class Patient:
     """What the long-term drugs being taken cost a month (a budget caps it; courses and one-offs are paid once)."""
     given_once: set[str] = field(default_factory=set)
     """One-off treatments already administered this year (not repeated)."""
+    labs: dict[str, float] = field(default_factory=dict)
+    """Latest measured value of each lab a patient rule reads (`RuleWhen.lab_below`: TPMT activity)."""
 
     @property
     def conditions(self) -> list[str]:
@@ -76,7 +78,7 @@ class Patient:
         """A copy with one more trap constraint."""
         return Patient(self.age, self.sex, self.condition, [*self.constraints, constraint], self.egfr,
                        set(self.taking), set(self.complications), set(self.toxicities), set(self.intolerant),
-                       self.spending_usd, set(self.given_once))
+                       self.spending_usd, set(self.given_once), dict(self.labs))
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,8 @@ def _rule_applies(kb: KnowledgeBase, rule, patient: Patient) -> bool:  # noqa: A
         return False
     if when.risk_factors is not None and risk_factor_count(kb, when.risk_factors, patient) < when.risk_factors.at_least:
         return False
+    if any(patient.labs.get(lab, below) >= below for lab, below in when.lab_below.items()):
+        return False  # (a result not yet measured binds nothing)
     return not when.conditions or any(c in when.conditions for c in patient.conditions)
 
 

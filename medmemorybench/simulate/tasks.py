@@ -144,7 +144,9 @@ class ClinicalTasks:
                         resume_on = self.day + rx.course_days + 1
                         self.add_task(Task("resume", resume_on, deadline=resume_on + 1, step=resumed_step,
                                            drug=running, trigger=event_id, reason=rx.drug))
-        facts += self.start_tests_due(rx.drug)
+        tests = self.start_tests_due(rx)
+        facts += tests
+        rx = self.dosed_on(rx, step, tests)
         facts += rx.facts(reason, indication)
         facts += self.start_warnings(rx.drug, facts)
         facts += self.caution_checks(rx)
@@ -188,16 +190,31 @@ class ClinicalTasks:
                 self.state.active[partner].partner_of = rx.drug
         return facts
 
-    def start_tests_due(self, drug: str) -> list[Fact]:
-        """The tests a drug is started on (`Drug.before_start`): the once-only one taken that day where it is not on
-        record (TPMT before the first thiopurine; CPIC 2018, BSG 2019), and the counts it must not start on low,
-        taken that day where they can be (a restart waits for them first, `start_counts_due`; a step-up the seed-33
-        cohort started with no count at all)."""
-        checks = self.kb.drugs[drug].before_start
+    def start_tests_due(self, rx: Prescription) -> list[Fact]:
+        """The tests a drug is started on (`Drug.before_start`): the once-only ones taken that day where they are not
+        on record (TPMT before the first thiopurine, CPIC 2018; hepatitis B and C and chickenpox immunity before
+        immunosuppression, BSG 2019, ECCO 2021), none a history already tells (`Lab.known_from`), and none before a
+        course no longer than `course_days_over`; and the counts it must not start on low, taken that day where they
+        can be (a restart waits for them first, `start_counts_due`; a step-up the seed-33 cohort started with no
+        count at all)."""
+        checks = self.kb.drugs[rx.drug].before_start
         if checks is None:
             return []
-        missing = [lab for lab in checks.once if lab not in self.labs.last_measured]
+        short = rx.regimen == "course" and checks.course_days_over is not None \
+            and (rx.course_days or 0) <= checks.course_days_over
+        missing = [] if short else [lab for lab in checks.once if lab not in self.labs.last_measured
+                                    and not set(self.kb.labs[lab].known_from) & set(self.patient.conditions)]
         return self.measure(missing, urgent=True) + self.measure(checks.not_low)
+
+    def dosed_on(self, rx: Prescription, step: CareStep | None, tests: list[Fact]) -> Prescription:
+        """The prescription again where a test taken for its start is one a patient rule reads (`RuleWhen.lab_below`):
+        TPMT activity below the range starts a thiopurine at half the dose under half the ceiling (CPIC 2018)."""
+        if not any(isinstance(f, LabFact) and f.lab in self.kb.rule_labs for f in tests):
+            return rx
+        again = prescribe(self.kb, rx.drug, self.refresh_patient(), step, avoided=rx.avoided)
+        # (an activity that bars the drug is not drawn, `Lab.population`: the start is already chosen by now)
+        assert again is not None, f"{rx.drug}: barred by a result taken for its own start"
+        return again
 
     def start_counts_due(self, drug: str) -> list[str] | None:
         """The counts a start of `drug` must not be low on (`StartChecks.not_low`) that can be taken today, or None
@@ -640,6 +657,8 @@ class ClinicalTasks:
                 self.state.tasks.remove(done)
         self.emit("lab_check", self.measure(list(dict.fromkeys(t.lab for t in due))), [], "last_lab")
         for done in due:
+            if done.reason == "recheck":
+                self.recheck_again_early(done)
             if done.drug not in self.state.active or done.reason == "recheck":
                 continue  # the result itself stopped it (lithium when the eGFR has fallen); a recheck is one-off
             jitter = self.rng.randint(0, MONITORING_JITTER_DAYS)  # a check is booked for a day that suits
@@ -727,7 +746,10 @@ class ClinicalTasks:
                and not self.reads_as_effect(t.lab, facts, triggers)]
         for task in due:
             self.state.tasks.remove(task)
-        return self.measure(list(dict.fromkeys(t.lab for t in due))) if due else []
+        measured = self.measure(list(dict.fromkeys(t.lab for t in due))) if due else []
+        for task in due:
+            self.recheck_again_early(task)
+        return measured
 
     def reads_as_effect(self, lab: str, facts: list[Fact], triggers: list[str | None]) -> bool:
         """Whether `lab` measured at this visit would be read as the effect of a change it follows up before the lab
@@ -743,6 +765,17 @@ class ClinicalTasks:
             if step is not None and lab in (*step.moves, *step.targets) and lapse.missed_days < needed:
                 return True
         return False
+
+    def recheck_again_early(self, task: Task) -> None:
+        """A recheck taken in a drug's first weeks books the next one while it falls inside them
+        (`Monitoring.recheck_until_days`: azathioprine's count and liver tests weekly for the first 4 weeks, BNF)."""
+        active = self.state.active.get(task.drug or "")
+        monitored = next((m for m in self.kb.drugs[task.drug].monitoring if m.lab == task.lab), None) \
+            if active is not None else None
+        if monitored is None or monitored.recheck_days is None or monitored.recheck_until_days is None:
+            return
+        if self.day + monitored.recheck_days <= active.started + monitored.recheck_until_days:
+            self._book_recheck(task.drug, task.lab, monitored.recheck_days)
 
     def _book_recheck(self, drug: str, lab: str, within: int) -> None:
         if any(t.kind == "monitor" and t.reason == "recheck" and t.drug == drug and t.lab == lab

@@ -236,17 +236,20 @@ def higher_dose_within_caps(kb: KnowledgeBase, year: CareYear, event: Event, fac
     egfr = latest_egfr(year, event)
     conditions = [year.persona.condition, *year.persona.histories]
     caps = [r.max_daily_dose for r in kb.patient_rules if r.level == "max_dose" and r.max_daily_dose is not None
-            and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
+            and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions, event=event)]
     per_day = DOSES_PER_DAY[fact.frequency]
     return any(d > fact.dose + 1e-9 and all(d * per_day <= cap + 1e-9 for cap in caps) for d in doses)
 
 
 def patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, conditions: list[str],
-                         factors: int = 0) -> bool:
-    """Whether a rule binds the patient (`factors`: how many of its risk factors they have, `risk_factors_of`)."""
+                         factors: int = 0, event: Event | None = None) -> bool:
+    """Whether a rule binds the patient (`factors`: how many of its risk factors they have, `risk_factors_of`; a rule
+    on a lab's result binds from the visit a result below its level is on record, up to and including `event`)."""
     when = rule.when
     persona = year.persona
-    return ((when.min_age is None or persona.age >= when.min_age)
+    labs = {lab: latest_value(year, event, lab) if event is not None else None for lab in when.lab_below}
+    return (all(value is not None and value < when.lab_below[lab] for lab, value in labs.items())
+            and (when.min_age is None or persona.age >= when.min_age)
             and (when.max_age is None or persona.age <= when.max_age)
             and (when.sex is None or persona.sex == when.sex)
             and (when.egfr_below is None or (egfr is not None and egfr < when.egfr_below))
@@ -255,9 +258,11 @@ def patient_rule_applies(rule: PatientRule, year: CareYear, egfr: float | None, 
 
 
 def rule_kind(rule: PatientRule) -> str:
-    """What a patient rule binds on: kidney function, a disease, sex, age, or risk factors counted."""
+    """What a patient rule binds on: a lab result (TPMT), kidney function, a disease, sex, age, or risk factors
+    counted."""
     when = rule.when
-    return "renal" if when.egfr_below is not None else "risk" if when.risk_factors is not None else \
+    return "lab" if when.lab_below else "renal" if when.egfr_below is not None else \
+        "risk" if when.risk_factors is not None else \
         "condition" if when.conditions else "sex" if when.sex is not None else "age"
 
 
@@ -305,7 +310,7 @@ def patient_rule_violations(kb: KnowledgeBase, year: CareYear, kind: str) -> lis
         egfr = latest_egfr(year, event)
         for rule in rules:
             if fact.drug not in kb.expand(rule.drugs) or not patient_rule_applies(
-                    rule, year, egfr, conditions, risk_factors_of(kb, rule, year, event)):
+                    rule, year, egfr, conditions, risk_factors_of(kb, rule, year, event), event):
                 continue
             if rule.release is not None and fact.release != rule.release:
                 continue  # (a rule on one form: the other is given under the cap)

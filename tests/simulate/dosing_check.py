@@ -43,7 +43,7 @@ def moiety_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
         for moiety in kb.drugs[fact.drug].releases:
             egfr = latest_egfr(year, event)
             rules = [r.key for r in kb.patient_rules if r.level == "avoid" and r.release is None
-                     and moiety in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
+                     and moiety in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions, event=event)]
             rules += [f"{r.history}" for r in kb.contraindications if r.level == "contraindicated"
                       and r.history in conditions and moiety in kb.expand([*r.classes, *r.drugs])]
             if rules:
@@ -62,7 +62,7 @@ def spacing_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             continue
         egfr = latest_egfr(year, event)
         binding = [r for r in kb.patient_rules if r.frequency is not None and fact.drug in kb.expand(r.drugs)
-                   and patient_rule_applies(r, year, egfr, conditions)]
+                   and patient_rule_applies(r, year, egfr, conditions, event=event)]
         strictest = min(binding, key=lambda r: DOSES_PER_DAY[r.frequency or ""], default=None)
         if strictest is not None and DOSES_PER_DAY[fact.frequency] > DOSES_PER_DAY[strictest.frequency or ""]:
             failures.append(fail("renal_frequency", year, event,
@@ -96,9 +96,9 @@ def indication_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             continue
         egfr = latest_egfr(year, event)
         caps = [r.max_daily_dose for r in kb.patient_rules if r.level == "max_dose" and r.max_daily_dose is not None
-                and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
+                and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions, event=event)]
         starts = [r.start_dose for r in kb.patient_rules if r.level == "start_dose" and r.start_dose is not None
-                  and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
+                  and fact.drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions, event=event)]
         per_day = DOSES_PER_DAY[fact.frequency] if fact.frequency != "once" else 1
         if (caps and wanted * per_day > min(caps) + 1e-9) or (starts and min(starts) < wanted):
             continue  # (a rule lowers it: `renal_rule` and `age_rule` read those)
@@ -126,7 +126,7 @@ def challenge_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             bars += [f"allergy:{a}" for a in allergies
                      if drug in kb.expand([*kb.allergy_groups[a].classes, *kb.allergy_groups[a].drugs])]
             bars += [f"rule:{r.key}" for r in kb.patient_rules if r.level == "avoid" and r.release is None
-                     and drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions)]
+                     and drug in kb.expand(r.drugs) and patient_rule_applies(r, year, egfr, conditions, event=event)]
             if bars:
                 failures.append(fail("test_dose_allowed", year, event,
                                      f"{fact.test} gives {drug}, barred by {', '.join(bars)}"))

@@ -264,8 +264,8 @@ def start_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                 continue
             egfr = latest_egfr(year, event)
             for rule in rules:
-                if patient_rule_applies(rule, year, egfr, conditions) and fact.drug in kb.expand(rule.drugs) \
-                        and fact.dose > rule.start_dose + 1e-9:  # type: ignore[operator]
+                if patient_rule_applies(rule, year, egfr, conditions, event=event) \
+                        and fact.drug in kb.expand(rule.drugs) and fact.dose > rule.start_dose + 1e-9:  # type: ignore[operator]
                     out.append(fail("start_dose_rule", year, event, f"{fact.drug} started at {fact.dose} {fact.unit} "
                                     f"at age {year.persona.age}, eGFR {egfr} (rule:{rule.key}: {rule.start_dose})"))
     return out

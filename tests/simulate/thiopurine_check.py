@@ -11,15 +11,20 @@ never the engine's state. The rules (their names as `docs/simulation.md` lists t
   took down that no repeat has shown recovered).
 - `thiopurine_counts_after_change`: after a thiopurine's start or dose change the white count and the ALT are taken
   again within a week, or at the first visit after it (no blood is taken between visits), plus the lab's shortest
-  measuring interval where a result was just taken (BNF: FBC weekly for the first 4 weeks; BSG 2019: FBC and LFT after
-  each change). The three-monthly ceiling after that is `monitoring_due` (`monitoring_check.py`).
+  measuring interval where a result was just taken (BSG 2019: FBC and LFT after each change); after a start, again
+  within a week of each of those while the next falls inside the first 4 weeks (BNF azathioprine: FBC and LFT weekly
+  for the first 4 weeks). The three-monthly ceiling after that is `monitoring_due` (`monitoring_check.py`).
+- `thiopurine_dosed_on_tpmt`: with a TPMT activity on record below the normal range (intermediate) a thiopurine is
+  started at no more than half its usual starting dose and never given above half its usual ceiling a day; with one
+  below the intermediate range (absent) it is not given at all (CPIC 2018; BSG 2019; BNF).
 """
 
 from __future__ import annotations
 
 from medmemorybench.knowledge.base import KnowledgeBase
+from medmemorybench.knowledge.models import DOSES_PER_DAY
 from medmemorybench.simulate.models import CareYear, Event, LabFact, MedicationFact
-from tests.simulate.clinical import days_between, fail
+from tests.simulate.clinical import days_between, fail, given, latest_value
 from tests.simulate.monitoring_check import _check_by, _interval, taking_spans
 
 THIOPURINE_ATC = ("L04AX01", "L01BB02", "L01BB03")
@@ -33,6 +38,13 @@ COUNT_FRESH_DAYS = 7
 AFTER_CHANGE = (WBC, "alt")
 RECHECK_DAYS = 7
 """BNF: weekly in the first month, and after each dose change."""
+WEEKLY_DAYS = 28
+"""BNF azathioprine: FBC and LFT weekly for the first 4 weeks after the start."""
+TPMT_NORMAL_FROM = 15.1
+"""Mayo Clinic Laboratories TPMT: normal activity 15.1-26.4 U/mL RBC, intermediate 6.3-15.0, low below 6.3."""
+TPMT_ABSENT_BELOW = 6.3
+REDUCED_SHARE = 0.5
+"""CPIC 2018: intermediate activity, 30-80 % of the normal dose; BSG 2019: half the dose."""
 
 
 def _is_thiopurine(kb: KnowledgeBase, drug: str) -> bool:
@@ -92,21 +104,53 @@ def counts_after_change_violations(kb: KnowledgeBase, year: CareYear) -> list[st
             ):
                 continue
             for lab in AFTER_CHANGE:
-                last_day = _check_by(year, event.date, RECHECK_DAYS, _interval(kb, lab))
-                if last_day is None:
-                    continue  # (the year ends before the check falls due)
-                window = days_between(event.date, last_day)
-                ends = [end for start, end in spans.get(fact.drug, []) if start <= event.date]
-                if ends and ends[-1] is not None and ends[-1] <= last_day:
-                    continue  # (stopped before its check was due)
-                measured = [e for e in year.events for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
-                if not any(0 < days_between(event.date, e.date) <= window for e in measured):
-                    out.append(
-                        fail(
-                            "thiopurine_counts_after_change",
-                            year,
-                            event,
-                            f"{fact.action} {fact.drug}: no {lab} by {last_day} ({window} days)",
-                        )
-                    )
+                missed = _missed_recheck(kb, year, event, fact, lab, spans.get(fact.drug, []))
+                if missed is not None:
+                    out.append(fail("thiopurine_counts_after_change", year, event, missed))
+    return out
+
+
+def _missed_recheck(kb: KnowledgeBase, year: CareYear, event: Event, fact: MedicationFact, lab: str,
+                    spans: list[tuple[str, str | None]]) -> str | None:
+    """The recheck of `lab` the change at `event` lacks (after a start, each week's through the first 4), or None."""
+    measured = [e for e in year.events for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
+    ends = [end for start, end in spans if start <= event.date]
+    anchor = event.date
+    while True:
+        last_day = _check_by(year, anchor, RECHECK_DAYS, _interval(kb, lab))
+        if last_day is None:
+            return None  # (the year ends before the check falls due)
+        if ends and ends[-1] is not None and ends[-1] <= last_day:
+            return None  # (stopped before its check was due)
+        window = days_between(anchor, last_day)
+        taken = [e for e in measured if 0 < days_between(anchor, e.date) <= window]
+        if not taken:
+            since = "" if anchor == event.date else f" after the one on {anchor}"
+            return f"{fact.action} {fact.drug}: no {lab} by {last_day} ({window} days{since})"
+        anchor = taken[0].date
+        if fact.action != "start" or days_between(event.date, anchor) + RECHECK_DAYS > WEEKLY_DAYS:
+            return None
+
+
+def dosed_on_tpmt_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`thiopurine_dosed_on_tpmt`."""
+    out = []
+    for event, fact in given(year):
+        if not _is_thiopurine(kb, fact.drug) or fact.reason == "long_term":
+            continue
+        tpmt = latest_value(year, event, TPMT)
+        if tpmt is None or tpmt >= TPMT_NORMAL_FROM:
+            continue
+        dose = kb.drugs[fact.drug].dose
+        start, ceiling = dose.start * REDUCED_SHARE, dose.max * REDUCED_SHARE
+        given_as = f"{fact.drug} {fact.dose:g} {fact.unit} {fact.frequency} ({fact.action}) with a TPMT of {tpmt:g}"
+        if tpmt < TPMT_ABSENT_BELOW:
+            detail = f"{given_as}: absent activity, none at all"
+        elif fact.action == "start" and fact.dose > start + 1e-9:
+            detail = f"{given_as}: started above half the usual start, {start:g}"
+        elif fact.dose * DOSES_PER_DAY[fact.frequency] > ceiling + 1e-9:
+            detail = f"{given_as}: above half the usual ceiling, {ceiling:g} a day"
+        else:
+            continue
+        out.append(fail("thiopurine_dosed_on_tpmt", year, event, detail))
     return out
