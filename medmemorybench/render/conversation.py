@@ -104,7 +104,8 @@ def _next_bucket(days: int | None) -> str:
 
 
 UNTRUE_TALK = {
-    "work": {"en": r"\b(?:at|from|off|to|for) work\b|\b[Ww]ork(?:'s| is| as| makes| gets| has|, mostly)\b|\bMostly work"
+    "work": {"en": r"\b(?:at|from|off|to|for|of|tell|affecting|your|my)\]? work\b|\bcan't work like"
+                   r"|\b[Ww]ork(?:'s| is| as| makes| gets| got| has| takes| keeps|, mostly)\b|\bMostly work"
                    r"|lunch break|\b(?:my|your|night|early|late|long) shifts?\b|shift work|\bboss\b"
                    r"|\b(?:my|your) job\b|\{occupation\}|office|colleague",
              "zh": r"上班|下班|午休|倒班|轮班|单位|老板|同事|工作|\{occupation\}"},
@@ -121,7 +122,8 @@ UNTRUE_TALK = {
     "helper": {"en": r"\{helper", "zh": r"\{helper"},
     "housemate": {"en": r"\{housemate", "zh": r"\{housemate"},
 }
-"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient), a boss (not
+"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient: "Is it getting
+in the way of work?", "What do I tell work?", the seed-73 read), a boss (not
 by a farmer or a restaurant owner: the seed-53 read) and shifts (not where the job has none), needles taken calmly
 (not said by one whose trap is a needle phobia: the fact is never contradicted later), family the patient does not
 have (a husband for a man whose family has a wife, a partner for one who lives alone, a daughter where there is none:
@@ -522,7 +524,7 @@ class SessionRenderer:
     def _trend(self, event: Event, fact: LabFact) -> tuple[str, Day] | None:
         """How a result moved since the previous reading of that lab, and how to name that reading: the direction of
         the values as the sessions show them (rounded to the lab's decimals; equal shown values are "same") with the
-        size of the change (`trend_size`: "up_slight", "up", "up_marked"), and the
+        size of the change against the range it is judged by (`trend_size`: "up_slight", "up", "up_marked"), and the
         reading by its month only where that month holds no other reading of the lab and is not this visit's own
         month ("since March" at a March visit, or beside two March readings, would point at the wrong one), else by
         its day."""
@@ -533,7 +535,7 @@ class SessionRenderer:
         then, now = (float(format_lab_value(self.kb, fact.lab, v)) for v in (value, fact.value))
         direction = "up" if now > then else "down" if now < then else "same"
         if direction != "same":  # ("a little higher" only for a small change, "much higher" for a big one)
-            direction += trend_size(self.kb, fact.lab, then, now)
+            direction += trend_size(self.kb, fact.lab, then, now, fact.target)
         month = on[:7]
         alone = sum(1 for day, _ in self.ctx.lab_history[fact.lab] if day[:7] == month) == 1
         return direction, Day(on, "month" if alone and month != event.date[:7] else "spoken")
