@@ -133,11 +133,17 @@ VISIT_TALK = {
     "last_visit": {"en": r"\{last_seen\}|\{gap\}", "zh": r"\{last_seen\}|\{gap\}"},
     "a_while": {"en": r"been a while, so", "zh": r"有段时间没来了"},
     "medicines": {"en": r"(?:[Aa]longside|[Bb]esides) the medicines", "zh": r"除了吃药"},
+    "acting": {"en": r"[Ww]e'll adjust it|I'll act on that|act on it|needs attention|and that matters",
+               "zh": r"需要调整|我会处理|得调整一下|需要处理|得想办法降下来|这个要重视|这很重要"},
 }
 """Talk that presupposes something of the visit (the seed-61 read): a last visit to speak of ("Last time was 3
 January", said at the first one, on 3 January), a real gap since it ("It's been a while", two days after it:
 `A_WHILE_DAYS`), a medicine taken or given ("Alongside the medicines, there's something else", with none on record;
-"Besides the medicines, what can I do myself?")."""
+"Besides the medicines, what can I do myself?"), a result acted on ("2.26 mmol/L is over the 1.80 we aim for, so we
+need to act on it", "132 mmHg is above the 119 mmHg limit, and that matters" at a visit that keeps every medicine as it
+is: the seed-73 read, P0009 S086, P0004 S037 and S094; `ACTED_ON`)."""
+ACTED_ON = frozenset({"start", "increase", "decrease", "stop", "administer"})
+"""Medicine decisions that act on a result: a visit with none of them says no result must be acted on."""
 A_WHILE_DAYS = 28
 """Days since the last visit before a patient says "it's been a while"."""
 FAMILY_TALK = {"wife": ("wife",), "husband": ("husband",), "spouse": ("wife", "husband"), "daughter": ("daughter",),
@@ -301,7 +307,8 @@ class SessionRenderer:
 
     def untrue_at(self, event: Event) -> re.Pattern[str] | None:
         """The phrasings untrue of this patient (`untrue_of`) or of this visit (`VISIT_TALK`): no last visit at the
-        first, no "a while" within `A_WHILE_DAYS` of the last, no "alongside the medicines" with none taken or given."""
+        first, no "a while" within `A_WHILE_DAYS` of the last, no "alongside the medicines" with none taken or given,
+        no result that "needs acting on" where no medicine is started, changed or stopped (`ACTED_ON`)."""
         topics = []
         if event.index < 2:
             topics += ["last_visit", "a_while"]
@@ -311,6 +318,8 @@ class SessionRenderer:
         if not self.ctx.current(event.date) and not any(isinstance(f, MedicationFact) and f.action != "stop"
                                                         for f in event.facts):
             topics.append("medicines")
+        if not any(isinstance(f, MedicationFact) and f.action in ACTED_ON for f in event.facts):
+            topics.append("acting")
         key = tuple(topics)
         if key not in self._untrue_cache:  # (one pattern object per kind of visit: the templates keep what it leaves)
             parts = [self.untrue.pattern] if self.untrue is not None else []
