@@ -327,6 +327,13 @@ class SessionRenderer:
             self._untrue_cache[key] = re.compile("|".join(parts)) if parts else None
         return self._untrue_cache[key]
 
+    def _as_needed(self) -> str:
+        """'.as_needed' where the course a review follows was taken only as attacks came on: its review never speaks
+        of a course finished (the seed-73 read: "Codeine phosphate isn't a course to finish", then "Finished it, the
+        whole course"), else ''."""
+        course = self.ctx.last_course
+        return ".as_needed" if course is not None and course.frequency == "as_needed" else ""
+
     def _self_harm_asked(self, v: VisitFacts) -> str | None:
         """The patient's answer to the self-harm question where the visit's advice says it was asked (a positive mood
         screen's safety net, patient_rules.yaml `mood_screen`: the seed-61 read found "I also asked you about thoughts
@@ -382,7 +389,8 @@ class SessionRenderer:
             return Act("patient", f"open.lab_check.{lab_kinds.most_common(1)[0][0]}")
         if kind == "follow_up":
             if any(isinstance(f, TestFact) and f.test.endswith(":review") for f in v.findings) and self.ctx.last_course:
-                return Act("patient", "open.follow_up.review", {"course_drug": DrugName(self.ctx.last_course.drug)})
+                return Act("patient", f"open.follow_up.review{self._as_needed()}",
+                           {"course_drug": DrugName(self.ctx.last_course.drug)})
             taking = self.ctx.current(event.date)
             if taking and rng.random() < 0.5:
                 drug = rng.choice(taking).fact.drug
@@ -449,8 +457,8 @@ class SessionRenderer:
         if kind == "follow_up" and self.ctx.last_course and any(
                 isinstance(f, TestFact) and f.test.endswith(":review") for f in v.findings):
             drug = DrugName(self.ctx.last_course.drug)
-            return Act("doctor", "hx.review", {"course_drug": drug}), \
-                Act("patient", "ans.review", {"course_drug": drug}), None
+            return Act("doctor", f"hx.review{self._as_needed()}", {"course_drug": drug}), \
+                Act("patient", f"ans.review{self._as_needed()}", {"course_drug": drug}), None
         if kind in ("trap_disclosure", "correction"):
             return Act("doctor", "hx.disclosure"), Act("patient", "ans.disclosure"), None
         if kind == "psychological":
