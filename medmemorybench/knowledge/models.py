@@ -1074,6 +1074,9 @@ class MealPattern(_Record):
     """The eating in a phrase, said after "so it's" or "mostly" ("lots of rice and bread")."""
     drawn: bool = True
     """Drawn for a patient whose diet habit says nothing of meals; False: only a habit's (`DietHabit.meals`)."""
+    excludes_lifestyles: list[str] = Field(default_factory=list)
+    """Lifestyles (people.yaml) whose day the meals deny: "nothing all day, then one big meal in the evening" is never
+    said by a patient who "eats out almost every lunch" (the seed-73 read, P0007 and P0009)."""
 
 
 class NeedleCare(_Record):

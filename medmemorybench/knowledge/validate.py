@@ -425,6 +425,9 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                for kind in sorted(set(on_start)) if on_start.count(kind) > 1]
     if not any(m.drawn for m in kb.meals.values()):
         errors.append("diet.yaml: meals: none is drawn, so a patient without a meal habit has no meals to speak of")
+    lifestyles = {ls.key for ls in kb.people.lifestyles}
+    errors += [f"diet.yaml: meals.{m.key}: excludes_lifestyles: unknown lifestyle '{key}'"
+               for m in kb.meals.values() for key in m.excludes_lifestyles if key not in lifestyles]
     for habit in kb.habits.values():
         where = f"diet.yaml: habits.{habit.key}"
         if habit.meals is not None and habit.meals not in kb.meals:

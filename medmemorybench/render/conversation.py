@@ -104,7 +104,8 @@ def _next_bucket(days: int | None) -> str:
 
 
 UNTRUE_TALK = {
-    "work": {"en": r"\b(?:at|from|off|to|for) work\b|\b[Ww]ork(?:'s| is| as| makes| gets| has|, mostly)\b|\bMostly work"
+    "work": {"en": r"\b(?:at|from|off|to|for|of|tell|affecting|your|my)\]? work\b|\bcan't work like"
+                   r"|\b[Ww]ork(?:'s| is| as| makes| gets| got| has| takes| keeps|, mostly)\b|\bMostly work"
                    r"|lunch break|\b(?:my|your|night|early|late|long) shifts?\b|shift work|\bboss\b"
                    r"|\b(?:my|your) job\b|\{occupation\}|office|colleague",
              "zh": r"上班|下班|午休|倒班|轮班|单位|老板|同事|工作|\{occupation\}"},
@@ -121,7 +122,8 @@ UNTRUE_TALK = {
     "helper": {"en": r"\{helper", "zh": r"\{helper"},
     "housemate": {"en": r"\{housemate", "zh": r"\{housemate"},
 }
-"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient), a boss (not
+"""Talk that presupposes something of the patient: a job to go to (not said by or to a retired patient: "Is it getting
+in the way of work?", "What do I tell work?", the seed-73 read), a boss (not
 by a farmer or a restaurant owner: the seed-53 read) and shifts (not where the job has none), needles taken calmly
 (not said by one whose trap is a needle phobia: the fact is never contradicted later), family the patient does not
 have (a husband for a man whose family has a wife, a partner for one who lives alone, a daughter where there is none:
@@ -131,11 +133,17 @@ VISIT_TALK = {
     "last_visit": {"en": r"\{last_seen\}|\{gap\}", "zh": r"\{last_seen\}|\{gap\}"},
     "a_while": {"en": r"been a while, so", "zh": r"有段时间没来了"},
     "medicines": {"en": r"(?:[Aa]longside|[Bb]esides) the medicines", "zh": r"除了吃药"},
+    "acting": {"en": r"[Ww]e'll adjust it|I'll act on that|act on it|needs attention|and that matters",
+               "zh": r"需要调整|我会处理|得调整一下|需要处理|得想办法降下来|这个要重视|这很重要"},
 }
 """Talk that presupposes something of the visit (the seed-61 read): a last visit to speak of ("Last time was 3
 January", said at the first one, on 3 January), a real gap since it ("It's been a while", two days after it:
 `A_WHILE_DAYS`), a medicine taken or given ("Alongside the medicines, there's something else", with none on record;
-"Besides the medicines, what can I do myself?")."""
+"Besides the medicines, what can I do myself?"), a result acted on ("2.26 mmol/L is over the 1.80 we aim for, so we
+need to act on it", "132 mmHg is above the 119 mmHg limit, and that matters" at a visit that keeps every medicine as it
+is: the seed-73 read, P0009 S086, P0004 S037 and S094; `ACTED_ON`)."""
+ACTED_ON = frozenset({"start", "increase", "decrease", "stop", "administer"})
+"""Medicine decisions that act on a result: a visit with none of them says no result must be acted on."""
 A_WHILE_DAYS = 28
 """Days since the last visit before a patient says "it's been a while"."""
 FAMILY_TALK = {"wife": ("wife",), "husband": ("husband",), "spouse": ("wife", "husband"), "daughter": ("daughter",),
@@ -299,7 +307,8 @@ class SessionRenderer:
 
     def untrue_at(self, event: Event) -> re.Pattern[str] | None:
         """The phrasings untrue of this patient (`untrue_of`) or of this visit (`VISIT_TALK`): no last visit at the
-        first, no "a while" within `A_WHILE_DAYS` of the last, no "alongside the medicines" with none taken or given."""
+        first, no "a while" within `A_WHILE_DAYS` of the last, no "alongside the medicines" with none taken or given,
+        no result that "needs acting on" where no medicine is started, changed or stopped (`ACTED_ON`)."""
         topics = []
         if event.index < 2:
             topics += ["last_visit", "a_while"]
@@ -309,12 +318,21 @@ class SessionRenderer:
         if not self.ctx.current(event.date) and not any(isinstance(f, MedicationFact) and f.action != "stop"
                                                         for f in event.facts):
             topics.append("medicines")
+        if not any(isinstance(f, MedicationFact) and f.action in ACTED_ON for f in event.facts):
+            topics.append("acting")
         key = tuple(topics)
         if key not in self._untrue_cache:  # (one pattern object per kind of visit: the templates keep what it leaves)
             parts = [self.untrue.pattern] if self.untrue is not None else []
             parts += [VISIT_TALK[t][self.lang] for t in topics]
             self._untrue_cache[key] = re.compile("|".join(parts)) if parts else None
         return self._untrue_cache[key]
+
+    def _as_needed(self) -> str:
+        """'.as_needed' where the course a review follows was taken only as attacks came on: its review never speaks
+        of a course finished (the seed-73 read: "Codeine phosphate isn't a course to finish", then "Finished it, the
+        whole course"), else ''."""
+        course = self.ctx.last_course
+        return ".as_needed" if course is not None and course.frequency == "as_needed" else ""
 
     def _self_harm_asked(self, v: VisitFacts) -> str | None:
         """The patient's answer to the self-harm question where the visit's advice says it was asked (a positive mood
@@ -371,7 +389,8 @@ class SessionRenderer:
             return Act("patient", f"open.lab_check.{lab_kinds.most_common(1)[0][0]}")
         if kind == "follow_up":
             if any(isinstance(f, TestFact) and f.test.endswith(":review") for f in v.findings) and self.ctx.last_course:
-                return Act("patient", "open.follow_up.review", {"course_drug": DrugName(self.ctx.last_course.drug)})
+                return Act("patient", f"open.follow_up.review{self._as_needed()}",
+                           {"course_drug": DrugName(self.ctx.last_course.drug)})
             taking = self.ctx.current(event.date)
             if taking and rng.random() < 0.5:
                 drug = rng.choice(taking).fact.drug
@@ -438,8 +457,8 @@ class SessionRenderer:
         if kind == "follow_up" and self.ctx.last_course and any(
                 isinstance(f, TestFact) and f.test.endswith(":review") for f in v.findings):
             drug = DrugName(self.ctx.last_course.drug)
-            return Act("doctor", "hx.review", {"course_drug": drug}), \
-                Act("patient", "ans.review", {"course_drug": drug}), None
+            return Act("doctor", f"hx.review{self._as_needed()}", {"course_drug": drug}), \
+                Act("patient", f"ans.review{self._as_needed()}", {"course_drug": drug}), None
         if kind in ("trap_disclosure", "correction"):
             return Act("doctor", "hx.disclosure"), Act("patient", "ans.disclosure"), None
         if kind == "psychological":
@@ -522,7 +541,7 @@ class SessionRenderer:
     def _trend(self, event: Event, fact: LabFact) -> tuple[str, Day] | None:
         """How a result moved since the previous reading of that lab, and how to name that reading: the direction of
         the values as the sessions show them (rounded to the lab's decimals; equal shown values are "same") with the
-        size of the change (`trend_size`: "up_slight", "up", "up_marked"), and the
+        size of the change against the range it is judged by (`trend_size`: "up_slight", "up", "up_marked"), and the
         reading by its month only where that month holds no other reading of the lab and is not this visit's own
         month ("since March" at a March visit, or beside two March readings, would point at the wrong one), else by
         its day."""
@@ -533,7 +552,7 @@ class SessionRenderer:
         then, now = (float(format_lab_value(self.kb, fact.lab, v)) for v in (value, fact.value))
         direction = "up" if now > then else "down" if now < then else "same"
         if direction != "same":  # ("a little higher" only for a small change, "much higher" for a big one)
-            direction += trend_size(self.kb, fact.lab, then, now)
+            direction += trend_size(self.kb, fact.lab, then, now, fact.target)
         month = on[:7]
         alone = sum(1 for day, _ in self.ctx.lab_history[fact.lab] if day[:7] == month) == 1
         return direction, Day(on, "month" if alone and month != event.date[:7] else "spoken")

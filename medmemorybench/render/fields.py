@@ -109,14 +109,18 @@ def status_word_key(kb: KnowledgeBase, lab: str, value: float, status: str,
 
 
 TREND_SLIGHT, TREND_MARKED = 0.25, 1.0
-"""A change said "a little" is at most a quarter of the lab's reference range wide, one said "much" at least the whole
-range (PHQ-9 5 -> 17 against a normal 0-4 is a much higher score, never "a little higher": the seed-61 read)."""
+"""A change said "a little" is at most a quarter of the range the result is judged by wide, one said "much" at least
+the whole range (PHQ-9 5 -> 17 against a normal 0-4 is a much higher score, never "a little higher": the seed-61
+read). A drug's target range is that range where there is one: an INR of 2.4 -> 2.8 on warfarin (target 2.0-3.0) is
+not "a lot higher, and that matters" for being a whole off-warfarin range (0.8-1.2) apart (the seed-73 read, P0014)."""
 
 
-def trend_size(kb: KnowledgeBase, lab: str, then: float, now: float) -> str:
-    """'_slight', '' or '_marked': how big a change between two shown values is, against the width of the lab's
-    reference range (the word-table key suffix of `trend.up` and `trend.down`)."""
-    low, high = kb.labs[lab].reference
+def trend_size(kb: KnowledgeBase, lab: str, then: float, now: float,
+               target: tuple[float, float] | None = None) -> str:
+    """'_slight', '' or '_marked': how big a change between two shown values is, against the width of the range a
+    drug the patient takes holds the lab in (`LabFact.target`), else of the lab's reference range (the word-table key
+    suffix of `trend.up` and `trend.down`)."""
+    low, high = target if target is not None else kb.labs[lab].reference
     width = high - low
     change = abs(now - then)
     if width <= 0:

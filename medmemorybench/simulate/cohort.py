@@ -10,7 +10,7 @@ from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.care_plan import plan_care
 from medmemorybench.simulate.engine import YearBuilder
 from medmemorybench.simulate.family import make_family
-from medmemorybench.simulate.household import draw_household, draw_meals, trap_aid
+from medmemorybench.simulate.household import draw_household, draw_meals, habit_meals, trap_aid
 from medmemorybench.simulate.models import CareYear, Persona
 from medmemorybench.simulate.persona import (
     applicable_advice,
@@ -76,13 +76,14 @@ def simulate_patient(
     required = [trait for trap in traps for trait in trap_requirements(kb, trap.category, trap.option)]
     excluded = [trait for trap in traps for trait in trap_exclusions(kb, trap.category, trap.option)]
     occupation = choose_occupation(kb, who.age, required, rngs["demographics"], n_encounters, excluded)
-    lifestyle = choose_lifestyle(kb, occupation, who.age, who.body.smoker, rngs["demographics"])
+    lifestyle = choose_lifestyle(kb, occupation, who.age, who.body.smoker, rngs["demographics"],
+                                 habit_meals(kb, traps))
     lives_alone = any(kb.preferences[t.option].lives_alone for t in traps if t.category == "medication_preference")
     plan = plan_care(kb, condition, patient)
     family = make_family(kb, condition, who.sex, who.age, [p.chosen for p in plan], rngs["family"],
                          patient_name=who.name, lives_alone=lives_alone)
     household = draw_household(kb, family, lives_alone, rngs["family"], trap_aid(kb, traps))
-    meals = draw_meals(kb, traps, rngs["family"])
+    meals = draw_meals(kb, traps, lifestyle.key, rngs["family"])
     events = YearBuilder(kb, condition, persona_id, traps, patient, rngs, n_encounters, body=who.body,
                          traits=frozenset(occupation.traits), relations=frozenset(r.relation for r in family),
                          lives_alone=not household.members).build()

@@ -60,9 +60,16 @@ def draw_household(kb: KnowledgeBase, family: list[Relative], lives_alone: bool,
     return Household(members=[r.relation for r in members], cook=cook, adherence_aid=aid, adherence_helper=helper)
 
 
-def draw_meals(kb: KnowledgeBase, traps: Iterable[Trap], rng: random.Random) -> str:
-    """How the patient eats day to day: the meals a diet habit on record is (`DietHabit.meals`), else one drawn."""
-    for trap in traps:
-        if isinstance(trap.fact, DietFact) and kb.habits[trap.fact.habit].meals is not None:
-            return kb.habits[trap.fact.habit].meals  # type: ignore[return-value]
-    return rng.choice(sorted(k for k, m in kb.meals.items() if m.drawn))
+def habit_meals(kb: KnowledgeBase, traps: Iterable[Trap]) -> str | None:
+    """The meals a diet habit on record is (`DietHabit.meals`: intermittent fasting is one evening meal), if any."""
+    return next((kb.habits[t.fact.habit].meals for t in traps
+                 if isinstance(t.fact, DietFact) and kb.habits[t.fact.habit].meals is not None), None)
+
+
+def draw_meals(kb: KnowledgeBase, traps: Iterable[Trap], lifestyle: str, rng: random.Random) -> str:
+    """How the patient eats day to day: the meals a diet habit on record is, else one drawn among those that do not
+    deny the patient's lifestyle (`MealPattern.excludes_lifestyles`; the lifestyle is drawn to fit a habit's)."""
+    meals = habit_meals(kb, traps)
+    if meals is not None:
+        return meals
+    return rng.choice(sorted(k for k, m in kb.meals.items() if m.drawn and lifestyle not in m.excludes_lifestyles))

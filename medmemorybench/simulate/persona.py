@@ -111,9 +111,12 @@ def choose_occupation(kb: KnowledgeBase, age: int, required: Iterable[str], rng:
 
 
 def choose_lifestyle(kb: KnowledgeBase, occupation: Occupation, age: int, smoker: bool,
-                     rng: random.Random) -> Lifestyle:
-    """A lifestyle phrase that fits the patient's job, age and smoking."""
-    options = [ls for ls in kb.people.lifestyles if lifestyle_fits(ls, occupation, age, smoker)]
+                     rng: random.Random, meals: str | None = None) -> Lifestyle:
+    """A lifestyle phrase that fits the patient's job, age and smoking, and the meals a diet habit of theirs is
+    (`MealPattern.excludes_lifestyles`: no "eats out almost every lunch" beside one meal in the evening)."""
+    denied = kb.meals[meals].excludes_lifestyles if meals is not None else []
+    options = [ls for ls in kb.people.lifestyles
+               if lifestyle_fits(ls, occupation, age, smoker) and ls.key not in denied]
     if not options:
         raise SimulationError(f"people.yaml: no lifestyle fits a {occupation.key} aged {age} (smoker: {smoker})")
     return rng.choice(options)

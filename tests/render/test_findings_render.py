@@ -74,7 +74,7 @@ def trend_violations(kb, year: CareYear, plans: list[tuple[Event, list[Act]]]) -
                 then, now = (float(format_lab_value(kb, stated.lab, v)) for v in (value, stated.value))
                 direction = "up" if now > then else "down" if now < then else "same"
                 if direction != "same":  # (the size word matches the change: 5 -> 17 is never "a little higher")
-                    direction += trend_size(kb, stated.lab, then, now)
+                    direction += trend_size(kb, stated.lab, then, now, stated.target)
                 if act.key != f"trend.{direction}":
                     out.append(f"{event.event_id} {stated.lab}: {act.key} from {then} to {now}")
                 since = act.slots["since"]
@@ -136,6 +136,11 @@ def test_trend_sizes_are_bounded_by_the_reference_range(kb):
     assert trend_size(kb, "phq9", 5, 17) == "_marked"  # (normal 0-4: twelve points is three ranges)
     assert trend_size(kb, "phq9", 5, 6) == "_slight"
     assert trend_size(kb, "phq9", 5, 8) == ""
+    # (on warfarin the INR is sized against its 2.0-3.0 target, not the 0.8-1.2 off it: the seed-73 read, P0014)
+    assert trend_size(kb, "inr", 2.4, 2.8) == "_marked"
+    assert trend_size(kb, "inr", 2.4, 2.8, (2.0, 3.0)) == ""
+    assert trend_size(kb, "inr", 2.4, 2.6, (2.0, 3.0)) == "_slight"
+    assert trend_size(kb, "inr", 1.4, 2.6, (2.0, 3.0)) == "_marked"
 
 
 def test_trend_phrasings_say_the_direction_and_size_of_their_act(kb):

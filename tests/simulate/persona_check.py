@@ -16,6 +16,7 @@ from medmemorybench.simulate.models import (
     AllergyFact,
     CareYear,
     DietFact,
+    Event,
     LabFact,
     MedicationFact,
     Relative,
@@ -241,6 +242,46 @@ def meals_coherent(kb: KnowledgeBase, year: CareYear) -> list[str]:
     if (habit is None or habit.meals is None) and not kb.meals[meals].drawn:
         return [fail(rule, year, None, f"eats {meals}, a habit's meals, with no such habit on record")]
     return []
+
+
+def meals_fit_lifestyle(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """The meals said and the lifestyle said are one day: no "nothing all day, then one big meal in the evening" (an
+    intermittent-fasting habit's) beside "I eat out most lunchtimes" (the seed-73 read, P0007 and P0009;
+    diet.yaml `meals[].excludes_lifestyles`)."""
+    meals, lifestyle = kb.meals.get(year.persona.meals or ""), lifestyle_of(kb, year)
+    if meals is None or lifestyle is None or lifestyle.key not in meals.excludes_lifestyles:
+        return []
+    return [fail("meals_fit_lifestyle", year, None, f"eats {meals.text.en!r} ({meals.key}) but "
+                                                     f"{lifestyle.text.en!r} ({lifestyle.key})")]
+
+
+JOB_TALK = {"en": re.compile(r"\b(?:work|job|boss|colleagues?|lunch break)\b", re.IGNORECASE),
+            "zh": re.compile(r"上班|下班|午休|单位|老板|同事|工作")}
+"""Words that speak of a job the patient goes to (read after `NOT_JOB_TALK` is taken out)."""
+NOT_JOB_TALK = {
+    "en": re.compile(r"blood work|working diagnosis|keep working on it"
+                     r"|\bwork(?:s|ed|ing)? (?:out|for|within|with|best)\b"
+                     r"|(?:n't|\b(?:not|medicines|drugs|kidneys?|it|they|that)) (?:work|works|worked|working)\b"
+                     r"|working well|doing its job", re.IGNORECASE),
+    "zh": re.compile(r"工作日|酒精单位|个单位|单位为"),
+}
+"""The same words in another sense: a drug or an organ that works (or is "doing its job"), blood work, a working
+diagnosis, weekdays (工作日)
+and alcohol units (酒精单位)."""
+
+
+def retired_not_asked_about_work(year: CareYear, sessions: list[tuple[Event, str]], lang: str) -> list[str]:
+    """A retired patient is not asked about work nor speaks of a job ("Is it getting in the way of work?", "What do I
+    tell work?" to a retired factory worker: the seed-73 read, P0004 S048, S058, S098). `sessions`: each visit's
+    rendered text in `lang`."""
+    out = []
+    for event, text in sessions:
+        found = JOB_TALK[lang].search(NOT_JOB_TALK[lang].sub(" ", text))
+        if found is not None:
+            at = text.find(found.group(0))
+            out.append(fail("retired_not_asked_about_work", year, event,
+                            f"{found.group(0)!r} in {text[max(0, at - 80):at + 40]!r}"))
+    return out
 
 
 def roster_fits_visits(kb: KnowledgeBase, year: CareYear) -> list[str]:

@@ -29,8 +29,10 @@ from tests.simulate.persona_check import (
     life_events_respected,
     lifestyle_advice_gated,
     meals_coherent,
+    meals_fit_lifestyle,
     persona_occupation,
     relative_names_distinct,
+    retired_not_asked_about_work,
     roster_fits_visits,
     trap_never_contradicted,
 )
@@ -92,6 +94,64 @@ def test_persona_occupation_rendered_sessions_say_nothing_untrue_of_the_patient(
                 failures.append(f"[persona_occupation] {year.persona.persona_id} (seed {year.seed}) {event.event_id}: "
                                 f"{renderer.untrue.search(text).group(0)!r} in {text[:160]!r}")
     check(failures)
+
+
+# --- meals_fit_lifestyle ---------------------------------------------------------------------------
+
+
+def test_meals_fit_lifestyle(kb, years):
+    check(_run(meals_fit_lifestyle, kb, years))
+
+
+def test_meals_fit_lifestyle_catches_a_crafted_violation(kb, years):
+    """A patient who fasts until one evening meal given "eats out almost every lunch" (seed 73 P0007), found both
+    ways: the lifestyle set beside the fasting meals, and the meals set beside the lifestyle."""
+    eats_out = next(ls for ls in kb.people.lifestyles if ls.key == "eats_out")
+    year = next(y for y in years if y.persona.lifestyle_key != "eats_out")
+    failures = meals_fit_lifestyle(kb, _edit(year, meals="one_evening_meal", lifestyle=eats_out.text,
+                                             lifestyle_key="eats_out"))
+    assert failures and failures[0].startswith("[meals_fit_lifestyle]") and "eats_out" in failures[0]
+    diner = next(y for y in years if y.persona.lifestyle_key == "eats_out")
+    assert not meals_fit_lifestyle(kb, diner)
+    assert meals_fit_lifestyle(kb, _edit(diner, meals="protein_meals"))
+
+
+# --- retired_not_asked_about_work --------------------------------------------------------------------
+
+RETIRED_SAMPLE = 20
+"""Retired patients whose years are rendered in both languages (about a sixth of the cohort is retired)."""
+
+
+def _retired_sessions(kb, years, lang: str):  # noqa: ANN001, ANN202
+    retired = [y for y in years if (y.persona.occupation_key or "").startswith("retired")][:RETIRED_SAMPLE]
+    out = []
+    for year in retired:
+        renderer = SessionRenderer(kb, load_templates(lang), year)
+        out.append((year, [(e, " ".join(t.text for t in renderer.render(e).turns)) for e in year.events]))
+    return out
+
+
+def test_retired_not_asked_about_work(kb, years):
+    failures = []
+    for lang in ("en", "zh"):
+        sessions = _retired_sessions(kb, years, lang)
+        assert len(sessions) == RETIRED_SAMPLE
+        failures += [f for year, said in sessions for f in retired_not_asked_about_work(year, said, lang)]
+    check(failures)
+
+
+def test_retired_not_asked_about_work_catches_a_crafted_violation(kb, years):
+    """The seed-73 read's questions (P0004 S048, S058) said to a retired patient are found in either language; a
+    medicine that "doesn't work" and a dose "doing its job" are not talk of a job."""
+    year, said = _retired_sessions(kb, years[:200], "en")[0]
+    event, text = said[-1]
+    for question in ("Is it getting in the way of work?", "How many days will I be in for? What do I tell work?"):
+        failures = retired_not_asked_about_work(year, [(event, f"{text} {question}")], "en")
+        assert failures and failures[0].startswith("[retired_not_asked_about_work]") and event.event_id in failures[0]
+    fine = "If the amlodipine doesn't work, there are others. Stay on it, since it's doing its job."
+    assert not retired_not_asked_about_work(year, [(event, fine)], "en")
+    assert retired_not_asked_about_work(year, [(event, "有没有影响上班？")], "zh")
+    assert not retired_not_asked_about_work(year, [(event, "工作日帮着带孙辈。")], "zh")
 
 
 # --- relative_names_distinct ----------------------------------------------------------------------

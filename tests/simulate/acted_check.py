@@ -1,0 +1,64 @@
+"""What a visit says is done is what the year does (issue 27, the seed-73 read).
+
+A result said to need acting on is acted on: "2.26 mmol/L is over the 1.80 mmol/L we aim for with your condition, so we
+need to act on it" beside "the ezetimibe carries on as before, because everything is stable on it" and no other change
+(P0009 S086); "132 mmHg is above the 119 mmHg limit, and that matters" with every medicine kept as it is (P0004 S037,
+S094). A drug taken only as attacks come on is not reviewed as a course finished: "Codeine phosphate isn't a course to
+finish: take it only when an attack comes on", then "Finished it, the whole course" (P0004 S017/S020, P0015 S078/S088).
+
+The check reads each visit's rendered text in English or Chinese and the visit's medicine decisions, never the code
+that picks the wording.
+"""
+
+from __future__ import annotations
+
+import re
+
+from medmemorybench.simulate.models import CareYear, Event, MedicationFact, TestFact
+from tests.simulate.clinical import fail
+
+ACTION_PROMISED = {
+    "en": re.compile(r"\b(?:act on (?:it|that)|needs attention|and that matters|[Ww]e'll adjust it)\b"),
+    "zh": re.compile(r"需要调整|我会处理|得调整一下|需要处理|得想办法降下来|这个要重视|这很重要"),
+}
+"""Words that say a result must be acted on now."""
+ACTIONS = frozenset({"start", "increase", "decrease", "stop", "administer"})
+"""Medicine decisions that act on a result (a medicine kept, or a dose corrected to what is taken, does not)."""
+
+
+def result_acted_on_when_said(year: CareYear, sessions: list[tuple[Event, str]], lang: str) -> list[str]:
+    """Every visit whose text says a result must be acted on while it starts, changes and stops no medicine."""
+    out = []
+    for event, text in sessions:
+        found = ACTION_PROMISED[lang].search(text)
+        if found is not None and not any(isinstance(f, MedicationFact) and f.action in ACTIONS
+                                         for f in event.facts):
+            at = found.start()
+            out.append(fail("result_acted_on_when_said", year, event,
+                            f"{found.group(0)!r} with no medicine changed: {text[max(0, at - 120):at + 30]!r}"))
+    return out
+
+
+COURSE_FINISHED = {
+    "en": re.compile(r"whole course|every tablet|[Tt]ook (?:it all|the lot)|[Ff]inished (?:it|the)|All done|course of"
+                     r"|is all (?:gone|done|finished)"),
+    "zh": re.compile(r"一个疗程|疗程都|吃完了|都吃完|全吃了|一片不落"),
+}
+"""Words that say a course was taken to its end."""
+
+
+def as_needed_review_no_course(year: CareYear, sessions: list[tuple[Event, str]], lang: str) -> list[str]:
+    """Every review visit after a drug started as needed for an illness (its last such start) whose text speaks of
+    the course as finished."""
+    out, last = [], None
+    for event, text in sessions:
+        review = any(isinstance(f, TestFact) and f.test.endswith(":review") for f in event.facts)
+        found = COURSE_FINISHED[lang].search(text) if review and last is not None else None
+        if found is not None and last.frequency == "as_needed":  # type: ignore[union-attr]
+            at = found.start()
+            out.append(fail("as_needed_review_no_course", year, event,
+                            f"{found.group(0)!r} after {last.drug} as needed: "  # type: ignore[union-attr]
+                            f"{text[max(0, at - 100):at + 40]!r}"))
+        last = next((f for f in event.facts if isinstance(f, MedicationFact) and f.action == "start"
+                     and f.course_days and f.reason.startswith("illness:")), last)
+    return out
