@@ -17,7 +17,9 @@ model wrote and its context, so an 8-token run is a copy; an answer under 8 toke
 one ("That is not in my records." is 6). 80 % leaves room for a few own words around a copy ("Answer:
 ..."), while an answer that frames a quote in its own words stays under it. Copying one record's
 sentence is how an extractive model answers ("You said: 'I skip my evening dose'"), so a copy of the
-records needs `RECORD_ECHO_TOKENS` tokens, two or more record sentences, to count as a dump.
+records counts as a dump only when it takes `RECORD_ECHO_TOKENS` tokens from two or more record sentences: one long
+finding quoted whole is an answer, in Chinese too, where every character is a token (seed 83's ceiling: the chest
+examination's 47-character finding, copied with its date, was scored an echo).
 """
 
 from __future__ import annotations
@@ -34,12 +36,20 @@ ECHO_COVERAGE = 0.8
 RECORD_ECHO_TOKENS = 40
 """Copied tokens an answer needs for a copy of the records alone to be an echo."""
 
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+|(?<=[。！？])\s*|\n+")  # (not "36.6" nor "；": a finding's clauses)
+
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|「([^」\n]{1,200})」')
 
 
 def _runs(text: str) -> frozenset[int]:
     tokens = tokenize(text)
     return frozenset(hash(tuple(tokens[i:i + ECHO_NGRAM])) for i in range(len(tokens) - ECHO_NGRAM + 1))
+
+
+def _sentence_of_run(records: Sequence[str]) -> dict[int, int]:
+    """Each run of a record sentence -> that sentence's number (a run across a sentence end is in none)."""
+    sentences = [part for text in records for part in _SENTENCE_END.split(text) if part.strip()]
+    return {run: i for i, sentence in enumerate(sentences) for run in _runs(sentence)}
 
 
 def _quoted_phrases(text: str) -> tuple[tuple[str, ...], ...]:
@@ -78,7 +88,9 @@ def is_echo(prediction: str, prompts: Sequence[str] = (), records: Sequence[str]
     if own < ECHO_NGRAM:
         return False
     prompt_runs, record_runs = [_runs(t) for t in prompts], [_runs(t) for t in records]
+    sentence_of = _sentence_of_run(records)
     copied: set[int] = set()
+    sentences: set[int] = set()  # (the record sentences copied from; -1, -2: a run across a sentence end)
     from_prompt_wording = False
     for start in range(len(tokens) - ECHO_NGRAM + 1):
         run = hash(tuple(tokens[start:start + ECHO_NGRAM]))
@@ -86,5 +98,8 @@ def is_echo(prediction: str, prompts: Sequence[str] = (), records: Sequence[str]
         if in_records or any(run in runs for runs in prompt_runs):
             copied.update(range(start, start + ECHO_NGRAM))
             from_prompt_wording = from_prompt_wording or not in_records
+        if in_records:
+            sentences |= {sentence_of[run]} if run in sentence_of else {-1, -2}
     n_copied = len(copied - quoted)
-    return n_copied >= ECHO_COVERAGE * own and (from_prompt_wording or n_copied >= RECORD_ECHO_TOKENS)
+    dump = n_copied >= RECORD_ECHO_TOKENS and len(sentences) >= 2
+    return n_copied >= ECHO_COVERAGE * own and (from_prompt_wording or dump)

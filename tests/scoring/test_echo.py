@@ -86,6 +86,16 @@ def test_framed_quote_of_one_record_sentence_is_no_echo(prompts, records):
     assert not is_echo(sentence, prompts, records)
 
 
+def test_one_long_chinese_finding_quoted_with_its_date_is_no_echo():
+    # (seed 83's ceiling, P0005-C060-EEM1: the gold's own finding, every character a token, copied with its date)
+    finding = ("胸部未闻及局灶体征（无湿啰音及支气管呼吸音）；"
+               "体温36.6 °C，脉搏60 次/分，呼吸频率15 次/分，血氧饱和度95 %")
+    records = [f"医生：我给您听了听胸部，也量了生命体征。{finding}。没有肺炎的迹象。\n患者：那就好，谢谢医生。"]
+    assert not is_echo(f"{finding}（2024-03-10）。", [], records)
+    # two sentences of it and the patient's line: a dump
+    assert is_echo(records[0], [], records)
+
+
 def test_repetitive_own_answer_is_no_echo(prompts, records):
     # SmolLM2-135M-Instruct's answer to a TLA prompt with records: degenerate, but its own words
     answer = "\n".join(f"{i}. The first kidney function test was on 2024-01-06." for i in range(1, 7))
