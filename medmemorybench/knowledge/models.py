@@ -1590,6 +1590,11 @@ class CareStep(_Record):
         return _as_candidates(value)
 
     @property
+    def marker(self) -> str | None:
+        """The lab the step is judged on: its `titrate_on`, else the first lab it moves (None: it moves none)."""
+        return self.titrate_on or (self.moves[0] if self.moves else None)
+
+    @property
     def drug_keys(self) -> list[str]:
         """The candidates' drug keys, in order."""
         return [c.drug for c in self.candidates]
@@ -1978,7 +1983,7 @@ class Condition(_Record):
         """The labs that say whether the disease is active: the marker each control step (`restart.steps`) is
         titrated on (colitis: Mayo score, faecal calprotectin)."""
         steps = [s for s in self.care_path if self.restart is not None and s.key in self.restart.steps]
-        return list(dict.fromkeys(s.titrate_on or s.moves[0] for s in steps if s.titrate_on or s.moves))
+        return list(dict.fromkeys(s.marker for s in steps if s.marker is not None))
 
     def is_active(self, latest: dict[str, float]) -> bool:
         """Whether the disease is active on these latest values (lab -> value): any activity lab short of goal."""

@@ -169,8 +169,8 @@ class ClinicalTasks:
             for monitored in self.kb.drugs[rx.drug].monitoring:
                 self.add_task(Task("monitor", self.day + monitored.every_days, lab=monitored.lab, drug=rx.drug))
         self._schedule_target_titration(rx.drug, event_id)
-        if step is not None and (step.titrate_on or step.moves):
-            lab = step.titrate_on or step.moves[0]
+        if step is not None and step.marker is not None:
+            lab = step.marker
             if rx.regimen == "chronic":
                 self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
                                    drug=rx.drug, trigger=event_id))
@@ -261,8 +261,8 @@ class ClinicalTasks:
         self.state.started_steps.setdefault(step.key, drug)
         if step.moves or step.targets:
             active.effect = self.labs.start_step(step.key, self.day, step.role, step.moves, step.targets)
-        if step.titrate_on or step.moves:
-            lab = step.titrate_on or step.moves[0]
+        if step.marker is not None:
+            lab = step.marker
             self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
                                drug=drug, trigger=event_id))
 
@@ -317,8 +317,8 @@ class ClinicalTasks:
         if active.effect is not None:
             self.labs.increase(active.effect, self.day)
             step = self.step(active.step) if active.step else None
-            if step is not None and (step.titrate_on or step.moves):
-                lab = step.titrate_on or step.moves[0]
+            if step is not None and step.marker is not None:
+                lab = step.marker
                 self.add_task(Task("response_check", self.day + self._response_days(lab), step=step.key, lab=lab,
                                    drug=drug, trigger=event_id))
         return MedicationFact(drug=drug, action="increase", dose=dose, unit=active.unit, frequency=active.frequency,
@@ -509,7 +509,7 @@ class ClinicalTasks:
                     or self._titration_booked(drug):
                 continue
             step = self.step(active.step)
-            lab = self.marker(step)
+            lab = step.marker
             if lab not in values or self.day - active.last_change < self._response_days(lab) \
                     or not self.is_short_of_goal(step, lab, values[lab]):
                 continue
@@ -625,7 +625,7 @@ class ClinicalTasks:
             # statin after, once chlorthalidone had taken the $35)
             return None
         due = [t for t in self.due_tasks() if t.kind == "start_step"]
-        read = next((r for t in due if t.step and (r := self.mood_review_reading(self.marker(self.step(t.step))))),
+        read = next((r for t in due if t.step and (r := self.mood_review_reading(self.step(t.step).marker))),
                     [])
         # (a step-up queued on a reading short of goal is not started once a newer one, today's included, shows the
         # goal reached)
@@ -841,7 +841,7 @@ class ClinicalTasks:
         if rx is None:
             # nothing else in its step: the disease it controlled is checked at once, and still active it is taken to
             # the next step (colitis left six months untreated after sulfasalazine stopped, seed-17 and -19 reads)
-            lab = self.marker(step)
+            lab = step.marker
             if lab is not None and step.role in ("first_line", "step_up"):
                 self.add_task(Task("response_check", self.day + 1, deadline=self.day + 1, step=step.key, lab=lab,
                                    drug=task.drug, trigger=task.trigger))
@@ -852,15 +852,10 @@ class ClinicalTasks:
         self.emit("switch", facts, [task.trigger, *self.trap_triggers(facts)], "last_change")
         return True
 
-    @staticmethod
-    def marker(step: CareStep) -> str | None:
-        """The lab a step is judged on: its `titrate_on`, else the first lab it moves."""
-        return step.titrate_on or (step.moves[0] if step.moves else None)
-
-    def still_indicated(self, step: CareStep, today: list[Fact] = ()) -> bool:  # type: ignore[assignment]
+    def still_indicated(self, step: CareStep, today: tuple[Fact, ...] | list[Fact] = ()) -> bool:
         """Whether a step started only while the disease is short of goal (`CareStep.while_short_of_goal`) has that
         indication today: the latest value of its `titrate_on` lab (`today`'s readings first) is short of goal."""
-        lab = self.marker(step)
+        lab = step.marker
         if not step.while_short_of_goal or lab is None:
             return True
         read = next((f.value for f in today if isinstance(f, LabFact) and f.lab == lab), None)

@@ -45,7 +45,7 @@ def antidepressant_indicated_violations(kb: KnowledgeBase, year: CareYear) -> li
                         )
                     )
                 continue
-            lab = step.titrate_on or step.moves[0]
+            lab = step.marker
             value = latest_value(year, event, lab)
             if value is None or not condition.is_short_of_goal(lab, value, step):
                 out.append(

@@ -501,7 +501,7 @@ def stop_recheck_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                     and fact.reason.startswith("adverse_effect:")):
                 continue
             step = control[fact.step]
-            lab = step.titrate_on or (step.moves[0] if step.moves else None)
+            lab = step.marker
             later = [e for e in year.events if e.index > event.index]
             replaced = any(isinstance(f, MedicationFact) and f.action == "start" and f.step == step.key
                            for e in later[:3] for f in e.facts)
