@@ -145,6 +145,7 @@ class ClinicalTasks:
                         self.add_task(Task("resume", resume_on, deadline=resume_on + 1, step=resumed_step,
                                            drug=running, trigger=event_id, reason=rx.drug))
         facts += self.start_tests_due(rx.drug)
+        facts += self.treatments_first_due(rx, event_id)
         facts += rx.facts(reason, indication)
         facts += self.start_warnings(rx.drug, facts)
         facts += self.caution_checks(rx)
@@ -198,6 +199,25 @@ class ClinicalTasks:
             return []
         missing = [lab for lab in checks.once if lab not in self.labs.last_measured]
         return self.measure(missing, urgent=True) + self.measure(checks.not_low)
+
+    def treatments_first_due(self, rx: Prescription, event_id: str) -> list[Fact]:
+        """What a caution of the patient's histories starts before `rx` (`Contraindication.treat_first`: isoniazid,
+        pyridoxine with it, before a steroid course or a thiopurine in latent tuberculosis; NICE NG33), unless taken or
+        started this year already, or `rx` is below the rule's daily dose or shorter than its course."""
+        facts: list[Fact] = []
+        for rule in self._history_cautions_of(rx.drug):
+            first = rule.treat_first
+            if first is None or rx.dose * DOSES_PER_DAY.get(rx.frequency, 1) < first.min_daily_dose.get(rx.drug, 0):
+                continue
+            if rx.regimen == "course" and first.min_days and (rx.course_days or 0) < first.min_days:
+                continue
+            for drug in first.drugs:
+                if drug in self.state.active or f"started:{drug}" in self.state.handles:
+                    continue
+                preventive = prescribe(self.kb, drug, self.refresh_patient())
+                if preventive is not None:
+                    facts += self.start(preventive, "prevention", f"history:{rule.history}", event_id)
+        return facts
 
     def start_counts_due(self, drug: str) -> list[str] | None:
         """The counts a start of `drug` must not be low on (`StartChecks.not_low`) that can be taken today, or None

@@ -1005,8 +1005,24 @@ class StoryActions:
             answer = self.treat([self.step(step)], f"symptom:{fact.symptom}", acute=True, indication=indication)
             if not any(isinstance(f, MedicationFact) and f.action in ("start", "increase") for f in answer):
                 return None
-            facts += answer
+            facts += answer + self.congestion_examined(fact.symptom, [*told, *facts, *answer])
         return facts
+
+    def congestion_examined(self, sign: str, facts: list[Fact]) -> list[Fact]:
+        """The examination, weight and kidney labs that go with a congestion sign answered, and the early review that
+        weighs again (`WeightAlarm.examination`: NICE NG106 1.6, 1.10; ESC 2021 5.3). None where the condition has no
+        weight alarm."""
+        alarm = self.condition.weight_alarm
+        if alarm is None:
+            return []
+        look = alarm.examination
+        finding, measured = self.state_finding(look.finding, f"congestion:{sign}", {}, facts)
+        done = {f.lab for f in [*facts, *measured] if isinstance(f, LabFact)}
+        labs = self.measure([lab for lab in alarm.labs if lab not in done])
+        # (the review weighs whatever the diuretic has had time to do: it is no reading of its effect, so unlinked)
+        self.add_task(Task("review", self.day + 1, deadline=self.day + alarm.review_days, lab=WEIGHT,
+                           reason=f"symptom:{sign}", books_visit=True))
+        return [TestFact(test=f"congestion:{sign}", name=look.test, finding=finding), *measured, *labs]
 
     def weight_alarm_answer(self, facts: list[Fact]) -> list[Fact]:
         """A visit's facts with a weight past the condition's alarm answered (`Condition.weight_alarm`: in heart failure
@@ -1033,12 +1049,7 @@ class StoryActions:
             answer = self.treat([self.step(step)], f"symptom:{sign.key}", acute=True, indication=indication)
         answered = {f.drug for f in answer if isinstance(f, MedicationFact)}
         kept = [f for f in facts if not (isinstance(f, MedicationFact) and f.drug in answered)]
-        measured = {f.lab for f in facts if isinstance(f, LabFact)}
-        labs = self.measure([lab for lab in alarm.labs if lab not in measured])
-        # (the review weighs whatever the diuretic has had time to do: it is no reading of its effect, so unlinked)
-        self.add_task(Task("review", self.day + 1, deadline=self.day + alarm.review_days, lab=WEIGHT,
-                           reason=f"symptom:{sign.key}", books_visit=True))
-        return [told, *kept, *answer, *labs]
+        return [told, *kept, *answer, *self.congestion_examined(sign.key, [*kept, *answer])]
 
     def _still_unwell(self) -> bool:
         """Whether the disease's main marker is still short of its treated range (symptoms then persist)."""
