@@ -136,7 +136,9 @@ class MedicationFact(_Record):
     the revision for a lab still above target), long_term, adherence, stable (continued, every marker its step
     moves on track), unchanged (continued while a marker it moves is not: `Monitored.is_on_track`),
     co_prescription, prevention (a history's treatment started before a drug its caution names: isoniazid before
-    immunosuppression in latent TB, `Contraindication.treat_first`), course_completed, patient_correction, repeat (a repeat prescription at the dose taken: the
+    immunosuppression in latent TB, `Contraindication.treat_first`), treats_history (a misdiagnosis' drug kept at
+    the revision because it treats a history on record: propranolol in long QT), course_completed,
+    patient_correction, repeat (a repeat prescription at the dose taken: the
     answer to a refill request, `RefillFact`, or the restart with a supply in hand after a critical drug was missed,
     `MissedDoseCare.restart`), replaced_by:<drug>, maintenance (back to the
     maintenance drug after an induction course), restart (the next maintenance drug after the condition's last

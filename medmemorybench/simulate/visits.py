@@ -35,6 +35,7 @@ from medmemorybench.simulate.models import (
     DiagnosisFact,
     Event,
     Fact,
+    HistoryFact,
     LabFact,
     MedicationFact,
     RefillFact,
@@ -259,6 +260,12 @@ class StoryActions:
         advice = [AdviceFact(advice=t.advice) for t in sorted(chosen, key=every.index) if t.advice is not None]
         return self.emit("diagnostic_test", tests + labs + advice, [self.handle("turning")], "tests")
 
+    def _history_it_treats(self, drug: str) -> str | None:
+        """A history on record (told) whose own treatments (`HistoryCondition.treatments`) include `drug`."""
+        told = {f.history for e in self.events for f in e.facts if isinstance(f, HistoryFact)}
+        return next((key for key in sorted(told & set(self.patient.conditions))
+                     if drug in self.kb.history_conditions[key].treatments), None)
+
     def _diagnosis(self, item: StoryItem) -> Event:
         cond = self.condition
         facts: list[Fact] = [DiagnosisFact(name=cond.name, icd11=cond.icd11.code, status="confirmed")]
@@ -274,11 +281,17 @@ class StoryActions:
             active = self.state.active.get(drug) if drug else None
             if active is not None and active.indication == f"misdiagnosis:{mis.icd11}":
                 keeping = self.kb.keeping_step(cond, mis)
+                protected = self._history_it_treats(drug)
                 if above and keeping is not None:
                     # (the pressure it lowers is still high: kept for it, NICE NG136, as the drug of the step that
                     # treats it, held to that step's goal and titrated to it)
                     self.adopt(drug, keeping, self.next_event_id())
                     facts.append(self.continue_fact(drug, "still_needed"))
+                elif protected is not None:
+                    # (a beta-blocker started for a wrong essential tremor protects a long QT on record: never stopped
+                    # with the diagnosis, the seed-79 read, P0007 E027; HRS/EHRA/APHRS 2013, ESC 2022)
+                    active.indication = f"history:{protected}"
+                    facts.append(self.continue_fact(drug, "treats_history"))
                 else:
                     facts += self.stop(drug, "diagnosis_revised")
                     if above:

@@ -14,6 +14,8 @@ or the knowledge base's own rule (the thresholds below are the guidelines', rest
   swelling, breathlessness or orthopnoea records a weight, an examination (a test fact with its finding) and the loop
   diuretic reviewed (started, raised, or held with the symptom as its reason), or an admission (NICE NG106 1.6, 1.10;
   ESC 2021 HF guideline 5.3 and 14).
+- `long_qt_beta_blocker_kept`: with long QT syndrome on record, a beta-blocker taken is never stopped because a
+  diagnosis was revised (HRS/EHRA/APHRS 2013; ESC 2022 ventricular arrhythmias: beta-blockers protect in LQTS).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from medmemorybench.knowledge.models import DOSES_PER_DAY
 from medmemorybench.simulate.models import (
     CareYear,
     DiagnosisFact,
+    HistoryFact,
     LabFact,
     MedicationFact,
     SettingFact,
@@ -125,4 +128,26 @@ def hf_congestion_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
         known = known or any(
             isinstance(f, DiagnosisFact) and f.status == "confirmed" and f.icd11 == code for f in event.facts
         )
+    return out
+
+
+BETA_BLOCKER_CLASSES = ("beta_blocker_selective", "beta_blocker_nonselective")
+"""Beta-blockers (the protective therapy in congenital long QT)."""
+
+
+def long_qt_beta_blocker_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`long_qt_beta_blocker_kept`."""
+    out = []
+    told = False
+    for event in year.events:
+        told = told or any(isinstance(f, HistoryFact) and f.history == "long_qt_syndrome" for f in event.facts)
+        for fact in event.facts:
+            if (
+                told
+                and isinstance(fact, MedicationFact)
+                and fact.action == "stop"
+                and fact.reason == "diagnosis_revised"
+                and kb.drugs[fact.drug].drug_class in BETA_BLOCKER_CLASSES
+            ):
+                out.append(fail("long_qt_beta_blocker_kept", year, event, f"{fact.drug} stopped in long QT syndrome"))
     return out
