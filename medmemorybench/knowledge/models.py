@@ -918,6 +918,12 @@ class Contraindication(_Record):
     """For a caution: labs measured the day a drug it names is started (or still fresh), none of which may be below
     its reference range for the start (potassium and magnesium before a QT-prolonging drug in long QT syndrome: low
     ones add to the risk of torsades and are corrected first)."""
+    every_days: int | None = Field(default=None, ge=1)
+    """For a caution with `monitoring`: while a drug it names is taken, its labs are repeated at least this often
+    (the QTc on a QT-prolonging drug in long QT syndrome at each three-monthly review)."""
+    recheck_on_rise: bool = False
+    """For a caution with `monitoring`: a result above the one before it, while a drug it names is taken, is repeated
+    within `recheck_days` (a QTc rising on the drug)."""
     treat_first: TreatFirst | None = None
     """For a caution: what is started before a drug it names (isoniazid before a steroid course or a thiopurine in
     latent tuberculosis)."""

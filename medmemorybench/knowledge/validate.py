@@ -306,6 +306,8 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                           "never started)")
         if bool(rule.monitoring) != (rule.recheck_days is not None):
             errors.append(f"{where}: monitoring and recheck_days go together")
+        if (rule.every_days is not None or rule.recheck_on_rise) and not rule.monitoring:
+            errors.append(f"{where}: every_days and recheck_on_rise repeat the monitoring labs; give monitoring")
         if rule.no_increase_above is not None and not rule.monitoring:
             errors.append(f"{where}: no_increase_above reads the first monitoring lab; give monitoring")
         if (first := rule.treat_first) is not None:

@@ -684,6 +684,29 @@ class ClinicalTasks:
                          for f in event.facts)
             for lab, within in self._caution_checks_of(drug) if raised else []:
                 self._book_recheck(drug, lab, within)  # (an ECG after a QT-prolonging drug's dose is raised)
+            for rule in self._history_cautions_of(drug):
+                self._follow_caution_labs(rule, drug, event)
+
+    def _follow_caution_labs(self, rule: Contraindication, drug: str, event: Event) -> None:
+        """A caution's lab taken at this visit while a drug it names is taken (the QTc on a QT-prolonging drug in long
+        QT syndrome) books its next: within `recheck_days` where it rose past the one before (`recheck_on_rise`), else
+        within `every_days`; a recheck already due sooner stands."""
+        for lab in rule.monitoring if rule.every_days else []:
+            now = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == lab), None)
+            if now is None:
+                continue
+            before = next((f.value for e in reversed(self.events[:-1]) for f in e.facts
+                           if isinstance(f, LabFact) and f.lab == lab), None)
+            rose = rule.recheck_on_rise and before is not None and now > before and rule.recheck_days
+            due = self.day + (max(1, min(self._response_days(lab), rule.recheck_days - 1)) if rose
+                              else rule.every_days)
+            booked = [t for t in self.state.tasks if t.kind == "monitor" and t.reason == "recheck" and t.drug == drug
+                      and t.lab == lab]
+            if any(t.due <= due for t in booked):
+                continue
+            for task in booked:
+                self.state.tasks.remove(task)
+            self.add_task(Task("monitor", due, lab=lab, drug=drug, reason="recheck"))
 
     def _history_cautions_of(self, drug: str) -> list[Contraindication]:
         """The cautions of this patient's histories that name `drug`."""

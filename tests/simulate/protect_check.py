@@ -14,6 +14,11 @@ or the knowledge base's own rule (the thresholds below are the guidelines', rest
   swelling, breathlessness or orthopnoea records a weight, an examination (a test fact with its finding) and the loop
   diuretic reviewed (started, raised, or held with the symptom as its reason), or an admission (NICE NG106 1.6, 1.10;
   ESC 2021 HF guideline 5.3 and 14).
+- `qt_drug_ecg_followed`: with long QT syndrome on record, while a QT-prolonging drug is taken (those the guideline
+  lets a patient with long QT take under watch), the QTc is never left unmeasured for more than 90 days (the first
+  visit after them), and a QTc higher than the one before is repeated within 14 days (ESC 2022 ventricular
+  arrhythmias: the QTc at each follow-up; AHA/ACCF 2010: an ECG after each change and periodically, a rising QTc
+  watched).
 - `long_qt_beta_blocker_kept`: with long QT syndrome on record, a beta-blocker taken is never stopped because a
   diagnosis was revised (HRS/EHRA/APHRS 2013; ESC 2022 ventricular arrhythmias: beta-blockers protect in LQTS).
 """
@@ -33,6 +38,7 @@ from medmemorybench.simulate.models import (
     TestFact,
 )
 from tests.simulate.clinical import fail
+from tests.simulate.monitoring_check import _check_by, taking_spans
 
 IMMUNOSUPPRESSANT_CLASSES = (
     "antimetabolite_immunosuppressant",
@@ -140,7 +146,7 @@ def long_qt_beta_blocker_violations(kb: KnowledgeBase, year: CareYear) -> list[s
     out = []
     told = False
     for event in year.events:
-        told = told or any(isinstance(f, HistoryFact) and f.history == "long_qt_syndrome" for f in event.facts)
+        told = told or any(isinstance(f, HistoryFact) and f.history == LONG_QT for f in event.facts)
         for fact in event.facts:
             if (
                 told
@@ -150,4 +156,48 @@ def long_qt_beta_blocker_violations(kb: KnowledgeBase, year: CareYear) -> list[s
                 and kb.drugs[fact.drug].drug_class in BETA_BLOCKER_CLASSES
             ):
                 out.append(fail("long_qt_beta_blocker_kept", year, event, f"{fact.drug} stopped in long QT syndrome"))
+    return out
+
+
+QT_DRUGS = ("fluoxetine", "sertraline", "venlafaxine", "mirtazapine", "aripiprazole", "brexpiprazole", "lithium",
+            "tamoxifen")
+"""QT-prolonging drugs a patient with long QT may take under watch (CredibleMeds possible or conditional risk)."""
+LONG_QT = "long_qt_syndrome"
+QTC_EVERY_DAYS = 90
+"""The QTc at each three-monthly review while one is taken (ESC 2022)."""
+QTC_RISE_DAYS = 14
+"""A rising QTc repeated within two weeks (AHA/ACCF 2010)."""
+
+
+def qt_followed_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`qt_drug_ecg_followed`."""
+    told = next(
+        (e.date for e in year.events for f in e.facts if isinstance(f, HistoryFact) and f.history == LONG_QT), None
+    )
+    if told is None:
+        return []
+    qtcs = [(e, f.value) for e in year.events for f in e.facts if isinstance(f, LabFact) and f.lab == "qtc"]
+    spans = taking_spans(year)
+    out = []
+    for drug in [d for d in QT_DRUGS if d in spans]:
+        for start, end in spans[drug]:
+            last = max(start, told)
+            stop = end or year.events[-1].date
+            for event, value in [(e, v) for e, v in qtcs if last <= e.date < stop]:
+                by = _check_by(year, last, QTC_EVERY_DAYS, 1)
+                if by is not None and event.date > by:
+                    out.append(fail("qt_drug_ecg_followed", year, event, f"{drug}: no QTc from {last} to {event.date}"))
+                before = [v for e, v in qtcs if e.date < event.date]
+                rise_by = _check_by(year, event.date, QTC_RISE_DAYS, 1)
+                if before and value > before[-1] and rise_by is not None and rise_by < stop and not any(
+                    event.date < e.date <= rise_by for e, _ in qtcs
+                ):
+                    out.append(
+                        fail("qt_drug_ecg_followed", year, event, f"{drug}: QTc {before[-1]:g} -> {value:g} ms not "
+                             f"repeated by {rise_by}")
+                    )
+                last = event.date
+            by = _check_by(year, last, QTC_EVERY_DAYS, 1)
+            if by is not None and by < stop:
+                out.append(fail("qt_drug_ecg_followed", year, None, f"{drug}: no QTc after {last} (taken to {stop})"))
     return out

@@ -11,9 +11,11 @@ from __future__ import annotations
 from medmemorybench.simulate.models import LabFact, MedicationFact, TestFact
 from tests.simulate.clinical import check, first_event, with_event_facts
 from tests.simulate.protect_check import (
+    QT_DRUGS,
     hf_congestion_violations,
     latent_tb_violations,
     long_qt_beta_blocker_violations,
+    qt_followed_violations,
 )
 
 
@@ -77,3 +79,27 @@ def test_a_long_qt_beta_blocker_stopped_with_the_diagnosis_is_caught(kb, years):
     ]
     found = long_qt_beta_blocker_violations(kb, with_event_facts(year, event, stopped))
     assert any(v.startswith("[long_qt_beta_blocker_kept]") for v in found), found
+
+
+def test_qt_drug_ecg_followed_every_three_months_and_after_a_rise(kb, years):
+    check([v for year in years for v in qt_followed_violations(kb, year)])
+
+
+def test_a_qt_drug_left_without_an_ecg_is_caught(kb, years):
+    """The seed-79 year: a QTc that rose a week after venlafaxine started, then no ECG for months."""
+    def followed(event) -> bool:
+        return any(isinstance(f, MedicationFact) and f.drug in QT_DRUGS and f.action == "start" for f in event.facts)
+
+    year, start = first_event(years, lambda e: followed(e) and any(isinstance(f, LabFact) and f.lab == "qtc"
+                                                                   for f in e.facts))
+    assert not qt_followed_violations(kb, year)
+    later = [e for e in year.events if e.date > start.date]
+    # (each later QTc read as a pulse instead: the visits stay, the ECGs go)
+    bare = year.model_copy(update={"events": [
+        e.model_copy(update={"facts": [
+            f.model_copy(update={"lab": "heart_rate"}) if isinstance(f, LabFact) and f.lab == "qtc" else f
+            for f in e.facts]}) if e in later else e
+        for e in year.events
+    ]})
+    found = qt_followed_violations(kb, bare)
+    assert any(v.startswith("[qt_drug_ecg_followed]") for v in found), found
