@@ -185,11 +185,8 @@ class ClinicalTasks:
             if partner not in self.state.active and partner_rx is not None \
                     and not any(self.kb.therapy_group(d) == group for d in self.state.active):
                 facts += partner_rx.facts("co_prescription", f"with:{rx.drug}")
-                # (a partner that is itself a course ends with its days, as the drug it goes with: pyridoxine with
-                # isoniazid)
-                ends = self.day + partner_rx.course_days if partner_rx.regimen == "course" and partner_rx.course_days \
-                    else None
-                self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", ends, None)
+                # (a partner stops with its drug, `co_prescription_ends_with_drug`: pyridoxine's course is isoniazid's)
+                self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
                 self.state.active[partner].partner_of = rx.drug
         return facts
 
