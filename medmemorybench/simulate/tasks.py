@@ -691,18 +691,24 @@ class ClinicalTasks:
     def _follow_caution_labs(self, rule: Contraindication, drug: str, event: Event) -> None:
         """A caution's lab taken at this visit while a drug it names is taken (the QTc on a QT-prolonging drug in long
         QT syndrome) books its next: within `recheck_days` where it rose past the one before (`recheck_on_rise`), else
-        within `every_days`; a recheck already due sooner stands."""
+        within `every_days`; a recheck already due sooner stands. A drug the doctor has just learnt of (lithium told
+        after the long QT's baseline ECG) gets its first from the last result on record."""
         for lab in rule.monitoring if rule.every_days else []:
+            booked = [t for t in self.state.tasks if t.kind == "monitor" and t.reason == "recheck" and t.drug == drug
+                      and t.lab == lab]
             now = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == lab), None)
             if now is None:
+                last = self.latest_value(lab)
+                if not booked:
+                    since = self.day if last is None else (date.fromisoformat(last[0].date) - YEAR_START_DATE).days
+                    self.add_task(Task("monitor", max(self.day + 1, since + rule.every_days), lab=lab, drug=drug,
+                                       reason="recheck"))
                 continue
             before = next((f.value for e in reversed(self.events[:-1]) for f in e.facts
                            if isinstance(f, LabFact) and f.lab == lab), None)
             rose = rule.recheck_on_rise and before is not None and now > before and rule.recheck_days
             due = self.day + (max(1, min(self._response_days(lab), rule.recheck_days - 1)) if rose
                               else rule.every_days)
-            booked = [t for t in self.state.tasks if t.kind == "monitor" and t.reason == "recheck" and t.drug == drug
-                      and t.lab == lab]
             if any(t.due <= due for t in booked):
                 continue
             for task in booked:
