@@ -1018,13 +1018,16 @@ class StoryActions:
             answer = self.treat([self.step(step)], f"symptom:{fact.symptom}", acute=True, indication=indication)
             if not any(isinstance(f, MedicationFact) and f.action in ("start", "increase") for f in answer):
                 return None
-            facts += answer + self.congestion_examined(fact.symptom, [*told, *facts, *answer])
+            # (before the diagnosis the work-up is the follow-up: no review visit is booked, which would push the
+            # diagnosis past its phase)
+            facts += answer + self.congestion_examined(fact.symptom, [*told, *facts, *answer],
+                                                       review=self.handle("diagnosis") is not None)
         return facts
 
-    def congestion_examined(self, sign: str, facts: list[Fact]) -> list[Fact]:
-        """The examination, weight and kidney labs that go with a congestion sign answered, and the early review that
-        weighs again (`WeightAlarm.examination`: NICE NG106 1.6, 1.10; ESC 2021 5.3). None where the condition has no
-        weight alarm."""
+    def congestion_examined(self, sign: str, facts: list[Fact], review: bool = True) -> list[Fact]:
+        """The examination, weight and kidney labs that go with a congestion sign answered, and (`review`) the early
+        review that weighs again (`WeightAlarm.examination`: NICE NG106 1.6, 1.10; ESC 2021 5.3). None where the
+        condition has no weight alarm."""
         alarm = self.condition.weight_alarm
         if alarm is None:
             return []
@@ -1033,8 +1036,9 @@ class StoryActions:
         done = {f.lab for f in [*facts, *measured] if isinstance(f, LabFact)}
         labs = self.measure([lab for lab in alarm.labs if lab not in done])
         # (the review weighs whatever the diuretic has had time to do: it is no reading of its effect, so unlinked)
-        self.add_task(Task("review", self.day + 1, deadline=self.day + alarm.review_days, lab=WEIGHT,
-                           reason=f"symptom:{sign}", books_visit=True))
+        if review:
+            self.add_task(Task("review", self.day + 1, deadline=self.day + alarm.review_days, lab=WEIGHT,
+                               reason=f"symptom:{sign}", books_visit=True))
         return [TestFact(test=f"congestion:{sign}", name=look.test, finding=finding), *measured, *labs]
 
     def weight_alarm_answer(self, facts: list[Fact]) -> list[Fact]:
