@@ -795,12 +795,15 @@ class ClinicalTasks:
         return False
 
     def _book_recheck(self, drug: str, lab: str, within: int) -> None:
-        if any(t.kind == "monitor" and t.reason == "recheck" and t.drug == drug and t.lab == lab
-               for t in self.state.tasks):
-            return
         # due once the lab can show the change and inside the window (lithium: day 5, at steady state; INR: day 3);
         # no deadline: it is taken at the first visit once due, whatever that visit is for (`rechecks_due_now`)
         due = self.day + max(1, min(self._response_days(lab), within - 1))
+        booked = [t for t in self.state.tasks if t.kind == "monitor" and t.reason == "recheck" and t.drug == drug
+                  and t.lab == lab]
+        if any(t.due <= due for t in booked):
+            return
+        for task in booked:  # (a later one, the three-monthly QTc, gives way to this)
+            self.state.tasks.remove(task)
         self.add_task(Task("monitor", due, lab=lab, drug=drug, reason="recheck"))
 
     def _needs_rechecks(self, task: Task) -> bool:
