@@ -147,6 +147,7 @@ class ClinicalTasks:
         tests = self.start_tests_due(rx)
         facts += tests
         rx = self.dosed_on(rx, step, tests)
+        facts += self.treatments_first_due(rx, event_id)
         facts += rx.facts(reason, indication)
         facts += self.start_warnings(rx.drug, facts)
         facts += self.caution_checks(rx)
@@ -186,6 +187,7 @@ class ClinicalTasks:
             if partner not in self.state.active and partner_rx is not None \
                     and not any(self.kb.therapy_group(d) == group for d in self.state.active):
                 facts += partner_rx.facts("co_prescription", f"with:{rx.drug}")
+                # (a partner stops with its drug, `co_prescription_ends_with_drug`: pyridoxine's course is isoniazid's)
                 self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
                 self.state.active[partner].partner_of = rx.drug
         return facts
@@ -215,6 +217,25 @@ class ClinicalTasks:
         # (an activity that bars the drug is not drawn, `Lab.population`: the start is already chosen by now)
         assert again is not None, f"{rx.drug}: barred by a result taken for its own start"
         return again
+
+    def treatments_first_due(self, rx: Prescription, event_id: str) -> list[Fact]:
+        """What a caution of the patient's histories starts before `rx` (`Contraindication.treat_first`: isoniazid,
+        pyridoxine with it, before a steroid course or a thiopurine in latent tuberculosis; NICE NG33), unless taken or
+        started this year already, or `rx` is below the rule's daily dose or shorter than its course."""
+        facts: list[Fact] = []
+        for rule in self._history_cautions_of(rx.drug):
+            first = rule.treat_first
+            if first is None or rx.dose * DOSES_PER_DAY.get(rx.frequency, 1) < first.min_daily_dose.get(rx.drug, 0):
+                continue
+            if rx.regimen == "course" and first.min_days and (rx.course_days or 0) < first.min_days:
+                continue
+            for drug in first.drugs:
+                if drug in self.state.active or f"started:{drug}" in self.state.handles:
+                    continue
+                preventive = prescribe(self.kb, drug, self.refresh_patient())
+                if preventive is not None:
+                    facts += self.start(preventive, "prevention", f"history:{rule.history}", event_id)
+        return facts
 
     def start_counts_due(self, drug: str) -> list[str] | None:
         """The counts a start of `drug` must not be low on (`StartChecks.not_low`) that can be taken today, or None
@@ -683,6 +704,35 @@ class ClinicalTasks:
                          for f in event.facts)
             for lab, within in self._caution_checks_of(drug) if raised else []:
                 self._book_recheck(drug, lab, within)  # (an ECG after a QT-prolonging drug's dose is raised)
+            for rule in self._history_cautions_of(drug):
+                self._follow_caution_labs(rule, drug, event)
+
+    def _follow_caution_labs(self, rule: Contraindication, drug: str, event: Event) -> None:
+        """A caution's lab taken at this visit while a drug it names is taken (the QTc on a QT-prolonging drug in long
+        QT syndrome) books its next: within `recheck_days` where it rose past the one before (`recheck_on_rise`), else
+        within `every_days`; a recheck already due sooner stands. A drug the doctor has just learnt of (lithium told
+        after the long QT's baseline ECG) gets its first from the last result on record."""
+        for lab in rule.monitoring if rule.every_days else []:
+            booked = [t for t in self.state.tasks if t.kind == "monitor" and t.reason == "recheck" and t.drug == drug
+                      and t.lab == lab]
+            now = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == lab), None)
+            if now is None:
+                last = self.latest_value(lab)
+                if not booked:
+                    since = self.day if last is None else (date.fromisoformat(last[0].date) - YEAR_START_DATE).days
+                    self.add_task(Task("monitor", max(self.day + 1, since + rule.every_days), lab=lab, drug=drug,
+                                       reason="recheck"))
+                continue
+            before = next((f.value for e in reversed(self.events[:-1]) for f in e.facts
+                           if isinstance(f, LabFact) and f.lab == lab), None)
+            rose = rule.recheck_on_rise and before is not None and now > before and rule.recheck_days
+            due = self.day + (max(1, min(self._response_days(lab), rule.recheck_days - 1)) if rose
+                              else rule.every_days)
+            if any(t.due <= due for t in booked):
+                continue
+            for task in booked:
+                self.state.tasks.remove(task)
+            self.add_task(Task("monitor", due, lab=lab, drug=drug, reason="recheck"))
 
     def _history_cautions_of(self, drug: str) -> list[Contraindication]:
         """The cautions of this patient's histories that name `drug`."""
@@ -778,12 +828,15 @@ class ClinicalTasks:
             self._book_recheck(task.drug, task.lab, monitored.recheck_days)
 
     def _book_recheck(self, drug: str, lab: str, within: int) -> None:
-        if any(t.kind == "monitor" and t.reason == "recheck" and t.drug == drug and t.lab == lab
-               for t in self.state.tasks):
-            return
         # due once the lab can show the change and inside the window (lithium: day 5, at steady state; INR: day 3);
         # no deadline: it is taken at the first visit once due, whatever that visit is for (`rechecks_due_now`)
         due = self.day + max(1, min(self._response_days(lab), within - 1))
+        booked = [t for t in self.state.tasks if t.kind == "monitor" and t.reason == "recheck" and t.drug == drug
+                  and t.lab == lab]
+        if any(t.due <= due for t in booked):
+            return
+        for task in booked:  # (a later one, the three-monthly QTc, gives way to this)
+            self.state.tasks.remove(task)
         self.add_task(Task("monitor", due, lab=lab, drug=drug, reason="recheck"))
 
     def _needs_rechecks(self, task: Task) -> bool:
