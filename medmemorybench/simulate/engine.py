@@ -363,6 +363,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         facts += self.mood_screen_now(kind, facts, list(triggered_by))
         facts += self.declines_acted_on(facts)
         facts = self.stable_only_on_track(facts)  # (after the screen: today's PHQ-9 is a reading of its marker)
+        facts = self.escalation_due(facts)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,

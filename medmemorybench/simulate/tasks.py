@@ -459,8 +459,7 @@ class ClinicalTasks:
         short = self.is_short_of_goal(step, task.lab, value)
         active = self.state.active.get(task.drug)
         taken = active is not None and active.ends is None and not active.suspected
-        titratable = short and taken and next_dose(
-            self.kb, task.drug, active.dose, self.refresh_patient(), active.release, active.frequency) is not None
+        titratable = short and taken and self.can_raise(task.drug)
         next_step = self.next_step_for(step, task.lab) if short and taken and not titratable else None
         # the result is reviewed at a visit about the results, or at a follow-up of the drug itself; a drug at its top
         # dose with its marker short of goal and no next step open is kept saying why (`no_next_step`)
@@ -468,6 +467,7 @@ class ClinicalTasks:
         if short and taken and not titratable and next_step is None:
             event = self.emit("follow_up", [self.continue_fact(task.drug, "no_next_step"), *facts], [task.trigger],
                               "last_lab")
+            self.state.handles[f"no_next_step:{task.drug}"] = event.event_id
         elif reviewed:
             facts = [self.continue_fact(task.drug, "stable"), *facts]
             event = self.emit("follow_up", facts, [task.trigger], "last_lab")
@@ -485,6 +485,62 @@ class ClinicalTasks:
             elif not titratable:
                 self.state.handles.setdefault("short_of_goal", event.event_id)
         return True
+
+    def escalation_due(self, facts: list[Fact]) -> list[Fact]:
+        """A drug of a care step whose marker (`marker`) has read short of goal on every result since its last one at
+        goal, among those the present treatment could show (the lab's response time after the latest change of the
+        drug, or the start of another drug taken that moves the marker), for at least one response time by this
+        visit's reading, is taken on:
+        its next dose booked, else the next step open (`next_step_for`), else it is kept at this visit saying why
+        (`no_next_step`, once per change). The response check judges a change once; this judges the marker at each
+        later reading (the seed-79 read: metformin "doing its job" at HbA1c 7.5-7.3 % for eight months, capsaicin kept
+        while knee pain stayed 5-9/10 with every oral step barred)."""
+        today = {f.lab: f.value for f in facts if isinstance(f, LabFact)}
+        for drug, active in sorted(self.state.active.items()):
+            if active.step is None or active.suspected or active.ends is not None or any(
+                    isinstance(f, MedicationFact) and f.drug == drug and f.action != "continue" for f in facts):
+                continue  # (changed at this visit: its effect is for later readings to show)
+            step = self.step(active.step)
+            lab = self.marker(step)
+            if lab not in today or self.kb.labs[lab].kinetics is None \
+                    or not self.is_short_of_goal(step, lab, today[lab]):
+                continue
+            since = max([active.last_change] + [a.started for a in self.state.active.values()
+                                                if a.step and lab in self.step(a.step).moves])
+            shown = [((date.fromisoformat(e.date) - YEAR_START_DATE).days, f.value) for e in self.events
+                     for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
+            shown = [(d, v) for d, v in shown if d >= since + self._response_days(lab)]
+            at_goal = [d for d, v in shown if not self.is_short_of_goal(step, lab, v)]
+            run = [d for d, _ in shown if not at_goal or d > at_goal[-1]]  # (short since the last reading at goal)
+            if not run or self.day - run[0] < self._response_days(lab):
+                continue
+            said = self.handle(f"no_next_step:{drug}")
+            if self._titration_booked(drug) or said is not None and self._day_of(said) >= since:
+                continue
+            if self.can_raise(drug):
+                due = max(self.day + 1, active.last_change + (self.kb.drugs[drug].dose.titration_days or 0))
+                self.add_task(Task("titrate", due, step=step.key, drug=drug, trigger=self.next_event_id()))
+                continue
+            next_step = self.next_step_for(step, lab)
+            if next_step is not None:
+                self._queue_next_step(step, next_step, self.next_event_id())
+                continue
+            facts = [f for f in facts if not (isinstance(f, MedicationFact) and f.drug == drug
+                                              and f.action == "continue")]
+            facts.append(self.continue_fact(drug, "no_next_step"))
+            self.state.handles[f"no_next_step:{drug}"] = self.next_event_id()
+        return facts
+
+    def can_raise(self, drug: str) -> bool:
+        """Whether `increase` can raise a drug taken today (a higher rung within its caps and ceiling, no caution
+        holding it), its titration interval aside."""
+        active = self.state.active[drug]
+        dose = next_dose(self.kb, drug, active.dose, self.refresh_patient(), active.release, active.frequency)
+        return dose is not None and (active.ceiling is None or dose <= active.ceiling) and not self.raise_held(drug)
+
+    def _day_of(self, event_id: str) -> int:
+        event = next(e for e in self.events if e.event_id == event_id)
+        return (date.fromisoformat(event.date) - YEAR_START_DATE).days
 
     def next_step_for(self, step: CareStep, lab: str) -> CareStep | None:
         """The step that takes over a marker its drug at its top dose leaves short of goal (ADA 2024 §9, KDIGO 2022
