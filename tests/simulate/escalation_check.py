@@ -9,7 +9,7 @@ Each function returns violation messages (empty: the year passes) and reads only
   lab's response time after the latest change of the drug, or a start or raise of another drug whose step moves the
   marker) have been short of goal since the last one at goal, still so on a reading one response time or more after
   the first of them (the reading that shows the goal unmet on this treatment), and the visit is more than
-  `INTERVALS` response times after that reading, with no `no_next_step` said since the change (ADA Standards of
+  `INTERVALS` response times (and `REVIEW_DAYS`) after that reading, with no `no_next_step` said since the change (ADA Standards of
   Care 2024 §9: intensify when the HbA1c goal is unmet at 3 months; KDIGO 2022 diabetes in CKD; NICE NG222 1.9:
   change treatment with no adequate response at 4-6 weeks; STRIDE-II). The seed-79 read: metformin 1000 mg twice
   daily "doing its job" at HbA1c 7.5-7.3 % for eight months (P0009), bupropion 150 mg kept at PHQ-9 scores of 7-10
@@ -30,6 +30,9 @@ from tests.simulate.said_check import markers, readings
 
 INTERVALS = 2
 """Response times a marker may stay short of goal on the same treatment before the next step or a reason is due."""
+REVIEW_DAYS = 28
+"""The least time given for that step: the next review (NICE NG136's monthly review; a fasting glucose's 7-day
+response time would otherwise leave two weeks)."""
 KEPT_AS_IS = ("stable", "unchanged")
 """Continue reasons that keep a drug as it is for no reason of its own."""
 CHANGES = ("start", "increase", "decrease")
@@ -86,7 +89,7 @@ def escalated_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
             for day, value in (r for r in shown.get(lab, []) if r[0] >= first):
                 run = [*run, (day, value)] if _short(kb, year, lab, value, step.targets.get(lab)) else []
             confirmed = next((d for d, _ in run if days_between(run[0][0], d) >= response), None)
-            if confirmed is not None and days_between(confirmed, event.date) > INTERVALS * response:
+            if confirmed is not None and days_between(confirmed, event.date) > max(INTERVALS * response, REVIEW_DAYS):
                 out.append(fail("escalated_when_short_of_goal", year, event,
                                 f"{fact.drug} kept {fact.reason} with {lab} short of goal since {run[0][0]}, "
                                 f"still on {confirmed} ({[v for _, v in run]}), last change {since}, no next step "

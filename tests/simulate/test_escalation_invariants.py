@@ -19,6 +19,7 @@ from medmemorybench.simulate.models import LabFact, MedicationFact
 from tests.simulate.clinical import check
 from tests.simulate.escalation_check import (
     INTERVALS,
+    REVIEW_DAYS,
     escalated_violations,
     marker_of,
     stable_at_goal_violations,
@@ -74,7 +75,7 @@ def test_a_drug_kept_as_it_is_with_its_marker_short_of_goal_is_caught(kb, years)
     unit = kb.labs[lab].unit
     end = year.events[-1].date
     first, again = _day(end, int(response) + 1), _day(end, 2 * int(response) + 1)
-    later = _day(again, int(response) * INTERVALS + 1)
+    later = _day(again, max(int(response) * INTERVALS, REVIEW_DAYS) + 1)
     reading = [LabFact(lab=lab, value=value, unit=unit)]
     raised = fact.model_copy(update={"action": "increase", "previous_dose": fact.dose, "reason": "titration"})
     kept = fact.model_copy(update={"reason": "unchanged"})
