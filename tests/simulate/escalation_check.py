@@ -9,11 +9,11 @@ Each function returns violation messages (empty: the year passes) and reads only
   lab's response time after the latest change of the drug, or a start or raise of another drug whose step moves the
   marker) have been short of goal since the last one at goal, still so on a reading one response time or more after
   the first of them (the reading that shows the goal unmet on this treatment), and the visit is more than
-  `INTERVALS` response times (and `REVIEW_DAYS`) after that reading, with no `no_next_step` said since the change (ADA Standards of
-  Care 2024 §9: intensify when the HbA1c goal is unmet at 3 months; KDIGO 2022 diabetes in CKD; NICE NG222 1.9:
-  change treatment with no adequate response at 4-6 weeks; STRIDE-II). The seed-79 read: metformin 1000 mg twice
-  daily "doing its job" at HbA1c 7.5-7.3 % for eight months (P0009), bupropion 150 mg kept at PHQ-9 scores of 7-10
-  for five months (P0015).
+  `INTERVALS` response times (and `REVIEW_DAYS`) after that reading, with no `no_next_step` said since the change
+  (ADA Standards of Care 2024 §9: intensify when the HbA1c goal is unmet at 3 months; KDIGO 2022 diabetes in CKD;
+  NICE NG222 1.9: change treatment with no adequate response at 4-6 weeks; STRIDE-II). The seed-79 read: metformin
+  1000 mg twice daily "doing its job" at HbA1c 7.5-7.3 % for eight months (P0009), bupropion 150 mg kept at PHQ-9
+  scores of 7-10 for five months (P0015).
 - `stable_at_goal`: a drug is never continued as "stable" ("since it's doing its job") while the latest reading of
   a marker its step moves is short of that marker's goal.
 """
