@@ -147,7 +147,8 @@ class MedicationFact(_Record):
     blood_count_normal / blood_count_low (held for a red flag's same-day count: given back, or stopped),
     raise_held (kept at its dose: a result a caution watches is past `no_increase_above`), nothing_to_augment
     (an augmenting drug stopped with nothing left of the step it adds to), top_dose (kept at the review after an
-    admission: no higher rung is allowed)."""
+    admission: no higher rung is allowed), no_next_step (kept at its top dose with its marker short of goal at its
+    response check and no next step open: `next_step_for`)."""
     indication: str | None = None
     """What it treats, on record before it starts: condition:<key>, complication:<key>, lab:<key>,
     history:<key>, misdiagnosis:<icd11>, with:<drug> (given alongside another drug), illness:<key>."""
