@@ -907,6 +907,20 @@ class HistoryCondition(_Record):
     """Values it is treated to, whatever the main condition (after a stroke: systolic below 130 mmHg)."""
 
 
+class TreatFirst(_Record):
+    """A treatment a history needs started before a drug a caution names (latent tuberculosis: preventive treatment
+    before immunosuppression), unless it is taken or was given already."""
+
+    drugs: list[str] = Field(min_length=1)
+    """Started the same visit, before the drug (its own `co_prescribe` with it: pyridoxine beside isoniazid)."""
+    min_daily_dose: dict[str, float] = Field(default_factory=dict)
+    """Per drug named here: a start below this daily dose needs none (prednisolone below 15 mg a day)."""
+    min_days: int | None = Field(default=None, ge=1)
+    """A course shorter than this needs none (a five-day steroid burst); long-term drugs always do."""
+    source: str
+    """Guideline."""
+
+
 class Contraindication(_Record):
     """Drug–disease contraindication: with this history (or main condition), these drugs are not given."""
 
@@ -930,6 +944,15 @@ class Contraindication(_Record):
     """For a caution: labs measured the day a drug it names is started (or still fresh), none of which may be below
     its reference range for the start (potassium and magnesium before a QT-prolonging drug in long QT syndrome: low
     ones add to the risk of torsades and are corrected first)."""
+    every_days: int | None = Field(default=None, ge=1)
+    """For a caution with `monitoring`: while a drug it names is taken, its labs are repeated at least this often
+    (the QTc on a QT-prolonging drug in long QT syndrome at each three-monthly review)."""
+    recheck_on_rise: bool = False
+    """For a caution with `monitoring`: a result above the one before it, while a drug it names is taken, is repeated
+    within `recheck_days` (a QTc rising on the drug)."""
+    treat_first: TreatFirst | None = None
+    """For a caution: what is started before a drug it names (isoniazid before a steroid course or a thiopurine in
+    latent tuberculosis)."""
     reason: Text
     """Why."""
     source: str
@@ -1905,6 +1928,9 @@ class WeightAlarm(_Record):
     """Measured that visit (the diuretic's effect on the kidneys and potassium)."""
     review_days: int = Field(ge=1)
     """The early review: at most this many days on (a visit is booked)."""
+    examination: FirstLook
+    """What the visit examines and measures for congestion, at the weight's alarm and at every congestion sign told
+    (a symptom with a `red_flag_step`: ankle swelling, breathlessness, orthopnoea), beside the diuretic's answer."""
     source: str
     """Guideline."""
 

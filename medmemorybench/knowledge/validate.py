@@ -315,8 +315,17 @@ def _check_safety_rules(kb: KnowledgeBase, errors: list[str]) -> None:
                           "never started)")
         if bool(rule.monitoring) != (rule.recheck_days is not None):
             errors.append(f"{where}: monitoring and recheck_days go together")
+        if (rule.every_days is not None or rule.recheck_on_rise) and not rule.monitoring:
+            errors.append(f"{where}: every_days and recheck_on_rise repeat the monitoring labs; give monitoring")
         if rule.no_increase_above is not None and not rule.monitoring:
             errors.append(f"{where}: no_increase_above reads the first monitoring lab; give monitoring")
+        if (first := rule.treat_first) is not None:
+            if rule.level != "caution":
+                errors.append(f"{where}: treat_first goes with a caution (a contraindicated drug is never started)")
+            _check_refs(where, "treat_first.drugs", first.drugs, kb, errors)
+            named = kb.expand(rule.drugs + rule.classes)
+            errors += [f"{where}: treat_first.min_daily_dose: '{drug}' is not a drug the rule names"
+                       for drug in first.min_daily_dose if drug not in named]
     # a rule id names only the history (`contraindication:<history>`): its words are the one rule of that history
     # naming the drug at that level, so two would leave the text said for the pair undecided
     first: dict[tuple[str, str, str], int] = {}

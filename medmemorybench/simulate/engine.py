@@ -363,6 +363,7 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
         facts += self.mood_screen_now(kind, facts, list(triggered_by))
         facts += self.declines_acted_on(facts)
         facts = self.stable_only_on_track(facts)  # (after the screen: today's PHQ-9 is a reading of its marker)
+        facts = self.escalation_due(facts)
         event = Event(
             event_id=f"{self.persona_id}-E{len(self.events) + 1:03d}",
             index=len(self.events) + 1,
@@ -385,9 +386,11 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
     def stable_only_on_track(self, facts: list[Fact]) -> list[Fact]:
         """A drug continued "because everything is stable on it" only while every marker it is judged by (`judged_by`:
         those its care step moves, or the lab a drug with no step is kept for) is on track over its last two readings,
-        this visit's included (`Monitored.is_on_track`); otherwise it is kept `unchanged` (the seed-53 read:
-        pramipexole "stable" while the motor score rose 15 -> 20 -> 23 -> 25; seed 61: amlodipine "doing its job" at
-        a systolic of 154 mmHg)."""
+        this visit's included (`Monitored.is_on_track`), and the latest is not short of its goal (`stable_at_goal`: a
+        reading nearer the goal than the one before is progress, not "working well"); otherwise it is kept
+        `unchanged` (the seed-53 read: pramipexole "stable" while the motor score rose 15 -> 20 -> 23 -> 25; seed 61:
+        amlodipine "doing its job" at a systolic of 154 mmHg; seed 79: metformin "doing its job" at an HbA1c of 7.5 %,
+        bupropion kept at PHQ-9 scores of 8-10)."""
         monitored = {m.lab: m for m in self.condition.monitored}
         out: list[Fact] = []
         for fact in facts:
@@ -400,10 +403,11 @@ class YearBuilder(StoryActions, ClinicalTasks, MoodCare, StatedFindings):
                                 if isinstance(f, LabFact) and f.lab == lab]
                     readings += [f.value for f in facts if isinstance(f, LabFact) and f.lab == lab]
                     kinetics = self.kb.labs[lab].kinetics
-                    if readings and not monitored[lab].is_on_track(
+                    if readings and (self.condition.is_short_of_goal(lab, readings[-1], step)
+                                     or not monitored[lab].is_on_track(
                             readings[-1], readings[-2] if len(readings) > 1 else None,
                             kinetics.cv if kinetics else 0.0, self.condition.goal(lab, step),
-                            self.kb.labs[lab].to_target is not None):
+                            self.kb.labs[lab].to_target is not None)):
                         fact = fact.model_copy(update={"reason": "unchanged"})
                         break
             out.append(fact)

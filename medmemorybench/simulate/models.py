@@ -135,7 +135,10 @@ class MedicationFact(_Record):
     adverse_effect:<key>, toxicity:<kind>, misdiagnosis, diagnosis_revised, still_needed (a misdiagnosis' drug kept at
     the revision for a lab still above target), long_term, adherence, stable (continued, every marker its step
     moves on track), unchanged (continued while a marker it moves is not: `Monitored.is_on_track`),
-    co_prescription, course_completed, patient_correction, repeat (a repeat prescription at the dose taken: the
+    co_prescription, prevention (a history's treatment started before a drug its caution names: isoniazid before
+    immunosuppression in latent TB, `Contraindication.treat_first`), treats_history (a misdiagnosis' drug kept at
+    the revision because it treats a history on record: propranolol in long QT), course_completed,
+    patient_correction, repeat (a repeat prescription at the dose taken: the
     answer to a refill request, `RefillFact`, or the restart with a supply in hand after a critical drug was missed,
     `MissedDoseCare.restart`), replaced_by:<drug>, maintenance (back to the
     maintenance drug after an induction course), restart (the next maintenance drug after the condition's last
@@ -144,7 +147,8 @@ class MedicationFact(_Record):
     blood_count_normal / blood_count_low (held for a red flag's same-day count: given back, or stopped),
     raise_held (kept at its dose: a result a caution watches is past `no_increase_above`), nothing_to_augment
     (an augmenting drug stopped with nothing left of the step it adds to), top_dose (kept at the review after an
-    admission: no higher rung is allowed)."""
+    admission: no higher rung is allowed), no_next_step (kept at its top dose with its marker short of goal at its
+    response check and no next step open: `next_step_for`)."""
     indication: str | None = None
     """What it treats, on record before it starts: condition:<key>, complication:<key>, lab:<key>,
     history:<key>, misdiagnosis:<icd11>, with:<drug> (given alongside another drug), illness:<key>."""

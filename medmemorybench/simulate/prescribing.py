@@ -92,7 +92,9 @@ def choose_for_step(kb: KnowledgeBase, step: CareStep, patient: Patient, exclude
     course, a patient who can manage only so many doses a day of anything (`course_dose_limit`) gets the first
     allowed candidate with no caution that fits that, else the one taken least often. A caution outranks the fit:
     a once-a-day tablet the rules caution for this patient (clarithromycin in heart failure, beside amlodipine) is
-    not chosen over a candidate they do not caution (the seed-47 read), only over none."""
+    not chosen over a candidate they do not caution (the seed-47 read), only over none. A candidate a history of
+    the patient cautions against (`contraindication:<history>`: venlafaxine in long QT syndrome) is chosen
+    only where no later candidate is allowed without one (the seed-79 read)."""
     taken_groups = {kb.therapy_group(d) for d in patient.taking}
     limit = course_dose_limit(kb, patient)
     barred: list[tuple[str, Verdict]] = []
@@ -108,8 +110,11 @@ def choose_for_step(kb: KnowledgeBase, step: CareStep, patient: Patient, exclude
             barred.append((drug_key, result))
             continue
         if limit is None or is_long_term(kb, drug_key, regimen):
-            allowed.append((False, 0, order, drug_key, result, len(barred)))
-            break
+            weighed = any(c.rule.startswith("contraindication:") for c in result.cautions)
+            allowed.append((weighed, 0, order, drug_key, result, len(barred)))
+            if not weighed:
+                break
+            continue
         result = _least_often(result)
         assert result.formulation is not None
         per_day = DOSES_PER_DAY[result.formulation[1].frequency]

@@ -147,6 +147,7 @@ class ClinicalTasks:
         tests = self.start_tests_due(rx)
         facts += tests
         rx = self.dosed_on(rx, step, tests)
+        facts += self.treatments_first_due(rx, event_id)
         facts += rx.facts(reason, indication)
         facts += self.start_warnings(rx.drug, facts)
         facts += self.caution_checks(rx)
@@ -186,6 +187,7 @@ class ClinicalTasks:
             if partner not in self.state.active and partner_rx is not None \
                     and not any(self.kb.therapy_group(d) == group for d in self.state.active):
                 facts += partner_rx.facts("co_prescription", f"with:{rx.drug}")
+                # (a partner stops with its drug, `co_prescription_ends_with_drug`: pyridoxine's course is isoniazid's)
                 self.state.active[partner] = self._active(partner_rx, f"with:{rx.drug}", None, None)
                 self.state.active[partner].partner_of = rx.drug
         return facts
@@ -215,6 +217,25 @@ class ClinicalTasks:
         # (an activity that bars the drug is not drawn, `Lab.population`: the start is already chosen by now)
         assert again is not None, f"{rx.drug}: barred by a result taken for its own start"
         return again
+
+    def treatments_first_due(self, rx: Prescription, event_id: str) -> list[Fact]:
+        """What a caution of the patient's histories starts before `rx` (`Contraindication.treat_first`: isoniazid,
+        pyridoxine with it, before a steroid course or a thiopurine in latent tuberculosis; NICE NG33), unless taken or
+        started this year already, or `rx` is below the rule's daily dose or shorter than its course."""
+        facts: list[Fact] = []
+        for rule in self._history_cautions_of(rx.drug):
+            first = rule.treat_first
+            if first is None or rx.dose * DOSES_PER_DAY.get(rx.frequency, 1) < first.min_daily_dose.get(rx.drug, 0):
+                continue
+            if rx.regimen == "course" and first.min_days and (rx.course_days or 0) < first.min_days:
+                continue
+            for drug in first.drugs:
+                if drug in self.state.active or f"started:{drug}" in self.state.handles:
+                    continue
+                preventive = prescribe(self.kb, drug, self.refresh_patient())
+                if preventive is not None:
+                    facts += self.start(preventive, "prevention", f"history:{rule.history}", event_id)
+        return facts
 
     def start_counts_due(self, drug: str) -> list[str] | None:
         """The counts a start of `drug` must not be low on (`StartChecks.not_low`) that can be taken today, or None
@@ -472,18 +493,27 @@ class ClinicalTasks:
             return None
         step = self.step(task.step)
         facts = self.measure([task.lab]) + self.measure(self.too_early_dropped(self.vitals(), task.trigger))
-        # the result is reviewed at a visit about the results, or at a follow-up of the drug itself
+        value = next(f.value for f in facts if isinstance(f, LabFact) and f.lab == task.lab)
+        short = self.is_short_of_goal(step, task.lab, value)
         active = self.state.active.get(task.drug)
-        if active is not None and not active.suspected and self.rng.random() < 0.35:
+        taken = active is not None and active.ends is None and not active.suspected
+        titratable = short and taken and self.can_raise(task.drug)
+        next_step = self.next_step_for(step, task.lab) if short and taken and not titratable else None
+        # the result is reviewed at a visit about the results, or at a follow-up of the drug itself; a drug at its top
+        # dose with its marker short of goal and no next step open is kept saying why (`no_next_step`)
+        reviewed = active is not None and not active.suspected and self.rng.random() < 0.35
+        if short and taken and not titratable and next_step is None:
+            event = self.emit("follow_up", [self.continue_fact(task.drug, "no_next_step"), *facts], [task.trigger],
+                              "last_lab")
+            self.state.handles[f"no_next_step:{task.drug}"] = event.event_id
+        elif reviewed:
             facts = [self.continue_fact(task.drug, "stable"), *facts]
             event = self.emit("follow_up", facts, [task.trigger], "last_lab")
         else:
             event = self.emit("lab_check", facts, [task.trigger], "last_lab")
-        value = next(f.value for f in facts if isinstance(f, LabFact) and f.lab == task.lab)
-        if self.is_short_of_goal(step, task.lab, value):
-            active = self.state.active.get(task.drug)
-            titratable = active is not None and active.ends is None and not active.suspected and next_dose(
-                self.kb, task.drug, active.dose, self.refresh_patient(), active.release, active.frequency) is not None
+        if next_step is not None:
+            self._queue_next_step(step, next_step, event.event_id)
+        if short:
             booked = titratable and ladder_of(self.kb, task.drug, active.release, active.frequency).to_effect \
                 and self._titration_booked(task.drug)  # (this visit's result booked it: `titrate_to_effect`)
             if titratable and not booked:
@@ -493,6 +523,88 @@ class ClinicalTasks:
             elif not titratable:
                 self.state.handles.setdefault("short_of_goal", event.event_id)
         return True
+
+    def escalation_due(self, facts: list[Fact]) -> list[Fact]:
+        """A drug of a care step whose marker (`marker`) has read short of goal on every result since its last one at
+        goal, among those the present treatment could show (the lab's response time after the latest change of the
+        drug, or the start of another drug taken that moves the marker), for at least one response time by this
+        visit's reading, is taken on:
+        its next dose booked, else the next step open (`next_step_for`), else it is kept at this visit saying why
+        (`no_next_step`, once per change). The response check judges a change once; this judges the marker at each
+        later reading (the seed-79 read: metformin "doing its job" at HbA1c 7.5-7.3 % for eight months, capsaicin kept
+        while knee pain stayed 5-9/10 with every oral step barred)."""
+        today = {f.lab: f.value for f in facts if isinstance(f, LabFact)}
+        for drug, active in sorted(self.state.active.items()):
+            if active.step is None or active.suspected or active.ends is not None or any(
+                    isinstance(f, MedicationFact) and f.drug == drug and f.action != "continue" for f in facts):
+                continue  # (changed at this visit: its effect is for later readings to show)
+            step = self.step(active.step)
+            lab = self.marker(step)
+            if lab not in today or self.kb.labs[lab].kinetics is None \
+                    or not self.is_short_of_goal(step, lab, today[lab]):
+                continue
+            since = max([active.last_change] + [a.started for a in self.state.active.values()
+                                                if a.step and lab in self.step(a.step).moves])
+            shown = [((date.fromisoformat(e.date) - YEAR_START_DATE).days, f.value) for e in self.events
+                     for f in e.facts if isinstance(f, LabFact) and f.lab == lab]
+            shown = [(d, v) for d, v in shown if d >= since + self._response_days(lab)]
+            at_goal = [d for d, v in shown if not self.is_short_of_goal(step, lab, v)]
+            run = [d for d, _ in shown if not at_goal or d > at_goal[-1]]  # (short since the last reading at goal)
+            if not run or self.day - run[0] < self._response_days(lab):
+                continue
+            said = self.handle(f"no_next_step:{drug}")
+            if self._titration_booked(drug) or said is not None and self._day_of(said) >= since:
+                continue
+            if self.can_raise(drug):
+                due = max(self.day + 1, active.last_change + (self.kb.drugs[drug].dose.titration_days or 0))
+                self.add_task(Task("titrate", due, step=step.key, drug=drug, trigger=self.next_event_id()))
+                continue
+            next_step = self.next_step_for(step, lab)
+            if next_step is not None:
+                self._queue_next_step(step, next_step, self.next_event_id())
+                continue
+            facts = [f for f in facts if not (isinstance(f, MedicationFact) and f.drug == drug
+                                              and f.action == "continue")]
+            facts.append(self.continue_fact(drug, "no_next_step"))
+            self.state.handles[f"no_next_step:{drug}"] = self.next_event_id()
+        return facts
+
+    def can_raise(self, drug: str) -> bool:
+        """Whether `increase` can raise a drug taken today (a higher rung within its caps and ceiling, no caution
+        holding it), its titration interval aside."""
+        active = self.state.active[drug]
+        dose = next_dose(self.kb, drug, active.dose, self.refresh_patient(), active.release, active.frequency)
+        return dose is not None and (active.ceiling is None or dose <= active.ceiling) and not self.raise_held(drug)
+
+    def _day_of(self, event_id: str) -> int:
+        event = next(e for e in self.events if e.event_id == event_id)
+        return (date.fromisoformat(event.date) - YEAR_START_DATE).days
+
+    def next_step_for(self, step: CareStep, lab: str) -> CareStep | None:
+        """The step that takes over a marker its drug at its top dose leaves short of goal (ADA 2024 §9, KDIGO 2022
+        diabetes in CKD, NICE NG222 1.9: intensify, add or switch once the response interval shows the goal unmet):
+        another care step of this phase that moves it, not started, that a drug is allowed for today, else a second
+        drug of `step` where the step treats that lab itself (`Indication.lab`: a glucose-lowering add-on, never a
+        second RAS blocker); None where none is open (the seed-79 read: metformin kept "doing its job" at an HbA1c of
+        7.5 % with every add-on over the budget, and nothing said)."""
+        patient = self.refresh_patient()
+        for other in self.condition.care_path:
+            if other.key == step.key or lab not in other.moves or other.phase > self.phase \
+                    or other.key in self.state.started_steps or other.indication.complication is not None \
+                    or other.indication.lab not in (None, lab) or self.base_missing(other):
+                continue
+            if choose_for_step(self.kb, other, patient) is not None:
+                return other
+        one_drug = sum(a.step == step.key for a in self.state.active.values()) == 1
+        return step if one_drug and step.indication.lab == lab and choose_for_step(self.kb, step, patient) else None
+
+    def _queue_next_step(self, step: CareStep, next_step: CareStep, trigger: str) -> None:
+        """Book `next_step_for`'s answer: a second drug of the step, else the later step's start (once)."""
+        if next_step.key == step.key:
+            if not any(t.kind == "add_agent" and t.step == step.key for t in self.state.tasks):
+                self.add_task(Task("add_agent", self.day + 1, step=step.key, trigger=trigger))
+        elif not any(t.kind == "start_step" and t.step == next_step.key for t in self.state.tasks):
+            self.add_task(Task("start_step", self.day + 1, step=next_step.key, trigger=trigger))
 
     def _titration_booked(self, drug: str) -> bool:
         return any(t.kind in ("titrate", "titrate_to_target") and t.drug == drug for t in self.state.tasks)
@@ -683,6 +795,35 @@ class ClinicalTasks:
                          for f in event.facts)
             for lab, within in self._caution_checks_of(drug) if raised else []:
                 self._book_recheck(drug, lab, within)  # (an ECG after a QT-prolonging drug's dose is raised)
+            for rule in self._history_cautions_of(drug):
+                self._follow_caution_labs(rule, drug, event)
+
+    def _follow_caution_labs(self, rule: Contraindication, drug: str, event: Event) -> None:
+        """A caution's lab taken at this visit while a drug it names is taken (the QTc on a QT-prolonging drug in long
+        QT syndrome) books its next: within `recheck_days` where it rose past the one before (`recheck_on_rise`), else
+        within `every_days`; a recheck already due sooner stands. A drug the doctor has just learnt of (lithium told
+        after the long QT's baseline ECG) gets its first from the last result on record."""
+        for lab in rule.monitoring if rule.every_days else []:
+            booked = [t for t in self.state.tasks if t.kind == "monitor" and t.reason == "recheck" and t.drug == drug
+                      and t.lab == lab]
+            now = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == lab), None)
+            if now is None:
+                last = self.latest_value(lab)
+                if not booked:
+                    since = self.day if last is None else (date.fromisoformat(last[0].date) - YEAR_START_DATE).days
+                    self.add_task(Task("monitor", max(self.day + 1, since + rule.every_days), lab=lab, drug=drug,
+                                       reason="recheck"))
+                continue
+            before = next((f.value for e in reversed(self.events[:-1]) for f in e.facts
+                           if isinstance(f, LabFact) and f.lab == lab), None)
+            rose = rule.recheck_on_rise and before is not None and now > before and rule.recheck_days
+            due = self.day + (max(1, min(self._response_days(lab), rule.recheck_days - 1)) if rose
+                              else rule.every_days)
+            if any(t.due <= due for t in booked):
+                continue
+            for task in booked:
+                self.state.tasks.remove(task)
+            self.add_task(Task("monitor", due, lab=lab, drug=drug, reason="recheck"))
 
     def _history_cautions_of(self, drug: str) -> list[Contraindication]:
         """The cautions of this patient's histories that name `drug`."""
@@ -778,12 +919,15 @@ class ClinicalTasks:
             self._book_recheck(task.drug, task.lab, monitored.recheck_days)
 
     def _book_recheck(self, drug: str, lab: str, within: int) -> None:
-        if any(t.kind == "monitor" and t.reason == "recheck" and t.drug == drug and t.lab == lab
-               for t in self.state.tasks):
-            return
         # due once the lab can show the change and inside the window (lithium: day 5, at steady state; INR: day 3);
         # no deadline: it is taken at the first visit once due, whatever that visit is for (`rechecks_due_now`)
         due = self.day + max(1, min(self._response_days(lab), within - 1))
+        booked = [t for t in self.state.tasks if t.kind == "monitor" and t.reason == "recheck" and t.drug == drug
+                  and t.lab == lab]
+        if any(t.due <= due for t in booked):
+            return
+        for task in booked:  # (a later one, the three-monthly QTc, gives way to this)
+            self.state.tasks.remove(task)
         self.add_task(Task("monitor", due, lab=lab, drug=drug, reason="recheck"))
 
     def _needs_rechecks(self, task: Task) -> bool:

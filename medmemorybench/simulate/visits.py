@@ -35,6 +35,7 @@ from medmemorybench.simulate.models import (
     DiagnosisFact,
     Event,
     Fact,
+    HistoryFact,
     LabFact,
     MedicationFact,
     RefillFact,
@@ -259,6 +260,12 @@ class StoryActions:
         advice = [AdviceFact(advice=t.advice) for t in sorted(chosen, key=every.index) if t.advice is not None]
         return self.emit("diagnostic_test", tests + labs + advice, [self.handle("turning")], "tests")
 
+    def _history_it_treats(self, drug: str) -> str | None:
+        """A history on record (told) whose own treatments (`HistoryCondition.treatments`) include `drug`."""
+        told = {f.history for e in self.events for f in e.facts if isinstance(f, HistoryFact)}
+        return next((key for key in sorted(told & set(self.patient.conditions))
+                     if drug in self.kb.history_conditions[key].treatments), None)
+
     def _diagnosis(self, item: StoryItem) -> Event:
         cond = self.condition
         facts: list[Fact] = [DiagnosisFact(name=cond.name, icd11=cond.icd11.code, status="confirmed")]
@@ -274,11 +281,17 @@ class StoryActions:
             active = self.state.active.get(drug) if drug else None
             if active is not None and active.indication == f"misdiagnosis:{mis.icd11}":
                 keeping = self.kb.keeping_step(cond, mis)
+                protected = self._history_it_treats(drug)
                 if above and keeping is not None:
                     # (the pressure it lowers is still high: kept for it, NICE NG136, as the drug of the step that
                     # treats it, held to that step's goal and titrated to it)
                     self.adopt(drug, keeping, self.next_event_id())
                     facts.append(self.continue_fact(drug, "still_needed"))
+                elif protected is not None:
+                    # (a beta-blocker started for a wrong essential tremor protects a long QT on record: never stopped
+                    # with the diagnosis, the seed-79 read, P0007 E027; HRS/EHRA/APHRS 2013, ESC 2022)
+                    active.indication = f"history:{protected}"
+                    facts.append(self.continue_fact(drug, "treats_history"))
                 else:
                     facts += self.stop(drug, "diagnosis_revised")
                     if above:
@@ -1005,8 +1018,28 @@ class StoryActions:
             answer = self.treat([self.step(step)], f"symptom:{fact.symptom}", acute=True, indication=indication)
             if not any(isinstance(f, MedicationFact) and f.action in ("start", "increase") for f in answer):
                 return None
-            facts += answer
+            # (before the diagnosis the work-up is the follow-up: no review visit is booked, which would push the
+            # diagnosis past its phase)
+            facts += answer + self.congestion_examined(fact.symptom, [*told, *facts, *answer],
+                                                       review=self.handle("diagnosis") is not None)
         return facts
+
+    def congestion_examined(self, sign: str, facts: list[Fact], review: bool = True) -> list[Fact]:
+        """The examination, weight and kidney labs that go with a congestion sign answered, and (`review`) the early
+        review that weighs again (`WeightAlarm.examination`: NICE NG106 1.6, 1.10; ESC 2021 5.3). None where the
+        condition has no weight alarm."""
+        alarm = self.condition.weight_alarm
+        if alarm is None:
+            return []
+        look = alarm.examination
+        finding, measured = self.state_finding(look.finding, f"congestion:{sign}", {}, facts)
+        done = {f.lab for f in [*facts, *measured] if isinstance(f, LabFact)}
+        labs = self.measure([lab for lab in alarm.labs if lab not in done])
+        # (the review weighs whatever the diuretic has had time to do: it is no reading of its effect, so unlinked)
+        if review:
+            self.add_task(Task("review", self.day + 1, deadline=self.day + alarm.review_days, lab=WEIGHT,
+                               reason=f"symptom:{sign}", books_visit=True))
+        return [TestFact(test=f"congestion:{sign}", name=look.test, finding=finding), *measured, *labs]
 
     def weight_alarm_answer(self, facts: list[Fact]) -> list[Fact]:
         """A visit's facts with a weight past the condition's alarm answered (`Condition.weight_alarm`: in heart failure
@@ -1033,12 +1066,7 @@ class StoryActions:
             answer = self.treat([self.step(step)], f"symptom:{sign.key}", acute=True, indication=indication)
         answered = {f.drug for f in answer if isinstance(f, MedicationFact)}
         kept = [f for f in facts if not (isinstance(f, MedicationFact) and f.drug in answered)]
-        measured = {f.lab for f in facts if isinstance(f, LabFact)}
-        labs = self.measure([lab for lab in alarm.labs if lab not in measured])
-        # (the review weighs whatever the diuretic has had time to do: it is no reading of its effect, so unlinked)
-        self.add_task(Task("review", self.day + 1, deadline=self.day + alarm.review_days, lab=WEIGHT,
-                           reason=f"symptom:{sign.key}", books_visit=True))
-        return [told, *kept, *answer, *labs]
+        return [told, *kept, *answer, *self.congestion_examined(sign.key, [*kept, *answer])]
 
     def _still_unwell(self) -> bool:
         """Whether the disease's main marker is still short of its treated range (symptoms then persist)."""

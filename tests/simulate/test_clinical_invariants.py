@@ -471,7 +471,8 @@ def misdiagnosis_phase_violations(kb, year) -> list[str]:  # noqa: ANN001
                 if not screen_below and not emerged:
                     failures.append(fail("misdiagnosis_phase", year, event,
                                          f"diagnostic lab {fact.lab} {fact.value:g} before work-up"))
-            if isinstance(fact, TestFact) and not fact.test.startswith("illness:"):  # (an acute illness's own)
+            # (an acute illness's own, or the fluid examination of congestion told: no test of the condition)
+            if isinstance(fact, TestFact) and not fact.test.startswith(("illness:", "congestion:")):
                 failures.append(fail("misdiagnosis_phase", year, event, f"test {fact.test} before work-up"))
             if isinstance(fact, SymptomFact) and fact.symptom in specific and event.index < turning:
                 failures.append(fail("misdiagnosis_phase", year, event, f"specific symptom {fact.symptom} "
