@@ -13,7 +13,7 @@ or the knowledge base's own rule (the thresholds below are the guidelines', rest
 - `ckd_progression_by_kdigo`: a complication named a progression of kidney disease ("progression of ...", "...进展"
   not negated), as its diagnosis or as what its finding is said to mean, has an eGFR at its visit in a worse KDIGO
   GFR category than the year's first eGFR on record and at least 25 % below it (KDIGO 2024 CKD 2.1). A complication
-  read on the eGFR (the condition's complication whose lab is eGFR) is one only as such a progression, whatever it
+  read on the eGFR that the condition declares a progression is one only as such a progression, whatever it
   is named: a smaller fall, or one within the same category, is never its diagnosis, its complication or a symptom
   the patient tells (the seed-79 read, P0009 E045: "a fall in eGFR that is not a progression" as a complication and
   a symptom). And a progression lasts: the next eGFR on record after its visit is still one (KDIGO: a sustained
@@ -137,7 +137,10 @@ def _kdigo_progression(egfr: float, baseline: float) -> tuple[bool, bool]:
 def _egfr_complication(kb: KnowledgeBase, year: CareYear, event: Event) -> str | None:
     """How the visit records a complication of the condition read on the eGFR (its diagnosis, its complication fact
     or a symptom told of it), if it does."""
-    comps = [c for c in kb.conditions[year.persona.condition].complications if c.lab == "egfr"]
+    # (the complications that claim a progression: ADPKD's accelerated loss and lupus's progression to CKD, its onset,
+    # are other claims)
+    comps = [c for c in kb.conditions[year.persona.condition].complications
+             if c.lab == "egfr" and c.progression is not None]
     keys, codes = {c.key for c in comps}, {c.icd11 for c in comps}
     ways = {
         "complication": any(isinstance(f, ComplicationFact) and f.complication in keys for f in event.facts),
