@@ -1386,6 +1386,31 @@ class WeightLost(_Record):
     """Where the figures come from."""
 
 
+class SickDay(_Record):
+    """(An intercurrent illness's symptom.) A dehydrating illness told (a fever, vomiting or diarrhoea): a patient
+    taking a drug that dehydration turns harmful is told that visit to pause it while unwell and unable to keep fluids
+    down and to restart it 24-48 hours after eating and drinking normally, and one taking a drug whose level
+    dehydration raises what toxicity to watch for (the seed-79 read, P0009 E046: pneumonia on metformin, losartan and
+    lithium with no sick-day advice)."""
+
+    pause: list[str] = Field(min_length=1)
+    """Drug or class keys paused on sick days (`KnowledgeBase.expand`)."""
+    advice: str
+    """Advice key said where one of them is taken."""
+    watch: list[str] = Field(default_factory=list)
+    """Drug or class keys whose toxicity is watched for (lithium)."""
+    watch_advice: str | None = None
+    """Advice key said where one of those is taken."""
+    source: str
+    """Reference."""
+
+    @model_validator(mode="after")
+    def _watch_said(self) -> SickDay:
+        if bool(self.watch) != (self.watch_advice is not None):
+            raise ValueError("watch and watch_advice go together")
+        return self
+
+
 class Symptom(_Record):
     """A presenting symptom."""
 
@@ -1403,6 +1428,8 @@ class Symptom(_Record):
     never just noted."""
     drug_red_flag: DrugRedFlag | None = None
     """(An intercurrent illness's.) The drug harm it can be the first sign of, acted on the day it is told."""
+    sick_day: SickDay | None = None
+    """(An intercurrent illness's.) It tells of a dehydrating illness: sick-day advice that visit."""
     at_examination: bool = False
     """(An intercurrent illness's.) Told only at the visit that examines and treats the illness, never at the first
     one that tries self-care: fever with pain on breathing in is not sent home with cough advice (NICE NG120)."""
@@ -1642,16 +1669,16 @@ class AfterDischarge(_Record):
 
 
 class Progression(_Record):
-    """When a fall of a graded lab may be called a disease's progression (KDIGO 2024 CKD 2.1: a drop in GFR category
-    with a fall of at least a quarter from the baseline); a smaller fall, or one within the same category, is named in
-    `stable` words ("a small fall within the same stage"), never "progression"."""
+    """A complication that is a disease's progression read on a graded lab, drawn only as KDIGO 2024 CKD 2.1 calls
+    one: a worse category with a fall of at least a quarter from the baseline (the year's first value on record), and
+    lasting (a sustained decline: its push is never resolved at the visit). A smaller fall, or one within the same
+    category, is no complication at all: it is a result read out and rechecked, never a diagnosis, a symptom the
+    patient tells or "a new problem to treat" (the seed-79 read, P0009 E045: eGFR 74 -> 61 at G2 named "a fall in
+    eGFR that is not a progression", then back to 72 and 79). The complication's `lab_delta` is the largest push it
+    may take; the push drawn is the smallest that shows the progression at its visit (`visits._progression_push`)."""
 
     fall: float = Field(gt=0, lt=1)
     """Share below the baseline (the year's first value on record) the value must fall, beside a worse band."""
-    stable: Text
-    """The complication's name where the fall is not a progression."""
-    stable_lay: Text
-    """The patient's words for that."""
     source: str
     """Guideline."""
 
@@ -1660,6 +1687,16 @@ class Progression(_Record):
         band = [b.below is None or value < b.below for b in grading.bands].index(True)
         before = [b.below is None or baseline < b.below for b in grading.bands].index(True)
         return band < before and value <= baseline * (1 - self.fall)
+
+    def ceiling(self, grading: Grading, baseline: float) -> float | None:
+        """The value a progression from `baseline` must fall below (the worse band's top, or the fall, whichever is
+        lower); None where no band is worse."""
+        before = [b.below is None or baseline < b.below for b in grading.bands].index(True)
+        if before == 0:
+            return None
+        top = grading.bands[before - 1].below
+        assert top is not None
+        return min(top, baseline * (1 - self.fall))
 
 
 class Complication(_Record):
@@ -1675,10 +1712,13 @@ class Complication(_Record):
     """ICD-11 code."""
     acute: bool = False
     """Needs treatment at once (pneumonia, atrial fibrillation); otherwise found and treated at routine visits."""
+    felt: bool = True
+    """The patient notices it and tells it; False: found on a result alone (a fall in eGFR), never a symptom told
+    before the result is read (the seed-79 read: "my kidney function dipping a little" volunteered as a symptom)."""
     lab: str | None = None
     """Monitored lab (key) that shows it, if one does."""
     lab_delta: float | None = None
-    """Signed change of that lab when it appears."""
+    """Signed change of that lab when it appears (with a `progression`: the largest change it may take)."""
     finding: Text | None = None
     """What examination or imaging shows: a template as a diagnostic test's `finding`, filled with the values of
     the visit that finds it."""
@@ -1711,7 +1751,8 @@ class Complication(_Record):
     after_discharge: AfterDischarge | None = None
     """The review an admission calls for (acute decompensated heart failure: diuretic dose, weight, U&E)."""
     progression: Progression | None = None
-    """When its fall of `lab` may be called a progression; otherwise its `stable` name (see `Progression`)."""
+    """It is a progression of the disease read on `lab`: drawn only where KDIGO would call it one, and lasting (see
+    `Progression`)."""
     missed_doses: list[MissedDoseCare] = Field(default_factory=list)
     """What missed doses told after it call for (after suicidal ideation: mood and safety asked again, and who holds
     the medicines)."""
@@ -1733,6 +1774,8 @@ class Complication(_Record):
             raise ValueError("a complication with no treatment step needs the advice that is its care")
         if self.progression is not None and self.lab is None:
             raise ValueError("progression needs the lab it is read on")
+        if not self.felt and self.lab is None:
+            raise ValueError("a complication not felt is found on its lab, which it needs")
         return self
 
 

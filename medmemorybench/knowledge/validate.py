@@ -800,6 +800,13 @@ def _check_illnesses(kb: KnowledgeBase, errors: list[str]) -> None:
             if flag.advice not in kb.advice:
                 errors.append(f"{where}: red_flag.advice: unknown advice '{flag.advice}'")
         for symptom in illness.symptoms:
+            if (sick := symptom.sick_day) is not None:
+                at = f"{where}: symptoms.{symptom.key}.sick_day"
+                _check_refs(at, "pause", sick.pause, kb, errors)
+                _check_refs(at, "watch", sick.watch, kb, errors)
+                errors += [f"{at}: {name}: unknown advice '{key}'" for name, key in
+                           (("advice", sick.advice), ("watch_advice", sick.watch_advice))
+                           if key is not None and key not in kb.advice]
             flag = symptom.drug_red_flag
             if flag is None:
                 continue

@@ -384,7 +384,7 @@ class SessionRenderer:
             seen = self.ctx.symptoms_seen.get(symptoms[0].symptom)
             if seen is not None:
                 return Act("patient", *_told_before("open.symptom_report.again", seen, event.date))
-        if kind == "lab_check" and v.labs:
+        if (kind == "lab_check" or kind == "complication" and not symptoms) and v.labs:  # (found on a result)
             lab_kinds = Counter(self._lab_kind(f.lab) for f in v.labs)
             return Act("patient", f"open.lab_check.{lab_kinds.most_common(1)[0][0]}")
         if kind == "follow_up":

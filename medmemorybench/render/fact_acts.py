@@ -131,11 +131,8 @@ def lapse_acted_on(kb: KnowledgeBase, year: CareYear, fact: AdherenceFact) -> bo
 
 
 def complication_name(kb: KnowledgeBase, year: CareYear, key: str) -> Text:
-    """What the year's complication `key` was named at its visit (`ComplicationFact.name`: a fall in eGFR short of a
-    progression is never called one), else the knowledge base's name."""
-    named = next((f.name for e in year.events for f in e.facts
-                  if isinstance(f, ComplicationFact) and f.complication == key and f.name is not None), None)
-    return named or next(c for c in kb.conditions[year.persona.condition].complications if c.key == key).name
+    """The knowledge base's name of the year's complication `key`."""
+    return next(c for c in kb.conditions[year.persona.condition].complications if c.key == key).name
 
 
 def complication_finding(kb: KnowledgeBase, year: CareYear, fact: ComplicationFact) -> Text | None:

@@ -189,6 +189,21 @@ class LabModel:
         self._check_not_past([lab], day)
         self.offsets[key] = Offset(lab, day, delta, end)
 
+    def pushed(self, lab: str, day: int, start: int, delta: float) -> float:
+        """`lab`'s true value on `day` were it pushed by `delta` from `start` on, nothing fixed and the push not kept
+        (how large a push must be to show a value by then)."""
+        primary = self.primary if lab == self.derived else lab
+        if lab == self.derived:
+            before = self.projected(primary, start)
+            shown = convert(primary, before, self.age, self.female)
+            delta = convert(lab, shown + delta, self.age, self.female) - before
+        self.offsets["_pushed"] = Offset(primary, start, delta)
+        try:
+            value = self.projected(primary, day)
+        finally:
+            del self.offsets["_pushed"]
+        return convert(primary, value, self.age, self.female) if lab == self.derived else value
+
     def emerge(self, lab: str, day: int) -> None:
         """An emerging lab starts from `day` toward its untreated value (the core symptoms come in)."""
         self._check_not_past([lab], day)

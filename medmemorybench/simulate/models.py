@@ -263,9 +263,6 @@ class ComplicationFact(_Record):
     finding: Text | None = None
     """What the examination or imaging showed, filled with this visit's values (for a complication the knowledge
     base gives a finding; None otherwise)."""
-    name: Text | None = None
-    """The words it was named in where the knowledge base's name does not hold for this patient (a fall in eGFR short
-    of a KDIGO progression: `Progression.stable`); None: the knowledge base's name."""
 
 
 class AdviceFact(_Record):

@@ -1275,6 +1275,7 @@ class ClinicalTasks:
                              TestFact(test=reason, name=illness.test, finding=finding),
                              DiagnosisFact(name=illness.name, icd11=illness.icd11, status="acute"),
                              *self.start(rx, reason, reason, self.next_event_id()),
+                             *self.sick_day_advice([s for s in illness.symptoms if s.at_examination]),
                              *labs, *measured]
         barring = [*self.trap_triggers(facts), *self.interaction_triggers(facts)]
         # (a vital the barring visit's drug moves, read before that drug could show in it, is no reading of its
@@ -1317,6 +1318,19 @@ class ClinicalTasks:
             elif not self.state.active[drug].suspected:  # (held: its side effect's action decides)
                 facts.append(self.continue_fact(drug, "blood_count_normal"))
         return facts
+
+    def sick_day_advice(self, symptoms: list[Symptom]) -> list[Fact]:
+        """A dehydrating illness told (`Symptom.sick_day`: a fever) to a patient taking a drug it turns harmful: which
+        to pause while unwell and when to restart, and on lithium what toxicity to watch for, said that visit (NICE
+        NG203; Think Kidneys 2018; the seed-79 read: pneumonia on metformin, losartan and lithium, none said)."""
+        rule = next((s.sick_day for s in symptoms if s.sick_day is not None), None)
+        if rule is None:
+            return []
+        taken = {d for d in self.state.active if self.doctor_knows(d)}
+        said = [rule.advice] if taken & self.kb.expand(rule.pause) else []
+        if rule.watch_advice is not None and taken & self.kb.expand(rule.watch):
+            said.append(rule.watch_advice)
+        return [AdviceFact(advice=key) for key in said]
 
     def count_recovering_since(self, flag: DrugRedFlag) -> int | None:
         """The day from which a low count of the flag's harm waits for its repeat (None: none does): the latest count

@@ -21,7 +21,6 @@ from medmemorybench.knowledge.models import (
     Illness,
     Indication,
     Stressor,
-    Text,
     WeightLost,
 )
 from medmemorybench.simulate.body import WEIGHT, WEIGHT_LOST_KEY
@@ -67,6 +66,9 @@ REVIEW_MIN_DAYS = 7
 REVIEW_WINDOW_DAYS = 28
 """A complication is reviewed once its lab can show the treatment working (at least a week on), within 4 weeks
 (GOLD 2025: review within 4 weeks of an exacerbation; NICE: review after a flare or admission)."""
+PUSH_STEPS = 40
+"""Steps a progression's push is sized in, up to its largest (`_progression_push`: a unit of eGFR at a largest fall
+of 40)."""
 HARM_SHOWN_RESPONSES = 2
 """Response times of its lab a serious harm has been under way when it is told (`_harm_onset`): a lab closes 63 % of
 the gap to a new value in half a response time (`labs.time_constant`), so 86 % in one and 98 % in two, past the
@@ -382,6 +384,9 @@ class StoryActions:
             return True
         if not self.labs.can_measure(comp.lab, self.day):
             return False
+        if comp.progression is not None:  # (only where its visit shows a KDIGO progression, mostly shown by then)
+            waited = self.day - self.labs.unchanged_since(comp.lab) >= self._response_days(comp.lab)
+            return waited and self._progression_push(comp) is not None
         # a slow lab shows part of a change that began since it was last measured (a third of its response time
         # shows about half of it), which is how chronic complications are usually found
         return comp.acute or self.day - self.labs.unchanged_since(comp.lab) >= self._response_days(comp.lab) / 3
@@ -393,23 +398,25 @@ class StoryActions:
         measured: list[Fact] = []
         if comp.lab is not None and comp.lab_delta is not None:
             since = self.labs.unchanged_since(comp.lab)
-            if comp.acute:  # the patient comes in once it has taken hold: days, as long as the lab needs to show it
+            delta = comp.lab_delta
+            if comp.progression is not None:  # (from the last reading on, as much as shows the progression today)
+                onset, delta = max(since, 0), self._progression_push(comp)
+                assert delta is not None
+            elif comp.acute:  # the patient comes in once it has taken hold: days, as long as the lab needs to show it
                 response = self._response_days(comp.lab)
                 onset = max(since, self.day - min(7, self.rng.randint((response + 1) // 2, response)))
             else:
                 onset = self.rng.randint(max(since, 0), self.day - self._response_days(comp.lab) // 3)
-            self.labs.add_offset("complication", comp.lab, onset, comp.lab_delta)
+            self.labs.add_offset("complication", comp.lab, onset, delta)
             measured = self.measure([comp.lab])
-        name, lay = self._complication_words(comp, measured)
-        facts: list[Fact] = [SymptomFact(symptom=comp.key, name=name, lay=lay),
-                             DiagnosisFact(name=name, icd11=comp.icd11, status="complication"), *measured]
+        told = [SymptomFact(symptom=comp.key, name=comp.name, lay=comp.lay)] if comp.felt else []
+        facts: list[Fact] = [*told, DiagnosisFact(name=comp.name, icd11=comp.icd11, status="complication"), *measured]
         finding = None
         if comp.finding is not None:  # (what the examination shows, with the values measured here)
             finding, measured = self.state_finding(comp.finding, f"complication:{comp.key}", comp.drawn,
                                                    facts, comp.labs)
             facts += measured
-        named = None if name == comp.name else name  # (the knowledge base's own name is not repeated on the fact)
-        facts.insert(2, ComplicationFact(complication=comp.key, finding=finding, name=named))
+        facts.insert(len(told) + 1, ComplicationFact(complication=comp.key, finding=finding))
         if comp.setting != "outpatient":
             facts.append(SettingFact(setting=comp.setting, reason=reason))
         facts += self.measure(comp.workup, urgent=True)  # (pre-syncope: an ECG that day, NICE CG109)
@@ -428,7 +435,8 @@ class StoryActions:
         facts += [self.continue_fact(drug, reason) for drug in kept]
         facts += self.treat([self.step(k) for k in comp.treatment if not (k in reviewed and kept)], reason,
                             comp.acute)
-        self.labs.resolve("complication", self.day)
+        if comp.progression is None:  # (a progression is a sustained decline: treatment slows it, never undoes it)
+            self.labs.resolve("complication", self.day)
         event = self.emit("complication", facts, [self._complication_cause(comp), *self.trap_triggers(facts)],
                           "complication")
         event_id = event.event_id
@@ -445,20 +453,24 @@ class StoryActions:
                                deadline=self.day + comp.escalate_after_days + 7, trigger=event_id, reason=reason))
         return event
 
-    def _complication_words(self, comp: Complication, measured: list[Fact]) -> tuple[Text, Text]:
-        """The complication's name and lay words: a fall its `progression` does not call one (no worse stage, or less
-        than its share below the year's first value on record; KDIGO 2024) is named in its `stable` words."""
-        rule = comp.progression
-        if rule is None:
-            return comp.name, comp.lay
-        grading = self.kb.labs[comp.lab or ""].grades
-        assert grading is not None
-        value = next((f.value for f in measured if isinstance(f, LabFact) and f.lab == comp.lab), None)
-        baseline = next((f.value for e in self.events for f in e.facts if isinstance(f, LabFact) and f.lab == comp.lab),
+    def _progression_push(self, comp: Complication) -> float | None:
+        """The push on a progression's lab, from its last reading on, that puts today's true value past a KDIGO
+        progression from the year's first value on record (`Progression.ceiling`), by a measurement's largest noise
+        and a rounding step so that this reading and the next still read as one; None where no value is on record, no
+        band is worse, or even its largest push (`Complication.lab_delta`) falls short."""
+        rule, lab = comp.progression, comp.lab
+        assert rule is not None and lab is not None and comp.lab_delta is not None
+        spec = self.kb.labs[lab]
+        assert spec.grades is not None and spec.kinetics is not None
+        baseline = next((f.value for e in self.events for f in e.facts if isinstance(f, LabFact) and f.lab == lab),
                         None)
-        if value is not None and baseline is not None and rule.holds(grading, baseline, value):
-            return comp.name, comp.lay
-        return rule.stable, rule.stable_lay
+        ceiling = rule.ceiling(spec.grades, baseline) if baseline is not None else None
+        if ceiling is None:
+            return None
+        bound = (ceiling - 10 ** -spec.decimals) / (1 + spec.kinetics.spread)
+        start = max(self.labs.unchanged_since(lab), 0)
+        pushes = [comp.lab_delta * i / PUSH_STEPS for i in range(PUSH_STEPS + 1)]
+        return next((d for d in pushes if self.labs.pushed(lab, self.day, start, d) <= bound), None)
 
     def _complication_cause(self, comp: Complication) -> str | None:
         """The visit that showed what led to the complication: the result its physiology needs (free T4 still
@@ -811,7 +823,7 @@ class StoryActions:
         looked = self._first_look(illness)
         taken = {f.lab for f in looked if isinstance(f, LabFact)}
         facts = [*symptoms, *self.drug_red_flag_checks(told), *looked, AdviceFact(advice=illness.self_care),
-                 *self.measure([lab for lab in self.vitals() if lab not in taken])]
+                 *self.sick_day_advice(told), *self.measure([lab for lab in self.vitals() if lab not in taken])]
         event = self.emit(kind, facts, [], f"illness:{illness.key}")
         low, high = illness.self_care_days or SELF_CARE_DAYS
         self.add_task(Task("illness_treat", self.day + low, deadline=self.day + self.rng.randint(low, high),

@@ -12,8 +12,12 @@ or the knowledge base's own rule (the thresholds below are the guidelines', rest
   on record from that week and a review (a weighing) within 7 days (ESC 2021 HF guideline 5.3, 14; NICE NG106 1.6).
 - `ckd_progression_by_kdigo`: a complication named a progression of kidney disease ("progression of ...", "...进展"
   not negated), as its diagnosis or as what its finding is said to mean, has an eGFR at its visit in a worse KDIGO
-  GFR category than the year's first eGFR on record and at least 25 % below it (KDIGO 2024 CKD 2.1); otherwise it
-  is named as a fall short of progression.
+  GFR category than the year's first eGFR on record and at least 25 % below it (KDIGO 2024 CKD 2.1). A complication
+  read on the eGFR that the condition declares a progression is one only as such a progression, whatever it
+  is named: a smaller fall, or one within the same category, is never its diagnosis, its complication or a symptom
+  the patient tells (the seed-79 read, P0009 E045: "a fall in eGFR that is not a progression" as a complication and
+  a symptom). And a progression lasts: the next eGFR on record after its visit is still one (KDIGO: a sustained
+  decline; there eGFR 61 came back to 72, then 79).
 - `cough_examined`: the visit that advises self-care for an acute productive cough records a chest examination (a
   test fact with its finding) and temperature, pulse, respiratory rate and oxygen saturation taken that day (NICE
   NG138 and CKS chest infections, NG191: the observations that decide self-care from pneumonia).
@@ -117,20 +121,65 @@ def _claims_progression(name: Text, lang: str) -> bool:
 
 
 def _said_complications(kb: KnowledgeBase, year: CareYear, event: Event) -> list[Text]:
-    """The names a visit gives its complication: its diagnosis, and what the finding is said to mean (the fact's own
-    name, else the knowledge base's)."""
+    """The names a visit gives its complication: its diagnosis, and what the finding is said to mean (the knowledge
+    base's name)."""
     comps = {c.key: c for c in kb.conditions[year.persona.condition].complications}
     said = [f.name for f in event.facts if isinstance(f, DiagnosisFact) and f.status == "complication"]
-    said += [f.name or comps[f.complication].name for f in event.facts if isinstance(f, ComplicationFact)]
+    said += [comps[f.complication].name for f in event.facts if isinstance(f, ComplicationFact)]
     return said
+
+
+def _kdigo_progression(egfr: float, baseline: float) -> tuple[bool, bool]:
+    """Whether `egfr` is in a worse G category than `baseline`, and at least 25 % below it."""
+    return _gfr_category(egfr) > _gfr_category(baseline), egfr <= baseline * (1 - PROGRESSION_FALL)
+
+
+def _egfr_complication(kb: KnowledgeBase, year: CareYear, event: Event) -> str | None:
+    """How the visit records a complication of the condition read on the eGFR (its diagnosis, its complication fact
+    or a symptom told of it), if it does."""
+    # (the complications that claim a progression: ADPKD's accelerated loss and lupus's progression to CKD, its onset,
+    # are other claims)
+    comps = [c for c in kb.conditions[year.persona.condition].complications
+             if c.lab == "egfr" and c.progression is not None]
+    keys, codes = {c.key for c in comps}, {c.icd11 for c in comps}
+    ways = {
+        "complication": any(isinstance(f, ComplicationFact) and f.complication in keys for f in event.facts),
+        "diagnosis": any(isinstance(f, DiagnosisFact) and f.status == "complication" and f.icd11 in codes
+                         for f in event.facts),
+        "symptom": any(isinstance(f, SymptomFact) and f.symptom in keys for f in event.facts),
+    }
+    return next((way for way, recorded in ways.items() if recorded), None)
 
 
 def ckd_progression_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
     """`ckd_progression_by_kdigo`."""
     out = []
     baseline: float | None = None
+    progressed: Event | None = None  # (the latest visit that recorded a progression, its next eGFR still to come)
     for event in year.events:
         egfr = next((f.value for f in event.facts if isinstance(f, LabFact) and f.lab == "egfr"), None)
+        if progressed is not None and egfr is not None and baseline is not None:
+            worse, fallen = _kdigo_progression(egfr, baseline)
+            if not (worse and fallen):
+                out.append(fail("ckd_progression_by_kdigo", year, event,
+                                f"eGFR {egfr:g} from {baseline:g} after the progression of {progressed.event_id}: "
+                                "not sustained"))
+            progressed = None
+        recorded = _egfr_complication(kb, year, event)
+        if recorded is not None:
+            if egfr is None or baseline is None:
+                missing = "at it" if egfr is None else "before"
+                out.append(fail("ckd_progression_by_kdigo", year, event,
+                                f"a fall in eGFR as its {recorded} with no eGFR {missing}"))
+            else:
+                worse, fallen = _kdigo_progression(egfr, baseline)
+                if worse and fallen:
+                    progressed = event
+                else:
+                    out.append(fail("ckd_progression_by_kdigo", year, event,
+                                    f"a fall in eGFR short of a progression as its {recorded}: eGFR {egfr:g} from "
+                                    f"{baseline:g} (G category {'worse' if worse else 'unchanged'}, fall "
+                                    f"{1 - egfr / baseline:.0%})"))
         for name in _said_complications(kb, year, event) if egfr is not None else []:
             for lang in ("en", "zh") if "kidney" in name.en else ():
                 if not _claims_progression(name, lang):
@@ -140,8 +189,7 @@ def ckd_progression_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
                         fail("ckd_progression_by_kdigo", year, event, f"progression with no eGFR before ({lang})")
                     )
                     continue
-                worse = _gfr_category(egfr) > _gfr_category(baseline)
-                fallen = egfr <= baseline * (1 - PROGRESSION_FALL)
+                worse, fallen = _kdigo_progression(egfr, baseline)
                 if not (worse and fallen):
                     out.append(
                         fail(

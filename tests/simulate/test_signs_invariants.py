@@ -8,6 +8,7 @@ Failure messages start with the rule's name in brackets (the names `docs/simulat
 
 from __future__ import annotations
 
+from medmemorybench.knowledge.models import Text
 from medmemorybench.simulate.models import (
     ComplicationFact,
     DiagnosisFact,
@@ -70,26 +71,20 @@ def test_ckd_progression_by_kdigo_progression_only_with_a_worse_stage_and_a_quar
     check([v for year in years for v in ckd_progression_violations(kb, year)])
 
 
+STABLE_WORDS = Text(
+    en="a fall in eGFR that is not a progression of the kidney disease (KDIGO: a change of stage with a fall of 25 "
+    "% or more)",
+    zh="eGFR下降，尚不属于肾病进展（KDIGO标准：分期改变且下降25%以上）",
+)
+"""The words s13-clinical named a fall short of a progression in, as its complication and the patient's symptom."""
+
+
 def test_a_progression_within_the_same_stage_is_caught(kb, years):
-    """A fall named in the stable words, renamed "progression" as main named every one, must fail in both languages;
-    a true progression whose eGFR is set back to the baseline's stage must fail too."""
+    """A progression's eGFR set back to the baseline's stage must fail, named a progression (both languages) or in
+    the stable words s13-clinical used (the seed-79 read, P0009 E045), as its diagnosis, complication or symptom; and
+    a progression whose next eGFR is back at the baseline (not sustained) must fail."""
     named = kb.conditions["diabetic_nephropathy_microalbuminuria"].complications
     comp = next(c for c in named if c.progression is not None)
-    year, event = first_event(
-        years, lambda e: any(isinstance(f, DiagnosisFact) and f.name == comp.progression.stable for f in e.facts)
-    )
-    assert not ckd_progression_violations(kb, year)
-    renamed = [f.model_copy(update={"name": comp.name}) if isinstance(f, DiagnosisFact) else f for f in event.facts]
-    found = ckd_progression_violations(kb, with_event_facts(year, event, renamed))
-    assert any(v.startswith("[ckd_progression_by_kdigo]") and v.endswith("(en)") for v in found), found
-    assert any(v.startswith("[ckd_progression_by_kdigo]") and v.endswith("(zh)") for v in found), found
-    # (the finding said to mean the knowledge base's "progression", as main's renderer said it whatever the fall)
-    unnamed = [f.model_copy(update={"name": None}) if isinstance(f, ComplicationFact) else f for f in event.facts]
-    assert any(
-        v.startswith("[ckd_progression_by_kdigo]")
-        for v in ckd_progression_violations(kb, with_event_facts(year, event, unnamed))
-    )
-
     year, event = first_event(
         years, lambda e: any(isinstance(f, DiagnosisFact) and f.name == comp.name for f in e.facts)
     )
@@ -99,10 +94,33 @@ def test_a_progression_within_the_same_stage_is_caught(kb, years):
         f.model_copy(update={"value": baseline - 1}) if isinstance(f, LabFact) and f.lab == "egfr" else f
         for f in event.facts
     ]
-    assert any(
-        v.startswith("[ckd_progression_by_kdigo]")
-        for v in ckd_progression_violations(kb, with_event_facts(year, event, held))
+    found = ckd_progression_violations(kb, with_event_facts(year, event, held))
+    assert any(v.startswith("[ckd_progression_by_kdigo]") and v.endswith("(en)") for v in found), found
+    assert any(v.startswith("[ckd_progression_by_kdigo]") and v.endswith("(zh)") for v in found), found
+    assert any("short of a progression as its complication" in v for v in found), found
+
+    # (as s13-clinical wrote it: the stable words as its diagnosis and the patient's symptom; each way it is recorded)
+    stable = [
+        f.model_copy(update={"name": STABLE_WORDS}) if isinstance(f, DiagnosisFact) else f for f in held
+    ] + [SymptomFact(symptom=comp.key, name=STABLE_WORDS, lay=STABLE_WORDS)]
+    for kind, kept in (
+        ("complication", stable),
+        ("diagnosis", [f for f in stable if not isinstance(f, ComplicationFact | SymptomFact)]),
+        ("symptom", [f for f in stable if not isinstance(f, ComplicationFact | DiagnosisFact)]),
+    ):
+        found = ckd_progression_violations(kb, with_event_facts(year, event, kept))
+        assert any(f"short of a progression as its {kind}" in v for v in found), (kind, found)
+
+    later = next(
+        e for e in year.events[year.events.index(event) + 1:]
+        if any(isinstance(f, LabFact) and f.lab == "egfr" for f in e.facts)
     )
+    recovered = [
+        f.model_copy(update={"value": baseline}) if isinstance(f, LabFact) and f.lab == "egfr" else f
+        for f in later.facts
+    ]
+    found = ckd_progression_violations(kb, with_event_facts(year, later, recovered))
+    assert any(v.startswith("[ckd_progression_by_kdigo]") and "not sustained" in v for v in found), found
 
 
 def test_cough_examined_self_care_for_a_productive_cough_follows_the_chest_and_observations(kb, years):
