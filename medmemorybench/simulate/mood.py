@@ -108,8 +108,11 @@ class MoodCare:
         # strain of its own on top. It only keeps the score from reading under the mild band the visit's words
         # endorse; a push of 3-10 points over a score still at 9-12 read a moderately severe relapse into every
         # psychological visit and held the year off remission)
+        # (a strain still active that has not yet brought the score to the floor is only topped up to it: a second
+        # draw of 3-10 points on top of the first read a PHQ-9 of 1 as 17 seventeen days on, faster than the score's
+        # own kinetics, seed 39 P0004 E062)
         course = lab in self.labs.courses
-        delta = 0.0 if course else self.mood_rng.uniform(*strain.delta)
+        delta = 0.0 if course or active else self.mood_rng.uniform(*strain.delta)
         if scored and kept < 1:  # (a score today: the push reaches the floor by today, a half point past it)
             delta = max(delta, (floor - today) / (1 - kept) + 0.5)
         if delta <= 0:

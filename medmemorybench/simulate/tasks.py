@@ -539,7 +539,7 @@ class ClinicalTasks:
                     isinstance(f, MedicationFact) and f.drug == drug and f.action != "continue" for f in facts):
                 continue  # (changed at this visit: its effect is for later readings to show)
             step = self.step(active.step)
-            lab = self.marker(step)
+            lab = step.marker
             if lab not in today or self.kb.labs[lab].kinetics is None \
                     or not self.is_short_of_goal(step, lab, today[lab]):
                 continue
