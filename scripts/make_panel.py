@@ -71,7 +71,9 @@ def tasks(args: argparse.Namespace) -> None:
         for q in sorted(questions, key=lambda q: q["query_id"]):
             if q["query_id"] not in taken:
                 by_type[q["query_type"]].append(q)
-        for _, group in sorted(by_type.items()):
+        for query_type, group in sorted(by_type.items()):
+            if args.types and query_type not in args.types:
+                continue
             for q in rng.sample(group, min(int(count), len(group))):
                 taken.add(q["query_id"])
                 chosen.append((language, q))
@@ -187,6 +189,8 @@ def main() -> None:
     make = sub.add_parser("tasks")
     make.add_argument("--build", required=True, help="a build's dataset folder (<out>/medmemorybench)")
     make.add_argument("--per_type", nargs="+", default=["en=35", "zh=15"], help="questions per type, by language")
+    make.add_argument("--types", nargs="+", default=None,
+                      help="only these question types (default: every type; a panel for the one type off its bar)")
     make.add_argument("--chunks", type=int, default=7)
     make.add_argument("--seed", type=int, default=26)
     make.add_argument("--output", required=True)
