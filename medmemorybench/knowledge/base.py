@@ -78,7 +78,15 @@ class KnowledgeBase:
 
     def expand(self, refs: list[str] | tuple[str, ...]) -> frozenset[str]:
         """Drug keys named by a list of drug or class keys, with the prodrugs of each (a rule on mesalamine binds
-        sulfasalazine, which releases it: the seed-37 read started sulfasalazine where mesalamine was barred)."""
+        sulfasalazine, which releases it: the seed-37 read started sulfasalazine where mesalamine was barred).
+        Memoised per base: the simulator asks it tens of times per visit with the same few rule lists."""
+        cache = self.memo.setdefault("expand", {})
+        key = tuple(refs)
+        if key not in cache:
+            cache[key] = self._expand(key)
+        return cache[key]
+
+    def _expand(self, refs: tuple[str, ...]) -> frozenset[str]:
         out: set[str] = set()
         for ref in refs:
             if ref in self.drugs:

@@ -827,8 +827,9 @@ class ClinicalTasks:
 
     def _history_cautions_of(self, drug: str) -> list[Contraindication]:
         """The cautions of this patient's histories that name `drug`."""
+        conditions = set(self.patient.conditions)  # (a property that builds its list: once, not once per rule)
         return [rule for rule in self.kb.contraindications if rule.level == "caution"
-                and rule.history in self.patient.conditions and drug in self.kb.expand(rule.drugs + rule.classes)]
+                and rule.history in conditions and drug in self.kb.expand(rule.drugs + rule.classes)]
 
     def _caution_checks_of(self, drug: str) -> list[tuple[str, int]]:
         """(lab, recheck_days) a caution of this patient's histories or a patient rule asks for with `drug` (long QT:
