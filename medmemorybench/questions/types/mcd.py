@@ -11,6 +11,7 @@ from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.questions.types.mcd_links import is_causal_link
 from medmemorybench.questions.types.sua import switched
 from medmemorybench.render.fields import text_of
 from medmemorybench.scoring.facts import KEY_GROUP, RECORD_GROUP, RIVAL_GROUP, WHY_GROUP, Fact, unit_kind, value_kinds
@@ -85,7 +86,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             continue
         template, fields = phrasing
         lab = _chain_lab(finder, nodes, template)
-        told_nodes = _with_reasons(finder, _causal_steps(finder, nodes, template, lab), checkpoint)
+        told_nodes = _causal_suffix(finder, _with_reasons(finder, _causal_steps(finder, nodes, template, lab),
+                                                          checkpoint))
         if len(told_nodes) < 3 or (date.fromisoformat(told_nodes[-1].date)
                                    - date.fromisoformat(told_nodes[0].date)).days < MIN_SPAN_DAYS:
             continue
@@ -257,6 +259,20 @@ def _told_reasons_only(finder: FactFinder, steps: list[Event]) -> list[Event]:
         if kept:
             out.append(step.model_copy(update={"facts": kept}))
     return out
+
+
+def _causal_suffix(finder: FactFinder, steps: list[Event]) -> list[Event]:
+    """The chain from after its last link that is not causal (`is_causal_link`: no fact the step before told is what
+    the next step's decision rests on; a visit's trigger is only what prompted it), with the visits that told why a
+    drug kept in it was passed over (a reason step links to the step that cites it, not to the next visit)."""
+    main = [s for s in steps if not _is_reason(finder, s, steps)]
+    start = len(main) - 1
+    while start > 0 and is_causal_link(finder, main[start - 1], main[start]):
+        start -= 1
+    kept = main[start:]
+    cited = {c for s in kept for f in s.facts if isinstance(f, AvoidedFact) for c in f.traps}
+    return [s for s in steps if s in kept or (s not in main and _is_reason(finder, s, steps)
+                                             and any(t.fact in s.facts and t.category in cited for t in finder.traps))]
 
 
 def _is_reason(finder: FactFinder, step: Event, steps: list[Event]) -> bool:
