@@ -45,9 +45,10 @@ def _grounds(finder: FactFinder, fact: object, decision: object, earlier: Event,
         return isinstance(fact, (SymptomFact, TestFact)) or (isinstance(fact, LabFact) and fact.lab in diagnostic) \
             or _failed_first_thought(fact)
     if isinstance(decision, DiagnosisFact) and decision.status == "complication":
-        # (a complication of the disease follows from the disease, a marker off goal or doses missed)
+        # (a complication follows from the disease found, or doses of its treatment missed; not from the tests that
+        # found the disease)
         return (isinstance(fact, DiagnosisFact) and fact.status in ("confirmed", "complication")) \
-            or isinstance(fact, (LabFact, AdherenceFact))
+            or isinstance(fact, AdherenceFact)
     if isinstance(decision, TestFact):  # (what was felt or found, what had not helped, the course it checks)
         return isinstance(fact, (SymptomFact, TestFact, LabFact)) or _failed_first_thought(fact) \
             or (isinstance(fact, DiagnosisFact) and fact.status == "acute") \
@@ -89,12 +90,12 @@ def _drug_grounds(finder: FactFinder, fact: object, decision: MedicationFact) ->
         if kind == "illness":
             return fact.status == "acute"
         return kind == "condition" and fact.status == "confirmed"
-    if isinstance(fact, LabFact):  # (the lab it treats, or the marker its step is raised on)
+    if isinstance(fact, LabFact):  # (the lab it treats, or the marker its step is raised on, read off its target)
         step = next((s for s in finder.condition.care_path if s.key == decision.step), None)
         marker = {key} if kind == "lab" else set()
-        if step is not None and decision.action != "start":
+        if step is not None and (decision.action == "increase" or decision.reason in ("step_up", "add_on")):
             marker |= {step.titrate_on} if step.titrate_on else set(step.moves[:1])
-        return fact.lab in marker
+        return fact.lab in marker and (fact.target is None or not fact.target[0] <= fact.value <= fact.target[1])
     if isinstance(fact, (SymptomFact, TestFact)):
         return kind == "illness"
     return isinstance(fact, HistoryFact) and kind == "history"
