@@ -10,11 +10,13 @@ import pytest
 
 from medmemorybench.questions.facts import FactFinder
 from medmemorybench.questions.phrasing import load_phrasing
-from medmemorybench.questions.types import mcd
 from medmemorybench.questions.types.mcd_links import is_causal_link
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
 from medmemorybench.simulate.models import Event, LabFact, MedicationFact, SymptomFact
+
+# (`mcd` is imported inside each test, as in test_questions.py: importing it at collection registers MCD and SUA
+# before the registry discovers every question type)
 
 
 def _finder(kb, seed: int, index: int) -> FactFinder:
@@ -40,6 +42,8 @@ def p0002(kb) -> FactFinder:
 def test_every_drafted_chain_link_rests_on_the_step_before(kb):
     # every MCD chain of seed 83's cohort, at every MCD checkpoint: a reason step (why a drug was passed over) links
     # to the step that cites it, every other step to the one after it
+    from medmemorybench.questions.types import mcd
+
     chains = 0
     for index in range(20):
         finder = _finder(kb, 83, index)
@@ -68,6 +72,8 @@ def test_the_review_wrong_golds_are_not_asked(kb, p0002):
     # the chains the physician rejected no longer make a question: hydrochlorothiazide "because of fatigue and ALT"
     # (P0002-C020), June's UPCR put down to March's mycophenolate across the May flare (P0012-C080), orthostatic
     # hypotension put down to the Parkinson's work-up (P0007-C100)
+    from medmemorybench.questions.types import mcd
+
     assert not [d for d in mcd.make(p0002, 20, random.Random(0)) if d.fields.get("drug") == "hydrochlorothiazide"]
     assert not [d for d in mcd.make(_finder(kb, 83, 11), 80, random.Random(0)) if d.template == "mcd.why_lab_change"]
     assert not [d for d in mcd.make(_finder(kb, 83, 6), 100, random.Random(0)) if d.template == "mcd.why_complication"]
