@@ -262,9 +262,10 @@ class FactFinder:
         if not parts:  # a visit that changed nothing: what the patient told, else its result (a vital sign last)
             labs = sorted((f for f in event.facts if isinstance(f, LabFact)),
                           key=lambda f: self.kb.labs[f.lab].kind == "vital")
-            symptom = next((f for f in event.facts if isinstance(f, SymptomFact)), None)
-            if symptom is not None:
-                parts.append(self.say("event", "symptom", symptom=self.t(symptom.name)))
+            # (every symptom told: the tremor reported with the palpitations is not a later step's)
+            symptoms = [self.t(f.name) for f in event.facts if isinstance(f, SymptomFact)]
+            if symptoms:
+                parts.append(self.say("event", "symptom", symptom=self.say("joiner", "and").join(symptoms)))
             elif labs:
                 parts.append(self.say("event", "lab", lab=self.lab_lay(labs[0].lab), value=self.lab_value(labs[0])))
         return self.say("joiner", "parts").join(parts)

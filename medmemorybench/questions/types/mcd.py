@@ -11,6 +11,7 @@ from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
+from medmemorybench.questions.types.mcd_links import is_causal_link, rests_on
 from medmemorybench.questions.types.sua import switched
 from medmemorybench.render.fields import text_of
 from medmemorybench.scoring.facts import KEY_GROUP, RECORD_GROUP, RIVAL_GROUP, WHY_GROUP, Fact, unit_kind, value_kinds
@@ -85,7 +86,8 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             continue
         template, fields = phrasing
         lab = _chain_lab(finder, nodes, template)
-        told_nodes = _with_reasons(finder, _causal_steps(finder, nodes, template, lab), checkpoint)
+        told_nodes = _causal_suffix(finder, _with_reasons(finder, _causal_steps(finder, nodes, template, lab),
+                                                          checkpoint))
         if len(told_nodes) < 3 or (date.fromisoformat(told_nodes[-1].date)
                                    - date.fromisoformat(told_nodes[0].date)).days < MIN_SPAN_DAYS:
             continue
@@ -171,20 +173,14 @@ _LAST_STEP = {
 that visit); a question about a drug change keeps the change and why another drug was passed over for it."""
 
 
-def _diagnostic_labs(finder: FactFinder) -> set[str]:
-    """Labs that lead to a diagnosis: what made the first, wrong one look right and the condition's diagnostic labs."""
-    condition = finder.condition
-    return {f.lab for m in condition.misdiagnoses for f in m.findings} | {m.lab for m in condition.monitored
-                                                                       if m.diagnostic}
-
-
 def _keeps(finder: FactFinder, fact: object, event: Event, later: list[Event], context: dict) -> bool:
     """Whether a chain step tells this fact of its visit (see `_causal_steps`)."""
     trap = next((t for t in finder.traps if t.fact == fact), None)
     if trap is not None:
         return trap.category in context["avoided_later"] or (event.kind == "trap_disclosure" and bool(later))
-    if isinstance(fact, SymptomFact):
-        return context["illness_symptoms"] is None or fact.symptom in context["illness_symptoms"]
+    if isinstance(fact, SymptomFact):  # (what the next step was decided on: the symptoms a diagnosis was made on)
+        return (context["illness_symptoms"] is None or fact.symptom in context["illness_symptoms"]) \
+            and (not later or rests_on(finder, fact, event, later[0]))
     if isinstance(fact, (AdverseFact, AdherenceFact)):
         return True
     if isinstance(fact, DiagnosisFact):
@@ -192,7 +188,9 @@ def _keeps(finder: FactFinder, fact: object, event: Event, later: list[Event], c
     if isinstance(fact, TestFact):
         return context["diagnosis_ahead"] or not later
     if isinstance(fact, LabFact):
-        return fact.lab == context["lab"] or (fact.lab in context["diagnostic"] and context["diagnosis_next"])
+        # (the lab the question is about, or a reading the next step was decided on: the raised blood pressure a
+        # wrong "essential hypertension" was made on, not an ALT measured the same week)
+        return fact.lab == context["lab"] or (bool(later) and rests_on(finder, fact, event, later[0]))
     if isinstance(fact, MedicationFact):
         subject = context["subject"]
         if fact.reason == "long_term" or (fact.action == "continue" and later):
@@ -208,12 +206,12 @@ def _causal_steps(finder: FactFinder, nodes: list[Event], template: str, lab: st
     """The chain's visits, each with only the facts that led on to the next step or answer the question; a visit
     left with none is no step of the chain (a routine eGFR is not why a sore throat was treated).
 
-    Kept: symptoms, diagnoses, adverse effects and missed doses; a test where a diagnosis follows; a lab that leads
-    to a diagnosis (`_diagnostic_labs`) or the one the question is about; a drug change whose drug the chain goes on
+    Kept: diagnoses, adverse effects and missed doses; a symptom or lab the next step was decided on (`rests_on`) or
+    the lab the question is about; a test where a diagnosis follows; a drug change whose drug the chain goes on
     with (a later step changes it, blames it or finds it missed) or the one the question asks about; a drug passed
     over for that one, with the told fact that barred it. The last step tells what the question asks (`_LAST_STEP`)."""
     movers = {d for s in finder.condition.care_path if lab is not None and lab in s.moves for d in s.drug_keys}
-    context = {"diagnostic": _diagnostic_labs(finder), "subject": _subject_drug(finder, nodes, template), "lab": lab,
+    context = {"subject": _subject_drug(finder, nodes, template), "lab": lab,
                "movers": movers,
                "illness_symptoms": _illness_symptoms(finder, nodes) if template == "mcd.course_of_illness" else None}
     ends_at = {"mcd.why_switch": "switch", "mcd.why_complication": "complication"}.get(template)
@@ -227,8 +225,6 @@ def _causal_steps(finder: FactFinder, nodes: list[Event], template: str, lab: st
     blamed: set[tuple[str, str]] = set()
     for position, event in enumerate(nodes):
         later = nodes[position + 1:]
-        context["diagnosis_next"] = bool(later) and any(
-            isinstance(f, DiagnosisFact) and f.status in ("suspected", "confirmed") for f in later[0].facts)
         context["later_drugs"] = {getattr(f, "drug", None) for n in later for f in n.facts
                                   if isinstance(f, (MedicationFact, AdverseFact, AdherenceFact))}
         context["avoided_later"] = {c for n in later for f in n.facts if isinstance(f, AvoidedFact) for c in f.traps}
@@ -257,6 +253,20 @@ def _told_reasons_only(finder: FactFinder, steps: list[Event]) -> list[Event]:
         if kept:
             out.append(step.model_copy(update={"facts": kept}))
     return out
+
+
+def _causal_suffix(finder: FactFinder, steps: list[Event]) -> list[Event]:
+    """The chain from after its last link that is not causal (`is_causal_link`: no fact the step before told is what
+    the next step's decision rests on; a visit's trigger is only what prompted it), with the visits that told why a
+    drug kept in it was passed over (a reason step links to the step that cites it, not to the next visit)."""
+    main = [s for s in steps if not _is_reason(finder, s, steps)]
+    start = len(main) - 1
+    while start > 0 and is_causal_link(finder, main[start - 1], main[start]):
+        start -= 1
+    kept = main[start:]
+    cited = {c for s in kept for f in s.facts if isinstance(f, AvoidedFact) for c in f.traps}
+    return [s for s in steps if s in kept or (s not in main and _is_reason(finder, s, steps)
+                                             and any(t.fact in s.facts and t.category in cited for t in finder.traps))]
 
 
 def _is_reason(finder: FactFinder, step: Event, steps: list[Event]) -> bool:
