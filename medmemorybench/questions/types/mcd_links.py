@@ -94,7 +94,7 @@ def _drug_grounds(finder: FactFinder, fact: object, decision: MedicationFact) ->
         step = next((s for s in finder.condition.care_path if s.key == decision.step), None)
         marker = {key} if kind == "lab" else set()
         if step is not None and (decision.action == "increase" or decision.reason in ("step_up", "add_on")):
-            marker |= {step.titrate_on} if step.titrate_on else set(step.moves[:1])
+            marker |= {step.marker} if step.marker else set()
         return fact.lab in marker and (fact.target is None or not fact.target[0] <= fact.value <= fact.target[1])
     if isinstance(fact, (SymptomFact, TestFact)):
         return kind == "illness"
