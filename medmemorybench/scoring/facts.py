@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 from medmemorybench.scoring._dates import parse_iso
-from medmemorybench.scoring._elements import contradictions
+from medmemorybench.scoring._elements import contradictions, direction_contradictions
 from medmemorybench.scoring._reading import Mention, Reading, canonical_text, read_answer, spelling_neutral
 from medmemorybench.scoring._stance import polarity
 from medmemorybench.scoring._units import DIMENSIONLESS, in_unit, same_kind, unit_of
@@ -486,12 +486,14 @@ def _states_finding(reading: Reading, fact: Fact) -> int | None:
 
 def contradicted(reading: Reading, fact: Fact, known: Iterable[Fact] = ()) -> list[str]:
     """What the answer names in the place of a finding's gene, code, class, grade, stage, variant type, severity, site
-    or side (`_elements.contradictions`; empty when nothing, or when the fact is no finding); `known`: the other
+    or side (`_elements.contradictions`), or which way it says one of its results lies against the finding's ("raised"
+    for "C3 0.42 g/L (low)", `_elements.direction_contradictions`); empty when nothing, or when the fact is no finding); `known`: the other
     findings of the story, whose forms are other true findings, not rivals."""
     if fact.kind != "finding":
         return []
     others = [form for other in known if other.kind == "finding" and other != fact for form in other.forms]
-    found = [[c for e in _elements(form) for c in contradictions(reading.raw, e, form, others)] for form in fact.forms]
+    found = [[c for e in _elements(form) for c in contradictions(reading.raw, e, form, others)]
+             + direction_contradictions(reading.raw, form) for form in fact.forms]
     return [] if any(not f for f in found) else found[0]
 
 
