@@ -271,7 +271,9 @@ def _mention_spans(haystack: str, form: str) -> list[tuple[int, int]]:
         return []
     if needle not in haystack:  # the cheap test first: most names are absent
         return []
-    pattern = re.escape(needle) if _CJK.search(needle) else rf"(?<![\w+]){re.escape(needle)}(?![\w+]|\.\d)"
+    # (a Latin name stands between Chinese characters as a word: "每晚用CPAP")
+    pattern = re.escape(needle) if _CJK.search(needle) else \
+        rf"(?<![^\W\u3400-\u9fff]|\+){re.escape(needle)}(?![^\W\u3400-\u9fff]|\+|\.\d)"
     return [m.span() for m in re.finditer(pattern, haystack)]
 
 
@@ -318,8 +320,13 @@ def _is_reference(element: str) -> bool:
     return bool(values) and all(v.role == "reference" for v in values)
 
 
+_BRACKETED = re.compile(r"(.+?)\s*[(（]([^)）]{2,})[)）]\s*")
+"""A name with its short form in brackets ("持续气道正压通气（CPAP）"): either part names it."""
+
+
 def _states_name(reading: Reading, fact: Fact) -> int | None:
-    found = [p for p in (_contains(reading, form) for form in fact.forms) if p is not None]
+    parts = [part for form in fact.forms if (m := _BRACKETED.fullmatch(form)) for part in m.groups()]
+    found = [p for p in (_contains(reading, form) for form in (*fact.forms, *parts)) if p is not None]
     if found:
         return min(found)
     for form in fact.forms:
@@ -793,10 +800,14 @@ _PASSED_OVER_AFTER = re.compile(
     r"prescribed|suitable|appropriate|safe|an option))\b|" + _LIST_GAP +
     r"\b(?:wasn't|weren't|isn't|aren't)\s+(?:\w+ )?(?:used|given|chosen|started|prescribed|suitable|appropriate|"
     r"safe|an option)\b|"
-    r"[^,.;。；]{0,12}?(?:(?:没有?|未|不)(?:用|选|开|考虑|适合|合适|能用|宜|可用|可以用|采用)|被排除|排除了|被避免|禁用)")
+    r"[^,.;。；]{0,12}?(?:(?:没有?|未|不)(?:用|选|开|考虑|适合|合适|能用|宜|可用|可以用|采用)|被排除|排除了|被避免|禁用|"
+    r"(?:超出|超过)[^,.;。；]{0,12}?预算|太贵)|"
+    r"\s+(?:was|is|would have been|would be)\s+(?:over|beyond|outside|above)\s+(?:your|the)\s+budget\b")
 """After a drug's name in its clause (past a list of other drugs): the drug passed over ("the usual combined pills
-(A or B) were avoided", "A was not used", "A was ruled out", "美沙拉秦因为预算没有用")."""
-_USUAL = re.compile(r"\b(?:usual(?:ly)?|normally|typically|standard|first[- ]line|would (?:normally |usually )?"
+(A or B) were avoided", "A was not used", "A was ruled out", "美沙拉秦因为预算没有用", "美沙拉秦超出您每月80美元的预算",
+"A was over your budget")."""
+_USUAL = re.compile(r"\b(?:usual(?:ly)?|normally|typically|standard|first[- ]line|most (?:people|patients)|"
+                    r"would (?:normally |usually )?"
                     r"(?:be|have been|use|start|give))\b|本来|原本|通常|一般|首选|常规|按说|按理")
 _CONTRAST = re.compile(r"[\s,.;。；]*(?:(?:but|however|yet)\b|但|可是|不过|然而)")
 """The usual choice named in a clause a contrast follows is passed over ("本来一般用美沙拉秦，但因预算选了柳氮磺吡啶",
