@@ -494,8 +494,8 @@ def _states_finding(reading: Reading, fact: Fact) -> int | None:
 def contradicted(reading: Reading, fact: Fact, known: Iterable[Fact] = ()) -> list[str]:
     """What the answer names in the place of a finding's gene, code, class, grade, stage, variant type, severity, site
     or side (`_elements.contradictions`), or which way it says one of its results lies against the finding's ("raised"
-    for "C3 0.42 g/L (low)", `_elements.direction_contradictions`); empty when nothing, or when the fact is no finding); `known`: the other
-    findings of the story, whose forms are other true findings, not rivals."""
+    for "C3 0.42 g/L (low)", `_elements.direction_contradictions`); empty when nothing, or when the fact is no
+    finding); `known`: the other findings of the story, whose forms are other true findings, not rivals."""
     if fact.kind != "finding":
         return []
     others = [form for other in known if other.kind == "finding" and other != fact for form in other.forms]
@@ -802,7 +802,7 @@ _PASSED_OVER_AFTER = re.compile(
     r"safe|an option)\b|"
     r"[^,.;。；]{0,12}?(?:(?:没有?|未|不)(?:用|选|开|考虑|适合|合适|能用|宜|可用|可以用|采用)|被排除|排除了|被避免|禁用|"
     r"(?:超出|超过)[^,.;。；]{0,12}?预算|太贵)|"
-    r"\s+(?:was|is|would have been|would be)\s+(?:over|beyond|outside|above)\s+(?:your|the)\s+budget\b")
+    r"\s+(?:was|is|would have been|would be)\s+(?:over|beyond|outside|above)\s+(?:yo?u?r|the)\s+budget\b")
 """After a drug's name in its clause (past a list of other drugs): the drug passed over ("the usual combined pills
 (A or B) were avoided", "A was not used", "A was ruled out", "美沙拉秦因为预算没有用", "美沙拉秦超出您每月80美元的预算",
 "A was over your budget")."""
