@@ -711,6 +711,10 @@ RIVAL_GROUP = "rival"
 """A chain step's facts of this group are no part of the step: they are the other drugs the guideline offered for what
 the question's drug was given for, none of them ever taken by the patient; an answer that tells one as given (not as
 passed over: "rather than naproxen", "没有用") tells another treatment."""
+TAKEN_GROUP = "taken"
+"""A chain's facts of this group are no part of any step: they are every drug the patient took up to the checkpoint;
+an answer that tells another drug the knowledge base knows as given ("amoxicillin was started") tells a treatment the
+patient never had. A row of an older build holds none, and only its rivals (`RIVAL_GROUP`) are checked."""
 CHAIN_COVERAGE = 0.75
 """Share of a chain's steps (those the question does not give) an answer must tell: the paper's NCR threshold."""
 
@@ -738,13 +742,17 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
     without the sentences, every fact of the step.
     """
     asked = read_answer(question)
-    drugs_given = [f for facts in steps for f in facts if f.group != RIVAL_GROUP and f.kind == "name"]
+    drugs_given = [f for facts in steps for f in facts if f.group not in (RIVAL_GROUP, TAKEN_GROUP)
+                   and f.kind == "name"]
     # (a rival the gold's own telling names, as a test's name, "the levodopa challenge test", tells nothing apart)
     gold = read_answer(" ".join(told or []))
     rivals = tuple(f.text for facts in steps for f in facts if f.group == RIVAL_GROUP
                    and offers(reading, f, drugs_given) and not offers(gold, f, drugs_given))
+    taken = [f for facts in steps for f in facts if f.group == TAKEN_GROUP]
+    if taken:
+        rivals += tuple(dict.fromkeys(never_taken(reading, [*taken, *drugs_given])))
     record = [f for facts in steps for f in facts if f.group == RECORD_GROUP]
-    steps = [[f for f in facts if f.group not in (RIVAL_GROUP, RECORD_GROUP)] for facts in steps]
+    steps = [[f for f in facts if f.group not in (RIVAL_GROUP, RECORD_GROUP, TAKEN_GROUP)] for facts in steps]
     values = [f for f in _with_values([f for facts in steps for f in facts]) if f.kind == "quantity"]
     # (a chain with values holds its record's too, its own among them; a row of an older build holds none, and a
     # value there cannot be told from another true visit)
@@ -838,3 +846,28 @@ def offers(reading: Reading, fact: Fact, besides: Iterable[Fact] = ()) -> bool:
                 text = text[:start] + " " * (end - start) + text[end:]
     return any(not _passed_over_at(text, start, end) for form in fact.forms
                for start, end in _mention_spans(text, form))
+
+
+_GIVING = re.compile(r"\b(?:start\w*|began|begun|given|gave|prescrib\w*|added|adding|put (?:you )?on|"
+                     r"switch\w* (?:you )?to|changed to|took|taking|course of|(?:was|were|been|is|are) on)\b|"
+                     r"开始用|开了|开始服|加用|加了|改用|换成|换用|服用|用上|给您用")
+"""A clause that tells a drug as given ("amoxicillin was started", "put you on", "加用")."""
+
+
+def never_taken(reading: Reading, taken: list[Fact]) -> list[str]:
+    """The drugs (of the knowledge base, `_drugs`) the answer tells as given in a clause that says so (`_GIVING`) and
+    `offers`, that are none of `taken` (every drug the patient took, and the chain's)."""
+    from medmemorybench.scoring._drugs import drug_names
+
+    known = {spelling_neutral(canonical_text(form)) for fact in taken for form in fact.forms}
+    text = spelling_neutral(reading.text)
+    out = []
+    for names in drug_names():
+        if any(spelling_neutral(canonical_text(name)) in known for name in names):
+            continue
+        fact = Fact(names[0], "name", names[1:])
+        spans = [span for name in names for span in _mention_spans(text, name)]
+        told = any(_GIVING.search(_clause_at(text, start)) for start, _ in spans)
+        if told and offers(reading, fact, taken):
+            out.append(names[0])
+    return out

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from medmemorybench.scoring._reading import read_answer
-from medmemorybench.scoring.facts import RIVAL_GROUP, WHY_GROUP, Fact, check_chain, check_facts, finding_elements
+from medmemorybench.scoring.facts import (
+    RIVAL_GROUP,
+    TAKEN_GROUP,
+    WHY_GROUP,
+    Fact,
+    check_chain,
+    check_facts,
+    finding_elements,
+)
 
 FINDING = ("continuous inflammation from the rectum to the splenic flexure, Mayo endoscopic subscore 2; "
            "crypt abscesses and crypt architectural distortion on histology")
@@ -318,3 +326,21 @@ def test_passed_over_cues(steps: list[list[Fact]], answer: str, expected: bool) 
 ])
 def test_bracketed_short_name(answer: str, expected: bool) -> None:
     assert passes(Fact("持续气道正压通气（CPAP）", "name"), answer) is expected
+
+
+TAKEN = [Fact("losartan", "name", ("Cozaar",), group=TAKEN_GROUP), Fact("amlodipine", "name", group=TAKEN_GROUP)]
+TAKEN_ZH = [Fact("氯沙坦", "name", group=TAKEN_GROUP)]
+
+
+@pytest.mark.parametrize(("taken", "answer", "expected"), [
+    # a drug the patient never took, told as given, is another treatment; named as passed over, it is not
+    (TAKEN, "Losartan 50 mg was started in May, and finerenone was added to it in July.", False),
+    (TAKEN, "Losartan 50 mg was started in May; finerenone was avoided because of your potassium.", True),
+    (TAKEN, "Losartan 50 mg was started in May, and amlodipine was added in July.", True),
+    (TAKEN, "Your insulin-resistant diabetes damaged the kidneys, so losartan 50 mg was started.", True),
+    (TAKEN_ZH, "5月开始用氯沙坦50 mg，7月又加用了非奈利酮。", False),
+    (TAKEN_ZH, "5月开始用氯沙坦50 mg；因为血钾偏高，没有用非奈利酮。", True),
+])
+def test_a_drug_never_taken_told_as_given(taken: list[Fact], answer: str, expected: bool) -> None:
+    step = [Fact("losartan", "name", ("Cozaar", "氯沙坦"))]
+    assert _chain_passes([[*step, *taken]], answer) is expected
