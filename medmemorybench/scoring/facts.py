@@ -757,6 +757,8 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
     # (a chain with values holds its record's too, its own among them; a row of an older build holds none, and a
     # value there cannot be told from another true visit)
     conflicting = tuple(dict.fromkeys(_chain_conflicts(reading, values, record, asked))) if record else ()
+    if told:
+        conflicting += tuple(dict.fromkeys(_dose_conflicts(reading, drugs_given, gold)))
     # (a finding of one step is no rival to another's: stage 3a in March, 3b in June)
     findings = [f for facts in steps for f in facts if f.kind == "finding"]
     contradicting = tuple(dict.fromkeys(c for f in findings for c in contradicted(reading, f, findings)))
@@ -870,4 +872,46 @@ def never_taken(reading: Reading, taken: list[Fact]) -> list[str]:
         told = any(_GIVING.search(_clause_at(text, start)) for start, _ in spans)
         if told and offers(reading, fact, taken):
             out.append(names[0])
+    return out
+
+
+_CHANGED = re.compile(r"\b(?:rais\w*|increas\w*|doubl\w*|halv\w*|reduc\w*|lower\w*|cut|titrat\w*|went up|gone up|"
+                      r"stepped|up to|down to|from)\b|加量|增加|加到|增至|减量|减到|调到|调整|上调|下调")
+"""A clause that tells a dose change ("raised to 1000 mg", "加到"): the new dose is no start dose."""
+_STARTED = re.compile(r"\b(?:start\w*|began|begun|prescrib\w*|put (?:you )?on|given|gave)\b|开始|开了|起始|首剂")
+"""A clause that tells a drug started ("started on metformin 1,000 mg", "开始用")."""
+_DOSE_GAP = 24
+"""Characters after a drug's name within which its dose is told ("metformin extended-release 500 mg")."""
+
+
+def _doses_after(reading: Reading, text: str, form: str) -> list[tuple[int, Mention]]:
+    """Each mention of a drug's name and the first value with a unit right after it in its clause."""
+    out = []
+    for start, end in _mention_spans(text, form):
+        clause_end = start + len(_clause_at(text, start)) + 40
+        value = next((m for m in reading.values if end <= m.start <= end + _DOSE_GAP and m.start < clause_end
+                      and m.unit is not DIMENSIONLESS), None)
+        if value is not None:
+            out.append((start, value))
+    return out
+
+
+def _dose_conflicts(reading: Reading, drugs: list[Fact], gold: Reading) -> list[str]:
+    """Start doses of the chain's drugs the chain never gave: a dose told right after a drug's name in a clause that
+    tells it started, with no change ("started on metformin 1,000 mg twice a day" where the chain started 500 mg),
+    that equals none of the doses the chain's own telling gives that drug (its start, and any change it tells)."""
+    text, gold_text = spelling_neutral(reading.text), spelling_neutral(gold.text)
+    out = []
+    for drug in drugs:
+        chain = [m for form in drug.forms for _, m in _doses_after(gold, gold_text, form)]
+        if not chain:
+            continue
+        for form in drug.forms:
+            for start, m in _doses_after(reading, text, form):
+                clause = text[max((c.end() for c in _CLAUSE.finditer(text, 0, start)), default=0):m.end]
+                if m.role not in ANSWER_ROLES or not _STARTED.search(clause) or _CHANGED.search(clause):
+                    continue
+                rivals = [g for g in chain if same_kind(m.unit, g.unit)]
+                if rivals and not any(_equal(m, g, _decimals(g.text)) for g in rivals):
+                    out.append(m.text)
     return out

@@ -344,3 +344,18 @@ TAKEN_ZH = [Fact("氯沙坦", "name", group=TAKEN_GROUP)]
 def test_a_drug_never_taken_told_as_given(taken: list[Fact], answer: str, expected: bool) -> None:
     step = [Fact("losartan", "name", ("Cozaar", "氯沙坦"))]
     assert _chain_passes([[*step, *taken]], answer) is expected
+
+
+@pytest.mark.parametrize(("told", "answer", "expected"), [
+    # the start dose of the chain's drug compared with the chain's own; a later change told as one is no start dose
+    ("metformin 500 mg twice a day was started", "On 22 April you were started on metformin 500 mg twice a day.", True),
+    ("metformin 500 mg twice a day was started", "On 22 April you were started on metformin 1,000 mg twice a day.",
+     False),
+    ("metformin 500 mg twice a day was started", "You were started on metformin 500 mg twice a day; in June metformin "
+                                                 "was raised to 1000 mg.", True),
+    ("开始用二甲双胍 500 mg，每日两次", "4月22日开始用二甲双胍500 mg每日两次，6月加到1000 mg。", True),
+    ("开始用二甲双胍 500 mg，每日两次", "4月22日开始用二甲双胍1000 mg每日两次。", False),
+])
+def test_a_start_dose_of_the_chains_drug(told: str, answer: str, expected: bool) -> None:
+    drug = Fact("metformin", "name", ("二甲双胍",))
+    assert check_chain(read_answer(answer), [[drug]], "Why was I given what I got?", [told]).passed is expected
