@@ -48,6 +48,7 @@ EXCLUSIVE: dict[str, dict[str, str]] = {
     "site": {"medial": r"\bmedial\b|内侧", "lateral": r"\blateral\b|外侧"},
     "lobe": {"upper": r"\bupper lobe|上叶", "middle": r"\bmiddle lobe|中叶", "lower": r"\blower lobe|下叶"},
     "segment": {"proximal": r"\bproximal\b|近端", "distal": r"\bdistal\b|远端"},
+    "laterality": {"opposite": r"\bopposite\b|\bcontralateral\b|对侧", "same": r"\bsame side\b|\bipsilateral\b|同侧"},
     "severity": {"mild": r"\bmild(?:ly)?\b|轻度|轻(?=中度)", "moderate": r"\bmoderate(?:ly)?\b|中度|中(?=重度)",
                  "severe": r"\bsevere(?:ly)?\b|重度"},
     "variant": {"truncating": r"(?<!non-)(?<!non)\btruncat\w*|(?<!非)截短|\bnonsense\b|无义|\bframeshift\b|移码",
@@ -202,4 +203,85 @@ def contradictions(answer: str, element: str, finding: str, known: Iterable[str]
         for name, hits in _members(text, kind).items():
             if name not in lent and any(_anchored(text, p, anchors) for p in hits):
                 out.append(name)
+    return out
+
+
+DIRECTIONS: dict[str, str] = {
+    "high": r"\b(?:rai[sz]ed|high|higher|elevated|increased|above (?:the )?normal)\b|升高|偏高|增高|增加",
+    "low": r"\b(?:low|lower|reduced|decreased|depressed|below (?:the )?normal)\b|降低|偏低|减低|低下|减退",
+    "normal": r"\b(?:normal|preserved|intact)\b|(?<!不)正常|保留|尚可",
+}
+"""The way a result lies from its range: a finding's "C3 0.42 g/L (low)", "C-peptide 2.19 nmol/L, still preserved"."""
+_AGAINST = {"high": ("low", "normal"), "low": ("high", "normal"), "normal": ("high", "low")}
+_BARE_DIRECTION = re.compile(r"(?:still|very|markedly|clearly|mildly|仍|明显|稍)?\s*(?:" +
+                             "|".join(DIRECTIONS.values()) + r")\s*", re.IGNORECASE)
+_DIRECTION_CLAUSE = re.compile(r"[,;:，；：。!?！？]|(?<!\d)\.|\.(?!\d)|\b(?:and|but|while|whereas|which)\b|但|而")
+_VALUE = re.compile(r"(?<![a-zA-Z0-9.])\d+(?:\.\d+)?")
+
+
+def _direction(text: str) -> str | None:
+    """The one way a text says a result lies (None for none or several)."""
+    found = [name for name, pattern in DIRECTIONS.items() if re.search(pattern, text)]
+    return found[0] if len(found) == 1 else None
+
+
+def _subject(element: str) -> str | None:
+    """What an element with a value measures: the last word before its value ("c3" of "C3 0.42 g/L", "peptide" of
+    "fasting C-peptide 2.19 nmol/L"; the last two characters of a Chinese name: "c肽")."""
+    value = _VALUE.search(element)
+    before = _text(element[:value.start()] if value else "").strip()
+    if _CJK.search(before):
+        return before[-2:] if len(before) >= 2 else None
+    words = [w for w in re.findall(r"[a-z][a-z0-9]*", before) if len(w) >= 2 or re.search(r"\d", w)]
+    return words[-1] if words else None
+
+
+def _window(text: str, position: int) -> str:
+    """The clause around `position`, a bracket's content and its lead-in as one ("raised complement (C3 0.42 ...)"),
+    and, where the clause says no way, a Chinese answer's next clause ("C肽0.51 nmol/L，在正常范围")."""
+    open_at = text.rfind("(", 0, position)
+    if open_at >= 0 and text.find(")", open_at) >= position:
+        position = open_at
+    left = max((m.end() for m in _DIRECTION_CLAUSE.finditer(text, 0, position)), default=0)
+    close_at = text.find(")", position)
+    inner = close_at >= 0 and text.rfind("(", 0, close_at) == position
+    right_from = close_at if inner else position
+    bound = _DIRECTION_CLAUSE.search(text, right_from)
+    right = bound.start() if bound else len(text)
+    clause = text[left:right]
+    if _direction(clause) is None and bound is not None and _CJK.search(clause):
+        after = _DIRECTION_CLAUSE.search(text, bound.end())
+        following = text[bound.end():after.start() if after else len(text)]
+        if not re.search(r"\d", following):
+            clause += " " + following
+    return clause
+
+
+def direction_contradictions(answer: str, finding: str) -> list[str]:
+    """Where the answer says the other way a result of the finding lies: "raised complement (C3 0.42 ...)" for "C3
+    0.42 g/L (low)", "your C-peptide was low" for "C-peptide 2.19 nmol/L, still preserved", "C肽...在正常范围" for
+    "偏低". A result's way is its element's own word or a bare word of direction right after it ("(low)", "偏低"); the
+    answer's is read in the clause of each mention of the result's subject or value, and counts only where it names
+    no way the finding gives."""
+    from medmemorybench.scoring.facts import finding_elements
+
+    text = _text(answer)
+    elements = finding_elements(finding)
+    out: list[str] = []
+    for n, element in enumerate(elements):
+        if not _VALUE.search(element):
+            continue
+        own = _text(element)
+        way = _direction(own)
+        if way is None and n + 1 < len(elements) and _BARE_DIRECTION.fullmatch(_text(elements[n + 1])):
+            way = _direction(_text(elements[n + 1]))
+        subject = _subject(element)
+        if way is None or subject is None:
+            continue
+        pattern = re.escape(subject) if _CJK.search(subject) else rf"(?<![a-z0-9]){re.escape(subject)}(?![a-z0-9])"
+        for m in re.finditer(pattern, text):
+            said = _direction(_window(text, m.start()))
+            if said in _AGAINST[way]:
+                out.append(f"{said} {subject}")
+                break
     return out

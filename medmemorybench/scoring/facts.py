@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 from medmemorybench.scoring._dates import parse_iso
-from medmemorybench.scoring._elements import contradictions
+from medmemorybench.scoring._elements import contradictions, direction_contradictions
 from medmemorybench.scoring._reading import Mention, Reading, canonical_text, read_answer, spelling_neutral
 from medmemorybench.scoring._stance import polarity
 from medmemorybench.scoring._units import DIMENSIONLESS, in_unit, same_kind, unit_of
@@ -271,7 +271,9 @@ def _mention_spans(haystack: str, form: str) -> list[tuple[int, int]]:
         return []
     if needle not in haystack:  # the cheap test first: most names are absent
         return []
-    pattern = re.escape(needle) if _CJK.search(needle) else rf"(?<![\w+]){re.escape(needle)}(?![\w+]|\.\d)"
+    # (a Latin name stands between Chinese characters as a word: "每晚用CPAP")
+    pattern = re.escape(needle) if _CJK.search(needle) else \
+        rf"(?<![^\W\u3400-\u9fff]|\+){re.escape(needle)}(?![^\W\u3400-\u9fff]|\+|\.\d)"
     return [m.span() for m in re.finditer(pattern, haystack)]
 
 
@@ -318,8 +320,13 @@ def _is_reference(element: str) -> bool:
     return bool(values) and all(v.role == "reference" for v in values)
 
 
+_BRACKETED = re.compile(r"(.+?)\s*[(（]([^)）]{2,})[)）]\s*")
+"""A name with its short form in brackets ("持续气道正压通气（CPAP）"): either part names it."""
+
+
 def _states_name(reading: Reading, fact: Fact) -> int | None:
-    found = [p for p in (_contains(reading, form) for form in fact.forms) if p is not None]
+    parts = [part for form in fact.forms if (m := _BRACKETED.fullmatch(form)) for part in m.groups()]
+    found = [p for p in (_contains(reading, form) for form in (*fact.forms, *parts)) if p is not None]
     if found:
         return min(found)
     for form in fact.forms:
@@ -486,12 +493,14 @@ def _states_finding(reading: Reading, fact: Fact) -> int | None:
 
 def contradicted(reading: Reading, fact: Fact, known: Iterable[Fact] = ()) -> list[str]:
     """What the answer names in the place of a finding's gene, code, class, grade, stage, variant type, severity, site
-    or side (`_elements.contradictions`; empty when nothing, or when the fact is no finding); `known`: the other
-    findings of the story, whose forms are other true findings, not rivals."""
+    or side (`_elements.contradictions`), or which way it says one of its results lies against the finding's ("raised"
+    for "C3 0.42 g/L (low)", `_elements.direction_contradictions`); empty when nothing, or when the fact is no
+    finding); `known`: the other findings of the story, whose forms are other true findings, not rivals."""
     if fact.kind != "finding":
         return []
     others = [form for other in known if other.kind == "finding" and other != fact for form in other.forms]
-    found = [[c for e in _elements(form) for c in contradictions(reading.raw, e, form, others)] for form in fact.forms]
+    found = [[c for e in _elements(form) for c in contradictions(reading.raw, e, form, others)]
+             + direction_contradictions(reading.raw, form) for form in fact.forms]
     return [] if any(not f for f in found) else found[0]
 
 
@@ -702,6 +711,10 @@ RIVAL_GROUP = "rival"
 """A chain step's facts of this group are no part of the step: they are the other drugs the guideline offered for what
 the question's drug was given for, none of them ever taken by the patient; an answer that tells one as given (not as
 passed over: "rather than naproxen", "没有用") tells another treatment."""
+TAKEN_GROUP = "taken"
+"""A chain's facts of this group are no part of any step: they are every drug the patient took up to the checkpoint;
+an answer that tells another drug the knowledge base knows as given ("amoxicillin was started") tells a treatment the
+patient never had. A row of an older build holds none, and only its rivals (`RIVAL_GROUP`) are checked."""
 CHAIN_COVERAGE = 0.75
 """Share of a chain's steps (those the question does not give) an answer must tell: the paper's NCR threshold."""
 
@@ -729,17 +742,23 @@ def check_chain(reading: Reading, steps: list[list[Fact]], question: str,
     without the sentences, every fact of the step.
     """
     asked = read_answer(question)
-    drugs_given = [f for facts in steps for f in facts if f.group != RIVAL_GROUP and f.kind == "name"]
+    drugs_given = [f for facts in steps for f in facts if f.group not in (RIVAL_GROUP, TAKEN_GROUP)
+                   and f.kind == "name"]
     # (a rival the gold's own telling names, as a test's name, "the levodopa challenge test", tells nothing apart)
     gold = read_answer(" ".join(told or []))
     rivals = tuple(f.text for facts in steps for f in facts if f.group == RIVAL_GROUP
                    and offers(reading, f, drugs_given) and not offers(gold, f, drugs_given))
+    taken = [f for facts in steps for f in facts if f.group == TAKEN_GROUP]
+    if taken:
+        rivals += tuple(dict.fromkeys(never_taken(reading, [*taken, *drugs_given])))
     record = [f for facts in steps for f in facts if f.group == RECORD_GROUP]
-    steps = [[f for f in facts if f.group not in (RIVAL_GROUP, RECORD_GROUP)] for facts in steps]
+    steps = [[f for f in facts if f.group not in (RIVAL_GROUP, RECORD_GROUP, TAKEN_GROUP)] for facts in steps]
     values = [f for f in _with_values([f for facts in steps for f in facts]) if f.kind == "quantity"]
     # (a chain with values holds its record's too, its own among them; a row of an older build holds none, and a
     # value there cannot be told from another true visit)
     conflicting = tuple(dict.fromkeys(_chain_conflicts(reading, values, record, asked))) if record else ()
+    if told:
+        conflicting += tuple(dict.fromkeys(_dose_conflicts(reading, drugs_given, gold)))
     # (a finding of one step is no rival to another's: stage 3a in March, 3b in June)
     findings = [f for facts in steps for f in facts if f.kind == "finding"]
     contradicting = tuple(dict.fromkeys(c for f in findings for c in contradicted(reading, f, findings)))
@@ -791,10 +810,14 @@ _PASSED_OVER_AFTER = re.compile(
     r"prescribed|suitable|appropriate|safe|an option))\b|" + _LIST_GAP +
     r"\b(?:wasn't|weren't|isn't|aren't)\s+(?:\w+ )?(?:used|given|chosen|started|prescribed|suitable|appropriate|"
     r"safe|an option)\b|"
-    r"[^,.;。；]{0,12}?(?:(?:没有?|未|不)(?:用|选|开|考虑|适合|合适|能用|宜|可用|可以用|采用)|被排除|排除了|被避免|禁用)")
+    r"[^,.;。；]{0,12}?(?:(?:没有?|未|不)(?:用|选|开|考虑|适合|合适|能用|宜|可用|可以用|采用)|被排除|排除了|被避免|禁用|"
+    r"(?:超出|超过)[^,.;。；]{0,12}?预算|太贵)|"
+    r"\s+(?:was|is|would have been|would be)\s+(?:over|beyond|outside|above)\s+(?:yo?u?r|the)\s+budget\b")
 """After a drug's name in its clause (past a list of other drugs): the drug passed over ("the usual combined pills
-(A or B) were avoided", "A was not used", "A was ruled out", "美沙拉秦因为预算没有用")."""
-_USUAL = re.compile(r"\b(?:usual(?:ly)?|normally|typically|standard|first[- ]line|would (?:normally |usually )?"
+(A or B) were avoided", "A was not used", "A was ruled out", "美沙拉秦因为预算没有用", "美沙拉秦超出您每月80美元的预算",
+"A was over your budget")."""
+_USUAL = re.compile(r"\b(?:usual(?:ly)?|normally|typically|standard|first[- ]line|most (?:people|patients)|"
+                    r"would (?:normally |usually )?"
                     r"(?:be|have been|use|start|give))\b|本来|原本|通常|一般|首选|常规|按说|按理")
 _CONTRAST = re.compile(r"[\s,.;。；]*(?:(?:but|however|yet)\b|但|可是|不过|然而)")
 """The usual choice named in a clause a contrast follows is passed over ("本来一般用美沙拉秦，但因预算选了柳氮磺吡啶",
@@ -825,3 +848,70 @@ def offers(reading: Reading, fact: Fact, besides: Iterable[Fact] = ()) -> bool:
                 text = text[:start] + " " * (end - start) + text[end:]
     return any(not _passed_over_at(text, start, end) for form in fact.forms
                for start, end in _mention_spans(text, form))
+
+
+_GIVING = re.compile(r"\b(?:start\w*|began|begun|given|gave|prescrib\w*|added|adding|put (?:you )?on|"
+                     r"switch\w* (?:you )?to|changed to|took|taking|course of|(?:was|were|been|is|are) on)\b|"
+                     r"开始用|开了|开始服|加用|加了|改用|换成|换用|服用|用上|给您用")
+"""A clause that tells a drug as given ("amoxicillin was started", "put you on", "加用")."""
+
+
+def never_taken(reading: Reading, taken: list[Fact]) -> list[str]:
+    """The drugs (of the knowledge base, `_drugs`) the answer tells as given in a clause that says so (`_GIVING`) and
+    `offers`, that are none of `taken` (every drug the patient took, and the chain's)."""
+    from medmemorybench.scoring._drugs import drug_names
+
+    known = {spelling_neutral(canonical_text(form)) for fact in taken for form in fact.forms}
+    text = spelling_neutral(reading.text)
+    out = []
+    for names in drug_names():
+        if any(spelling_neutral(canonical_text(name)) in known for name in names):
+            continue
+        fact = Fact(names[0], "name", names[1:])
+        spans = [span for name in names for span in _mention_spans(text, name)]
+        told = any(_GIVING.search(_clause_at(text, start)) for start, _ in spans)
+        if told and offers(reading, fact, taken):
+            out.append(names[0])
+    return out
+
+
+_CHANGED = re.compile(r"\b(?:rais\w*|increas\w*|doubl\w*|halv\w*|reduc\w*|lower\w*|cut|titrat\w*|went up|gone up|"
+                      r"stepped|up to|down to|from)\b|加量|增加|加到|增至|减量|减到|调到|调整|上调|下调")
+"""A clause that tells a dose change ("raised to 1000 mg", "加到"): the new dose is no start dose."""
+_STARTED = re.compile(r"\b(?:start\w*|began|begun|prescrib\w*|put (?:you )?on|given|gave)\b|开始|开了|起始|首剂")
+"""A clause that tells a drug started ("started on metformin 1,000 mg", "开始用")."""
+_DOSE_GAP = 24
+"""Characters after a drug's name within which its dose is told ("metformin extended-release 500 mg")."""
+
+
+def _doses_after(reading: Reading, text: str, form: str) -> list[tuple[int, Mention]]:
+    """Each mention of a drug's name and the first value with a unit right after it in its clause."""
+    out = []
+    for start, end in _mention_spans(text, form):
+        clause_end = start + len(_clause_at(text, start)) + 40
+        value = next((m for m in reading.values if end <= m.start <= end + _DOSE_GAP and m.start < clause_end
+                      and m.unit is not DIMENSIONLESS), None)
+        if value is not None:
+            out.append((start, value))
+    return out
+
+
+def _dose_conflicts(reading: Reading, drugs: list[Fact], gold: Reading) -> list[str]:
+    """Start doses of the chain's drugs the chain never gave: a dose told right after a drug's name in a clause that
+    tells it started, with no change ("started on metformin 1,000 mg twice a day" where the chain started 500 mg),
+    that equals none of the doses the chain's own telling gives that drug (its start, and any change it tells)."""
+    text, gold_text = spelling_neutral(reading.text), spelling_neutral(gold.text)
+    out = []
+    for drug in drugs:
+        chain = [m for form in drug.forms for _, m in _doses_after(gold, gold_text, form)]
+        if not chain:
+            continue
+        for form in drug.forms:
+            for start, m in _doses_after(reading, text, form):
+                clause = text[max((c.end() for c in _CLAUSE.finditer(text, 0, start)), default=0):m.end]
+                if m.role not in ANSWER_ROLES or not _STARTED.search(clause) or _CHANGED.search(clause):
+                    continue
+                rivals = [g for g in chain if same_kind(m.unit, g.unit)]
+                if rivals and not any(_equal(m, g, _decimals(g.text)) for g in rivals):
+                    out.append(m.text)
+    return out

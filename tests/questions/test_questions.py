@@ -393,3 +393,24 @@ def test_a_drug_a_kidney_rule_also_bars_names_the_kidney_function_the_record_sta
         ("Yes, nitrofurantoin is fine for you.", False),
     ]:
         assert (score_answer(row, answer)["correct"].value == 1.0) is right, answer
+
+
+def test_a_chain_holds_every_drug_taken_and_no_rival_among_them(patients):
+    """An MCD row's last step holds every drug taken by the checkpoint (`TAKEN_GROUP`): the scorer fails an answer that
+    tells another as given ("amoxicillin was started" for a patient who never had it); the chain's own drugs are among
+    them and its rivals (never taken) are not."""
+    from medmemorybench.scoring.facts import RIVAL_GROUP, TAKEN_GROUP
+    from medmemorybench.simulate.models import MedicationFact
+
+    checked = 0
+    for patient in patients:
+        events = {regular_session_id(e.event_id): e for e in patient.year.events}
+        for q in (q for q in patient.questions if q.query_type == "MCD"):
+            taken = {f.text for f in q.reasoning_chain[-1].facts if f.group == TAKEN_GROUP}
+            rivals = {f.text for n in q.reasoning_chain for f in n.facts if f.group == RIVAL_GROUP}
+            started = [f for n in q.reasoning_chain for f in events[n.session_id].facts
+                       if isinstance(f, MedicationFact) and f.action == "start"]
+            assert taken and not taken & rivals, q.query_id
+            assert len(taken) >= len({f.drug for f in started}), q.query_id
+            checked += bool(started)
+    assert checked

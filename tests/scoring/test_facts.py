@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from medmemorybench.scoring._reading import read_answer
-from medmemorybench.scoring.facts import RIVAL_GROUP, WHY_GROUP, Fact, check_chain, check_facts, finding_elements
+from medmemorybench.scoring.facts import (
+    RIVAL_GROUP,
+    TAKEN_GROUP,
+    WHY_GROUP,
+    Fact,
+    check_chain,
+    check_facts,
+    finding_elements,
+)
 
 FINDING = ("continuous inflammation from the rectum to the splenic flexure, Mayo endoscopic subscore 2; "
            "crypt abscesses and crypt architectural distortion on histology")
@@ -264,3 +272,90 @@ def test_every_fact_kind_the_dataset_declares_is_read():
         locate(read_answer("yes"), Fact("yes", kind))  # raises for a kind it cannot read
     with pytest.raises(ValueError, match="unknown fact kind"):
         locate(read_answer("yes"), Fact("yes", "colour"))
+
+
+def _chain_passes(steps: list[list[Fact]], answer: str) -> bool:
+    return check_chain(read_answer(answer), steps, "Why was my dose raised?").passed
+
+
+LUPUS = Fact("anti-dsDNA 265 IU/mL, positive, with C3 0.42 g/L (low) and C4 0.07 g/L (low)", "finding")
+PEPTIDE = Fact("fasting C-peptide 2.19 nmol/L, still preserved, and GAD antibodies 2.8 IU/mL, negative", "finding")
+PEPTIDE_ZH = Fact("GAD抗体99.8 IU/mL，阳性；空腹C肽0.51 nmol/L，偏低", "finding")
+DATSCAN = Fact("reduced uptake in the putamen, more on the side opposite the tremor", "finding")
+
+
+@pytest.mark.parametrize(("fact", "answer", "expected"), [
+    # a result said to lie the other way contradicts the finding, however much else is told
+    (LUPUS, "Anti-dsDNA was 265 IU/mL with low complement (C3 0.42, C4 0.07 g/L).", True),
+    (LUPUS, "Anti-dsDNA was 265 IU/mL with raised complement levels (C3 0.42, C4 0.07 g/L).", False),
+    (PEPTIDE, "Your fasting C-peptide was 2.19 nmol/L, still preserved, and GAD antibodies were 2.8 IU/mL, "
+              "negative.", True),
+    (PEPTIDE, "Your C-peptide was low, and GAD antibodies were negative at 2.8.", False),
+    (PEPTIDE_ZH, "GAD抗体99.8 IU/mL，阳性；C肽0.51 nmol/L，对糖尿病成人偏低，说明胰岛素分泌在减退。", True),
+    (PEPTIDE_ZH, "GAD抗体99.8 IU/mL，阳性；C肽0.51 nmol/L，在正常范围，说明胰岛功能还保留得不错。", False),
+    # the side of a scan's finding against the tremor: opposite, not the same side
+    (DATSCAN, "The DaTscan showed reduced putamen uptake, more on the side opposite your tremor.", True),
+    (DATSCAN, "The DaTscan showed reduced putamen uptake on the same side as your tremor.", False),
+])
+def test_finding_direction_and_side(fact: Fact, answer: str, expected: bool) -> None:
+    assert _chain_passes([[fact]], answer) is expected
+
+
+DRUG = Fact("losartan", "name", ("Cozaar",))
+RIVAL = Fact("lisinopril", "name", ("Zestril",), group=RIVAL_GROUP)
+DRUG_ZH = Fact("柳氮磺吡啶", "name")
+RIVAL_ZH = Fact("美沙拉秦", "name", group=RIVAL_GROUP)
+
+
+@pytest.mark.parametrize(("steps", "answer", "expected"), [
+    # the usual choice most people get, then a contrast: passed over, not given
+    ([[DRUG, RIVAL]], "Most people get lisinopril, but you'd had angioedema, so I started losartan 50 mg.", True),
+    ([[DRUG, RIVAL]], "I started lisinopril 10 mg, then losartan 50 mg.", False),
+    ([[DRUG_ZH, RIVAL_ZH]], "美沙拉秦超出您每月80美元的预算，所以用柳氮磺吡啶1000 mg每日两次。", True),
+    ([[DRUG_ZH, RIVAL_ZH]], "先用美沙拉秦，后来用柳氮磺吡啶1000 mg每日两次。", False),
+    ([[DRUG, RIVAL]], "Lisinopril was over your budget, so losartan was started.", True),
+])
+def test_passed_over_cues(steps: list[list[Fact]], answer: str, expected: bool) -> None:
+    assert _chain_passes(steps, answer) is expected
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("4月22日起每晚用CPAP，压力8 cmH2O。", True),  # (the bracketed short name, between Chinese characters)
+    ("4月22日起每晚用持续气道正压通气。", True),
+    ("4月22日起每晚吸氧。", False),
+])
+def test_bracketed_short_name(answer: str, expected: bool) -> None:
+    assert passes(Fact("持续气道正压通气（CPAP）", "name"), answer) is expected
+
+
+TAKEN = [Fact("losartan", "name", ("Cozaar",), group=TAKEN_GROUP), Fact("amlodipine", "name", group=TAKEN_GROUP)]
+TAKEN_ZH = [Fact("氯沙坦", "name", group=TAKEN_GROUP)]
+
+
+@pytest.mark.parametrize(("taken", "answer", "expected"), [
+    # a drug the patient never took, told as given, is another treatment; named as passed over, it is not
+    (TAKEN, "Losartan 50 mg was started in May, and finerenone was added to it in July.", False),
+    (TAKEN, "Losartan 50 mg was started in May; finerenone was avoided because of your potassium.", True),
+    (TAKEN, "Losartan 50 mg was started in May, and amlodipine was added in July.", True),
+    (TAKEN, "Your insulin-resistant diabetes damaged the kidneys, so losartan 50 mg was started.", True),
+    (TAKEN_ZH, "5月开始用氯沙坦50 mg，7月又加用了非奈利酮。", False),
+    (TAKEN_ZH, "5月开始用氯沙坦50 mg；因为血钾偏高，没有用非奈利酮。", True),
+])
+def test_a_drug_never_taken_told_as_given(taken: list[Fact], answer: str, expected: bool) -> None:
+    step = [Fact("losartan", "name", ("Cozaar", "氯沙坦"))]
+    assert _chain_passes([[*step, *taken]], answer) is expected
+
+
+@pytest.mark.parametrize(("told", "answer", "expected"), [
+    # the start dose of the chain's drug compared with the chain's own; a later change told as one is no start dose
+    ("metformin 500 mg twice a day was started", "On 22 April you were started on metformin 500 mg twice a day.", True),
+    ("metformin 500 mg twice a day was started", "On 22 April you were started on metformin 1,000 mg twice a day.",
+     False),
+    ("metformin 500 mg twice a day was started", "You were started on metformin 500 mg twice a day; in June metformin "
+                                                 "was raised to 1000 mg.", True),
+    ("开始用二甲双胍 500 mg，每日两次", "4月22日开始用二甲双胍500 mg每日两次，6月加到1000 mg。", True),
+    ("开始用二甲双胍 500 mg，每日两次", "4月22日开始用二甲双胍1000 mg每日两次。", False),
+])
+def test_a_start_dose_of_the_chains_drug(told: str, answer: str, expected: bool) -> None:
+    drug = Fact("metformin", "name", ("二甲双胍",))
+    assert check_chain(read_answer(answer), [[drug]], "Why was I given what I got?", [told]).passed is expected

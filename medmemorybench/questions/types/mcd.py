@@ -14,7 +14,16 @@ from medmemorybench.questions.spec import QuestionType, register
 from medmemorybench.questions.types.mcd_links import is_causal_link, rests_on
 from medmemorybench.questions.types.sua import switched
 from medmemorybench.render.fields import text_of
-from medmemorybench.scoring.facts import KEY_GROUP, RECORD_GROUP, RIVAL_GROUP, WHY_GROUP, Fact, unit_kind, value_kinds
+from medmemorybench.scoring.facts import (
+    KEY_GROUP,
+    RECORD_GROUP,
+    RIVAL_GROUP,
+    TAKEN_GROUP,
+    WHY_GROUP,
+    Fact,
+    unit_kind,
+    value_kinds,
+)
 from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
@@ -122,7 +131,7 @@ def _chain_facts(finder: FactFinder, nodes: list[Event], subject: str | None, re
     """Each step's facts (`_step_facts`); a step that started a drug also holds its rivals (`RIVAL_GROUP`): the other
     candidates of the care step or illness course it was chosen from, except any drug the patient ever took by then,
     so that an answer telling another treatment as given is not a told chain; the last step also holds the record's
-    values in the chain's units (`_record_values`)."""
+    values in the chain's units (`_record_values`) and every drug taken by the checkpoint (`TAKEN_GROUP`)."""
     facts = [_step_facts(finder, n, subject, why=_is_reason(finder, n, nodes)) for n in nodes]
     named = {f.drug for n in nodes for f in n.facts if isinstance(f, (MedicationFact, AvoidedFact, AdverseFact))}
     for position, node in enumerate(nodes):
@@ -135,6 +144,8 @@ def _chain_facts(finder: FactFinder, nodes: list[Event], subject: str | None, re
     findings = [Fact(text_of(f.finding, language), "finding") for n in nodes for f in n.facts
                 if isinstance(f, TestFact) for language in LANGUAGES]
     facts[-1] += _record_values(finder, nodes, record, value_kinds(findings))
+    # (every drug taken by the checkpoint: an answer telling another as given tells a treatment never had)
+    facts[-1] += [finder.drug_fact(d, group=TAKEN_GROUP) for d in sorted(record.taken)]
     return facts
 
 
