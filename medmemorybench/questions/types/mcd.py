@@ -468,10 +468,10 @@ def _cited(finder: FactFinder, events: list[Event], lab: str) -> set[str]:
 
 def lab_window(finder: FactFinder, end: Event, lab: str) -> list[Event] | None:
     """The visits that tell why `lab` read what it did at `end`: the reading before, every visit between the two
-    that moved the lab (`lab_moves`), and `end`, in date order. A change made shortly before the earlier reading
-    (within half the lab's response time, the time constant its values follow) had not yet shown in it, so it counts
-    too (a budesonide course started the day before a calprotectin). None where there is no reading before or it
-    read the same, or where more visits moved it than a chain holds (`MAX_STEPS`)."""
+    that moved the lab (`lab_moves`), and `end`, in date order. A change made within the lab's response time before
+    the earlier reading (`Kinetics.response_days`: before a value reliably shows it) had not yet shown in it, so it
+    counts too (a budesonide course started the day before a calprotectin). None where there is no reading before or
+    it read the same, or where more visits moved it than a chain holds (`MAX_STEPS`)."""
     found = _reading_before(finder, end, lab)
     value = next(f.value for f in end.facts if isinstance(f, LabFact) and f.lab == lab)
     if found is None or found[1].value == value:
