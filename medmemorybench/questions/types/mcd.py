@@ -490,10 +490,14 @@ def lab_window(finder: FactFinder, end: Event, lab: str) -> list[Event] | None:
 
 def untold_moves(finder: FactFinder, nodes: list[Event], told: list[Event], lab: str) -> list[object]:
     """The facts of a lab-change chain's visits before its last (`lab_window`) that moved the lab (`lab_moves`) but
-    that no told step holds (a complication is told as its diagnosis): each is a cause the gold would leave out."""
+    that no told step holds (a complication is told as its diagnosis), and the reading before if no step tells it:
+    each is a cause, or the value compared with, that the gold would leave out."""
     kept = {step.event_id: step.facts for step in told}
     cited = _cited(finder, nodes, lab)
-    return [f for n in nodes[:-1] for f in lab_moves(finder, n, lab, cited)
+    before = _reading_before(finder, nodes[-1], lab)
+    needed = [(before[0], before[1])] if before is not None else []
+    needed += [(n, f) for n in nodes[:-1] for f in lab_moves(finder, n, lab, cited)]
+    return [f for n, f in needed
             if not any(f == k or isinstance(f, ComplicationFact) and isinstance(k, DiagnosisFact)
                        and k.status == "complication" for k in kept.get(n.event_id, []))]
 
