@@ -414,3 +414,89 @@ def test_a_chain_holds_every_drug_taken_and_no_rival_among_them(patients):
             assert len(taken) >= len({f.drug for f in started}), q.query_id
             checked += bool(started)
     assert checked
+
+
+def _unexplained_lab_moves(kb, year, chain: list[str], lab: str) -> list[str]:  # noqa: ANN001
+    """The visits a "why did my <lab> change" chain (event ids, the reading last) leaves out: the reading before the
+    last one, and every visit from then back (the lab's response time, a change not yet shown in it) to the last
+    reading that changed a drug whose care step moves the lab, or had an adverse effect or a complication shown on
+    it. Read from the structured truth on its own, not from the generator's helpers."""
+    from datetime import date, timedelta
+
+    from medmemorybench.simulate.models import AdverseFact, ComplicationFact, LabFact, MedicationFact
+
+    condition = kb.conditions[year.persona.condition]
+    steps = {s.key: (*s.moves, *s.targets) for s in condition.care_path}
+    shown = {c.key for c in condition.complications if c.lab == lab}
+    events = {e.event_id: e for e in year.events}
+    end = events[chain[-1]]
+    before = [e for e in year.events if e.index < end.index
+              and any(isinstance(f, LabFact) and f.lab == lab for f in e.facts)][-1]
+    since = date.fromisoformat(before.date) - timedelta(days=kb.labs[lab].kinetics.response_days)
+
+    def moved(fact) -> bool:  # noqa: ANN001
+        if isinstance(fact, MedicationFact):
+            return fact.action not in ("continue",) and lab in steps.get(fact.step or "", ())
+        if isinstance(fact, AdverseFact):
+            return any(e.key == fact.effect and e.lab == lab for e in kb.drugs[fact.drug].adverse_effects)
+        return isinstance(fact, ComplicationFact) and fact.complication in shown
+
+    needed = [before.event_id] + [e.event_id for e in year.events if e.index < end.index
+                                  and date.fromisoformat(e.date) >= since and any(moved(f) for f in e.facts)]
+    return [n for n in dict.fromkeys(needed) if n not in chain]
+
+
+def _lab_changes(kb, patients) -> list[tuple]:  # noqa: ANN001
+    """(year, chain event ids, lab) of every "why did my <lab> change" question: the lab the last visit measured that
+    the question names."""
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.simulate.models import LabFact
+
+    out = []
+    for patient in patients:
+        finder = FactFinder(kb, patient.year, load_phrasing("en"), load_templates("en"), {})
+        events = {regular_session_id(e.event_id): e for e in patient.year.events}
+        for q in (q for q in patient.questions if q.template == "mcd.why_lab_change"):
+            chain = [events[n.session_id].event_id for n in q.reasoning_chain]
+            end = events[q.reasoning_chain[-1].session_id]
+            lab = next(f.lab for f in end.facts if isinstance(f, LabFact) and finder.lab_lay(f.lab) in q.question)
+            out.append((patient.year, chain, lab))
+    return out
+
+
+def test_a_lab_change_chain_holds_every_change_since_the_reading_before(kb, patients):
+    """"Why was my protein-in-urine test different in September?" was answered by losartan started in May, leaving
+    out June's 289 mg/g and the July doubling of losartan after the eGFR fell (seed 89, P0009-C100-MCD2), and a GAD-7
+    by a paroxetine rise, paroxetine since stopped and switched (P0016-C060-MCD2). The chain runs from the reading
+    before to the reading, with every change that moved the lab in between; a chain with one left out is caught."""
+    changes = _lab_changes(kb, patients)
+    assert changes
+    for year, chain, lab in changes:
+        assert not _unexplained_lab_moves(kb, year, chain, lab), (year.persona.persona_id, chain, lab)
+    # (crafted omissions: the longest chain without the reading before, or without a change, is caught)
+    year, chain, lab = max(changes, key=lambda c: len(c[1]))
+    caught = [n for n in chain[:-1] if _unexplained_lab_moves(kb, year, [c for c in chain if c != n], lab) == [n]]
+    assert len(caught) >= 2, chain
+
+
+def test_a_lab_change_is_explained_from_the_reading_before_on_seed_89(kb):
+    """Seed 89, P0009's September UACR of 136 mg/g: the chain is May's losartan, June's 289 mg/g, July's progression
+    with losartan doubled, and the reading (not the way to May's 111 at diagnosis); P0004's May systolic of 146 after
+    136 in April, with no change between, is not asked."""
+    import random
+
+    from medmemorybench.questions.facts import FactFinder
+    from medmemorybench.questions.phrasing import load_phrasing
+    from medmemorybench.questions.types import mcd
+    from medmemorybench.render.templates import load_templates
+    from medmemorybench.simulate import simulate_patient
+
+    def lab_changes(index: int, checkpoint: int) -> dict[str, list[str]]:
+        finder = FactFinder(kb, simulate_patient(kb, 89, index), load_phrasing("en"), load_templates("en"), {})
+        return {d.evidence[-1].event_id: [e.event_id for e in d.evidence]
+                for d in mcd.make(finder, checkpoint, random.Random(0)) if d.template == "mcd.why_lab_change"}
+
+    assert lab_changes(8, 80)["P0009-E078"] == ["P0009-E037", "P0009-E046", "P0009-E056", "P0009-E078"]
+    assert "P0004-E041" not in lab_changes(3, 50)

@@ -4,7 +4,8 @@ to it (2-5 hops over at least a week), each step told from its structured facts.
 from __future__ import annotations
 
 import random
-from datetime import date
+from collections.abc import Collection
+from datetime import date, timedelta
 
 from medmemorybench.knowledge.findings import LANGUAGES
 from medmemorybench.normalize import normalize_text
@@ -28,6 +29,7 @@ from medmemorybench.simulate.models import (
     AdherenceFact,
     AdverseFact,
     AvoidedFact,
+    ComplicationFact,
     DiagnosisFact,
     Event,
     LabFact,
@@ -95,8 +97,18 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
             continue
         template, fields = phrasing
         lab = _chain_lab(finder, nodes, template)
-        told_nodes = _causal_suffix(finder, _with_reasons(finder, _causal_steps(finder, nodes, template, lab),
-                                                          checkpoint))
+        if template == "mcd.why_lab_change":  # (what moved it since the reading before, not the way to the first)
+            assert lab is not None
+            window = lab_window(finder, end, lab)
+            if window is None:
+                continue
+            nodes = window
+        told_nodes = _with_reasons(finder, _causal_steps(finder, nodes, template, lab), checkpoint)
+        if template == "mcd.why_lab_change":
+            if untold_moves(finder, nodes, told_nodes, lab):
+                continue  # (a gold that leaves out a change credits the wrong cause: no question beats a wrong one)
+        else:  # (a lab window's visits each moved the lab: its links are causal by construction)
+            told_nodes = _causal_suffix(finder, told_nodes)
         if len(told_nodes) < 3 or (date.fromisoformat(told_nodes[-1].date)
                                    - date.fromisoformat(told_nodes[0].date)).days < MIN_SPAN_DAYS:
             continue
@@ -221,7 +233,8 @@ def _causal_steps(finder: FactFinder, nodes: list[Event], template: str, lab: st
     the lab the question is about; a test where a diagnosis follows; a drug change whose drug the chain goes on
     with (a later step changes it, blames it or finds it missed) or the one the question asks about; a drug passed
     over for that one, with the told fact that barred it. The last step tells what the question asks (`_LAST_STEP`)."""
-    movers = {d for s in finder.condition.care_path if lab is not None and lab in s.moves for d in s.drug_keys}
+    movers = {d for s in finder.condition.care_path if lab is not None and lab in s.moves for d in s.drug_keys} \
+        | (_lab_drugs(finder, lab) if lab is not None else set())
     context = {"subject": _subject_drug(finder, nodes, template), "lab": lab,
                "movers": movers,
                "illness_symptoms": _illness_symptoms(finder, nodes) if template == "mcd.course_of_illness" else None}
@@ -405,8 +418,9 @@ def _chain_lab(finder: FactFinder, nodes: list[Event], template: str) -> str | N
 
 
 def _moved_lab(finder: FactFinder, nodes: list[Event]) -> str | None:
-    """A lab the chain's last visit measured that an earlier visit of the chain measured at another value, and that
-    was measured only once in that month (so "checked in <month>" names the one result)."""
+    """A lab the chain's last visit measured that an earlier visit of the chain measured too, at another value than
+    the record's reading before this one (what "different" is against: the last value, not the chain's first), and
+    that was measured only once in that month (so "checked in <month>" names the one result)."""
     last = nodes[-1]
     for fact in last.facts:
         if not isinstance(fact, LabFact):
@@ -414,9 +428,101 @@ def _moved_lab(finder: FactFinder, nodes: list[Event]) -> str | None:
         earlier = [f for n in nodes[:-1] for f in n.facts if isinstance(f, LabFact) and f.lab == fact.lab]
         same_month = [e for e, f in finder.facts(last.index, LabFact) if f.lab == fact.lab  # type: ignore[union-attr]
                       and finder.month_of(e) == finder.month_of(last)]
-        if earlier and earlier[-1].value != fact.value and len(same_month) == 1:
+        before = _reading_before(finder, last, fact.lab)
+        if earlier and before is not None and before[1].value != fact.value and len(same_month) == 1:
             return fact.lab
     return None
+
+
+def _reading_before(finder: FactFinder, event: Event, lab: str) -> tuple[Event, LabFact] | None:
+    """The record's last reading of `lab` before `event`'s visit, if any."""
+    readings = [(e, f) for e, f in finder.facts(event.index - 1, LabFact) if f.lab == lab]  # type: ignore[union-attr]
+    return readings[-1] if readings else None  # type: ignore[return-value]
+
+
+_CHANGES = ("start", "administer", "increase", "decrease", "stop", "correct")
+"""Medication actions that change what a drug does to the labs (a drug carried on is no change)."""
+
+
+def _drug_moves(finder: FactFinder, fact: MedicationFact, lab: str) -> bool:
+    """Whether the drug of a medication fact moves `lab`, from its structured truth: its care step moves or targets
+    it, or it was given for that lab (`lab:<key>`) or for the first diagnosis that the lab was kept for (amlodipine
+    for a suspected hypertension, kept for the systolic pressure)."""
+    step = next((s for s in finder.condition.care_path if s.key == fact.step), None)
+    if step is not None:
+        return lab in (*step.moves, *step.targets)
+    kept_for = {f"misdiagnosis:{m.icd11}": m.kept_for for m in finder.condition.misdiagnoses}
+    return fact.indication == f"lab:{lab}" or kept_for.get(fact.indication or "") == lab
+
+
+def _lab_drugs(finder: FactFinder, lab: str) -> set[str]:
+    """The drugs of the patient's year that move `lab` (`_drug_moves`)."""
+    return {f.drug for e in finder.events for f in e.facts
+            if isinstance(f, MedicationFact) and _drug_moves(finder, f, lab)}
+
+
+def lab_moves(finder: FactFinder, event: Event, lab: str, cited: Collection[str] = ()) -> list[object]:
+    """The facts of a visit that moved `lab`: a change to a drug that moves it (`_drug_moves`), missed doses of one,
+    an adverse effect or a complication shown on that lab, and a complication `cited` (keys) as the reason for such a
+    change (`_cited`: the admission a diuretic was raised for)."""
+    out: list[object] = []
+    for fact in event.facts:
+        if isinstance(fact, MedicationFact):
+            moved = fact.action in _CHANGES and _drug_moves(finder, fact, lab)
+        elif isinstance(fact, AdherenceFact):
+            moved = fact.drug in _lab_drugs(finder, lab)
+        elif isinstance(fact, AdverseFact):
+            moved = any(e.key == fact.effect and e.lab == lab for e in finder.kb.drugs[fact.drug].adverse_effects)
+        elif isinstance(fact, ComplicationFact):
+            moved = fact.complication in cited or any(c.key == fact.complication and c.lab == lab
+                                                      for c in finder.condition.complications)
+        else:
+            moved = False
+        if moved:
+            out.append(fact)
+    return out
+
+
+def _cited(finder: FactFinder, events: list[Event], lab: str) -> set[str]:
+    """The complications that a change among `events` to a drug moving `lab` was made for."""
+    return {f.reason.split(":", 1)[1] for e in events for f in e.facts if isinstance(f, MedicationFact)
+            and f.reason.startswith("complication:") and f.action in _CHANGES and _drug_moves(finder, f, lab)}
+
+
+def lab_window(finder: FactFinder, end: Event, lab: str) -> list[Event] | None:
+    """The visits that tell why `lab` read what it did at `end`: the reading before, every visit between the two
+    that moved the lab (`lab_moves`), and `end`, in date order. A change made within the lab's response time before
+    the earlier reading (`Kinetics.response_days`: before a value reliably shows it) had not yet shown in it, so it
+    counts too (a budesonide course started the day before a calprotectin). None where there is no reading before or
+    it read the same, or where more visits moved it than a chain holds (`MAX_STEPS`)."""
+    found = _reading_before(finder, end, lab)
+    value = next(f.value for f in end.facts if isinstance(f, LabFact) and f.lab == lab)
+    if found is None or found[1].value == value:
+        return None
+    before = found[0]
+    kinetics = finder.kb.labs[lab].kinetics
+    since = date.fromisoformat(before.date) - timedelta(days=kinetics.response_days if kinetics else 0)
+    between = [e for e in finder.events if e.index < end.index and e is not before
+               and date.fromisoformat(e.date) >= since]
+    cited = _cited(finder, between, lab)
+    moved = [e for e in between if lab_moves(finder, e, lab, cited)]
+    if len(moved) + 2 > MAX_STEPS:
+        return None
+    return sorted([before, *moved, end], key=lambda e: e.index)
+
+
+def untold_moves(finder: FactFinder, nodes: list[Event], told: list[Event], lab: str) -> list[object]:
+    """The facts of a lab-change chain's visits before its last (`lab_window`) that moved the lab (`lab_moves`) but
+    that no told step holds (a complication is told as its diagnosis), and the reading before if no step tells it:
+    each is a cause, or the value compared with, that the gold would leave out."""
+    kept = {step.event_id: step.facts for step in told}
+    cited = _cited(finder, nodes, lab)
+    before = _reading_before(finder, nodes[-1], lab)
+    needed = [(before[0], before[1])] if before is not None else []
+    needed += [(n, f) for n in nodes[:-1] for f in lab_moves(finder, n, lab, cited)]
+    return [f for n, f in needed
+            if not any(f == k or isinstance(f, ComplicationFact) and isinstance(k, DiagnosisFact)
+                       and k.status == "complication" for k in kept.get(n.event_id, []))]
 
 
 RETURN_KINDS = ("symptom_report", "follow_up")
