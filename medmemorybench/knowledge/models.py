@@ -594,6 +594,10 @@ class AdverseEffect(_Record):
     workup: list[str] = Field(default_factory=list)
     """Labs taken the day it is told beside its own `lab` (paracetamol's liver injury: the INR, the clotting the liver
     makes and warfarin's own check; NICE CKS paracetamol poisoning)."""
+    warning: Text | None = None
+    """The signs a patient is told at the start to report at once, where the label asks for that (sulfasalazine's blood
+    dyscrasia: a sore throat, fever, mouth ulcers or unexplained bruising); the start's safety-net names them before
+    any other effect. None: not a start warning of its own."""
     idiosyncratic: bool = False
     """An idiosyncratic reaction of this drug (sulfasalazine's blood dyscrasia: the sulfapyridine moiety's, not a
     dose-related marrow suppression): it bars the drug, not every drug that can do the same harm another way."""
@@ -1586,6 +1590,11 @@ class Candidate(_Record):
     """Drug key."""
     dose: float | None = Field(default=None, gt=0)
     """Dose per administration for this use (a steroid burst: prednisolone 40 mg); None: the drug's start."""
+    dosing: DoseSpec | None = None
+    """This use's own dose ladder where the indication's differs from the label's usual one (sulfasalazine for
+    ulcerative colitis: 500 mg four times a day up to 1 g four times a day, not the arthritis ladder of 500 mg to 1 g
+    twice a day): started at its `start` and titrated on it. Its frequency tells it from the drug's formulations,
+    which is how a dose already taken finds its ladder (`prescribing.ladder_of`). None: the drug's own."""
     regimen: Regimen | None = None
     """Regimen for this use; None: the drug's own."""
     course_days: int | None = Field(default=None, ge=1)
