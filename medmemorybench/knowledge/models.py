@@ -1639,6 +1639,11 @@ class CareStep(_Record):
     adds_to: str | None = None
     """The step whose drug this one is added to (augmentation adds to the antidepressant): it starts and is kept
     only while a drug of that step is taken, and stops when none is left."""
+    after_top_of: str | None = None
+    """A step whose drug, where one is taken, is raised to the highest dose the rules allow before this one starts
+    (KDIGO 2022/2024: in albuminuric diabetic kidney disease the ACE inhibitor or ARB is titrated to the maximum
+    tolerated dose before another antihypertensive is added): an indication met while it can still rise books its
+    next dose instead. None: started on its indication alone."""
     while_short_of_goal: bool = False
     """Its drug is started (a switch after a harm included) only while the disease is short of its goal on the step's
     `titrate_on` lab: an augmenting drug stopped for a harm at a PHQ-9 of 4 is not replaced (the seed-61 read)."""

@@ -538,6 +538,8 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                                   f"'{candidate.dosing.frequency}' is a formulation's own; a use's ladder needs one "
                                   "of its own")
         errors += _restart_problems(where, cond, steps, kb)
+        errors += [f"{where}: care_path.{step.key}.after_top_of: unknown step '{step.after_top_of}'"
+                   for step in cond.care_path if step.after_top_of is not None and step.after_top_of not in steps]
         complications = {comp.key for comp in cond.complications}
         for step in cond.care_path:
             at = f"{where}: care_path.{step.key}"

@@ -1478,6 +1478,8 @@ class ClinicalTasks:
                 if not ((ind.above is not None and value > ind.above) or (ind.below is not None and value < ind.below)):
                     continue
                 trigger = event.event_id
+                if self._raised_first(step, trigger):
+                    continue
             elif step.role == "step_up":
                 trigger = self.handle("short_of_goal")
                 if trigger is None:
@@ -1490,6 +1492,26 @@ class ClinicalTasks:
                 due = max(self.day + 1, low + self.rng.randint(0, STEP_SPREAD_DAYS))
                 trigger = self.handle("diagnosis")
             self.add_task(Task("start_step", due, step=step.key, trigger=trigger))
+
+    def _raised_first(self, step: CareStep, trigger: str) -> bool:
+        """Whether `step` waits on the drug of its `after_top_of` step, taken and able to rise: its next dose is
+        booked (once) instead of the step's start (KDIGO 2022: the ACE inhibitor at its maximum tolerated dose before
+        amlodipine; the seed-79 read, P0009 E040: amlodipine beside lisinopril 5 mg at a potassium of 4.5-4.8)."""
+        if step.after_top_of is None:
+            return False
+        patient = self.refresh_patient()
+        for drug, active in sorted(self.state.active.items()):
+            if active.step != step.after_top_of or active.suspected or active.ends is not None:
+                continue
+            dose = next_dose(self.kb, drug, active.dose, patient, active.release, active.frequency)
+            if dose is None or (active.ceiling is not None and dose > active.ceiling) or self.raise_held(drug):
+                continue
+            if not self._titration_booked(drug):
+                due = max(self.day + 1, active.last_change + (self.kb.drugs[drug].dose.titration_days or 0))
+                self.add_task(Task("titrate", due, deadline=due + (self.kb.drugs[drug].dose.titration_days or 0),
+                                   step=active.step, drug=drug, trigger=trigger))
+            return True
+        return False
 
     def allowed_drug(self, drug: str) -> bool:
         return verdict(self.kb, drug, self.refresh_patient()).is_allowed

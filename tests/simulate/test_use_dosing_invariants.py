@@ -13,7 +13,12 @@ from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate.models import MedicationFact
 from tests.simulate.clinical import check
-from tests.simulate.use_dosing_check import indication_dose_ladder_violations, start_warning_violations, warned_starts
+from tests.simulate.use_dosing_check import (
+    add_on_after_top_dose_violations,
+    indication_dose_ladder_violations,
+    start_warning_violations,
+    warned_starts,
+)
 
 
 def _sulfasalazine_for_colitis(years):  # noqa: ANN001, ANN202
@@ -67,3 +72,40 @@ def test_start_warning_told_catches_a_start_warning_only_of_hepatotoxicity(kb, y
                for e, lang, _ in said]
     found = start_warning_violations(kb, year, crafted)
     assert found and found[0].startswith("[start_warning_told]") and "sore throat" in found[0]
+
+
+def _add_on_beside(years):  # noqa: ANN001, ANN202
+    """A year and visit starting blood-pressure control beside a RAS blocker taken in diabetic kidney disease."""
+    for year in years:
+        for event in year.events:
+            if not any(isinstance(f, MedicationFact) and f.action == "start" and f.step == "bp_control"
+                       for f in event.facts):
+                continue
+            ras = [f for e in year.events[: event.index - 1] for f in e.facts
+                   if isinstance(f, MedicationFact) and f.step == "ras_blockade"]
+            if ras and ras[-1].action != "stop":
+                return year, event
+    raise AssertionError("no year adds blood-pressure control beside a RAS blocker")
+
+
+def test_add_on_after_top_dose_ras_blocker_at_its_top_before_amlodipine(kb, years):
+    check([v for year in years for v in add_on_after_top_dose_violations(kb, year)])
+    _add_on_beside(years)  # (exercised)
+
+
+def test_add_on_after_top_dose_catches_amlodipine_beside_lisinopril_at_its_start(kb, years):
+    # (the seed-79 read, P0009 E040: amlodipine added while lisinopril stayed at 5 mg)
+    year, event = _add_on_beside(years)
+    assert not add_on_after_top_dose_violations(kb, year)
+
+    def at_start(fact):  # noqa: ANN001, ANN202
+        if not (isinstance(fact, MedicationFact) and fact.step == "ras_blockade" and fact.action != "stop"):
+            return fact
+        start = kb.drugs[fact.drug].dose.start
+        return fact.model_copy(update={"dose": start, "action": "start" if fact.action == "start" else "continue",
+                                       "reason": fact.reason if fact.action == "start" else "unchanged"})
+
+    events = [e.model_copy(update={"facts": [at_start(f) for f in e.facts]}) if e.index < event.index else e
+              for e in year.events]
+    found = add_on_after_top_dose_violations(kb, year.model_copy(update={"events": events}))
+    assert found and found[0].startswith("[add_on_after_top_dose]") and event.event_id in found[0]

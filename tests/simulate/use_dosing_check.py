@@ -9,6 +9,10 @@ the rendered text, never the engine's state. The rules (their names as `docs/sim
 - `indication_dose_ladder`: a drug given for a care step whose candidate has a ladder of its own (`Candidate.dosing`:
   sulfasalazine for colitis, 500 mg to 1 g four times a day; BNF; BSG 2019) is given at that ladder's frequency and
   on one of its doses, unless a dosing preference of the patient bars that frequency (a once-a-day blister pack).
+- `add_on_after_top_dose`: a step with an `after_top_of` step (amlodipine for blood pressure in albuminuric diabetic
+  kidney disease) starts only once each drug of that step being taken is at the top dose its caps allow, or was lowered
+  for a harm (KDIGO 2022/2024: the ACE inhibitor or ARB at its maximum tolerated dose first; the seed-79 read, P0009
+  E040: amlodipine beside lisinopril 5 mg).
 - `start_warning_told`: the session of a visit that starts a drug with an adverse effect whose warning signs the label
   has a patient report at once (`AdverseEffect.warning`: sulfasalazine's sore throat, fever, mouth ulcers, bruising;
   MHRA/BNF) says those signs, in English and in Chinese.
@@ -21,7 +25,7 @@ from collections.abc import Iterable
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY
 from medmemorybench.simulate.models import CareYear, Event, MedicationFact
-from tests.simulate.clinical import fail, given
+from tests.simulate.clinical import fail, formulations_given, given, higher_dose_within_caps
 
 
 def _bars_frequency(kb: KnowledgeBase, year: CareYear, frequency: str) -> bool:
@@ -67,4 +71,34 @@ def start_warning_violations(kb: KnowledgeBase, year: CareYear, said: Iterable[t
             if getattr(warning, lang) not in text:
                 failures.append(fail("start_warning_told", year, event,
                                      f"{drug} started with no word ({lang}) of '{getattr(warning, lang)}'"))
+    return failures
+
+
+def add_on_after_top_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`add_on_after_top_dose`: a step with an `after_top_of` step (amlodipine for blood pressure in albuminuric
+    diabetic kidney disease) starts only while every drug of that step being taken is at the highest dose of its
+    ladder the patient's dose caps allow, or was lowered for a harm this year (its maximum tolerated dose; KDIGO
+    2022/2024)."""
+    condition = kb.conditions.get(year.persona.condition)
+    if condition is None:
+        return []
+    steps = {s.key: s for s in condition.care_path}
+    failures = []
+    latest: dict[str, tuple[MedicationFact, bool]] = {}  # drug -> (its latest fact, lowered for a harm this year)
+    for event in year.events:
+        for fact in event.facts:
+            if not isinstance(fact, MedicationFact):
+                continue
+            step = steps.get(fact.step or "")
+            if fact.action == "start" and step is not None and step.after_top_of is not None:
+                for base, harmed in latest.values():
+                    if base.step != step.after_top_of or base.action == "stop" or harmed:
+                        continue
+                    ladders = [spec.doses() for _, spec in formulations_given(kb, base)]
+                    if higher_dose_within_caps(kb, year, event, base, {d for ladder in ladders for d in ladder}):
+                        failures.append(fail("add_on_after_top_dose", year, event,
+                                             f"{fact.drug} started for {step.key} beside {base.drug} "
+                                             f"{base.dose:g} {base.unit}, short of its top dose"))
+            lowered = fact.action in ("decrease", "stop") and fact.reason.startswith("adverse_effect:")
+            latest[fact.drug] = (fact, lowered or (fact.drug in latest and latest[fact.drug][1]))
     return failures
