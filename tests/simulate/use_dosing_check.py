@@ -78,7 +78,7 @@ def add_on_after_top_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[
     """`add_on_after_top_dose`: a step with an `after_top_of` step (amlodipine for blood pressure in albuminuric
     diabetic kidney disease) starts only while every drug of that step being taken is at the highest dose of its
     ladder the patient's dose caps allow, or was lowered for a harm this year (its maximum tolerated dose; KDIGO
-    2022/2024)."""
+    2022/2024). A switch after a harm of the step's own drug (amlodipine for chlorthalidone's gout) adds nothing."""
     condition = kb.conditions.get(year.persona.condition)
     if condition is None:
         return []
@@ -90,7 +90,9 @@ def add_on_after_top_dose_violations(kb: KnowledgeBase, year: CareYear) -> list[
             if not isinstance(fact, MedicationFact):
                 continue
             step = steps.get(fact.step or "")
-            if fact.action == "start" and step is not None and step.after_top_of is not None:
+            # (a switch after a harm replaces the step's drug: no other antihypertensive added)
+            if fact.action == "start" and step is not None and step.after_top_of is not None \
+                    and not fact.reason.startswith("adverse_effect:"):
                 for base, harmed in latest.values():
                     if base.step != step.after_top_of or base.action == "stop" or harmed:
                         continue
