@@ -14,6 +14,7 @@ from medmemorybench.knowledge.models import (
     Condition,
     Contraindication,
     DietHabit,
+    DoseSpec,
     Drug,
     DrugClass,
     DrugRedFlag,
@@ -109,6 +110,17 @@ class KnowledgeBase:
     def rule_labs(self) -> frozenset[str]:
         """Labs a patient rule reads a result of (`RuleWhen.lab_below`)."""
         return frozenset(lab for rule in self.patient_rules for lab in rule.when.lab_below)
+
+    @cached_property
+    def use_dosings(self) -> dict[str, tuple[DoseSpec, ...]]:
+        """For every drug, the dose ladders care steps give it for their own use (`Candidate.dosing`)."""
+        by_drug: dict[str, list[DoseSpec]] = {}
+        for condition in self.conditions.values():
+            for step in condition.care_path:
+                for candidate in step.candidates:
+                    if candidate.dosing is not None:
+                        by_drug.setdefault(candidate.drug, []).append(candidate.dosing)
+        return {key: tuple(specs) for key, specs in by_drug.items()}
 
     @cached_property
     def drugs_by_class(self) -> dict[str, tuple[str, ...]]:

@@ -594,6 +594,10 @@ class AdverseEffect(_Record):
     workup: list[str] = Field(default_factory=list)
     """Labs taken the day it is told beside its own `lab` (paracetamol's liver injury: the INR, the clotting the liver
     makes and warfarin's own check; NICE CKS paracetamol poisoning)."""
+    warning: Text | None = None
+    """The signs a patient is told at the start to report at once, where the label asks for that (sulfasalazine's blood
+    dyscrasia: a sore throat, fever, mouth ulcers or unexplained bruising); the start's safety-net names them before
+    any other effect. None: not a start warning of its own."""
     idiosyncratic: bool = False
     """An idiosyncratic reaction of this drug (sulfasalazine's blood dyscrasia: the sulfapyridine moiety's, not a
     dose-related marrow suppression): it bars the drug, not every drug that can do the same harm another way."""
@@ -1586,6 +1590,11 @@ class Candidate(_Record):
     """Drug key."""
     dose: float | None = Field(default=None, gt=0)
     """Dose per administration for this use (a steroid burst: prednisolone 40 mg); None: the drug's start."""
+    dosing: DoseSpec | None = None
+    """This use's own dose ladder where the indication's differs from the label's usual one (sulfasalazine for
+    ulcerative colitis: 500 mg four times a day up to 1 g four times a day, not the arthritis ladder of 500 mg to 1 g
+    twice a day): started at its `start` and titrated on it. Its frequency tells it from the drug's formulations,
+    which is how a dose already taken finds its ladder (`prescribing.ladder_of`). None: the drug's own."""
     regimen: Regimen | None = None
     """Regimen for this use; None: the drug's own."""
     course_days: int | None = Field(default=None, ge=1)
@@ -1630,6 +1639,11 @@ class CareStep(_Record):
     adds_to: str | None = None
     """The step whose drug this one is added to (augmentation adds to the antidepressant): it starts and is kept
     only while a drug of that step is taken, and stops when none is left."""
+    after_top_of: str | None = None
+    """A step whose drug, where one is taken, is raised to the highest dose the rules allow before this one starts
+    (KDIGO 2022/2024: in albuminuric diabetic kidney disease the ACE inhibitor or ARB is titrated to the maximum
+    tolerated dose before another antihypertensive is added): an indication met while it can still rise books its
+    next dose instead. None: started on its indication alone."""
     while_short_of_goal: bool = False
     """Its drug is started (a switch after a harm included) only while the disease is short of its goal on the step's
     `titrate_on` lab: an augmenting drug stopped for a harm at a PHQ-9 of 4 is not replaced (the seed-61 read)."""

@@ -530,7 +530,16 @@ def _check_condition(kb: KnowledgeBase, data_dir: Path, errors: list[str]) -> No
                                       f"unknown drug or class '{gone}'")
                 errors += _taper_problems(f"{where}: care_path.{step.key}.candidates.{candidate.drug}", candidate,
                                           kb)
+                drug = kb.drugs.get(candidate.drug)
+                if candidate.dosing is not None and drug is not None and any(
+                        spec.frequency == candidate.dosing.frequency for _, spec in drug.formulations()):
+                    # (a dose taken finds its ladder by frequency, `prescribing.ladder_of`)
+                    errors.append(f"{where}: care_path.{step.key}.candidates.{candidate.drug}.dosing: frequency "
+                                  f"'{candidate.dosing.frequency}' is a formulation's own; a use's ladder needs one "
+                                  "of its own")
         errors += _restart_problems(where, cond, steps, kb)
+        errors += [f"{where}: care_path.{step.key}.after_top_of: unknown step '{step.after_top_of}'"
+                   for step in cond.care_path if step.after_top_of is not None and step.after_top_of not in steps]
         complications = {comp.key for comp in cond.complications}
         for step in cond.care_path:
             at = f"{where}: care_path.{step.key}"

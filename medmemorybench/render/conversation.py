@@ -627,11 +627,18 @@ class SessionRenderer:
     def _safety(self, v: VisitFacts, urgent: bool, rng: random.Random) -> list[Act]:
         if v.is_urgent:  # (an admission goes in by ambulance today: no "a taxi, or an ambulance if it gets worse")
             return [Act("doctor", "safety.admission" if v.is_admission else "safety.urgent")]
+        # (signs the label has a patient report at once are told at every start, whatever else is said: sulfasalazine's
+        # sore throat and fever, not first after a fever has come; the seed-79 read)
+        warned = [Act("doctor", "safety.new_drug", {"drug": DrugName(f.drug, f.release), "effect": e.warning})
+                  for f in v.prescriptions if f.action == "start"
+                  for e in self.kb.drugs[f.drug].adverse_effects if e.warning is not None]
         if urgent:  # (an acute complication treated at home: no one is expecting them anywhere)
-            return [Act("doctor", "safety.acute_home")]
+            return [Act("doctor", "safety.acute_home"), *warned]
         main = self._main_prescription(v)
         if main is not None and main.reason.startswith("illness:"):
-            return [Act("doctor", "safety.illness")]
+            return [Act("doctor", "safety.illness"), *warned]
+        if warned:
+            return warned
         if main is not None and self.kb.drugs[main.drug].adverse_effects and rng.random() < 0.7:
             effect = self.kb.drugs[main.drug].adverse_effects[-1]
             return [Act("doctor", "safety.new_drug", {"drug": DrugName(main.drug, main.release),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY, CareStep, DoseForm, DoseSpec, Regimen
 from medmemorybench.simulate.models import AvoidedFact, CautionFact, Fact, MedicationFact
-from medmemorybench.simulate.safety import Patient, Verdict, is_long_term, verdict
+from medmemorybench.simulate.safety import Patient, Verdict, is_long_term, suits_preferences, verdict
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,9 @@ def prescribe(kb: KnowledgeBase, drug_key: str, patient: Patient, step: CareStep
     drug = kb.drugs[drug_key]
     candidate = step.candidate(drug_key) if step and drug_key in step.drug_keys else None
     form, spec = formulation = _for_use(result, candidate.dose if candidate else None)
+    if candidate and candidate.dosing and result.doses((form, candidate.dosing)) \
+            and suits_preferences(kb, patient, drug_key, (form, candidate.dosing)):  # (its use's ladder, under the cap)
+        form, spec = formulation = form, candidate.dosing
     doses = result.doses(formulation)
     own_dosing = form.dose is None  # (the use's dose replaces the drug's own: prednisolone 40 mg for a burst)
     dose = candidate.dose if candidate and candidate.dose and own_dosing \
@@ -148,11 +151,12 @@ def _least_often(result: Verdict) -> Verdict:
 
 
 def ladder_of(kb: KnowledgeBase, drug_key: str, release: str, frequency: str) -> DoseSpec:
-    """The dosing of the formulation a patient is on (matched by release and frequency; the drug's own where a
-    kidney rule spaced its doses out, `safety.spacing_of`: the same doses, taken less often)."""
+    """The dosing of the formulation a patient is on (matched by release and frequency, then a use's own ladder by its
+    frequency, `Candidate.dosing`; the drug's own where a kidney rule spaced its doses out, `safety.spacing_of`: the
+    same doses, taken less often)."""
     drug = kb.drugs[drug_key]
     return next((spec for form, spec in drug.formulations() if form.release == release and spec.frequency == frequency),
-                drug.dose)
+                next((spec for spec in kb.use_dosings.get(drug_key, ()) if spec.frequency == frequency), drug.dose))
 
 
 def next_dose(kb: KnowledgeBase, drug_key: str, dose: float, patient: Patient, release: str, frequency: str

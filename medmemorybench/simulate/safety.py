@@ -143,6 +143,16 @@ def _usable(form: DoseForm, spec: DoseSpec, kb: KnowledgeBase, preference: str, 
     return one_off or pref.max_doses_per_day is None or DOSES_PER_DAY[spec.frequency] <= pref.max_doses_per_day
 
 
+def suits_preferences(kb: KnowledgeBase, patient: Patient, drug_key: str, formulation: tuple[DoseForm, DoseSpec]
+                      ) -> bool:
+    """Whether every dosing preference of the patient that binds the drug allows a formulation (a care step's own
+    ladder, `Candidate.dosing`: sulfasalazine four times a day for colitis is no regimen for a once-a-day blister
+    pack, which keeps the drug's own)."""
+    long_term = is_long_term(kb, drug_key)
+    return all(_usable(*formulation, kb, c.option) for c in patient.constraints
+               if c.category == "medication_preference" and (long_term or not kb.preferences[c.option].long_term_only))
+
+
 def _bars_single_dose(kb: KnowledgeBase, drug: Drug, preference: str) -> bool:
     """Whether a preference bars even one dose of a drug (a form or size it cannot take, a drug or harm it rules out),
     not only a regimen taken several times a day."""

@@ -685,11 +685,13 @@ class ClinicalTasks:
                      and s.key not in self.state.started_steps and s.indication.complication is None
                      and s.indication.lab in (None, lab) and not self.base_missing(s)), None)
         if step is not None:
-            self.add_task(Task("start_step", self.day + 1, deadline=deadline, step=step.key, trigger=trigger))
+            if not self._raised_first(step, trigger):
+                self.add_task(Task("start_step", self.day + 1, deadline=deadline, step=step.key, trigger=trigger))
             return
         treating = next((s for s in self.condition.care_path if s.indication.lab == lab
                          and s.key in self.state.started_steps), None)
-        if treating is not None and sum(a.step == treating.key for a in self.state.active.values()) == 1:
+        if treating is not None and sum(a.step == treating.key for a in self.state.active.values()) == 1 \
+                and not self._raised_first(treating, trigger):
             self.add_task(Task("add_agent", self.day + 1, deadline=deadline, step=treating.key, trigger=trigger))
 
     def _task_add_agent(self, task: Task) -> bool | None:
@@ -697,7 +699,8 @@ class ClinicalTasks:
         the therapy groups taken), started "because what you're on now isn't enough on its own"."""
         assert task.step
         step = self.step(task.step)
-        if sum(a.step == step.key for a in self.state.active.values()) != 1:
+        if sum(a.step == step.key for a in self.state.active.values()) != 1 \
+                or self._raised_first(step, task.trigger or ""):
             return False
         rx = choose_for_step(self.kb, step, self.refresh_patient())
         if rx is None:
@@ -741,7 +744,10 @@ class ClinicalTasks:
                     [])
         # (a step-up queued on a reading short of goal is not started once a newer one, today's included, shows the
         # goal reached)
-        steps = [self.step(t.step) for t in due if t.step and self.still_indicated(self.step(t.step), read)]
+        # (nor one waiting on another step's drug still able to rise, which may have changed since it was queued: a
+        # RAS blocker switched to after a harm starts at its first dose)
+        steps = [self.step(t.step) for t in due if t.step and self.still_indicated(self.step(t.step), read)
+                 and not self._raised_first(self.step(t.step), t.trigger or "")]
         triggers = [t.trigger for t in due]
         facts, triggers = self.start_steps(steps, lambda s: task.reason or s.role, self.indication_of, triggers)
         for other in due:
@@ -1479,6 +1485,8 @@ class ClinicalTasks:
                 if not ((ind.above is not None and value > ind.above) or (ind.below is not None and value < ind.below)):
                     continue
                 trigger = event.event_id
+                if self._raised_first(step, trigger):
+                    continue
             elif step.role == "step_up":
                 trigger = self.handle("short_of_goal")
                 if trigger is None:
@@ -1491,6 +1499,29 @@ class ClinicalTasks:
                 due = max(self.day + 1, low + self.rng.randint(0, STEP_SPREAD_DAYS))
                 trigger = self.handle("diagnosis")
             self.add_task(Task("start_step", due, step=step.key, trigger=trigger))
+
+    def _raised_first(self, step: CareStep, trigger: str) -> bool:
+        """Whether `step` (or a second drug of it) waits on the drug of its `after_top_of` step, taken and able to
+        rise, or switched to after a harm: its next dose is booked (once) instead of the step's start (KDIGO 2022: the
+        ACE inhibitor at its maximum tolerated dose before amlodipine; the seed-79 read, P0009 E040: amlodipine beside
+        lisinopril 5 mg at a potassium of 4.5-4.8)."""
+        if step.after_top_of is None:
+            return False
+        if any(t.kind == "switch" and t.step == step.after_top_of for t in self.state.tasks):
+            return True  # (its drug stopped for a harm, the next one is coming: it is raised in its turn)
+        patient = self.refresh_patient()
+        for drug, active in sorted(self.state.active.items()):
+            if active.step != step.after_top_of or active.suspected or active.ends is not None:
+                continue
+            dose = next_dose(self.kb, drug, active.dose, patient, active.release, active.frequency)
+            if dose is None or (active.ceiling is not None and dose > active.ceiling) or self.raise_held(drug):
+                continue
+            if not self._titration_booked(drug):
+                due = max(self.day + 1, active.last_change + (self.kb.drugs[drug].dose.titration_days or 0))
+                self.add_task(Task("titrate", due, deadline=due + (self.kb.drugs[drug].dose.titration_days or 0),
+                                   step=active.step, drug=drug, trigger=trigger))
+            return True
+        return False
 
     def allowed_drug(self, drug: str) -> bool:
         return verdict(self.kb, drug, self.refresh_patient()).is_allowed

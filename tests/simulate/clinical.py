@@ -216,10 +216,12 @@ def kinetic_bound(envelope: LabEnvelope, v1: float, v2: float, gap_days: int) ->
 def formulations_given(kb: KnowledgeBase, fact: MedicationFact) -> list:
     """The drug's formulations the fact can be of (a one-off is given "once", whatever its label schedule); a kidney
     rule that spaces the drug's doses out (`PatientRule.frequency`: pramipexole once a day below an eGFR of 30) gives
-    a more frequent formulation at its frequency, on the same doses."""
+    a more frequent formulation at its frequency, on the same doses. A care step's own ladder for the drug
+    (`Candidate.dosing`: sulfasalazine four times a day for colitis) is one more, in the drug's first form."""
     spacings = {r.frequency for r in kb.patient_rules if r.frequency and fact.drug in kb.expand(r.drugs)}
+    drug = kb.drugs[fact.drug]
     out = []
-    for form, spec in kb.drugs[fact.drug].formulations():
+    for form, spec in [*drug.formulations(), *((drug.forms[0], s) for s in kb.use_dosings.get(fact.drug, ()))]:
         if form.release != fact.release:
             continue
         if spec.frequency == fact.frequency or fact.frequency == "once":
