@@ -38,7 +38,7 @@ from medmemorybench.render.fields import (
 )
 from medmemorybench.render.models import Session, Turn, regular_session_id
 from medmemorybench.render.templates import Templates
-from medmemorybench.simulate.household import is_able
+from medmemorybench.simulate.household import aid_holds, is_able
 from medmemorybench.simulate.models import (
     WITHDRAWN,
     AdherenceFact,
@@ -473,19 +473,20 @@ class SessionRenderer:
             return Act("doctor", "hx.routine"), Act("patient", routine), None
         if kind in ("diagnostic_test", "diagnosis"):
             return Act("doctor", "hx.tests_how"), Act("patient", "ans.tests_how"), None
-        if self.aid == "blister_pack":  # (a short course is given beside the pharmacy's pack, not in it)
-            taking = [t for t in taking if not t.fact.course_days] or taking
+        # (a drug the patient's aid holds is asked about first: a short course is given beside the pharmacy's pack)
+        held = [t for t in taking if aid_holds(self.kb, self.persona.traps, t.fact)]
+        taking = held or taking
         taking = [t for t in taking if not self.ctx.in_lapse(t.fact.drug, event.date)]
         if taking:
             pick = rng.choice(taking)
             drug = DrugName(pick.fact.drug, pick.fact.release)
+            slots: dict[str, SlotValue] = {"drug": drug, "frequency": Word("frequency", pick.fact.frequency)}
+            if not aid_holds(self.kb, self.persona.traps, pick.fact):  # (it is kept beside the aid, and said so)
+                slots["aid"] = Word("aid_beside", self.aid)
             if rng.random() < VAGUE_PILL_PROBABILITY:
-                answer = Act("patient", "ans.adherence.vague",
-                             {"form": self._form(pick.fact.drug), "frequency": Word("frequency", pick.fact.frequency),
-                              "drug": drug})
+                answer = Act("patient", "ans.adherence.vague", {"form": self._form(pick.fact.drug), **slots})
             else:
-                answer = Act("patient", "ans.adherence.ok",
-                             {"drug": drug, "frequency": Word("frequency", pick.fact.frequency)})
+                answer = Act("patient", "ans.adherence.ok", slots)
             if rng.random() < SECOND_QUESTION_PROBABILITY * 0.6:
                 second = (Act("doctor", "hx.side_effects", {"drug": drug}),
                           Act("patient", "ans.side_effects.none", {"drug": drug}))

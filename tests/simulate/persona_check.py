@@ -10,7 +10,7 @@ import re
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import Lifestyle, Occupation
+from medmemorybench.knowledge.models import DOSES_PER_DAY, Lifestyle, Occupation
 from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
@@ -281,6 +281,31 @@ def retired_not_asked_about_work(year: CareYear, sessions: list[tuple[Event, str
             at = text.find(found.group(0))
             out.append(fail("retired_not_asked_about_work", year, event,
                             f"{found.group(0)!r} in {text[max(0, at - 80):at + 40]!r}"))
+    return out
+
+
+def aid_holds_what_is_said(kb: KnowledgeBase, year: CareYear, said: list[tuple[Event, str, str]],
+                           aid_words: list[str]) -> list[str]:
+    """A drug the patient says is in their adherence aid is one the aid holds: a pharmacy's once-a-day pack holds
+    no course, nothing taken as needed and nothing taken more than once a day (preferences.yaml `long_term_only`,
+    `max_doses_per_day`; the seed-73 read, P0004 S009: penicillin V "four times a day like clockwork. The pharmacy
+    packs them in a blister pack", beside "so I can only take things once a day"). `said`: each adherence answer's
+    visit, the drug it speaks of and its text; `aid_words`: the phrasings of the patient's aid."""
+    packs = [kb.preferences[t.option] for t in year.persona.traps if t.category == "medication_preference"
+             and kb.preferences[t.option].adherence_aid is not None]
+    out = []
+    for event, drug, text in said:
+        record = next((f for e in reversed(year.events[:event.index - 1]) for f in e.facts
+                       if isinstance(f, MedicationFact) and f.drug == drug), None)
+        if record is None or not any(w.lower() in text.lower() for w in aid_words):
+            continue
+        for pack in packs:
+            course = pack.long_term_only and (record.course_days or record.frequency == "as_needed")
+            limit = pack.max_doses_per_day
+            if course or (limit is not None and DOSES_PER_DAY[record.frequency] > limit):
+                out.append(fail("aid_holds_what_is_said", year, event,
+                                f"{drug} ({record.frequency}, course {record.course_days}) said to be in the "
+                                f"{pack.adherence_aid}: {text[:160]!r}"))
     return out
 
 

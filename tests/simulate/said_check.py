@@ -81,10 +81,10 @@ run."""
 
 def said_acts(kb: KnowledgeBase, year: CareYear, templates: dict[str, Templates],
               wanted: Callable[[str], bool] = lambda key: key.startswith(CHECKED_ACTS),
-              judged: Callable[[str, str, str], bool] | None = None) -> list[Said]:
+              judged: Callable[[str, str, str], bool] | None = None, draws: int = RNGS) -> list[Said]:
     """Every `wanted` act of the year's plans that can say what the checks judge (`judged`, by default `could_matter`:
     language, key, what it can say), with its wordings in each language (the plan is language-free: it is made once,
-    and said by each language's renderer)."""
+    and said by each language's renderer), `draws` of each (a rare act is drawn more)."""
     judged = judged or could_matter
     renderers = {lang: SessionRenderer(kb, t, year) for lang, t in templates.items()}
     planner = next(iter(renderers.values()))
@@ -102,7 +102,7 @@ def said_acts(kb: KnowledgeBase, year: CareYear, templates: dict[str, Templates]
         if acts:
             sessions = {lang: r.session_slots(event) for lang, r in renderers.items()}
             out += [Said(event, act, {lang: list(dict.fromkeys(
-                r.phrase(act, random.Random(f"{event.event_id}/{i}/{k}"), sessions[lang]) for k in range(RNGS)))
+                r.phrase(act, random.Random(f"{event.event_id}/{i}/{k}"), sessions[lang]) for k in range(draws)))
                 for lang, r in renderers.items()}) for i, act in enumerate(acts)]
         planner.ctx.advance(event)
     return out

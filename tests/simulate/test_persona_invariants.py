@@ -6,6 +6,7 @@ a second test that builds a violation into a simulated year and asserts the chec
 
 from __future__ import annotations
 
+from medmemorybench.render.acts import DrugName
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.fields import trap_detail
 from medmemorybench.render.templates import load_templates
@@ -24,6 +25,7 @@ from medmemorybench.simulate.models import (
 )
 from tests.simulate.clinical import check, first_event
 from tests.simulate.persona_check import (
+    aid_holds_what_is_said,
     body_consistent,
     household_coherent,
     life_events_respected,
@@ -36,6 +38,7 @@ from tests.simulate.persona_check import (
     roster_fits_visits,
     trap_never_contradicted,
 )
+from tests.simulate.said_check import said_acts
 
 
 def _run(check, kb, years) -> list[str]:  # noqa: ANN001
@@ -152,6 +155,63 @@ def test_retired_not_asked_about_work_catches_a_crafted_violation(kb, years):
     assert not retired_not_asked_about_work(year, [(event, fine)], "en")
     assert retired_not_asked_about_work(year, [(event, "有没有影响上班？")], "zh")
     assert not retired_not_asked_about_work(year, [(event, "工作日帮着带孙辈。")], "zh")
+
+
+# --- aid_holds_what_is_said --------------------------------------------------------------------------
+
+
+ADHERENCE_DRAWS = 4
+"""Wordings drawn of each adherence answer (a few dozen patients of the cohort keep a pharmacy's pack)."""
+
+
+def _adherence_answers(kb, year: CareYear, lang: str):  # noqa: ANN001, ANN202
+    """Each adherence answer of a year said in `lang`: (visit, the drug it speaks of, its words), and the phrasings of
+    the patient's aid."""
+    templates = load_templates(lang)
+    said = said_acts(kb, year, {lang: templates}, wanted=lambda key: key.startswith("ans.adherence."),
+                     judged=lambda *_: True, draws=ADHERENCE_DRAWS)
+    answers = [(s.event, s.act.slots["drug"].key, text) for s in said if isinstance(s.act.slots.get("drug"), DrugName)
+               for text in s.texts[lang]]
+    return answers, templates.variants(f"aid.{year.persona.household.adherence_aid}")
+
+
+def _packed(years):  # noqa: ANN001, ANN202
+    return [y for y in years if y.persona.household is not None and y.persona.household.adherence_aid == "blister_pack"]
+
+
+def test_aid_holds_what_is_said(kb, years):
+    """Every patient of the cohort whose trap names the pharmacy's once-a-day pack, every adherence answer, in both
+    languages."""
+    packed = _packed(years)
+    assert packed
+    failures = []
+    for lang in ("en", "zh"):
+        for year in packed:
+            failures += aid_holds_what_is_said(kb, year, *_adherence_answers(kb, year, lang))
+    check(failures)
+
+
+def test_aid_holds_what_is_said_catches_a_crafted_violation(kb, years):
+    """The seed-73 read's answer (P0004 S009): penicillin V four times a day "in the pharmacy's blister pack", found in
+    either language; said beside the pack, or of a once-a-day long-term drug, it is not a violation."""
+    year = next(y for y in _packed(years) if any(isinstance(f, MedicationFact) and f.course_days
+                                                 for e in y.events for f in e.facts))
+    event, course = next((e, f) for e in year.events for f in e.facts
+                         if isinstance(f, MedicationFact) and f.course_days)
+    later = year.events[event.index]  # (the next visit)
+    for lang, text in (("en", "Fine, I take it four times a day like clockwork. The pharmacy packs them in a blister "
+                               "pack."), ("zh", "每日四次，一次不落；都在药房分好的泡罩包装里。")):
+        _, words = _adherence_answers(kb, year, lang)
+        failures = aid_holds_what_is_said(kb, year, [(later, course.drug, text)], words)
+        assert failures and failures[0].startswith("[aid_holds_what_is_said]") and later.event_id in failures[0]
+    beside = "Four times a day. It's not in the blister pack; I keep it on the side and tick each one off."
+    assert not aid_holds_what_is_said(kb, year, [(later, course.drug, beside)], _adherence_answers(kb, year, "en")[1])
+    daily = next((e, f) for e in year.events for f in e.facts if isinstance(f, MedicationFact)
+                 and not f.course_days and f.frequency == "once_daily")
+    after = year.events[daily[0].index]
+    assert not aid_holds_what_is_said(kb, year, [(after, daily[1].drug, "Once a day; it's all in the pharmacy's "
+                                                                        "blister pack.")],
+                                      _adherence_answers(kb, year, "en")[1])
 
 
 # --- relative_names_distinct ----------------------------------------------------------------------
