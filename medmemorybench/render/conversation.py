@@ -135,13 +135,20 @@ VISIT_TALK = {
     "medicines": {"en": r"(?:[Aa]longside|[Bb]esides) the medicines", "zh": r"除了吃药"},
     "acting": {"en": r"[Ww]e'll adjust it|I'll act on that|act on it|needs attention|and that matters",
                "zh": r"需要调整|我会处理|得调整一下|需要处理|得想办法降下来|这个要重视|这很重要"},
+    "no_complaint": {"en": r"Nothing urgent, I'm|nothing dramatic|Not much to report|Things are ticking along|"
+                           r"Mostly good news",
+                     "zh": r"没什么急事|，没什么大事|没什么大变化|总体还行"},
 }
 """Talk that presupposes something of the visit (the seed-61 read): a last visit to speak of ("Last time was 3
 January", said at the first one, on 3 January), a real gap since it ("It's been a while", two days after it:
 `A_WHILE_DAYS`), a medicine taken or given ("Alongside the medicines, there's something else", with none on record;
 "Besides the medicines, what can I do myself?"), a result acted on ("2.26 mmol/L is over the 1.80 we aim for, so we
 need to act on it", "132 mmHg is above the 119 mmHg limit, and that matters" at a visit that keeps every medicine as it
-is: the seed-73 read, P0009 S086, P0004 S037 and S094; `ACTED_ON`)."""
+is: the seed-73 read, P0009 S086, P0004 S037 and S094; `ACTED_ON`), nothing to complain of ("Nothing urgent, I'm just
+keeping my appointment", then "it's bad enough that I came in" at a visit that tells a symptom: the seed-73 read, P0004
+S005, P0014 S050; `COMPLAINT_KINDS`)."""
+COMPLAINT_KINDS = frozenset({"symptom_report", "acute_illness", "adverse_event", "complication"})
+"""Visits that bring a complaint whether or not a symptom is told at them (an acute illness, a side effect)."""
 ACTED_ON = frozenset({"start", "increase", "decrease", "stop", "administer"})
 """Medicine decisions that act on a result: a visit with none of them says no result must be acted on."""
 A_WHILE_DAYS = 28
@@ -308,7 +315,8 @@ class SessionRenderer:
     def untrue_at(self, event: Event) -> re.Pattern[str] | None:
         """The phrasings untrue of this patient (`untrue_of`) or of this visit (`VISIT_TALK`): no last visit at the
         first, no "a while" within `A_WHILE_DAYS` of the last, no "alongside the medicines" with none taken or given,
-        no result that "needs acting on" where no medicine is started, changed or stopped (`ACTED_ON`)."""
+        no result that "needs acting on" where no medicine is started, changed or stopped (`ACTED_ON`), nothing to
+        complain of at a visit that brings a complaint (`COMPLAINT_KINDS`, a told symptom)."""
         topics = []
         if event.index < 2:
             topics += ["last_visit", "a_while"]
@@ -320,6 +328,8 @@ class SessionRenderer:
             topics.append("medicines")
         if not any(isinstance(f, MedicationFact) and f.action in ACTED_ON for f in event.facts):
             topics.append("acting")
+        if event.kind in COMPLAINT_KINDS or any(isinstance(f, SymptomFact) for f in event.facts):
+            topics.append("no_complaint")
         key = tuple(topics)
         if key not in self._untrue_cache:  # (one pattern object per kind of visit: the templates keep what it leaves)
             parts = [self.untrue.pattern] if self.untrue is not None else []

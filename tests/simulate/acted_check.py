@@ -5,6 +5,8 @@ need to act on it" beside "the ezetimibe carries on as before, because everythin
 (P0009 S086); "132 mmHg is above the 119 mmHg limit, and that matters" with every medicine kept as it is (P0004 S037,
 S094). A drug taken only as attacks come on is not reviewed as a course finished: "Codeine phosphate isn't a course to
 finish: take it only when an attack comes on", then "Finished it, the whole course" (P0004 S017/S020, P0015 S078/S088).
+A visit that brings a complaint does not open on having none: "Nothing urgent, I'm just keeping my appointment", then
+"it's bad enough that I came in" (P0004 S005, P0014 S050).
 
 The check reads each visit's rendered text in English or Chinese and the visit's medicine decisions, never the code
 that picks the wording.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from medmemorybench.simulate.models import CareYear, Event, MedicationFact, TestFact
+from medmemorybench.simulate.models import CareYear, Event, MedicationFact, SymptomFact, TestFact
 from tests.simulate.clinical import fail
 
 ACTION_PROMISED = {
@@ -61,4 +63,27 @@ def as_needed_review_no_course(year: CareYear, sessions: list[tuple[Event, str]]
                             f"{text[max(0, at - 100):at + 40]!r}"))
         last = next((f for f in event.facts if isinstance(f, MedicationFact) and f.action == "start"
                      and f.course_days and f.reason.startswith("illness:")), last)
+    return out
+
+
+NO_COMPLAINT = {
+    "en": re.compile(r"Nothing urgent, I'm|nothing dramatic|Not much to report|ticking along|Mostly good news"),
+    "zh": re.compile(r"没什么急事|，没什么大事|没什么大变化|总体还行"),
+}
+"""Words a patient opens with that say they bring nothing to complain of."""
+COMPLAINT_KINDS = frozenset({"symptom_report", "acute_illness", "adverse_event", "complication"})
+"""Visits that bring a complaint whether or not a symptom is told at them."""
+
+
+def complaint_not_denied(year: CareYear, sessions: list[tuple[Event, str]], lang: str) -> list[str]:
+    """Every visit that tells a symptom, or is an acute illness, a side effect or a complication, whose text says the
+    patient has nothing to complain of."""
+    out = []
+    for event, text in sessions:
+        complaint = event.kind in COMPLAINT_KINDS or any(isinstance(f, SymptomFact) for f in event.facts)
+        found = NO_COMPLAINT[lang].search(text) if complaint else None
+        if found is not None:
+            at = found.start()
+            out.append(fail("complaint_not_denied", year, event,
+                            f"{found.group(0)!r} at a {event.kind} visit: {text[max(0, at - 60):at + 120]!r}"))
     return out

@@ -1,6 +1,6 @@
 """What a visit says is done is what the year does, over rendered years in both languages (`acted_check.py`): a result
-said to need acting on is acted on; a drug taken as needed is not reviewed as a finished course. Each with a crafted
-violation the check must catch."""
+said to need acting on is acted on; a drug taken as needed is not reviewed as a finished course; a visit that brings a
+complaint does not open on having none. Each with a crafted violation the check must catch."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.templates import load_templates
-from medmemorybench.simulate.models import MedicationFact, TestFact
-from tests.simulate.acted_check import as_needed_review_no_course, result_acted_on_when_said
+from medmemorybench.simulate.models import MedicationFact, SymptomFact, TestFact
+from tests.simulate.acted_check import as_needed_review_no_course, complaint_not_denied, result_acted_on_when_said
 from tests.simulate.clinical import check
 
 SAMPLE = 20
@@ -79,3 +79,22 @@ def test_as_needed_review_no_course_catches_a_crafted_violation(as_needed):
                 crafted = [*said[:index], (event, f"{text} Finished it, the whole course."), *said[index + 1:]]
                 caught += as_needed_review_no_course(year, crafted, "en")
     assert caught and all(f.startswith("[as_needed_review_no_course]") for f in caught)
+
+
+def test_complaint_not_denied(rendered):
+    check([f for lang, years in rendered.items() for year, said in years
+           for f in complaint_not_denied(year, said, lang)])
+
+
+def test_complaint_not_denied_catches_a_crafted_violation(rendered):
+    """The seed-73 read's opener (P0004 S005) said at a visit that tells a symptom is caught in either language; said
+    at a routine visit that tells none, it is not."""
+    opener = {"en": "Nothing urgent, I'm just keeping my appointment.", "zh": "没什么急事，按约来复查。"}
+    for lang, years in rendered.items():
+        year, said = next((y, s) for y, s in years if any(isinstance(f, SymptomFact) for e, _ in s for f in e.facts))
+        event, text = next((e, t) for e, t in said if any(isinstance(f, SymptomFact) for f in e.facts))
+        failures = complaint_not_denied(year, [(event, f"{opener[lang]} {text}")], lang)
+        assert failures and failures[0].startswith("[complaint_not_denied]") and event.event_id in failures[0]
+        routine = next((e, t) for e, t in said if e.kind == "follow_up" and not any(isinstance(f, SymptomFact)
+                                                                                   for f in e.facts))
+        assert not complaint_not_denied(year, [(routine[0], f"{opener[lang]} {routine[1]}")], lang)
