@@ -245,6 +245,8 @@ class YearContext:
         if fact.action == "administer":
             return
         previous = self.taking.get(fact.drug)
+        if previous is not None and previous.until is not None and previous.until < on:
+            previous = None  # (a course that has ended: a new start begins a run of its own, not "since February")
         until = None
         if fact.action == "start" and fact.course_days:
             until = date.fromordinal(date.fromisoformat(on).toordinal() + fact.course_days).isoformat()

@@ -703,8 +703,10 @@ class SessionRenderer:
         taking = {t.fact.drug for t in self.ctx.current(event.date)} - touched
         # (a drug started or changed is referred back to only while it is taken, and not in the visit that stops or
         # changes it: a finished course is no backbone, nor is a drug being taken off)
-        earlier = [m for m in self.ctx.memorable if m[0] < event.date and (m[1] == "diagnosis"
-                                                                             or m[2].get("drug") in taking)]
+        # (and a start or change of the run taken now: not the course of the same drug that ended in February)
+        started = {t.fact.drug: t.started for t in self.ctx.current(event.date)}
+        earlier = [m for m in self.ctx.memorable if m[0] < event.date and (
+            m[1] == "diagnosis" or m[2].get("drug") in taking and m[0] >= started[m[2]["drug"]])]
         if not earlier or rng.random() >= BACKREF_PROBABILITY:
             return []
         when, kind, details = rng.choice(earlier)
