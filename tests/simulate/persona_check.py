@@ -11,6 +11,7 @@ from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import DOSES_PER_DAY, Lifestyle, Occupation
+from medmemorybench.simulate.describe import drug_name
 from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
@@ -306,6 +307,25 @@ def aid_holds_what_is_said(kb: KnowledgeBase, year: CareYear, said: list[tuple[E
                 out.append(fail("aid_holds_what_is_said", year, event,
                                 f"{drug} ({record.frequency}, course {record.course_days}) said to be in the "
                                 f"{pack.adherence_aid}: {text[:160]!r}"))
+    return out
+
+
+def budget_bar_consistent(kb: KnowledgeBase, year: CareYear, timeline: str) -> list[str]:
+    """A drug the timeline (`medmemorybench show`) says a budget rules out is not then started "allowed by every
+    rule", unless the table says it was ruled out only beside the plan's other drugs (the budget bites on the plan's
+    total). The seed-73 read: fludrocortisone ($12 a month) and metformin "ruled out" by $47 and $35 budgets, then
+    started "allowed by every rule" (P0007, P0009). `timeline`: the year's `show` text, unwrapped."""
+    out = []
+    started = {f.drug for e in year.events for f in e.facts if isinstance(f, MedicationFact) and f.action == "start"}
+    for trap in year.persona.traps:
+        for barred in trap.forbidden:
+            name = drug_name(kb, barred.drug)
+            said = re.compile(rf"(?<![\w/-]){re.escape(f'{name} ({barred.rule}')}")  # (not "amlodipine/{name}")
+            if barred.rule.startswith("budget:") and barred.drug in started and said.search(timeline) \
+                    and f"{name}: step" in timeline:
+                out.append(fail("budget_bar_consistent", year, None,
+                                f"{name} ruled out by {barred.rule} (${kb.drugs[barred.drug].monthly_cost_usd:g} a "
+                                f"month), then started allowed by every rule"))
     return out
 
 

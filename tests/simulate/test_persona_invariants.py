@@ -6,10 +6,15 @@ a second test that builds a violation into a simulated year and asserts the chec
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console
+
 from medmemorybench.render.acts import DrugName
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.fields import trap_detail
 from medmemorybench.render.templates import load_templates
+from medmemorybench.simulate.describe import drug_name
 from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
@@ -23,10 +28,12 @@ from medmemorybench.simulate.models import (
     StressorFact,
     Trap,
 )
+from medmemorybench.simulate.show import render_timeline
 from tests.simulate.clinical import check, first_event
 from tests.simulate.persona_check import (
     aid_holds_what_is_said,
     body_consistent,
+    budget_bar_consistent,
     household_coherent,
     life_events_respected,
     lifestyle_advice_gated,
@@ -212,6 +219,45 @@ def test_aid_holds_what_is_said_catches_a_crafted_violation(kb, years):
     assert not aid_holds_what_is_said(kb, year, [(after, daily[1].drug, "Once a day; it's all in the pharmacy's "
                                                                         "blister pack.")],
                                       _adherence_answers(kb, year, "en")[1])
+
+
+# --- budget_bar_consistent -------------------------------------------------------------------------
+
+
+def _timeline(kb, year: CareYear) -> str:  # noqa: ANN001
+    """The year's `show` text, wide enough that no cell wraps."""
+    buffer = io.StringIO()
+    render_timeline(kb, year, Console(file=buffer, width=5000))
+    return buffer.getvalue()
+
+
+def _budget_bitten(years):  # noqa: ANN001, ANN202
+    """Years whose budget trap rules out a drug the year then starts."""
+    return [y for y in years if any(f.rule.startswith("budget:") and any(
+        isinstance(m, MedicationFact) and m.action == "start" and m.drug == f.drug for e in y.events for m in e.facts)
+        for t in y.persona.traps for f in t.forbidden)]
+
+
+def test_budget_bar_consistent(kb, years):
+    """Every year of the cohort whose budget trap rules out a drug the year starts, its timeline read."""
+    bitten = _budget_bitten(years)
+    assert bitten
+    check([f for year in bitten for f in budget_bar_consistent(kb, year, _timeline(kb, year))])
+
+
+def test_budget_bar_consistent_catches_a_crafted_violation(kb, years):
+    """The seed-73 read's table (P0007): a drug within the budget said to be ruled out by it outright, then started
+    allowed by every rule; said as ruled out beside the plan's other drugs, it is not a violation."""
+    year = _budget_bitten(years)[0]
+    text = _timeline(kb, year)
+    barred = next(f for t in year.persona.traps for f in t.forbidden if f.rule.startswith("budget:") and any(
+        isinstance(m, MedicationFact) and m.action == "start" and m.drug == f.drug for e in year.events
+        for m in e.facts))
+    name = drug_name(kb, barred.drug)
+    plain = f"{name} ({barred.rule}, {barred.step})"
+    failures = budget_bar_consistent(kb, year, f"{plain}\n{text}")
+    assert failures and failures[0].startswith("[budget_bar_consistent]") and name in failures[0]
+    assert not budget_bar_consistent(kb, year, text.replace(plain, ""))
 
 
 # --- relative_names_distinct ----------------------------------------------------------------------
