@@ -314,14 +314,16 @@ def budget_bar_consistent(kb: KnowledgeBase, year: CareYear, timeline: str) -> l
     """A drug the timeline (`medmemorybench show`) says a budget rules out is not then started "allowed by every
     rule", unless the table says it was ruled out only beside the plan's other drugs (the budget bites on the plan's
     total). The seed-73 read: fludrocortisone ($12 a month) and metformin "ruled out" by $47 and $35 budgets, then
-    started "allowed by every rule" (P0007, P0009). `timeline`: the year's `show` text, unwrapped."""
+    started "allowed by every rule" (P0007, P0009). `timeline`: the year's `show` text, unwrapped (its trap table is
+    read)."""
     out = []
     started = {f.drug for e in year.events for f in e.facts if isinstance(f, MedicationFact) and f.action == "start"}
+    table = timeline.split("phase 1:")[0]  # (the trap table: a visit that avoided a drug for the budget then is apart)
     for trap in year.persona.traps:
         for barred in trap.forbidden:
             name = drug_name(kb, barred.drug)
             said = re.compile(rf"(?<![\w/-]){re.escape(f'{name} ({barred.rule}')}")  # (not "amlodipine/{name}")
-            if barred.rule.startswith("budget:") and barred.drug in started and said.search(timeline) \
+            if barred.rule.startswith("budget:") and barred.drug in started and said.search(table) \
                     and f"{name}: step" in timeline:
                 out.append(fail("budget_bar_consistent", year, None,
                                 f"{name} ruled out by {barred.rule} (${kb.drugs[barred.drug].monthly_cost_usd:g} a "
