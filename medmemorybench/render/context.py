@@ -100,6 +100,8 @@ class Taking:
     started: str
     changed: str
     until: str | None = None
+    since_before: bool = False
+    """Taken since before the year (on record at its start, `long_term`): never spoken of as new to the patient."""
 
 
 class YearContext:
@@ -245,6 +247,8 @@ class YearContext:
         if fact.action == "administer":
             return
         previous = self.taking.get(fact.drug)
+        if previous is not None and previous.until is not None and previous.until < on:
+            previous = None  # (a course that has ended: a new start begins a run of its own, not "since February")
         until = None
         if fact.action == "start" and fact.course_days:
             until = date.fromordinal(date.fromisoformat(on).toordinal() + fact.course_days).isoformat()
@@ -254,7 +258,8 @@ class YearContext:
             until = previous.until
         started = previous.started if previous is not None else on
         changed = on if previous is None or previous.fact.dose != fact.dose else previous.changed
-        self.taking[fact.drug] = Taking(fact, started, changed, until)
+        since_before = previous.since_before if previous is not None else fact.reason == "long_term"
+        self.taking[fact.drug] = Taking(fact, started, changed, until, since_before)
         if fact.action == "start" and fact.reason != "long_term":
             self.memorable.append((on, "start", {"drug": fact.drug}))
         elif fact.action in ("increase", "decrease"):

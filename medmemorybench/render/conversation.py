@@ -38,7 +38,7 @@ from medmemorybench.render.fields import (
 )
 from medmemorybench.render.models import Session, Turn, regular_session_id
 from medmemorybench.render.templates import Templates
-from medmemorybench.simulate.household import is_able
+from medmemorybench.simulate.household import aid_holds, is_able
 from medmemorybench.simulate.models import (
     WITHDRAWN,
     AdherenceFact,
@@ -135,13 +135,23 @@ VISIT_TALK = {
     "medicines": {"en": r"(?:[Aa]longside|[Bb]esides) the medicines", "zh": r"除了吃药"},
     "acting": {"en": r"[Ww]e'll adjust it|I'll act on that|act on it|needs attention|and that matters",
                "zh": r"需要调整|我会处理|得调整一下|需要处理|得想办法降下来|这个要重视|这很重要"},
+    "new_drug": {"en": r"since starting|at first on the|has settled in now", "zh": r"刚吃"},
+    "no_complaint": {"en": r"Nothing urgent, I'm|nothing dramatic|Not much to report|Things are ticking along|"
+                           r"Mostly good news",
+                     "zh": r"没什么急事|，没什么大事|没什么大变化|总体还行"},
 }
 """Talk that presupposes something of the visit (the seed-61 read): a last visit to speak of ("Last time was 3
 January", said at the first one, on 3 January), a real gap since it ("It's been a while", two days after it:
 `A_WHILE_DAYS`), a medicine taken or given ("Alongside the medicines, there's something else", with none on record;
 "Besides the medicines, what can I do myself?"), a result acted on ("2.26 mmol/L is over the 1.80 we aim for, so we
 need to act on it", "132 mmHg is above the 119 mmHg limit, and that matters" at a visit that keeps every medicine as it
-is: the seed-73 read, P0009 S086, P0004 S037 and S094; `ACTED_ON`)."""
+is: the seed-73 read, P0009 S086, P0004 S037 and S094; `ACTED_ON`), nothing to complain of ("Nothing urgent, I'm just
+keeping my appointment", then "it's bad enough that I came in" at a visit that tells a symptom: the seed-73 read, P0004
+S005, P0014 S050; `COMPLAINT_KINDS`); and, of a drug the patient was on before the year (`Taking.since_before`), no
+talk of a new drug ("Have you noticed anything since starting the warfarin?", "Maybe a bit queasy at first on the
+warfarin", "The warfarin has settled in now", of warfarin taken for years: the seed-73 read, P0014 S023, S026)."""
+COMPLAINT_KINDS = frozenset({"symptom_report", "acute_illness", "adverse_event", "complication"})
+"""Visits that bring a complaint whether or not a symptom is told at them (an acute illness, a side effect)."""
 ACTED_ON = frozenset({"start", "increase", "decrease", "stop", "administer"})
 """Medicine decisions that act on a result: a visit with none of them says no result must be acted on."""
 A_WHILE_DAYS = 28
@@ -222,6 +232,9 @@ class SessionRenderer:
         self.untrue_now = self.untrue
         """Phrasings not said at the visit being said: the year's and the visit's own (`untrue_at`)."""
         self._untrue_cache: dict[tuple[str, ...], re.Pattern[str] | None] = {}
+        self.untrue_topics_now: tuple[str, ...] = ()
+        self.long_held_now: set[str] = set()
+        """Drugs taken at the visit being said since before the year: never spoken of as new (`VISIT_TALK` new_drug)."""
         persona = year.persona
         occupation = next((o for o in kb.people.occupations if o.key == persona.occupation_key), None)
         self.retired = occupation is not None and "retired" in occupation.traits
@@ -306,9 +319,14 @@ class SessionRenderer:
         return beats
 
     def untrue_at(self, event: Event) -> re.Pattern[str] | None:
-        """The phrasings untrue of this patient (`untrue_of`) or of this visit (`VISIT_TALK`): no last visit at the
-        first, no "a while" within `A_WHILE_DAYS` of the last, no "alongside the medicines" with none taken or given,
-        no result that "needs acting on" where no medicine is started, changed or stopped (`ACTED_ON`)."""
+        """The phrasings untrue of this patient or of this visit (`visit_topics`), as one pattern."""
+        return self._untrue_pattern(self.visit_topics(event))
+
+    def visit_topics(self, event: Event) -> tuple[str, ...]:
+        """The topics of `VISIT_TALK` untrue of this visit: no last visit at the first, no "a while" within
+        `A_WHILE_DAYS` of the last, no "alongside the medicines" with none taken or given, no result that "needs acting
+        on" where no medicine is started, changed or stopped (`ACTED_ON`), nothing to complain of at a visit that
+        brings a complaint (`COMPLAINT_KINDS`, a told symptom)."""
         topics = []
         if event.index < 2:
             topics += ["last_visit", "a_while"]
@@ -320,10 +338,15 @@ class SessionRenderer:
             topics.append("medicines")
         if not any(isinstance(f, MedicationFact) and f.action in ACTED_ON for f in event.facts):
             topics.append("acting")
-        key = tuple(topics)
+        if event.kind in COMPLAINT_KINDS or any(isinstance(f, SymptomFact) for f in event.facts):
+            topics.append("no_complaint")
+        return tuple(topics)
+
+    def _untrue_pattern(self, key: tuple[str, ...]) -> re.Pattern[str] | None:
+        """The patient's untrue phrasings and those of the visit `topics` (`VISIT_TALK`), as one pattern."""
         if key not in self._untrue_cache:  # (one pattern object per kind of visit: the templates keep what it leaves)
             parts = [self.untrue.pattern] if self.untrue is not None else []
-            parts += [VISIT_TALK[t][self.lang] for t in topics]
+            parts += [VISIT_TALK[t][self.lang] for t in key]
             self._untrue_cache[key] = re.compile("|".join(parts)) if parts else None
         return self._untrue_cache[key]
 
@@ -473,19 +496,20 @@ class SessionRenderer:
             return Act("doctor", "hx.routine"), Act("patient", routine), None
         if kind in ("diagnostic_test", "diagnosis"):
             return Act("doctor", "hx.tests_how"), Act("patient", "ans.tests_how"), None
-        if self.aid == "blister_pack":  # (a short course is given beside the pharmacy's pack, not in it)
-            taking = [t for t in taking if not t.fact.course_days] or taking
+        # (a drug the patient's aid holds is asked about first: a short course is given beside the pharmacy's pack)
+        held = [t for t in taking if aid_holds(self.kb, self.persona.traps, t.fact)]
+        taking = held or taking
         taking = [t for t in taking if not self.ctx.in_lapse(t.fact.drug, event.date)]
         if taking:
             pick = rng.choice(taking)
             drug = DrugName(pick.fact.drug, pick.fact.release)
+            slots: dict[str, SlotValue] = {"drug": drug, "frequency": Word("frequency", pick.fact.frequency)}
+            if not aid_holds(self.kb, self.persona.traps, pick.fact):  # (it is kept beside the aid, and said so)
+                slots["aid"] = Word("aid_beside", self.aid)
             if rng.random() < VAGUE_PILL_PROBABILITY:
-                answer = Act("patient", "ans.adherence.vague",
-                             {"form": self._form(pick.fact.drug), "frequency": Word("frequency", pick.fact.frequency),
-                              "drug": drug})
+                answer = Act("patient", "ans.adherence.vague", {"form": self._form(pick.fact.drug), **slots})
             else:
-                answer = Act("patient", "ans.adherence.ok",
-                             {"drug": drug, "frequency": Word("frequency", pick.fact.frequency)})
+                answer = Act("patient", "ans.adherence.ok", slots)
             if rng.random() < SECOND_QUESTION_PROBABILITY * 0.6:
                 second = (Act("doctor", "hx.side_effects", {"drug": drug}),
                           Act("patient", "ans.side_effects.none", {"drug": drug}))
@@ -699,8 +723,10 @@ class SessionRenderer:
         taking = {t.fact.drug for t in self.ctx.current(event.date)} - touched
         # (a drug started or changed is referred back to only while it is taken, and not in the visit that stops or
         # changes it: a finished course is no backbone, nor is a drug being taken off)
-        earlier = [m for m in self.ctx.memorable if m[0] < event.date and (m[1] == "diagnosis"
-                                                                             or m[2].get("drug") in taking)]
+        # (and a start or change of the run taken now: not the course of the same drug that ended in February)
+        started = {t.fact.drug: t.started for t in self.ctx.current(event.date)}
+        earlier = [m for m in self.ctx.memorable if m[0] < event.date and (
+            m[1] == "diagnosis" or m[2].get("drug") in taking and m[0] >= started[m[2]["drug"]])]
         if not earlier or rng.random() >= BACKREF_PROBABILITY:
             return []
         when, kind, details = rng.choice(earlier)
@@ -756,7 +782,9 @@ class SessionRenderer:
         language-free) the visit may mention in passing, one able to help and one who shares the home, and what holds
         all year: how they keep to their tablets, their meals and their day. It opens the visit: what its acts may not
         say is the visit's from here (`untrue_at`)."""
-        self.untrue_now = self.untrue_at(event)
+        self.untrue_topics_now = self.visit_topics(event)
+        self.untrue_now = self._untrue_pattern(self.untrue_topics_now)
+        self.long_held_now = {t.fact.drug for t in self.ctx.current(event.date) if t.since_before}
         name = text_of(self.persona.name, self.lang)
         order = self.templates.word("address", "order")
         given, surname = (name.split(" ", 1) + [""])[:2] if order == "given_first" else (name[1:], name[:1])
@@ -792,7 +820,11 @@ class SessionRenderer:
             slots = {"detail": trap_detail(self.kb, self.traps[act.key.partition(".")[2]], self.lang)}
         else:
             slots = {k: self._value(v, k) for k, v in act.slots.items()}
-        return self.templates.realize(act.key, rng, {**session, **slots}, used, avoid=self.untrue_now)
+        avoid = self.untrue_now
+        drug = act.slots.get("drug")
+        if isinstance(drug, DrugName) and drug.key in self.long_held_now:  # (not new to the patient: `new_drug`)
+            avoid = self._untrue_pattern((*self.untrue_topics_now, "new_drug"))
+        return self.templates.realize(act.key, rng, {**session, **slots}, used, avoid=avoid)
 
     def phrase(self, act: Act, rng: random.Random, session: dict[str, str]) -> str:
         """One act of a visit's plan said on its own, drawn with `rng`, with the visit's `session_slots` (what a check

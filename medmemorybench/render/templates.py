@@ -174,10 +174,10 @@ stated verbatim in every expansion (a value and its unit side by side, the drug'
 
 WORD_TABLES = ("frequency", "status", "reason", "toxicity", "release", "joiner", "form", "next", "interval",
                "relation", "pronoun", "pronoun_obj", "pronoun_pos", "month", "weekday", "date", "in_days", "address",
-               "lay_articles", "place")
+               "lay_articles", "place", "aid_beside")
 """Word tables a template file holds besides its phrasings (`words.frequency.once_daily`, ...); how a unit is said
 is the knowledge base's (units.yaml), shared with the findings the simulator fills."""
-EXPANDABLE_WORDS = ("status", "reason", "next", "place")
+EXPANDABLE_WORDS = ("status", "reason", "next", "place", "aid_beside")
 """Word tables whose entries may hold `[a|b]` choices (none of them reaches a gold answer: frequencies, which do,
 stay fixed)."""
 

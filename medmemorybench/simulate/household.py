@@ -16,7 +16,8 @@ import random
 from collections.abc import Iterable
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.simulate.models import DietFact, Household, Relative, Trap
+from medmemorybench.knowledge.models import DOSES_PER_DAY
+from medmemorybench.simulate.models import DietFact, Household, MedicationFact, Relative, Trap
 
 
 def is_able(kb: KnowledgeBase, relative: Relative) -> bool:
@@ -31,6 +32,22 @@ def trap_aid(kb: KnowledgeBase, traps: Iterable[Trap]) -> str | None:
     """The adherence aid a trap text of the patient names (the pharmacy's blister pack), if any."""
     return next((kb.preferences[t.option].adherence_aid for t in traps if t.category == "medication_preference"
                  and kb.preferences[t.option].adherence_aid is not None), None)
+
+
+def aid_holds(kb: KnowledgeBase, traps: Iterable[Trap], medication: MedicationFact) -> bool:
+    """Whether the adherence aid a trap text names holds a drug: a pack for long-term drugs holds no course and no
+    drug taken as needed, and a once-a-day pack no drug taken more often (preferences.yaml `long_term_only`,
+    `max_doses_per_day`; NICE NG5: a course is given beside the pack). The seed-73 read: penicillin V "four times a
+    day like clockwork. The pharmacy packs them in a blister pack". True where no trap names an aid."""
+    for preference in (kb.preferences[t.option] for t in traps if t.category == "medication_preference"):
+        if preference.adherence_aid is None:
+            continue
+        if preference.long_term_only and (medication.course_days or medication.frequency == "as_needed"):
+            return False
+        limit = preference.max_doses_per_day
+        if limit is not None and DOSES_PER_DAY[medication.frequency] > limit:
+            return False
+    return True
 
 
 def draw_household(kb: KnowledgeBase, family: list[Relative], lives_alone: bool, rng: random.Random,

@@ -8,7 +8,7 @@ from rich.table import Table
 from medmemorybench.knowledge.base import KnowledgeBase
 from medmemorybench.knowledge.models import Condition
 from medmemorybench.simulate.describe import describe_event, describe_fact, drug_name, format_number
-from medmemorybench.simulate.models import AvoidedFact, CareYear, CautionFact, Event, MedicationFact
+from medmemorybench.simulate.models import AvoidedFact, CareYear, CautionFact, Event, Forbidden, MedicationFact
 from medmemorybench.simulate.summary import causal_chains
 from medmemorybench.simulate.timeline import regimen_changes, state_on
 
@@ -45,6 +45,18 @@ def choice_notes(kb: KnowledgeBase, condition: Condition, event: Event) -> list[
     return notes
 
 
+def ruled_out(kb: KnowledgeBase, forbidden: Forbidden) -> str:
+    """What a trap rules out, as the trap table says it: a budget bars a drug that costs more than it a month on its
+    own, and a drug within it only beside the plan's other long-term drugs (the budget bites on the plan's total,
+    `traps._bites`), said apart; the seed-73 read found fludrocortisone ($12 a month) "ruled out" by a $47 budget,
+    then "allowed by every rule" when it started."""
+    name = drug_name(kb, forbidden.drug)
+    kind, _, limit = forbidden.rule.partition(":")
+    if kind == "budget" and kb.drugs[forbidden.drug].monthly_cost_usd <= float(limit):
+        return f"{name} (with the plan's other drugs over {forbidden.rule}, {forbidden.step})"
+    return f"{name} ({forbidden.rule}, {forbidden.step})"
+
+
 def render_timeline(kb: KnowledgeBase, year: CareYear, console: Console) -> None:
     """Print persona, traps, family, each phase's events, regimen changes, chains and the final state."""
     p = year.persona
@@ -55,10 +67,10 @@ def render_timeline(kb: KnowledgeBase, year: CareYear, console: Console) -> None
 
     traps = Table("trap", "fact", "rules out (rule, care step)", title="trap facts")
     for trap in p.traps:
-        ruled_out = ", ".join(f"{drug_name(kb, f.drug)} ({f.rule}, {f.step})" for f in trap.forbidden) or "-"
+        barred = ", ".join(ruled_out(kb, f) for f in trap.forbidden) or "-"
         if trap.undermined_advice:
-            ruled_out += f" | undermines: {', '.join(trap.undermined_advice)}"
-        traps.add_row(trap.category, describe_fact(kb, trap.fact), ruled_out)
+            barred += f" | undermines: {', '.join(trap.undermined_advice)}"
+        traps.add_row(trap.category, describe_fact(kb, trap.fact), barred)
     console.print(traps)
 
     family = Table("relative", "age", "conditions", "drugs", "allergies", "labs", title="family")

@@ -10,7 +10,8 @@ import re
 from datetime import date
 
 from medmemorybench.knowledge.base import KnowledgeBase
-from medmemorybench.knowledge.models import Lifestyle, Occupation
+from medmemorybench.knowledge.models import DOSES_PER_DAY, Lifestyle, Occupation
+from medmemorybench.simulate.describe import drug_name
 from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
@@ -281,6 +282,52 @@ def retired_not_asked_about_work(year: CareYear, sessions: list[tuple[Event, str
             at = text.find(found.group(0))
             out.append(fail("retired_not_asked_about_work", year, event,
                             f"{found.group(0)!r} in {text[max(0, at - 80):at + 40]!r}"))
+    return out
+
+
+def aid_holds_what_is_said(kb: KnowledgeBase, year: CareYear, said: list[tuple[Event, str, str]],
+                           aid_words: list[str]) -> list[str]:
+    """A drug the patient says is in their adherence aid is one the aid holds: a pharmacy's once-a-day pack holds
+    no course, nothing taken as needed and nothing taken more than once a day (preferences.yaml `long_term_only`,
+    `max_doses_per_day`; the seed-73 read, P0004 S009: penicillin V "four times a day like clockwork. The pharmacy
+    packs them in a blister pack", beside "so I can only take things once a day"). `said`: each adherence answer's
+    visit, the drug it speaks of and its text; `aid_words`: the phrasings of the patient's aid."""
+    packs = [kb.preferences[t.option] for t in year.persona.traps if t.category == "medication_preference"
+             and kb.preferences[t.option].adherence_aid is not None]
+    out = []
+    for event, drug, text in said:
+        record = next((f for e in reversed(year.events[:event.index - 1]) for f in e.facts
+                       if isinstance(f, MedicationFact) and f.drug == drug), None)
+        if record is None or not any(w.lower() in text.lower() for w in aid_words):
+            continue
+        for pack in packs:
+            course = pack.long_term_only and (record.course_days or record.frequency == "as_needed")
+            limit = pack.max_doses_per_day
+            if course or (limit is not None and DOSES_PER_DAY[record.frequency] > limit):
+                out.append(fail("aid_holds_what_is_said", year, event,
+                                f"{drug} ({record.frequency}, course {record.course_days}) said to be in the "
+                                f"{pack.adherence_aid}: {text[:160]!r}"))
+    return out
+
+
+def budget_bar_consistent(kb: KnowledgeBase, year: CareYear, timeline: str) -> list[str]:
+    """A drug the timeline (`medmemorybench show`) says a budget rules out is not then started "allowed by every
+    rule", unless the table says it was ruled out only beside the plan's other drugs (the budget bites on the plan's
+    total). The seed-73 read: fludrocortisone ($12 a month) and metformin "ruled out" by $47 and $35 budgets, then
+    started "allowed by every rule" (P0007, P0009). `timeline`: the year's `show` text, unwrapped (its trap table is
+    read)."""
+    out = []
+    started = {f.drug for e in year.events for f in e.facts if isinstance(f, MedicationFact) and f.action == "start"}
+    table = timeline.split("phase 1:")[0]  # (the trap table: a visit that avoided a drug for the budget then is apart)
+    for trap in year.persona.traps:
+        for barred in trap.forbidden:
+            name = drug_name(kb, barred.drug)
+            said = re.compile(rf"(?<![\w/-]){re.escape(f'{name} ({barred.rule}')}")  # (not "amlodipine/{name}")
+            if barred.rule.startswith("budget:") and barred.drug in started and said.search(table) \
+                    and f"{name}: step" in timeline:
+                out.append(fail("budget_bar_consistent", year, None,
+                                f"{name} ruled out by {barred.rule} (${kb.drugs[barred.drug].monthly_cost_usd:g} a "
+                                f"month), then started allowed by every rule"))
     return out
 
 

@@ -81,10 +81,10 @@ run."""
 
 def said_acts(kb: KnowledgeBase, year: CareYear, templates: dict[str, Templates],
               wanted: Callable[[str], bool] = lambda key: key.startswith(CHECKED_ACTS),
-              judged: Callable[[str, str, str], bool] | None = None) -> list[Said]:
+              judged: Callable[[str, str, str], bool] | None = None, draws: int = RNGS) -> list[Said]:
     """Every `wanted` act of the year's plans that can say what the checks judge (`judged`, by default `could_matter`:
     language, key, what it can say), with its wordings in each language (the plan is language-free: it is made once,
-    and said by each language's renderer)."""
+    and said by each language's renderer), `draws` of each (a rare act is drawn more)."""
     judged = judged or could_matter
     renderers = {lang: SessionRenderer(kb, t, year) for lang, t in templates.items()}
     planner = next(iter(renderers.values()))
@@ -102,7 +102,7 @@ def said_acts(kb: KnowledgeBase, year: CareYear, templates: dict[str, Templates]
         if acts:
             sessions = {lang: r.session_slots(event) for lang, r in renderers.items()}
             out += [Said(event, act, {lang: list(dict.fromkeys(
-                r.phrase(act, random.Random(f"{event.event_id}/{i}/{k}"), sessions[lang]) for k in range(RNGS)))
+                r.phrase(act, random.Random(f"{event.event_id}/{i}/{k}"), sessions[lang]) for k in range(draws)))
                 for lang, r in renderers.items()}) for i, act in enumerate(acts)]
         planner.ctx.advance(event)
     return out
@@ -217,6 +217,47 @@ def credit_violations(kb: KnowledgeBase, year: CareYear, said: list[Said]) -> li
                 if troubled or not measured or astray:
                     why = "a new problem today" if troubled else f"markers astray: {astray or monitored}"
                     out.append(fail("credit_only_where_due", year, event, f"praise ({praise[0]!r}) with {why}"))
+    return out
+
+
+def run_start(year: CareYear, drug: str, upto: Event) -> str | None:
+    """The day the run of a drug taken at a visit began (a start after a stop or an ended course begins a new one);
+    None where it is not taken then (never started, stopped, or its course over)."""
+    began, ends = None, None
+    for event in year.events[:upto.index - 1]:
+        for fact in event.facts:
+            if not isinstance(fact, MedicationFact) or fact.drug != drug or fact.action == "administer":
+                continue
+            if fact.action == "stop":
+                began = ends = None
+                continue
+            if began is None or (ends is not None and ends < event.date):
+                began = event.date
+            if fact.action == "start":
+                ends = (date.fromisoformat(event.date).toordinal() + fact.course_days) if fact.course_days else None
+                ends = date.fromordinal(ends).isoformat() if ends is not None else None
+    return None if began is None or (ends is not None and ends < upto.date) else began
+
+
+BACKREF_RUN_ACTS = ("backref.start", "backref.change")
+"""Acts that look back on a drug's start or change, from the day it was made (`backref_of_current_run`)."""
+
+
+def backref_of_current_run(year: CareYear, said: list[Said]) -> list[str]:
+    """[backref_of_current_run] a drug looked back on ("Since 28 February the penicillin V has had time to settle in")
+    is taken at the visit, and the day named is one of its run taken now: not a course of the same drug that ended
+    months before (the seed-73 read, P0007 S028/S029: a 10-day course from 28 February spoken of in May, during a
+    second course started on 14 May)."""
+    out = []
+    for item in said:
+        act = item.act
+        if not act.key.startswith(BACKREF_RUN_ACTS) or "drug" not in act.slots:
+            continue
+        drug, since = act.slots["drug"].key, act.slots["since"].iso
+        began = run_start(year, drug, item.event)
+        if began is None or since < began:
+            out.append(fail("backref_of_current_run", year, item.event,
+                            f"{drug} looked back on from {since}; the run taken now began {began}"))
     return out
 
 
@@ -347,8 +388,10 @@ SINCE_SLOTS = re.compile(r"\{(?:since|month)\}")
 def could_matter(lang: str, key: str, literals: str) -> bool:
     """Whether act `key`, whose variants say `literals`, can say what a check here judges: credit, praise, a settled
     drug, a day before today or a weekday, a month where a first-told day is named, a corrected span of time (an act
-    that cannot is not said over: the checks would otherwise realize a large share of the cohort's sessions)."""
-    if key == "ans.onset.corrected" or (key.startswith(SINCE_ACTS) and SINCE_SLOTS.search(literals)):
+    that cannot is not said over: the checks would otherwise realize a large share of the cohort's sessions), a
+    drug looked back on (`BACKREF_RUN_ACTS`)."""
+    if key == "ans.onset.corrected" or key.startswith(BACKREF_RUN_ACTS) or (
+            key.startswith(SINCE_ACTS) and SINCE_SLOTS.search(literals)):
         return True
     names = WEEKDAYS + MONTHS if lang == "en" else WEEKDAYS_ZH + MONTHS_ZH
     patterns = [CREDIT[lang], PRAISE[lang], SETTLED[lang], TAKEN_BEFORE[lang], "|".join(names)]

@@ -1,5 +1,6 @@
 """What a visit says is done is what the year does, over rendered years in both languages (`acted_check.py`): a result
-said to need acting on is acted on; a drug taken as needed is not reviewed as a finished course. Each with a crafted
+said to need acting on is acted on; a drug taken as needed is not reviewed as a finished course; a visit that brings a
+complaint does not open on having none; a drug taken since before the year is not spoken of as new. Each with a crafted
 violation the check must catch."""
 
 from __future__ import annotations
@@ -8,8 +9,14 @@ import pytest
 
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.templates import load_templates
-from medmemorybench.simulate.models import MedicationFact, TestFact
-from tests.simulate.acted_check import as_needed_review_no_course, result_acted_on_when_said
+from medmemorybench.simulate.models import MedicationFact, SymptomFact, TestFact
+from tests.simulate.acted_check import (
+    as_needed_review_no_course,
+    complaint_not_denied,
+    long_held,
+    long_held_not_new,
+    result_acted_on_when_said,
+)
 from tests.simulate.clinical import check
 
 SAMPLE = 20
@@ -25,6 +32,11 @@ def _render(kb, years, lang: str):  # noqa: ANN001, ANN202
         renderer = SessionRenderer(kb, templates, year)
         out.append((year, [(e, " ".join(t.text for t in renderer.render(e).turns)) for e in year.events]))
     return out
+
+
+def _names(kb, year, lang: str):  # noqa: ANN001, ANN202
+    """A drug key's name as said in `lang` (the renderer's naming, which the check does not judge)."""
+    return SessionRenderer(kb, load_templates(lang), year).facts.drug
 
 
 def _as_needed_course(year) -> bool:  # noqa: ANN001
@@ -79,3 +91,45 @@ def test_as_needed_review_no_course_catches_a_crafted_violation(as_needed):
                 crafted = [*said[:index], (event, f"{text} Finished it, the whole course."), *said[index + 1:]]
                 caught += as_needed_review_no_course(year, crafted, "en")
     assert caught and all(f.startswith("[as_needed_review_no_course]") for f in caught)
+
+
+def test_complaint_not_denied(rendered):
+    check([f for lang, years in rendered.items() for year, said in years
+           for f in complaint_not_denied(year, said, lang)])
+
+
+def test_complaint_not_denied_catches_a_crafted_violation(rendered):
+    """The seed-73 read's opener (P0004 S005) said at a visit that tells a symptom is caught in either language; said
+    at a routine visit that tells none, it is not."""
+    opener = {"en": "Nothing urgent, I'm just keeping my appointment.", "zh": "没什么急事，按约来复查。"}
+    for lang, years in rendered.items():
+        year, said = next((y, s) for y, s in years if any(isinstance(f, SymptomFact) for e, _ in s for f in e.facts))
+        event, text = next((e, t) for e, t in said if any(isinstance(f, SymptomFact) for f in e.facts))
+        failures = complaint_not_denied(year, [(event, f"{opener[lang]} {text}")], lang)
+        assert failures and failures[0].startswith("[complaint_not_denied]") and event.event_id in failures[0]
+        routine = next((e, t) for e, t in said if e.kind == "follow_up" and not any(isinstance(f, SymptomFact)
+                                                                                   for f in e.facts))
+        assert not complaint_not_denied(year, [(routine[0], f"{opener[lang]} {routine[1]}")], lang)
+
+
+def test_long_held_not_new(kb, rendered):
+    assert any(long_held(year, said[-1][0]) for year, said in rendered["en"])
+    check([f for lang, years in rendered.items() for year, said in years
+           for f in long_held_not_new(year, said, lang, _names(kb, year, lang))])
+
+
+def test_long_held_not_new_catches_a_crafted_violation(kb, rendered):
+    """The seed-73 read's question (P0014 S023) about a drug on record before the year is caught in either language;
+    about a drug started in the year, it is not."""
+    question = {"en": "Have you noticed anything since starting the {name}, anything unusual?",
+                "zh": "好像没有。刚吃{name}那几天有点恶心，后来就好了。"}
+    for lang, years in rendered.items():
+        year, said, new = next((y, s, f.drug) for y, s in years if long_held(y, s[-1][0]) for e, _ in s
+                               for f in e.facts if isinstance(f, MedicationFact) and f.action == "start"
+                               and f.reason != "long_term" and f.drug not in long_held(y, s[-1][0]))
+        event, text = said[-1]
+        names = _names(kb, year, lang)
+        drug = sorted(long_held(year, event))[0]
+        failures = long_held_not_new(year, [(event, f"{text} {question[lang].format(name=names(drug))}")], lang, names)
+        assert failures and failures[0].startswith("[long_held_not_new]") and event.event_id in failures[0]
+        assert not long_held_not_new(year, [(event, question[lang].format(name=names(new)))], lang, names)

@@ -6,9 +6,15 @@ a second test that builds a violation into a simulated year and asserts the chec
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console
+
+from medmemorybench.render.acts import DrugName
 from medmemorybench.render.conversation import SessionRenderer
 from medmemorybench.render.fields import trap_detail
 from medmemorybench.render.templates import load_templates
+from medmemorybench.simulate.describe import drug_name
 from medmemorybench.simulate.models import (
     AdviceFact,
     AllergyFact,
@@ -22,9 +28,12 @@ from medmemorybench.simulate.models import (
     StressorFact,
     Trap,
 )
+from medmemorybench.simulate.show import render_timeline
 from tests.simulate.clinical import check, first_event
 from tests.simulate.persona_check import (
+    aid_holds_what_is_said,
     body_consistent,
+    budget_bar_consistent,
     household_coherent,
     life_events_respected,
     lifestyle_advice_gated,
@@ -36,6 +45,7 @@ from tests.simulate.persona_check import (
     roster_fits_visits,
     trap_never_contradicted,
 )
+from tests.simulate.said_check import said_acts
 
 
 def _run(check, kb, years) -> list[str]:  # noqa: ANN001
@@ -152,6 +162,102 @@ def test_retired_not_asked_about_work_catches_a_crafted_violation(kb, years):
     assert not retired_not_asked_about_work(year, [(event, fine)], "en")
     assert retired_not_asked_about_work(year, [(event, "有没有影响上班？")], "zh")
     assert not retired_not_asked_about_work(year, [(event, "工作日帮着带孙辈。")], "zh")
+
+
+# --- aid_holds_what_is_said --------------------------------------------------------------------------
+
+
+ADHERENCE_DRAWS = 4
+"""Wordings drawn of each adherence answer (a few dozen patients of the cohort keep a pharmacy's pack)."""
+
+
+def _adherence_answers(kb, year: CareYear, lang: str):  # noqa: ANN001, ANN202
+    """Each adherence answer of a year said in `lang`: (visit, the drug it speaks of, its words), and the phrasings of
+    the patient's aid."""
+    templates = load_templates(lang)
+    said = said_acts(kb, year, {lang: templates}, wanted=lambda key: key.startswith("ans.adherence."),
+                     judged=lambda *_: True, draws=ADHERENCE_DRAWS)
+    answers = [(s.event, s.act.slots["drug"].key, text) for s in said if isinstance(s.act.slots.get("drug"), DrugName)
+               for text in s.texts[lang]]
+    return answers, templates.variants(f"aid.{year.persona.household.adherence_aid}")
+
+
+def _packed(years):  # noqa: ANN001, ANN202
+    return [y for y in years if y.persona.household is not None and y.persona.household.adherence_aid == "blister_pack"]
+
+
+def test_aid_holds_what_is_said(kb, years):
+    """Every patient of the cohort whose trap names the pharmacy's once-a-day pack, every adherence answer, in both
+    languages."""
+    packed = _packed(years)
+    assert packed
+    failures = []
+    for lang in ("en", "zh"):
+        for year in packed:
+            failures += aid_holds_what_is_said(kb, year, *_adherence_answers(kb, year, lang))
+    check(failures)
+
+
+def test_aid_holds_what_is_said_catches_a_crafted_violation(kb, years):
+    """The seed-73 read's answer (P0004 S009): penicillin V four times a day "in the pharmacy's blister pack", found in
+    either language; said beside the pack, or of a once-a-day long-term drug, it is not a violation."""
+    year = next(y for y in _packed(years) if any(isinstance(f, MedicationFact) and f.course_days
+                                                 for e in y.events for f in e.facts))
+    event, course = next((e, f) for e in year.events for f in e.facts
+                         if isinstance(f, MedicationFact) and f.course_days)
+    later = year.events[event.index]  # (the next visit)
+    for lang, text in (("en", "Fine, I take it four times a day like clockwork. The pharmacy packs them in a blister "
+                               "pack."), ("zh", "每日四次，一次不落；都在药房分好的泡罩包装里。")):
+        _, words = _adherence_answers(kb, year, lang)
+        failures = aid_holds_what_is_said(kb, year, [(later, course.drug, text)], words)
+        assert failures and failures[0].startswith("[aid_holds_what_is_said]") and later.event_id in failures[0]
+    beside = "Four times a day. It's not in the blister pack; I keep it on the side and tick each one off."
+    assert not aid_holds_what_is_said(kb, year, [(later, course.drug, beside)], _adherence_answers(kb, year, "en")[1])
+    daily = next((e, f) for e in year.events for f in e.facts if isinstance(f, MedicationFact)
+                 and not f.course_days and f.frequency == "once_daily")
+    after = year.events[daily[0].index]
+    assert not aid_holds_what_is_said(kb, year, [(after, daily[1].drug, "Once a day; it's all in the pharmacy's "
+                                                                        "blister pack.")],
+                                      _adherence_answers(kb, year, "en")[1])
+
+
+# --- budget_bar_consistent -------------------------------------------------------------------------
+
+
+def _timeline(kb, year: CareYear) -> str:  # noqa: ANN001
+    """The year's `show` text, wide enough that no cell wraps."""
+    buffer = io.StringIO()
+    render_timeline(kb, year, Console(file=buffer, width=5000))
+    return buffer.getvalue()
+
+
+def _budget_bitten(years):  # noqa: ANN001, ANN202
+    """Years whose budget trap rules out a drug the year then starts."""
+    return [y for y in years if any(f.rule.startswith("budget:") and any(
+        isinstance(m, MedicationFact) and m.action == "start" and m.drug == f.drug for e in y.events for m in e.facts)
+        for t in y.persona.traps for f in t.forbidden)]
+
+
+def test_budget_bar_consistent(kb, years):
+    """Every year of the cohort whose budget trap rules out a drug the year starts, its timeline read."""
+    bitten = _budget_bitten(years)
+    assert bitten
+    check([f for year in bitten for f in budget_bar_consistent(kb, year, _timeline(kb, year))])
+
+
+def test_budget_bar_consistent_catches_a_crafted_violation(kb, years):
+    """The seed-73 read's table (P0007): a drug within the budget said to be ruled out by it outright, then started
+    allowed by every rule; said as ruled out beside the plan's other drugs, it is not a violation."""
+    year = _budget_bitten(years)[0]
+    text = _timeline(kb, year)
+    barred = next(f for t in year.persona.traps for f in t.forbidden if f.rule.startswith("budget:") and any(
+        isinstance(m, MedicationFact) and m.action == "start" and m.drug == f.drug for e in year.events
+        for m in e.facts))
+    name = drug_name(kb, barred.drug)
+    plain = f"{name} ({barred.rule}, {barred.step})"
+    failures = budget_bar_consistent(kb, year, f"{plain}\n{text}")
+    assert failures and failures[0].startswith("[budget_bar_consistent]") and name in failures[0]
+    assert not budget_bar_consistent(kb, year, text.replace(plain, ""))
 
 
 # --- relative_names_distinct ----------------------------------------------------------------------

@@ -24,10 +24,11 @@ from medmemorybench.simulate.models import (
     SymptomFact,
     TestFact,
 )
-from tests.simulate.clinical import check, with_facts
+from tests.simulate.clinical import check, days_between, with_facts
 from tests.simulate.said_check import (
     Said,
     admission_talk_violations,
+    backref_of_current_run,
     credit_violations,
     draw_violations,
     onset_violations,
@@ -369,6 +370,30 @@ def test_credit_only_where_due_catches_the_seed_53_credits(kb, years):
     praise = _said(troubled, "backref.diagnosis", "Ever since 4 March, when we found the PD, you've coped well.",
                    diagnosis=Text(en="PD", zh="PD"), since=Day("2024-03-04"))
     assert "a new problem today" in credit_violations(kb, year, [praise])[0]
+
+
+def test_backref_of_current_run(years, said):
+    check([f for year, acts in zip(years, said, strict=True) for f in backref_of_current_run(year, acts)])
+
+
+def test_backref_of_current_run_catches_a_finished_course(years):
+    """The seed-73 read (P0007 S028): a course looked back on from its first start after it ended, and from before
+    the start of a second run of the same drug; from the second run's own start it is not a violation."""
+    year, event, course, ended = next(
+        (y, e, f, after) for y in years for e in y.events for f in e.facts
+        if isinstance(f, MedicationFact) and f.action == "start" and f.course_days
+        and (after := next((x for x in y.events if days_between(e.date, x.date) > f.course_days), None)) is not None)
+    back = _said(ended, "backref.start", "Since then it has had time to settle in.", drug=DrugName(course.drug),
+                 since=Day(event.date))
+    failures = backref_of_current_run(year, [back])
+    assert failures and failures[0].startswith("[backref_of_current_run]") and ended.event_id in failures[0]
+    again = with_facts(year, course)  # (the same course started again at a last visit, then looked back on)
+    later = again.events[-1].model_copy(update={"event_id": again.events[-1].event_id + "Y", "facts": [],
+                                                 "index": again.events[-1].index + 1})
+    again = again.model_copy(update={"events": [*again.events, later]})
+    old = _said(later, "backref.start", "x", drug=DrugName(course.drug), since=Day(event.date))
+    new = _said(later, "backref.start", "x", drug=DrugName(course.drug), since=Day(again.events[-2].date))
+    assert backref_of_current_run(again, [old]) and not backref_of_current_run(again, [new])
 
 
 def test_blood_draw_said_on_its_day(kb, years, said):
