@@ -683,6 +683,22 @@ class MissedDoseCare(_Record):
     """Guideline."""
 
 
+class FallWorkup(_Record):
+    """What a fall of a lab found while a drug is taken calls for that day beyond its own treatment: anaemia on an
+    anticoagulant may be a bleed, so the INR (warfarin), the pulse and the blood pressure are taken and the bleeding is
+    assessed the day it is found (the seed-89 read: iron deficiency anaemia named on warfarin, haemoglobin 130 -> 113
+    g/L in 17 days, answered with oral iron alone)."""
+
+    lab: str
+    """Lab key whose fall it answers (haemoglobin)."""
+    labs: list[str] = Field(min_length=1)
+    """Lab keys measured that day."""
+    advice: str
+    """Advice key (diet.yaml `advice`) said that day: the bleeding asked about and when to come in at once."""
+    source: str
+    """Guideline."""
+
+
 class StartChecks(_Record):
     """What a drug is started on only once it is on record: a test done once before the first dose (TPMT before a
     thiopurine) and a blood count not low (a thiopurine is not started while a count another drug took down has not
@@ -748,6 +764,9 @@ class Drug(_Record):
     missed_doses: list[MissedDoseCare] = Field(default_factory=list)
     """What missed doses of it call for in anyone who takes it (`drugs` left empty): levodopa stopped abruptly
     (parkinsonism-hyperpyrexia, akinetic crisis), warfarin (a clot while the INR is low)."""
+    fall_workup: list[FallWorkup] = Field(default_factory=list)
+    """What a fall of a lab found while it is taken calls for that day (anaemia on an anticoagulant: a bleed until
+    shown otherwise)."""
     source: str
     """Label or guideline the facts come from."""
 
@@ -1693,6 +1712,9 @@ class Progression(_Record):
 
     fall: float = Field(gt=0, lt=1)
     """Share below the baseline (the year's first value on record) the value must fall, beside a worse band."""
+    acute_illness_days: int = Field(ge=0)
+    """Days after an acute illness's last visit in which a fall is not drawn as a progression (nor while it runs): a
+    fall then is an acute kidney injury, whatever its size (the seed-89 read, P0009 E056)."""
     source: str
     """Guideline."""
 

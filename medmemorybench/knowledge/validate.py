@@ -265,6 +265,11 @@ def _check_drugs(kb: KnowledgeBase, errors: list[str]) -> None:
         if drug.start_advice is not None and drug.start_advice not in kb.advice:
             errors.append(f"{where}: start_advice: unknown advice '{drug.start_advice}'")
         _check_missed_doses(where, drug.missed_doses, kb, errors)
+        for workup in drug.fall_workup:
+            errors += [f"{where}: fall_workup: unknown lab '{lab}'" for lab in [workup.lab, *workup.labs]
+                       if lab not in kb.labs]
+            if workup.advice not in kb.advice:
+                errors.append(f"{where}: fall_workup.advice: unknown advice '{workup.advice}'")
 
 
 def _check_missed_doses(where: str, cares: list, kb: KnowledgeBase, errors: list[str]) -> None:

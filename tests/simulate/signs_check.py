@@ -18,6 +18,11 @@ or the knowledge base's own rule (the thresholds below are the guidelines', rest
   the patient tells (the seed-79 read, P0009 E045: "a fall in eGFR that is not a progression" as a complication and
   a symptom). And a progression lasts: the next eGFR on record after its visit is still one (KDIGO: a sustained
   decline; there eGFR 61 came back to 72, then 79).
+- `ckd_progression_not_in_acute_illness`: no complication read on the eGFR that the condition declares a progression
+  is recorded while an acute illness runs (from its first visit to its last) or in the 7 days after it: a fall then is
+  an acute kidney injury, answered with sick-day care (the RAS blocker held, not raised), never a progression
+  (KDIGO 2012 AKI 2.1.1: within 7 days; NICE NG148; the seed-89 read, P0009 E056: eGFR 73 -> 53 in 12 days during a
+  sinus infection called "progression of diabetic kidney disease" and losartan doubled).
 - `cough_examined`: the visit that advises self-care for an acute productive cough records a chest examination (a
   test fact with its finding) and temperature, pulse, respiratory rate and oxygen saturation taken that day (NICE
   NG138 and CKS chest infections, NG191: the observations that decide self-care from pneumonia).
@@ -54,6 +59,8 @@ GFR_CATEGORIES = (90, 60, 45, 30, 15)
 """KDIGO 2024 GFR category lower bounds: G1 >= 90, G2 60-89, G3a 45-59, G3b 30-44, G4 15-29, G5 < 15."""
 PROGRESSION_FALL = 0.25
 """KDIGO 2024: a change of category is a progression only with a fall of at least 25 % from the baseline."""
+AKI_DAYS = 7
+"""KDIGO 2012 AKI: the creatinine rise of an acute kidney injury comes within 7 days."""
 PROGRESSION_WORDS = {"en": ("progression of",), "zh": ("进展",)}
 """What names a progression of a kidney disease already there ("progression to chronic kidney disease", its onset,
 is another claim)."""
@@ -149,6 +156,32 @@ def _egfr_complication(kb: KnowledgeBase, year: CareYear, event: Event) -> str |
         "symptom": any(isinstance(f, SymptomFact) and f.symptom in keys for f in event.facts),
     }
     return next((way for way, recorded in ways.items() if recorded), None)
+
+
+def _illness_spans(kb: KnowledgeBase, year: CareYear) -> list[tuple[str, str]]:
+    """Each acute illness's first and last visit on record (a symptom of it told, its examination, its review)."""
+    spans: dict[str, list[str]] = {}
+    for event in year.events:
+        for fact in event.facts:
+            key = (fact.symptom.partition(".")[0] if isinstance(fact, SymptomFact)
+                   else fact.test.split(":")[1] if isinstance(fact, TestFact) and fact.test.startswith("illness:")
+                   else None)
+            if key in kb.illnesses:
+                spans.setdefault(key, []).append(event.date)
+    return [(min(days), max(days)) for days in spans.values()]
+
+
+def progression_in_illness_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:
+    """`ckd_progression_not_in_acute_illness`."""
+    spans = _illness_spans(kb, year)
+    out = []
+    for event in year.events:
+        recorded = _egfr_complication(kb, year, event)
+        during = next(((a, b) for a, b in spans if a <= event.date and days_between(b, event.date) <= AKI_DAYS), None)
+        if recorded is not None and during is not None:
+            out.append(fail("ckd_progression_not_in_acute_illness", year, event,
+                            f"a progression as its {recorded} in an acute illness ({during[0]} to {during[1]})"))
+    return out
 
 
 def ckd_progression_violations(kb: KnowledgeBase, year: CareYear) -> list[str]:

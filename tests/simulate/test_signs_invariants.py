@@ -24,6 +24,7 @@ from tests.simulate.signs_check import (
     ckd_progression_violations,
     cough_violations,
     hf_weight_violations,
+    progression_in_illness_violations,
 )
 
 
@@ -138,3 +139,37 @@ def test_cough_self_care_without_an_examination_is_caught(kb, years):
     assert any(v.startswith("[cough_examined]") and "chest examination" in v and "spo2" in v for v in found), found
     unexamined = [f for f in event.facts if not isinstance(f, TestFact)]
     assert any("chest examination" in v for v in cough_violations(kb, with_event_facts(year, event, unexamined)))
+
+
+def test_ckd_progression_not_in_acute_illness(kb, years):
+    check([v for year in years for v in progression_in_illness_violations(kb, year)])
+
+
+def test_a_progression_during_an_acute_illness_is_caught(kb, years):
+    """A progression recorded at an acute illness's first visit, or while it runs (its review still to come), must
+    fail (the seed-89 read, P0009 E056: a sinus infection told, then "progression" and losartan doubled); one more
+    than 7 days after the illness's last visit passes."""
+    named = kb.conditions["diabetic_nephropathy_microalbuminuria"].complications
+    comp = next(c for c in named if c.progression is not None)
+    year, event = first_event(
+        years, lambda e: any(isinstance(f, ComplicationFact) and f.complication == comp.key for f in e.facts)
+    )
+    assert not progression_in_illness_violations(kb, year)
+    # (an illness the year does not have, so the crafted visits are its only ones)
+    had = {f.symptom.partition(".")[0] for e in year.events for f in e.facts if isinstance(f, SymptomFact)} | {
+        f.test.split(":")[1] for e in year.events for f in e.facts
+        if isinstance(f, TestFact) and f.test.startswith("illness:")}
+    illness = next(i for key, i in sorted(kb.illnesses.items()) if key not in had)
+    told = SymptomFact(symptom=f"{illness.key}.{illness.symptoms[0].key}", name=illness.symptoms[0].name,
+                       lay=illness.symptoms[0].lay)
+    found = progression_in_illness_violations(kb, with_event_facts(year, event, [*event.facts, told]))
+    assert any(v.startswith("[ckd_progression_not_in_acute_illness]") and event.event_id in v for v in found), found
+    long_before = next(e for e in year.events if days_between(e.date, event.date) > 7)
+    assert not progression_in_illness_violations(kb, with_event_facts(year, long_before, [*long_before.facts, told]))
+    # (the illness still running at the progression's visit: its first visit before, its review after)
+    later = next(e for e in year.events if e.date > event.date)
+    review = TestFact(test=f"illness:{illness.key}:review", name=illness.review, finding=illness.outcome)
+    running = with_event_facts(with_event_facts(year, long_before, [*long_before.facts, told]), later,
+                               [*later.facts, review])
+    assert any(v.startswith("[ckd_progression_not_in_acute_illness]") and event.event_id in v
+               for v in progression_in_illness_violations(kb, running))
