@@ -679,6 +679,10 @@ class MissedDoseCare(_Record):
     restart: bool = False
     """The drug is restarted that visit at the dose it was taken at, with a repeat prescription so a supply is in
     hand (levodopa, warfarin: running out is itself the danger; NICE NG71, BSH 2011)."""
+    recheck: bool = False
+    """The missed drug's levels that need rechecks (`Monitoring.recheck_days`) are taken again inside that window
+    after the restart, at a visit booked for them where none falls there (lithium: a 12-hour level 5-7 days after
+    restarting, NICE CG185 1.10.6; the seed-89 read: the next level 22 days on)."""
     source: str
     """Guideline."""
 

@@ -772,7 +772,8 @@ class StoryActions:
         """What missed doses of `drug` call for at the visit they are told, beyond getting back on track
         (`MissedDoseCare`): a history on record the drug treats (a beta-blocker in long QT syndrome: an ECG and the
         adherence talk), a complication found before (suicidal ideation: mood and safety asked again, the tablets
-        accounted for, someone trusted holding the medicines; the seed-47 read: "restart as usual")."""
+        accounted for, someone trusted holding the medicines; the seed-47 read: "restart as usual"), lithium in bipolar
+        disorder (relapse asked about, restarted, a level booked inside its window: `MissedDoseCare.recheck`)."""
         on_record = self.conditions_on_record(facts)
         cares = [c for h in self.kb.history_conditions.values() if h.key in on_record for c in h.missed_doses]
         cares += [c for comp in self.condition.complications if comp.key in self.patient.complications
@@ -785,6 +786,12 @@ class StoryActions:
         labs = [lab for c in cares for lab in c.labs if lab not in measured and self.allowed_now(lab)
                 and not self.reads_as_effect(lab, facts, [])]
         restart = [self.continue_fact(drug, "repeat")] if any(c.restart for c in cares) else []
+        if any(c.recheck for c in cares):
+            for monitored in (m for m in self.kb.drugs[drug].monitoring if m.recheck_days):
+                # (inside the window whatever visits fall there: the seed-89 lithium level came 22 days on)
+                due = self.day + max(1, min(self._response_days(monitored.lab), monitored.recheck_days - 1))
+                self.add_task(Task("monitor", due, deadline=self.day + monitored.recheck_days, lab=monitored.lab,
+                                   drug=drug, reason="recheck", books_visit=True))
         return [*self.measure(list(dict.fromkeys(labs))), *(AdviceFact(advice=c.advice) for c in cares), *restart]
 
     def _counselling(self, item: StoryItem) -> Event:

@@ -19,6 +19,11 @@ state. The rules (their names as `docs/simulation.md` lists them):
   safety net (`missed_levodopa`: fever, rigidity, confusion, falls, NICE NG71, Parkinson's UK "Get It On Time";
   `missed_warfarin`: clot symptoms, BSH 2011, NICE NG158), the check (a temperature; an INR), and the drug restarted at
   its dose with a repeat prescription (the seed-61 read: "a reminder on your phone or a pill box").
+- `missed_lithium_bipolar`: days of lithium missed in bipolar disorder get, that visit, relapse asked about (mania
+  above all), the risk of an abrupt stop explained, the mental health team told (`missed_lithium_bipolar`), a PHQ-9
+  that visit or within its two-week recall before it, lithium restarted with a prescription, and a lithium level
+  within 7 days after (NICE CG185 1.10.6-1.10.8; BNF, Priadel SmPC 4.4). The seed-89 read: 20 and 21 days off
+  answered "we'll work out a routine", the next level 22 days later (P0004 E069, P0009 E070).
 - `lapse_unread`: no reading of a lab the missed drug drives (its care step's labs; a range it holds, warfarin's INR)
   falls inside the days missed before the visit that tells them (a reading there would have shown the lapse: the
   seed-61 INR 2.2 two days before nine missed days were told).
@@ -170,6 +175,39 @@ def missed_critical_violations(kb, year: CareYear) -> list[str]:  # noqa: ANN001
                 for lab in labs if lab not in measured]
         if not any(f.action != "stop" for f in _prescribed(event, lapse.drug)):
             out.append(fail("missed_critical_drug", year, event, f"{what}, not restarted with a repeat prescription"))
+    return out
+
+
+BIPOLAR = "bipolar_disorder"
+LITHIUM_ATC = "N05AN"
+LITHIUM_ADVICE = "missed_lithium_bipolar"
+"""Relapse (mania above all) asked about, the abrupt stop explained, restarted, a level within a week, the team told."""
+LITHIUM_LEVEL_WITHIN_DAYS = 7
+"""A 12-hour level one week after restarting (NICE CG185 1.10.6: steady state after about 5 days)."""
+
+
+def missed_lithium_violations(kb, year: CareYear) -> list[str]:  # noqa: ANN001
+    """`missed_lithium_bipolar`."""
+    if BIPOLAR not in year.persona.histories:
+        return []
+    out = []
+    for index, event, lapse in _lapses(year):
+        if not (kb.drugs[lapse.drug].atc or "").startswith(LITHIUM_ATC):
+            continue
+        what = f"{lapse.missed_days} days of {lapse.drug} missed in bipolar disorder"
+        if not _advised(event, LITHIUM_ADVICE):
+            out.append(fail("missed_lithium_bipolar", year, event, f"{what} with no relapse check or team told"))
+        if not any(days_between(e.date, event.date) <= PHQ9_RECALL_DAYS and any(
+                isinstance(f, LabFact) and f.lab == "phq9" for f in e.facts) for e in year.events[:index + 1]):
+            out.append(fail("missed_lithium_bipolar", year, event, f"{what} with no PHQ-9 within {PHQ9_RECALL_DAYS} "
+                            "days"))
+        if not any(f.action != "stop" for f in _prescribed(event, lapse.drug)):
+            out.append(fail("missed_lithium_bipolar", year, event, f"{what}, not restarted"))
+        told, within = _day(event.date), timedelta(days=LITHIUM_LEVEL_WITHIN_DAYS)
+        ends = told + within <= _day(year.events[-1].date)  # (a window past the year's last visit is not judged)
+        if ends and not any(True for _ in _readings(year, "lithium_level", told + timedelta(days=1), told + within)):
+            out.append(fail("missed_lithium_bipolar", year, event, f"{what} with no lithium level within "
+                            f"{LITHIUM_LEVEL_WITHIN_DAYS} days of the restart"))
     return out
 
 

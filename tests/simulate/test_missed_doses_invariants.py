@@ -3,7 +3,8 @@ skipped propranolol in congenital long QT, a month after suicidal ideation, answ
 beta-blocker missed in long QT gets an ECG and the adherence talk that visit, and any lapse after suicidal ideation a
 safety check with the PHQ-9 and the question of who holds the medicines. The seed-61 read adds refill requests
 answered with a repeat prescription, missed levodopa and warfarin answered as a critical lapse, and lapses the
-readings and the patient's own words bear out. Each rule also has crafted violations that its check must catch.
+readings and the patient's own words bear out; the seed-89 read, lithium missed in bipolar disorder answered with a
+relapse check, a restart and a level within the week. Each rule also has crafted violations that its check must catch.
 
 Failure messages start with the rule's name in brackets (the names `docs/simulation.md` lists).
 """
@@ -22,7 +23,9 @@ from medmemorybench.simulate.models import AdherenceFact, AdviceFact, LabFact, M
 from tests.simulate.clinical import check, first_event
 from tests.simulate.missed_doses_check import (
     AFTER_IDEATION_ADVICE,
+    BIPOLAR,
     CRITICAL,
+    LITHIUM_ADVICE,
     LONG_QT,
     LONG_QT_ADVICE,
     adherence_claim_violations,
@@ -31,6 +34,7 @@ from tests.simulate.missed_doses_check import (
     missed_after_ideation_violations,
     missed_beta_blocker_violations,
     missed_critical_violations,
+    missed_lithium_violations,
     moves_phq9,
     refill_violations,
 )
@@ -82,6 +86,34 @@ def test_a_lapse_after_suicidal_ideation_without_a_safety_check_is_caught(kb, ye
     found = [v for v in missed_after_ideation_violations(kb, stripped) if event.event_id in v]
     assert any(v.startswith("[missed_doses_after_suicidal_ideation]") and "who holds the medicines" in v for v in found)
     assert any("no PHQ-9" in v for v in found)
+
+
+# --- missed_lithium_bipolar (the seed-89 read) ------------------------------------------------------------------
+
+
+def test_missed_lithium_in_bipolar_disorder_gets_a_relapse_check_restart_and_level(kb, years):
+    check([v for year in years for v in missed_lithium_violations(kb, year)])
+    first_event([y for y in years if BIPOLAR in y.persona.histories], _lapse_with(LITHIUM_ADVICE))  # (exercised)
+
+
+def test_a_lithium_gap_answered_with_a_routine_is_caught(kb, years):
+    year, event = first_event([y for y in years if BIPOLAR in y.persona.histories and date.fromisoformat(
+        y.events[-1].date) > date(2024, 12, 20)], _lapse_with(LITHIUM_ADVICE))
+    assert not missed_lithium_violations(kb, year)
+    told = date.fromisoformat(event.date)
+    index = year.events.index(event)
+    # (the seed-89 E069: no advice, no restart, no PHQ-9 in the fortnight, the next level 22 days later)
+    broken = year.model_copy(update={"events": [e.model_copy(update={"facts": [f for f in e.facts if not (
+        e is event and (isinstance(f, AdviceFact) and f.advice == LITHIUM_ADVICE
+                        or isinstance(f, MedicationFact) and f.drug == "lithium")
+        or isinstance(f, LabFact) and f.lab == "phq9" and i <= index
+        or isinstance(f, LabFact) and f.lab == "lithium_level"
+        and told < date.fromisoformat(e.date) <= told + timedelta(days=7))]}) for i, e in enumerate(year.events)]})
+    found = [v for v in missed_lithium_violations(kb, broken) if event.event_id in v]
+    assert any(v.startswith("[missed_lithium_bipolar]") and "no relapse check" in v for v in found)
+    assert any("no PHQ-9" in v for v in found)
+    assert any("not restarted" in v for v in found)
+    assert any("no lithium level within 7 days" in v for v in found)
 
 
 # --- refill_answered ----------------------------------------------------------------------------------------------
