@@ -482,9 +482,10 @@ def test_a_lab_change_chain_holds_every_change_since_the_reading_before(kb, pati
 
 
 def test_a_lab_change_is_explained_from_the_reading_before_on_seed_89(kb):
-    """Seed 89, P0009's September UACR of 136 mg/g: the chain is May's losartan, June's 289 mg/g, July's progression
-    with losartan doubled, and the reading (not the way to May's 111 at diagnosis); P0004's May systolic of 146 after
-    136 in April, with no change between, is not asked."""
+    """Seed 89, P0004's May systolic of 146 after 136 in April, with no change between, is not asked (it was, credited
+    to the January amlodipine start). (The panel's other seed-89 case, P0009's September UACR, left with h27i: its
+    progression no longer falls in the sinus infection, so that year holds no such question now; the same class, a
+    reading explained across a flare and a switch, is pinned on seed 83 P0012 in test_mcd_links.)"""
     import random
 
     from medmemorybench.questions.facts import FactFinder
@@ -498,5 +499,4 @@ def test_a_lab_change_is_explained_from_the_reading_before_on_seed_89(kb):
         return {d.evidence[-1].event_id: [e.event_id for e in d.evidence]
                 for d in mcd.make(finder, checkpoint, random.Random(0)) if d.template == "mcd.why_lab_change"}
 
-    assert lab_changes(8, 80)["P0009-E078"] == ["P0009-E037", "P0009-E046", "P0009-E056", "P0009-E078"]
     assert "P0004-E041" not in lab_changes(3, 50)
