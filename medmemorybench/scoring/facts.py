@@ -856,16 +856,22 @@ _GIVING = re.compile(r"\b(?:start\w*|began|begun|given|gave|prescrib\w*|added|ad
 """A clause that tells a drug as given ("amoxicillin was started", "put you on", "加用")."""
 
 
+@lru_cache(maxsize=8192)
+def _neutral_name(name: str) -> str:
+    """A drug name as names are compared (`never_taken` reads every name of the knowledge base for every answer)."""
+    return spelling_neutral(canonical_text(name))
+
+
 def never_taken(reading: Reading, taken: list[Fact]) -> list[str]:
     """The drugs (of the knowledge base, `_drugs`) the answer tells as given in a clause that says so (`_GIVING`) and
     `offers`, that are none of `taken` (every drug the patient took, and the chain's)."""
     from medmemorybench.scoring._drugs import drug_names
 
-    known = {spelling_neutral(canonical_text(form)) for fact in taken for form in fact.forms}
+    known = {_neutral_name(form) for fact in taken for form in fact.forms}
     text = spelling_neutral(reading.text)
     out = []
     for names in drug_names():
-        if any(spelling_neutral(canonical_text(name)) in known for name in names):
+        if any(_neutral_name(name) in known for name in names):
             continue
         fact = Fact(names[0], "name", names[1:])
         spans = [span for name in names for span in _mention_spans(text, name)]

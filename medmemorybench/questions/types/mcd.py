@@ -12,7 +12,7 @@ from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.questions.types.mcd_links import is_causal_link, rests_on
+from medmemorybench.questions.types.mcd_links import CHANGES, is_causal_link, rests_on
 from medmemorybench.questions.types.sua import switched
 from medmemorybench.render.fields import text_of
 from medmemorybench.scoring.facts import (
@@ -440,8 +440,9 @@ def _reading_before(finder: FactFinder, event: Event, lab: str) -> tuple[Event, 
     return readings[-1] if readings else None  # type: ignore[return-value]
 
 
-_CHANGES = ("start", "administer", "increase", "decrease", "stop", "correct")
-"""Medication actions that change what a drug does to the labs (a drug carried on is no change)."""
+_CHANGES = (*CHANGES, "correct")
+"""Medication actions that change what a drug does to the labs: the decisions (`mcd_links.CHANGES`) and a dose
+corrected to the one taken (a drug carried on is no change)."""
 
 
 def _drug_moves(finder: FactFinder, fact: MedicationFact, lab: str) -> bool:
