@@ -314,7 +314,7 @@ def print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
         saturation_plot,
         source_of,
     )
-    from medmemorybench.report.benchmarks import unscored_notes
+    from medmemorybench.report.benchmarks import rule_bound_notes, unscored_notes
 
     summaries = sorted((load_summary(r) for r in runs), key=is_ceiling)  # (stable: the systems in the order given)
     ceilings = {run_label(s) for s in summaries if is_ceiling(s)}
@@ -336,6 +336,6 @@ def print_report(runs: list[Path], plot: Path | None = None) -> Path | None:
                 table.add_section()  # (a rule between the systems and the ceiling below them)
             table.add_row(*row)
         console.print(table)
-    for note in unscored_notes(summaries):
+    for note in [*unscored_notes(summaries), *rule_bound_notes(summaries)]:
         say(note)
     return saturation_plot(summaries, plot) if plot is not None else None

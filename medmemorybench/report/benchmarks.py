@@ -105,3 +105,25 @@ def unscored_notes(summaries: list[dict[str, Any]]) -> list[str]:
     """One line per task whose `correct` has no value by design (a LongMemEval task run without --judge)."""
     return [f"{run_label(summary)} {name}: accuracy unscored for {entry.get('n')} answers ({entry.get('reason')})"
             for summary in summaries for name, task in summary["tasks"].items() if (entry := unscored_entry(task))]
+
+
+RULE_BOUNDED_TYPES = ("MCD",)
+"""Types whose rule-scored accuracy is an upper bound: their rubric checks that a chain's steps are told and cannot see
+one wrong fact added to a full telling (docs/scoring.md, "How far to trust an MCD score from rules")."""
+
+
+def rule_bound_notes(summaries: list[dict[str, Any]]) -> list[str]:
+    """One line per run scored by rules alone (no judge) with accuracy for a type of `RULE_BOUNDED_TYPES`."""
+    notes = []
+    for summary in summaries:
+        if summary["header"].get("judge") or source_of(summary) is not None:
+            continue
+        scored = sorted({g["query_type"] for task in summary["tasks"].values()
+                         for g in task["metrics"].get("correct", {}).get("by_type", [])
+                         if g.get("query_type") in RULE_BOUNDED_TYPES and g.get("mean") is not None})
+        if scored:
+            notes.append(f"{run_label(summary)}: {', '.join(scored)} accuracy scored by rules (no --judge) is an upper "
+                         "bound: the rubric checks the chain's steps are told and cannot see a wrong fact added "
+                         "(docs/scoring.md); run with --judge for a score to compare")
+    return notes
+

@@ -185,6 +185,8 @@ def test_provenance_links_to_the_samples(page, site):
     details = page.evaluate("document.querySelector('#main-table tr.details').textContent")
     manifest = site["honest"].manifest
     assert manifest.dataset_fingerprint in details and "qa/eem.jinja" in details and "transformers" in details
+    assert "rule rubric" in details  # (its judge, which the note above the table says makes MCD an upper bound)
+    assert "MCD cells are upper" in page.evaluate("document.querySelector('#rule-bound').textContent")
     href = page.evaluate("document.querySelector('#main-table tr.details a').href")
     with urllib.request.urlopen(href, timeout=10) as response:
         assert response.read() == site["honest"].files["samples.jsonl"]

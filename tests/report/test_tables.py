@@ -42,3 +42,20 @@ def test_the_report_shows_the_ceiling_after_the_systems_set_apart(tmp_path, caps
     assert system < ceiling and paper[ceiling - 1].startswith("├")  # (a rule between the systems and the ceiling)
     accuracy = next(line for line in lines if "bm25 (window=4) / gpt-x" in line and "oracle" in line)
     assert accuracy.index("bm25") < accuracy.index("oracle")  # (its column last in the per-type tables too)
+
+
+def test_a_rule_scored_mcd_accuracy_is_reported_as_an_upper_bound(tmp_path, capsys):
+    from medmemorybench.report.benchmarks import rule_bound_notes
+
+    mcd = _summary({"memory": "bm25"}, 0.5)
+    by_type = mcd["tasks"]["medmemorybench_efficient"]["metrics"]["correct"]["by_type"]
+    by_type.append({"query_type": "MCD", "mean": 0.4, "n_scored": 10, "n_error": 0})
+    judged = json.loads(json.dumps(mcd))
+    judged["header"]["judge"] = {"backbone": "openai", "model": "gpt-judge"}
+    assert rule_bound_notes([BM25, judged]) == []  # (no MCD scored; a judge scored it)
+    (note,) = rule_bound_notes([mcd, judged])
+    assert note.startswith("bm25 / gpt-x: MCD accuracy scored by rules (no --judge) is an upper bound")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "summary.json").write_text(json.dumps(mcd), encoding="utf-8")
+    print_report([tmp_path / "run"])
+    assert "is an upper bound" in " ".join(capsys.readouterr().out.split())
