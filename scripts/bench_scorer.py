@@ -4,6 +4,11 @@ the LLM judge (on the types it decides: TLA, SUA, IG, MCD).
 
 Run: .venv/bin/python scripts/bench_scorer.py [--panel panels/answers.jsonl] [--show-misses]
      .venv/bin/python scripts/bench_scorer.py --judge hf [--judge_args ...]   # the judge too (slow on CPU)
+     .venv/bin/python scripts/bench_scorer.py --write_judge_prompts P.jsonl   # the judge's prompts, to answer
+     .venv/bin/python scripts/bench_scorer.py --judge_replies R.jsonl        # score with those written replies
+A capable judge that cannot run here (a person, or a model elsewhere) answers the prompts of --write_judge_prompts
+(one JSON object per line: key, query_id, answer_id, content): its replies, one {"key", "reply"} per line, are read
+by --judge_replies exactly as a judge model's completions (the same requests, the same verdict parser).
 Prints a table per scorer and writes --output (JSON) when given. The bars (SPEC §4): false rejects <= 3 % and false
 accepts <= 2 % on every type in both languages, kappa >= 0.9.
 """
@@ -11,15 +16,20 @@ accepts <= 2 % on every type in both languages, kappa >= 0.9.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from medmemorybench.errors import InputError
+from medmemorybench.files import loads_json
+from medmemorybench.models.base import Backbone, ChatRequest, Completion
 from medmemorybench.questions.spec import judged_codes, type_codes
-from medmemorybench.scoring import score_answer, score_answers
+from medmemorybench.scoring import load_judge_prompts, score_answer, score_answers
+from medmemorybench.scoring.llm_judge import build_judge_request
 from medmemorybench.scoring.panel import Agreement, PanelAnswer, agreement, by_slice, load_panel, with_fresh_rows
 
 DEFAULT_PANEL = Path(__file__).resolve().parents[1] / "panels" / "answers.jsonl"
@@ -61,10 +71,65 @@ def rule_verdicts(panel: list[PanelAnswer]) -> list[tuple[PanelAnswer, bool, str
     return out
 
 
-def judge_verdicts(panel: list[PanelAnswer], model: str, model_args: str) -> list[tuple[PanelAnswer, bool, str]]:
-    from medmemorybench.models import load_backbone
+def request_key(request: ChatRequest) -> str:
+    """A judge request's key: the SHA-256 of its messages (the rendered prompt)."""
+    return hashlib.sha256(json.dumps(request.messages, ensure_ascii=False).encode("utf-8")).hexdigest()
 
-    backbone = load_backbone(model, model_args, "--judge")
+
+def write_judge_prompts(panel: list[PanelAnswer], path: Path) -> int:
+    """The judge's request for every judged answer of the panel, one JSON object per line; how many."""
+    prompts = load_judge_prompts()
+    lines = []
+    for answer in panel:
+        if answer.query_type in judged_codes():
+            request = build_judge_request(answer.question, answer.answer,
+                                          prompts["mcd" if answer.query_type == "MCD" else "rubric"])
+            lines.append(json.dumps({"key": request_key(request), "query_id": answer.question["query_id"],
+                                     "answer_id": answer.id, "content": request.messages[-1]["content"]},
+                                    ensure_ascii=False))
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return len(lines)
+
+
+class WrittenReplies(Backbone):
+    """A judge whose replies were written beforehand (`--judge_replies`): each request is answered with the reply
+    stored under its key, or an error naming the missing key."""
+
+    name = "written-replies"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.replies: dict[str, str] = {}
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: cannot read the replies ({exc})") from None
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = loads_json(line)
+            except ValueError:
+                raise InputError(f"{path}:{number}: not JSON") from None
+            if not isinstance(row, dict) or not isinstance(row.get("key"), str) \
+                    or not isinstance(row.get("reply"), str):
+                raise InputError(f"{path}:{number}: expected {{\"key\": str, \"reply\": str}}")
+            self.replies[row["key"]] = row["reply"]
+
+    @property
+    def model_id(self) -> str:
+        return str(self.path)
+
+    def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        out = []
+        for request in requests:
+            reply = self.replies.get(request_key(request))
+            out.append(Completion(text=reply) if reply is not None
+                       else Completion(error=f"no written reply for key {request_key(request)[:12]}"))
+        return out
+
+
+def judge_verdicts(panel: list[PanelAnswer], backbone: Backbone) -> list[tuple[PanelAnswer, bool, str]]:
     judged = [a for a in panel if a.query_type in judged_codes()]
     out = []
     start, last = time.monotonic(), time.monotonic()
@@ -75,6 +140,8 @@ def judge_verdicts(panel: list[PanelAnswer], model: str, model_args: str) -> lis
             verdict = score.get("llm_judge")
             if verdict is not None and verdict.status == "scored":
                 out.append((answer, verdict.value == 1.0, verdict.explanation))
+            elif verdict is not None:
+                print(f"judge: {answer.id}: no verdict ({verdict.explanation})", file=sys.stderr)
         if time.monotonic() - last >= 10 or i + 8 >= len(judged):
             print(f"judge: {min(i + 8, len(judged))}/{len(judged)} answers, {time.monotonic() - start:.0f} s",
                   file=sys.stderr, flush=True)
@@ -112,6 +179,10 @@ def main() -> int:
     parser.add_argument("--panel", type=Path, default=DEFAULT_PANEL)
     parser.add_argument("--judge", help="a backbone to judge with (hf, openai, vllm ...)")
     parser.add_argument("--judge_args", "--judge-args", default="")
+    parser.add_argument("--write_judge_prompts", type=Path,
+                        help="write the judge's prompt for every judged answer here (JSONL) and stop")
+    parser.add_argument("--judge_replies", type=Path,
+                        help="score with a judge's replies written beforehand (JSONL of key and reply)")
     parser.add_argument("--show-misses", "--show_misses", action="store_true")
     parser.add_argument("--output", type=Path, help="write the figures as JSON here")
     parser.add_argument("--rows", type=Path, help="a fresh build of the panel's seed (<out>/medmemorybench): score "
@@ -122,9 +193,16 @@ def main() -> int:
         if args.rows:
             panel, replaced = with_fresh_rows(panel, args.rows)
             print(f"question rows of {args.rows}: {replaced} of {len(panel)} answers rescored with today's rows")
+        if args.judge and args.judge_replies:
+            raise InputError("--judge and --judge_replies: give one judge")
+        written = WrittenReplies(args.judge_replies) if args.judge_replies else None
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.write_judge_prompts:
+        count = write_judge_prompts(panel, args.write_judge_prompts)
+        print(f"{count} judge prompts: {args.write_judge_prompts}")
+        return 0
     counts = {t: sum(a.query_type == t for a in panel) for t in type_codes()}
     print(f"panel {args.panel}: {len(panel)} answers of {len({a.question['query_id'] for a in panel})} questions; "
           + ", ".join(f"{t} {n}" for t, n in counts.items()) + f"; machine: {os.cpu_count()} cores")
@@ -132,7 +210,12 @@ def main() -> int:
     figures = {"rule": report("rule scorer", rule_verdicts(panel), args.show_misses)}
     print(f"rule scorer: {len(panel)} answers in {time.perf_counter() - start:.1f} s")
     if args.judge:
-        figures["judge"] = report(f"LLM judge ({args.judge})", judge_verdicts(panel, args.judge, args.judge_args),
+        from medmemorybench.models import load_backbone
+
+        backbone = load_backbone(args.judge, args.judge_args, "--judge")
+        figures["judge"] = report(f"LLM judge ({args.judge})", judge_verdicts(panel, backbone), args.show_misses)
+    if written is not None:
+        figures["judge"] = report(f"judge (replies written in {args.judge_replies})", judge_verdicts(panel, written),
                                   args.show_misses)
     if args.output:
         args.output.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")

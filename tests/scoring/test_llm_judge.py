@@ -59,6 +59,23 @@ def test_mcd_prompt_lists_the_chain_with_sessions():
     assert "2. missed 7 days of metformin [P0001-S066]" in prompt
 
 
+def test_mcd_prompt_names_the_drugs_taken_apart_from_what_shows_a_step():
+    row = mcd()
+    row["reasoning_chain"][-1]["facts"] = [{"text": "HbA1c 8.7 %", "group": ""},
+                                           {"text": "sitagliptin", "group": "rival"},
+                                           {"text": "HbA1c 7.1 %", "group": "record"},
+                                           {"text": "metformin", "group": "taken"},
+                                           {"text": "atorvastatin", "group": "taken"}]
+    backbone = FakeBackbone([mcd_reply()])
+    judge_many([row], ["because"], backbone)
+    prompt = backbone.batches[0][0].messages[0]["content"]
+    assert "3. HbA1c 8.7 % [P0001-S068] — shown by any of: HbA1c 8.7 % (not given" in prompt  # (no record, no taken)
+    assert "Every drug the patient had taken by then: metformin; atorvastatin\n" in prompt
+    assert "or that is not among the drugs taken" in prompt
+    judge_many([mcd()], ["because"], plain := FakeBackbone([mcd_reply()]))
+    assert "taken by then" not in plain.batches[0][0].messages[0]["content"]
+
+
 def test_fenced_json_with_prose_is_read():
     reply = 'Here is my verdict:\n```json\n{"correct": true, "reason": "ok"}\n```'
     [score] = judge_many([tla()], ["x"], FakeBackbone([reply]))
