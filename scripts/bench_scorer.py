@@ -7,8 +7,9 @@ Run: .venv/bin/python scripts/bench_scorer.py [--panel panels/answers.jsonl] [--
      .venv/bin/python scripts/bench_scorer.py --write_judge_prompts P.jsonl   # the judge's prompts, to answer
      .venv/bin/python scripts/bench_scorer.py --judge_replies R.jsonl        # score with those written replies
 A capable judge that cannot run here (a person, or a model elsewhere) answers the prompts of --write_judge_prompts
-(one JSON object per line: key, query_id, answer_id, content): its replies, one {"key", "reply"} per line, are read
-by --judge_replies exactly as a judge model's completions (the same requests, the same verdict parser).
+(one JSON object per line: key, query_id, content; no answer id, which may tell the writer's intent): its replies,
+one {"key", "reply"} per line, are read by --judge_replies exactly as a judge model's completions (the same
+requests, the same verdict parser).
 Prints a table per scorer and writes --output (JSON) when given. The bars (SPEC §4): false rejects <= 3 % and false
 accepts <= 2 % on every type in both languages, kappa >= 0.9.
 """
@@ -84,9 +85,9 @@ def write_judge_prompts(panel: list[PanelAnswer], path: Path) -> int:
         if answer.query_type in judged_codes():
             request = build_judge_request(answer.question, answer.answer,
                                           prompts["mcd" if answer.query_type == "MCD" else "rubric"])
+            # (no answer id: a panel's ids may tell the writer's intent, and the judge must not see it)
             lines.append(json.dumps({"key": request_key(request), "query_id": answer.question["query_id"],
-                                     "answer_id": answer.id, "content": request.messages[-1]["content"]},
-                                    ensure_ascii=False))
+                                     "content": request.messages[-1]["content"]}, ensure_ascii=False))
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return len(lines)
 

@@ -28,19 +28,20 @@ def test_written_replies_are_scored_as_a_judges(tmp_path):
     done = _run("--panel", str(panel), "--write_judge_prompts", str(prompts))
     assert done.returncode == 0, done.stderr
     written = [json.loads(line) for line in prompts.read_text(encoding="utf-8").splitlines()]
-    assert [p["answer_id"] for p in written] == list(labels)
+    assert len(written) == len(labels) and all(set(p) == {"key", "query_id", "content"} for p in written)
     assert all("<<<ANSWER" in p["content"] and len(p["key"]) == 64 for p in written)
+    assert not any(answer_id in prompts.read_text(encoding="utf-8") for answer_id in labels)  # (ids tell intent)
     # (a judge that agrees with every label but one, which it gets wrong, and one answer left unjudged)
     replies = []
-    for number, prompt in enumerate(written[:-1]):
-        veto = (labels[prompt["answer_id"]] == "wrong") != (number == 0)
+    for number, (prompt, label) in enumerate(zip(written[:-1], labels.values(), strict=False)):
+        veto = (label == "wrong") != (number == 0)
         replies.append({"key": prompt["key"], "reply": json.dumps(
             {"ncr": 1, "crc": 1, "cc": 1, "same_conclusion": True, "veto": veto, "reason": "r"})})
     path = tmp_path / "replies.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in replies), encoding="utf-8")
     done = _run("--panel", str(panel), "--judge_replies", str(path), "--output", str(tmp_path / "f.json"))
     assert done.returncode == 0, done.stderr
-    assert f"{written[-1]['answer_id']}: no verdict (judge error: no written reply for key" in done.stderr
+    assert f"{list(labels)[-1]}: no verdict (judge error: no written reply for key" in done.stderr
     judge = json.loads((tmp_path / "f.json").read_text(encoding="utf-8"))["judge"]["overall"]
     assert judge["n"] == 5 and judge["false_rejects"] + judge["false_accepts"] == 1
 
