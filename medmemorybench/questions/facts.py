@@ -23,6 +23,7 @@ from medmemorybench.render.fields import dose_with_unit, format_number, lab_with
 from medmemorybench.render.models import regular_session_id
 from medmemorybench.render.templates import Templates
 from medmemorybench.simulate.models import (
+    WITHDRAWN,
     AdherenceFact,
     AdverseFact,
     AllergyFact,
@@ -236,9 +237,10 @@ class FactFinder:
                   "previous": self.dose_text(fact.previous_dose, fact.unit) if fact.previous_dose is not None else ""}
         return self.say("medication", fact.action, **fields)
 
-    def event_text(self, event: Event, lab: str | None = None) -> str:
+    def event_text(self, event: Event, lab: str | None = None, withdrawn: dict[str, str] | None = None) -> str:
         """What happened at a visit, from its structured facts, in the gold answers' words (no internal codes);
-        `lab`: also that lab's value, where the visit measured it (a chain about how it moved)."""
+        `lab`: also that lab's value, where the visit measured it (a chain about how it moved); `withdrawn`: the
+        diagnoses the record withdrew by the question's checkpoint (`withdrawn`), a suspected one told as such."""
         parts: list[str] = []
         measured = next((f for f in event.facts if isinstance(f, LabFact) and f.lab == lab), None)
         if measured is not None:
@@ -247,7 +249,8 @@ class FactFinder:
             if isinstance(fact, MedicationFact) and fact.reason != "long_term":
                 parts.append(self.medication_text(fact))
             elif isinstance(fact, DiagnosisFact) and fact.status in ("confirmed", "complication", "suspected", "acute"):
-                parts.append(self.say("diagnosis", fact.status, name=self.t(fact.name)))
+                status = (withdrawn or {}).get(fact.icd11, fact.status) if fact.status == "suspected" else fact.status
+                parts.append(self.say("diagnosis", status, name=self.t(fact.name)))
             elif isinstance(fact, AvoidedFact) and (reasons := self.avoided_reasons(fact)):
                 parts.append(self.say("event", "avoided", drug=self.drug(fact.drug), reasons=reasons))
             elif (trap := next((t for t in self.traps if t.fact == fact), None)) is not None:
@@ -637,6 +640,19 @@ class FactFinder:
 
     def month_of(self, event: Event) -> str:
         return self.phrasing.common("months")[date.fromisoformat(event.date).month - 1]
+
+    def when(self, event: Event, others: list[Event]) -> str:
+        """When a question says `event` was: in its month, or on its date where another of `others` (the visits it
+        could mean by the checkpoint: the fasting sugar of 25 May beside that of 10 May) falls in that month."""
+        words = self.phrasing.common("when")
+        if any(o.event_id != event.event_id and o.date[:7] == event.date[:7] for o in others):
+            return words["date"].format(date=event.date)
+        return words["month"].format(month=self.month_of(event))
+
+    def withdrawn(self, checkpoint: int) -> dict[str, str]:
+        """The working diagnoses the record withdrew by the checkpoint (ICD-11 code -> `ruled_out` or `revised`)."""
+        return {f.icd11: f.status for _, f in self.facts(checkpoint, DiagnosisFact)  # type: ignore[union-attr]
+                if f.status in WITHDRAWN}  # type: ignore[union-attr]
 
     def format_number(self, value: float) -> str:
         return format_number(value)

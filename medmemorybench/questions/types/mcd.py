@@ -87,6 +87,7 @@ def proximate_chain(by_id: dict[str, Event], event: Event) -> list[Event]:
 def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]:
     by_id = {e.event_id: e for e in finder.events}
     record = _Record(finder, checkpoint)
+    withdrawn = finder.withdrawn(checkpoint)  # (a first thought the record ruled out by now: the gold says so)
     drafts = []
     for end in finder.upto(checkpoint):
         nodes = proximate_chain(by_id, end)
@@ -96,6 +97,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         if phrasing is None:
             continue
         template, fields = phrasing
+        key = f"chain:{template}:{sorted(fields.items())}"
         lab = _chain_lab(finder, nodes, template)
         if template == "mcd.why_lab_change":  # (what moved it since the reading before, not the way to the first)
             assert lab is not None
@@ -112,7 +114,7 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         if len(told_nodes) < 3 or (date.fromisoformat(told_nodes[-1].date)
                                    - date.fromisoformat(told_nodes[0].date)).days < MIN_SPAN_DAYS:
             continue
-        steps = [finder.event_text(n, lab) for n in told_nodes]
+        steps = [finder.event_text(n, lab, withdrawn) for n in told_nodes]
         if not all(steps) or len(set(steps)) < len(steps):
             continue
         answer = finder.say("mcd", "then").join(step.rstrip(".。") for step in steps)
@@ -122,8 +124,10 @@ def make(finder: FactFinder, checkpoint: int, rng: random.Random) -> list[Draft]
         told = normalize_text(answer)
         keys = list(dict.fromkeys(k for k in (node_key(finder, n, lab) for n in told_nodes)
                                   if k and normalize_text(k) in told))[:4]
-        drafts.append(Draft("MCD", template, fields, answer, told_nodes, keys,
-                            f"chain:{template}:{sorted(fields.items())}", kind=template,
+        if template == "mcd.why_lab_change":  # (its month, or its date where the record has another reading then)
+            readings = [e for e, f in record.measured if f.lab == lab]
+            fields = {"lab_lay": fields["lab_lay"], "when": finder.when(end, readings)}
+        drafts.append(Draft("MCD", template, fields, answer, told_nodes, keys, key, kind=template,
                             chain=list(zip(steps, told_nodes, strict=True)),
                             chain_facts=_chain_facts(finder, told_nodes, _subject_drug(finder, nodes, template),
                                                      record)))
@@ -403,6 +407,7 @@ def _template(finder: FactFinder, nodes: list[Event]) -> tuple[str, dict[str, st
         return "mcd.why_adverse", {"effect": finder.effect_name(adverse), "drug": finder.drug(adverse.drug)}
     lab = _moved_lab(finder, nodes) if last.kind == "lab_check" else None
     if lab is not None:
+        # (the month keys the question: its wording says the month or the date, `FactFinder.when`)
         return "mcd.why_lab_change", {"lab_lay": finder.lab_lay(lab), "month": finder.month_of(last)}
     return None
 

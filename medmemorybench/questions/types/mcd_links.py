@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from medmemorybench.questions.facts import FactFinder
 from medmemorybench.simulate.models import (
+    WITHDRAWN,
     AdherenceFact,
     AdverseFact,
     DiagnosisFact,
@@ -43,18 +44,18 @@ def _grounds(finder: FactFinder, fact: object, decision: object, earlier: Event,
             return isinstance(fact, SymptomFact) and not wrong.findings
         diagnostic = {m.lab for m in condition.monitored if m.diagnostic}
         return isinstance(fact, (SymptomFact, TestFact)) or (isinstance(fact, LabFact) and fact.lab in diagnostic) \
-            or _failed_first_thought(fact)
+            or _failed_first_thought(finder, fact, later)
     if isinstance(decision, DiagnosisFact) and decision.status == "complication":
         # (a complication follows from the disease found, or doses of its treatment missed; not from the tests that
         # found the disease)
         return (isinstance(fact, DiagnosisFact) and fact.status in ("confirmed", "complication")) \
             or isinstance(fact, AdherenceFact)
     if isinstance(decision, TestFact):  # (what was felt or found, what had not helped, the course it checks)
-        return isinstance(fact, (SymptomFact, TestFact, LabFact)) or _failed_first_thought(fact) \
+        return isinstance(fact, (SymptomFact, TestFact, LabFact)) or _failed_first_thought(finder, fact, later) \
             or (isinstance(fact, DiagnosisFact) and fact.status == "acute") \
             or (isinstance(fact, MedicationFact) and fact.reason.startswith("illness:"))
     if isinstance(decision, SymptomFact):  # (still unwell after what was first thought and given: the return)
-        return _failed_first_thought(fact)
+        return _failed_first_thought(finder, fact, later)
     if isinstance(decision, AdverseFact):
         return isinstance(fact, MedicationFact) and fact.drug == decision.drug and fact.action != "stop"
     if isinstance(decision, MedicationFact) and decision.action in CHANGES and decision.reason != "long_term":
@@ -64,10 +65,19 @@ def _grounds(finder: FactFinder, fact: object, decision: object, earlier: Event,
     return False
 
 
-def _failed_first_thought(fact: object) -> bool:
-    """A wrong first diagnosis, or the drug given for it: what the patient came back from."""
-    return (isinstance(fact, DiagnosisFact) and fact.status == "suspected") \
-        or (isinstance(fact, MedicationFact) and fact.reason == "misdiagnosis")
+def _failed_first_thought(finder: FactFinder, fact: object, later: Event) -> bool:
+    """A wrong first diagnosis, or the drug given for it, while it still stood at `later`: what the patient came back
+    from. Once the results ruled it out (or revised it), what followed rests on its own findings: the diabetic kidney
+    disease found in June is not a step on from the fatty liver suspected in February and ruled out in April (a drug
+    given for it is: `_drug_grounds` reads its indication)."""
+    if isinstance(fact, DiagnosisFact) and fact.status == "suspected":
+        wrong = fact.icd11
+    elif isinstance(fact, MedicationFact) and fact.reason == "misdiagnosis":
+        wrong = (fact.indication or "").partition(":")[2]
+    else:
+        return False
+    return not any(isinstance(f, DiagnosisFact) and f.icd11 == wrong and f.status in WITHDRAWN
+                   for e in finder.events if e.index <= later.index for f in e.facts)
 
 
 def _drug_grounds(finder: FactFinder, fact: object, decision: MedicationFact) -> bool:
