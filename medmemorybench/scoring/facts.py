@@ -850,9 +850,11 @@ def offers(reading: Reading, fact: Fact, besides: Iterable[Fact] = ()) -> bool:
                for start, end in _mention_spans(text, form))
 
 
-_GIVING = re.compile(r"\b(?:start\w*|began|begun|given|gave|prescrib\w*|added|adding|put (?:you )?on|"
-                     r"switch\w* (?:you )?to|changed to|took|taking|course of|(?:was|were|been|is|are) on)\b|"
-                     r"开始用|开了|开始服|加用|加了|改用|换成|换用|服用|用上|给您用")
+_STARTING = r"\b(?:start\w*|began|begun|prescrib\w*|put (?:you )?on|given|gave)\b|开了"
+"""Words that tell a drug started ("started on", "prescribed", "开了"): both a start (`_STARTED`) and a drug given
+(`_GIVING`) read them."""
+_GIVING = re.compile(_STARTING + r"|\b(?:added|adding|switch\w* (?:you )?to|changed to|took|taking|course of|"
+                     r"(?:was|were|been|is|are) on)\b|开始用|开始服|加用|加了|改用|换成|换用|服用|用上|给您用")
 """A clause that tells a drug as given ("amoxicillin was started", "put you on", "加用")."""
 
 
@@ -884,7 +886,7 @@ def never_taken(reading: Reading, taken: list[Fact]) -> list[str]:
 _CHANGED = re.compile(r"\b(?:rais\w*|increas\w*|doubl\w*|halv\w*|reduc\w*|lower\w*|cut|titrat\w*|went up|gone up|"
                       r"stepped|up to|down to|from)\b|加量|增加|加到|增至|减量|减到|调到|调整|上调|下调")
 """A clause that tells a dose change ("raised to 1000 mg", "加到"): the new dose is no start dose."""
-_STARTED = re.compile(r"\b(?:start\w*|began|begun|prescrib\w*|put (?:you )?on|given|gave)\b|开始|开了|起始|首剂")
+_STARTED = re.compile(_STARTING + r"|开始|起始|首剂")
 """A clause that tells a drug started ("started on metformin 1,000 mg", "开始用")."""
 _DOSE_GAP = 24
 """Characters after a drug's name within which its dose is told ("metformin extended-release 500 mg")."""

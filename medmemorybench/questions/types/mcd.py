@@ -12,7 +12,7 @@ from medmemorybench.normalize import normalize_text
 from medmemorybench.questions.facts import Draft, FactFinder
 from medmemorybench.questions.models import GoldFact
 from medmemorybench.questions.spec import QuestionType, register
-from medmemorybench.questions.types.mcd_links import CHANGES, is_causal_link, rests_on
+from medmemorybench.questions.types.mcd_links import CHANGES, drug_moves, is_causal_link, lab_drugs, rests_on
 from medmemorybench.questions.types.sua import switched
 from medmemorybench.render.fields import text_of
 from medmemorybench.scoring.facts import (
@@ -237,10 +237,8 @@ def _causal_steps(finder: FactFinder, nodes: list[Event], template: str, lab: st
     the lab the question is about; a test where a diagnosis follows; a drug change whose drug the chain goes on
     with (a later step changes it, blames it or finds it missed) or the one the question asks about; a drug passed
     over for that one, with the told fact that barred it. The last step tells what the question asks (`_LAST_STEP`)."""
-    movers = {d for s in finder.condition.care_path if lab is not None and lab in s.moves for d in s.drug_keys} \
-        | (_lab_drugs(finder, lab) if lab is not None else set())
     context = {"subject": _subject_drug(finder, nodes, template), "lab": lab,
-               "movers": movers,
+               "movers": lab_drugs(finder, lab) if lab is not None else set(),
                "illness_symptoms": _illness_symptoms(finder, nodes) if template == "mcd.course_of_illness" else None}
     ends_at = {"mcd.why_switch": "switch", "mcd.why_complication": "complication"}.get(template)
     if ends_at is not None:  # (what followed the switch or the complication is not why it happened)
@@ -450,33 +448,20 @@ _CHANGES = (*CHANGES, "correct")
 corrected to the one taken (a drug carried on is no change)."""
 
 
-def _drug_moves(finder: FactFinder, fact: MedicationFact, lab: str) -> bool:
-    """Whether the drug of a medication fact moves `lab`, from its structured truth: its care step moves or targets
-    it, or it was given for that lab (`lab:<key>`) or for the first diagnosis that the lab was kept for (amlodipine
-    for a suspected hypertension, kept for the systolic pressure)."""
-    step = next((s for s in finder.condition.care_path if s.key == fact.step), None)
-    if step is not None:
-        return lab in (*step.moves, *step.targets)
-    kept_for = {f"misdiagnosis:{m.icd11}": m.kept_for for m in finder.condition.misdiagnoses}
-    return fact.indication == f"lab:{lab}" or kept_for.get(fact.indication or "") == lab
-
-
-def _lab_drugs(finder: FactFinder, lab: str) -> set[str]:
-    """The drugs of the patient's year that move `lab` (`_drug_moves`)."""
-    return {f.drug for e in finder.events for f in e.facts
-            if isinstance(f, MedicationFact) and _drug_moves(finder, f, lab)}
-
-
-def lab_moves(finder: FactFinder, event: Event, lab: str, cited: Collection[str] = ()) -> list[object]:
-    """The facts of a visit that moved `lab`: a change to a drug that moves it (`_drug_moves`), missed doses of one,
-    an adverse effect or a complication shown on that lab, and a complication `cited` (keys) as the reason for such a
-    change (`_cited`: the admission a diuretic was raised for)."""
+def lab_moves(finder: FactFinder, event: Event, lab: str, cited: Collection[str] = (),
+              movers: Collection[str] | None = None) -> list[object]:
+    """The facts of a visit that moved `lab`: a change to a drug that moves it (`drug_moves`), missed doses of one
+    (`movers`: `lab_drugs`, read once by a caller that asks of many visits), an adverse effect or a complication
+    shown on that lab, and a complication `cited` (keys) as the reason for such a change (`_cited`: the admission a
+    diuretic was raised for)."""
     out: list[object] = []
     for fact in event.facts:
         if isinstance(fact, MedicationFact):
-            moved = fact.action in _CHANGES and _drug_moves(finder, fact, lab)
+            moved = fact.action in _CHANGES and drug_moves(finder, fact, lab)
         elif isinstance(fact, AdherenceFact):
-            moved = fact.drug in _lab_drugs(finder, lab)
+            if movers is None:
+                movers = lab_drugs(finder, lab)
+            moved = fact.drug in movers
         elif isinstance(fact, AdverseFact):
             moved = any(e.key == fact.effect and e.lab == lab for e in finder.kb.drugs[fact.drug].adverse_effects)
         elif isinstance(fact, ComplicationFact):
@@ -492,7 +477,7 @@ def lab_moves(finder: FactFinder, event: Event, lab: str, cited: Collection[str]
 def _cited(finder: FactFinder, events: list[Event], lab: str) -> set[str]:
     """The complications that a change among `events` to a drug moving `lab` was made for."""
     return {f.reason.split(":", 1)[1] for e in events for f in e.facts if isinstance(f, MedicationFact)
-            and f.reason.startswith("complication:") and f.action in _CHANGES and _drug_moves(finder, f, lab)}
+            and f.reason.startswith("complication:") and f.action in _CHANGES and drug_moves(finder, f, lab)}
 
 
 def lab_window(finder: FactFinder, end: Event, lab: str) -> list[Event] | None:
@@ -510,8 +495,8 @@ def lab_window(finder: FactFinder, end: Event, lab: str) -> list[Event] | None:
     since = date.fromisoformat(before.date) - timedelta(days=kinetics.response_days if kinetics else 0)
     between = [e for e in finder.events if e.index < end.index and e is not before
                and date.fromisoformat(e.date) >= since]
-    cited = _cited(finder, between, lab)
-    moved = [e for e in between if lab_moves(finder, e, lab, cited)]
+    cited, movers = _cited(finder, between, lab), lab_drugs(finder, lab)
+    moved = [e for e in between if lab_moves(finder, e, lab, cited, movers)]
     if len(moved) + 2 > MAX_STEPS:
         return None
     return sorted([before, *moved, end], key=lambda e: e.index)
@@ -525,7 +510,8 @@ def untold_moves(finder: FactFinder, nodes: list[Event], told: list[Event], lab:
     cited = _cited(finder, nodes, lab)
     before = _reading_before(finder, nodes[-1], lab)
     needed = [(before[0], before[1])] if before is not None else []
-    needed += [(n, f) for n in nodes[:-1] for f in lab_moves(finder, n, lab, cited)]
+    movers = lab_drugs(finder, lab)
+    needed += [(n, f) for n in nodes[:-1] for f in lab_moves(finder, n, lab, cited, movers)]
     return [f for n, f in needed
             if not any(f == k or isinstance(f, ComplicationFact) and isinstance(k, DiagnosisFact)
                        and k.status == "complication" for k in kept.get(n.event_id, []))]

@@ -111,11 +111,30 @@ def _drug_grounds(finder: FactFinder, fact: object, decision: MedicationFact) ->
     return isinstance(fact, HistoryFact) and kind == "history"
 
 
+def drug_moves(finder: FactFinder, fact: MedicationFact, lab: str) -> bool:
+    """Whether the drug of a medication fact moves `lab`, from its structured truth: its care step moves or targets
+    it, or it was given for that lab (`lab:<key>`) or for the first diagnosis that the lab was kept for (amlodipine
+    for a suspected hypertension, kept for the systolic pressure)."""
+    step = next((s for s in finder.condition.care_path if s.key == fact.step), None)
+    if step is not None:
+        return lab in (*step.moves, *step.targets)
+    kept_for = {f"misdiagnosis:{m.icd11}": m.kept_for for m in finder.condition.misdiagnoses}
+    return fact.indication == f"lab:{lab}" or kept_for.get(fact.indication or "") == lab
+
+
+def lab_drugs(finder: FactFinder, lab: str) -> set[str]:
+    """The drugs that move `lab`, the one answer to "does this drug move this lab" a chain asks: every drug of a care
+    step that moves it, and every drug of the patient's year given so that it does (`drug_moves`)."""
+    return {d for s in finder.condition.care_path if lab in s.moves for d in s.drug_keys} \
+        | {f.drug for e in finder.events for f in e.facts
+           if isinstance(f, MedicationFact) and drug_moves(finder, f, lab)}
+
+
 def _moved_by(finder: FactFinder, fact: object, decision: LabFact, earlier: Event, later: Event) -> bool:
-    """Whether a change told at `earlier` is why `decision`'s lab moved by `later`: a drug whose care step moves it,
-    with no other change to such a drug in between (the June UPCR follows the May switch, not the March start), or
-    doses of one missed."""
-    movers = {d for s in finder.condition.care_path if decision.lab in s.moves for d in s.drug_keys}
+    """Whether a change told at `earlier` is why `decision`'s lab moved by `later`: a drug that moves it
+    (`lab_drugs`), with no other change to such a drug in between (the June UPCR follows the May switch, not the
+    March start), or doses of one missed."""
+    movers = lab_drugs(finder, decision.lab)
     if isinstance(fact, AdherenceFact):
         return fact.drug in movers
     if not (isinstance(fact, MedicationFact) and fact.drug in movers and fact.action in CHANGES):
