@@ -13,7 +13,7 @@ from medmemorybench.questions.phrasing import load_phrasing
 from medmemorybench.questions.types.mcd_links import is_causal_link
 from medmemorybench.render.templates import load_templates
 from medmemorybench.simulate import simulate_patient
-from medmemorybench.simulate.models import Event, LabFact, MedicationFact, SymptomFact
+from medmemorybench.simulate.models import DiagnosisFact, Event, LabFact, MedicationFact, SymptomFact
 
 # (`mcd` is imported inside each test, as in test_questions.py: importing it at collection registers MCD and SUA
 # before the registry discovers every question type)
@@ -80,7 +80,7 @@ def test_the_review_wrong_golds_are_not_asked(kb, p0002):
 
     assert not [d for d in mcd.make(p0002, 20, random.Random(0)) if d.fields.get("drug") == "hydrochlorothiazide"]
     june = [d for d in mcd.make(_finder(kb, 83, 11), 80, random.Random(0))
-            if d.template == "mcd.why_lab_change" and d.fields["month"] == "June"]
+            if d.template == "mcd.why_lab_change" and d.evidence[-1].date[5:7] == "06"]
     # (asked again since the lab-change chains run from the reading before: the May flare and its switch are in it)
     assert all("P0012-E052" in [e.event_id for e in d.evidence] for d in june), [d.answer for d in june]
     assert not [d for d in mcd.make(_finder(kb, 83, 6), 100, random.Random(0)) if d.template == "mcd.why_complication"]
@@ -93,3 +93,44 @@ def test_a_lab_moves_with_the_last_change_to_a_drug_that_moves_it(kb):
     upcr = _only(_event(finder, 54), LabFact, lab="urine_protein_creatinine")
     assert is_causal_link(finder, _only(_event(finder, 52), MedicationFact, drug="cyclophosphamide"), upcr)
     assert not is_causal_link(finder, _only(_event(finder, 23), MedicationFact, drug="mycophenolate_mofetil"), upcr)
+
+
+@pytest.fixture(scope="module")
+def p0002_89(kb) -> FactFinder:
+    return _finder(kb, 89, 1)
+
+
+def test_a_first_thought_ruled_out_is_no_cause_of_what_followed(p0002_89):
+    # seed 89 P0002-C060-MCD2 (panel seed89_mcd): MASLD suspected on 17 Feb (E016) and ruled out on 20 Apr (E033),
+    # when type 2 diabetes was diagnosed; the diabetic kidney disease of 28 Jun (E049) does not rest on it
+    suspected = _only(_event(p0002_89, 16), DiagnosisFact, status="suspected")
+    assert not is_causal_link(p0002_89, suspected, _event(p0002_89, 49))
+    assert not is_causal_link(p0002_89, suspected, _event(p0002_89, 33))  # (the diagnosis rests on its own tests)
+    # while it still stood, the patient still unwell after it is a step on from it (the March return, E021)
+    assert is_causal_link(p0002_89, suspected, _event(p0002_89, 21))
+
+
+def test_no_chain_holds_a_withdrawn_first_thought_as_a_cause_and_the_gold_says_it_was_withdrawn(p0002_89):
+    from medmemorybench.questions.types import mcd
+
+    drafts = mcd.make(p0002_89, 100, random.Random(0))
+    assert not [d for d in drafts if d.template == "mcd.why_complication" and "E016" in str(d.evidence)]
+    told = [d for d in drafts if any(isinstance(f, DiagnosisFact) and f.status == "suspected"
+                                     for e in d.evidence for f in e.facts)]
+    assert told and all("was suspected (later ruled out)" in d.answer for d in told), [d.answer for d in told]
+    # (before the results ruled it out, the gold only tells it suspected)
+    early = [d for d in mcd.make(p0002_89, 30, random.Random(0)) if "steatotic" in d.answer]
+    assert early and not [d for d in early if "ruled out" in d.answer]
+
+
+def test_a_month_that_holds_another_reading_is_asked_by_its_date(p0002_89):
+    # P0002-C100-MCD1 "what changed my fasting sugar by the check in May?": 7.8 on 10 May and 6.6 on 25 May; by
+    # checkpoint 40 only the first was measured, and the question keeps one key at every checkpoint
+    from medmemorybench.questions.types import mcd
+
+    def asked(checkpoint: int) -> dict[str, str]:
+        return {d.fact_key: d.fields["when"] for d in mcd.make(p0002_89, checkpoint, random.Random(0))
+                if d.template == "mcd.why_lab_change" and d.evidence[-1].event_id == "P0002-E038"}
+
+    assert list(asked(40).values()) == ["in May"]
+    assert asked(100) == {key: "on 2024-05-10" for key in asked(40)}
