@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from tests.once import SHARED_FIXTURE_FILES
+from tests.once import FIRST_UNITS, SHARED_FIXTURE_FILES
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -38,8 +38,9 @@ def dataset_dir(tmp_path_factory):
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """Under `--dist loadfile` (`make test`): each file is one unit of work, but the files that read a shared fixture
     (`once.SHARED_FIXTURE_FILES`) are one unit together. Per file, both workers reached such a fixture in their first
-    minute and the second sat idle ~30 s while the first made it, twice a run. (xdist's own `xdist_group` marks do
-    not group under pytest 9.2: xdist renames the node id, which pytest 9 now derives.)"""
+    minute and the second sat idle ~30 s while the first made it, twice a run. The slowest units (`once.FIRST_UNITS`)
+    are handed out first, slowest first, so that neither worker is left with a long one at the end. (xdist's own
+    `xdist_group` marks do not group under pytest 9.2: xdist renames the node id, which pytest 9 now derives.)"""
     if config.getoption("dist") != "loadfile":
         return None
     from fnmatch import fnmatch
@@ -49,6 +50,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     class SharedFixtureScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             file = super()._split_scope(nodeid)
+            if file in FIRST_UNITS:  # (a slow file of its own, out of its group)
+                return file
             return next((group for group, pattern in SHARED_FIXTURE_FILES.items() if fnmatch(file, pattern)), file)
+
+        def _assign_work_unit(self, node: object) -> None:
+            # (xdist orders the units by their number of tests; the slowest have few)
+            for unit in reversed(FIRST_UNITS):
+                if unit in self.workqueue:
+                    self.workqueue.move_to_end(unit, last=False)
+            super()._assign_work_unit(node)
 
     return SharedFixtureScheduling(config, log)

@@ -21,6 +21,20 @@ built question `cohort`), by the group they run in: `make test` (`--dist loadfil
 as one unit (`tests/conftest.py`), so that worker makes the fixture while the other runs other files. A file that
 reads one and is not listed still passes; it only may wait for the other worker to finish making it."""
 
+FIRST_UNITS = (
+    "simulated-years",
+    "question-cohort",
+    "tests/simulate/test_person_talk_invariants.py",
+    "tests/simulate/test_acted_invariants.py",
+    "tests/simulate/test_presupposed_invariants.py",
+    "tests/simulate/test_text_invariants.py",
+)
+"""The slowest units of work, handed out before any other, slowest first (`tests/conftest.py`). The four files are
+units of their own, out of the `simulated-years` group: each renders sessions of the cohort in its own module fixture,
+each differently (other visits, acts or years, so no one rendering serves them all), and in the group they kept one
+worker busy long after the other had run out of work. The first two units make different made-once fixtures, so
+neither worker waits for the other's; the four files read `years` back pickled."""
+
 
 def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[], T]) -> T:
     """`make()`, made by the first worker that asks and read back (pickled) by the others. Each worker would
