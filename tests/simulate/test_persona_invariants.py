@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from medmemorybench.render.acts import DrugName
@@ -141,19 +142,25 @@ def _retired_sessions(kb, years, lang: str):  # noqa: ANN001, ANN202
     return out
 
 
-def test_retired_not_asked_about_work(kb, years):
+@pytest.fixture(scope="module")
+def retired_sessions(kb, years):
+    """The retired years' sessions per language, rendered once for the check and its crafted case."""
+    return {lang: _retired_sessions(kb, years, lang) for lang in ("en", "zh")}
+
+
+def test_retired_not_asked_about_work(retired_sessions):
     failures = []
     for lang in ("en", "zh"):
-        sessions = _retired_sessions(kb, years, lang)
+        sessions = retired_sessions[lang]
         assert len(sessions) == RETIRED_SAMPLE
         failures += [f for year, said in sessions for f in retired_not_asked_about_work(year, said, lang)]
     check(failures)
 
 
-def test_retired_not_asked_about_work_catches_a_crafted_violation(kb, years):
+def test_retired_not_asked_about_work_catches_a_crafted_violation(retired_sessions):
     """The seed-73 read's questions (P0004 S048, S058) said to a retired patient are found in either language; a
     medicine that "doesn't work" and a dose "doing its job" are not talk of a job."""
-    year, said = _retired_sessions(kb, years[:200], "en")[0]
+    year, said = retired_sessions["en"][0]
     event, text = said[-1]
     for question in ("Is it getting in the way of work?", "How many days will I be in for? What do I tell work?"):
         failures = retired_not_asked_about_work(year, [(event, f"{text} {question}")], "en")
