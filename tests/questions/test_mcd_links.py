@@ -123,14 +123,27 @@ def test_no_chain_holds_a_withdrawn_first_thought_as_a_cause_and_the_gold_says_i
     assert early and not [d for d in early if "ruled out" in d.answer]
 
 
-def test_a_month_that_holds_another_reading_is_asked_by_its_date(p0002_89):
-    # P0002-C100-MCD1 "what changed my fasting sugar by the check in May?": 7.8 on 10 May and 6.6 on 25 May; by
-    # checkpoint 40 only the first was measured, and the question keeps one key at every checkpoint
+def test_a_month_that_holds_another_reading_is_asked_by_its_date(kb):
+    # "what changed my fasting sugar by the check in May?" where the record holds two May readings is two checks: the
+    # question names the day once a second reading of that month is on record by its checkpoint (the seed-89 read had
+    # 7.8 on 10 May and 6.6 on 25 May in P0002), and it keeps one key at every checkpoint
     from medmemorybench.questions.types import mcd
 
-    def asked(checkpoint: int) -> dict[str, str]:
-        return {d.fact_key: d.fields["when"] for d in mcd.make(p0002_89, checkpoint, random.Random(0))
-                if d.template == "mcd.why_lab_change" and d.evidence[-1].event_id == "P0002-E038"}
-
-    assert list(asked(40).values()) == ["in May"]
-    assert asked(100) == {key: "on 2024-05-10" for key in asked(40)}
+    finder = _finder(kb, 89, 9)
+    readings = [e for e in finder.events if any(isinstance(f, LabFact) for f in e.facts)]
+    one, same_month = readings[0], readings[0].model_copy(update={"event_id": "P0010-E999"})
+    assert finder.when(one, [one]) == f"in {finder.month_of(one)}"
+    assert finder.when(one, [one, same_month]) == f"on {one.date}"
+    dated = []
+    for index in range(20):
+        finder = _finder(kb, 89, index)
+        late = {d.fact_key: d for d in mcd.make(finder, 100, random.Random(0)) if d.template == "mcd.why_lab_change"}
+        for key, draft in late.items():
+            event = draft.evidence[-1]
+            assert draft.fields["when"] in (f"on {event.date}", f"in {finder.month_of(event)}"), draft.fields
+            if draft.fields["when"].startswith("on "):
+                number = int(event.event_id.rpartition("E")[2])
+                first = {d.fact_key for d in mcd.make(finder, -(-number // 10) * 10, random.Random(0))}
+                assert key in first  # (the same question at the checkpoint that first could ask it)
+                dated.append(event.event_id)
+    assert dated, "no lab-change question of seed 89 is asked by its date"
