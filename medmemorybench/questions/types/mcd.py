@@ -448,20 +448,16 @@ _CHANGES = (*CHANGES, "correct")
 corrected to the one taken (a drug carried on is no change)."""
 
 
-def lab_moves(finder: FactFinder, event: Event, lab: str, cited: Collection[str] = (),
-              movers: Collection[str] | None = None) -> list[object]:
+def lab_moves(finder: FactFinder, event: Event, lab: str, cited: Collection[str] = ()) -> list[object]:
     """The facts of a visit that moved `lab`: a change to a drug that moves it (`drug_moves`), missed doses of one
-    (`movers`: `lab_drugs`, read once by a caller that asks of many visits), an adverse effect or a complication
-    shown on that lab, and a complication `cited` (keys) as the reason for such a change (`_cited`: the admission a
-    diuretic was raised for)."""
+    (`lab_drugs`), an adverse effect or a complication shown on that lab, and a complication `cited` (keys) as the
+    reason for such a change (`_cited`: the admission a diuretic was raised for)."""
     out: list[object] = []
     for fact in event.facts:
         if isinstance(fact, MedicationFact):
             moved = fact.action in _CHANGES and drug_moves(finder, fact, lab)
         elif isinstance(fact, AdherenceFact):
-            if movers is None:
-                movers = lab_drugs(finder, lab)
-            moved = fact.drug in movers
+            moved = fact.drug in lab_drugs(finder, lab)
         elif isinstance(fact, AdverseFact):
             moved = any(e.key == fact.effect and e.lab == lab for e in finder.kb.drugs[fact.drug].adverse_effects)
         elif isinstance(fact, ComplicationFact):
@@ -495,8 +491,8 @@ def lab_window(finder: FactFinder, end: Event, lab: str) -> list[Event] | None:
     since = date.fromisoformat(before.date) - timedelta(days=kinetics.response_days if kinetics else 0)
     between = [e for e in finder.events if e.index < end.index and e is not before
                and date.fromisoformat(e.date) >= since]
-    cited, movers = _cited(finder, between, lab), lab_drugs(finder, lab)
-    moved = [e for e in between if lab_moves(finder, e, lab, cited, movers)]
+    cited = _cited(finder, between, lab)
+    moved = [e for e in between if lab_moves(finder, e, lab, cited)]
     if len(moved) + 2 > MAX_STEPS:
         return None
     return sorted([before, *moved, end], key=lambda e: e.index)
@@ -510,8 +506,7 @@ def untold_moves(finder: FactFinder, nodes: list[Event], told: list[Event], lab:
     cited = _cited(finder, nodes, lab)
     before = _reading_before(finder, nodes[-1], lab)
     needed = [(before[0], before[1])] if before is not None else []
-    movers = lab_drugs(finder, lab)
-    needed += [(n, f) for n in nodes[:-1] for f in lab_moves(finder, n, lab, cited, movers)]
+    needed += [(n, f) for n in nodes[:-1] for f in lab_moves(finder, n, lab, cited)]
     return [f for n, f in needed
             if not any(f == k or isinstance(f, ComplicationFact) and isinstance(k, DiagnosisFact)
                        and k.status == "complication" for k in kept.get(n.event_id, []))]
