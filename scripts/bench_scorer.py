@@ -124,9 +124,10 @@ class WrittenReplies(Backbone):
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         out = []
         for request in requests:
-            reply = self.replies.get(request_key(request))
+            key = request_key(request)
+            reply = self.replies.get(key)
             out.append(Completion(text=reply) if reply is not None
-                       else Completion(error=f"no written reply for key {request_key(request)[:12]}"))
+                       else Completion(error=f"no written reply for key {key[:12]}"))
         return out
 
 
